@@ -1,0 +1,363 @@
+"""Configuration flags, global values and scoped overrides.
+
+The state in force is one interned :class:`State` object, so hot paths read
+the whole configuration with one ``ContextVar.get()`` and can key caches on
+it. Scoped overrides live in a ContextVar: they are private to a thread and
+to an asyncio task (a task starts with a copy of its creator's scopes).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import threading
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import Any, Final, TypeVar
+
+__all__ = [
+    "Config",
+    "State",
+    "config",
+    "current",
+    "dtype_promotion",
+    "enable_x64",
+    "explicit_x64_dtypes",
+    "rank_promotion",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_BOOL_WORDS: Final = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+_DEFAULTS: Final[dict[str, object]] = {
+    "enable_x64": False,
+    "dtype_promotion": "standard",
+    "explicit_x64_dtypes": "warn",
+    "rank_promotion": "allow",
+}
+
+# Valid string values per flag. dtype_promotion grows when a lattice is
+# registered under a new name (typelattice.register_lattice).
+_CHOICES: Final[dict[str, list[str]]] = {
+    "dtype_promotion": ["standard", "strict"],
+    "explicit_x64_dtypes": ["warn", "error", "allow"],
+    "rank_promotion": ["allow", "warn", "raise"],
+}
+
+
+class State:
+    """One combination of flag values. Interned: compare with ``is``.
+
+    ``memo`` is a dict shared by every state with the same ``enable_x64``,
+    ``dtype_promotion`` and ``explicit_x64_dtypes``, for caches whose answers
+    depend only on those;
+    ``promotion_memo`` is shared by every state with the same
+    ``dtype_promotion``.
+    """
+
+    __slots__ = (
+        "dtype_promotion",
+        "enable_x64",
+        "explicit_x64_dtypes",
+        "memo",
+        "promotion_memo",
+        "rank_promotion",
+    )
+
+    enable_x64: bool
+    dtype_promotion: str
+    explicit_x64_dtypes: str
+    rank_promotion: str
+    memo: dict[Any, Any]
+    promotion_memo: dict[Any, Any]
+
+    def as_dict(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in _DEFAULTS}
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"State({inner})"
+
+
+_STATES: dict[tuple[object, ...], State] = {}
+_MEMOS: dict[tuple[object, ...], dict[Any, Any]] = {}
+_lock = threading.RLock()
+
+
+def _state(values: Mapping[str, object]) -> State:
+    key = tuple(values[name] for name in _DEFAULTS)
+    found = _STATES.get(key)
+    if found is not None:
+        return found
+    with _lock:
+        found = _STATES.get(key)
+        if found is None:
+            found = State()
+            for name in _DEFAULTS:
+                object.__setattr__(found, name, values[name])
+            memo_key = (
+                values["enable_x64"],
+                values["dtype_promotion"],
+                values["explicit_x64_dtypes"],
+            )
+            found.memo = _MEMOS.setdefault(memo_key, {})
+            promo_key = (None, values["dtype_promotion"])
+            found.promotion_memo = _MEMOS.setdefault(promo_key, {})
+            _STATES[key] = found
+    return found
+
+
+def register_promotion_name(name: str) -> None:
+    """Make ``name`` a valid value of ``dtype_promotion``."""
+    if name not in _CHOICES["dtype_promotion"]:
+        _CHOICES["dtype_promotion"].append(name)
+
+
+def clear_memos(promotion: str) -> None:
+    """Forget cached answers for a ``dtype_promotion`` value (re-registered)."""
+    for key, memo in _MEMOS.items():
+        if key[1] == promotion:
+            memo.clear()
+
+
+def validate(name: str, value: object) -> object:
+    """Check a flag's name and value; return the value in canonical form."""
+    if name not in _DEFAULTS:
+        raise ValueError(
+            f"unknown configuration flag {name!r}: the flags are {', '.join(_DEFAULTS)}"
+        )
+    if name == "enable_x64":
+        if type(value) is bool:
+            return value
+        raise ValueError(f"enable_x64 must be True or False, got {value!r}")
+    choices = _CHOICES[name]
+    if value in choices and type(value) is str:
+        return value
+    raise ValueError(
+        f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}"
+    )
+
+
+def _from_environment() -> dict[str, object]:
+    values = dict(_DEFAULTS)
+    for name in _DEFAULTS:
+        var = f"TYPELATTICE_{name.upper()}"
+        raw = os.environ.get(var)
+        if raw is None:
+            continue
+        value: object = raw.strip()
+        if name == "enable_x64":
+            value = _BOOL_WORDS.get(raw.strip().lower(), raw)
+        try:
+            values[name] = validate(name, value)
+        except ValueError as err:
+            raise ValueError(f"environment variable {var}={raw!r}: {err}") from None
+    return values
+
+
+_initial: Final = _from_environment()
+_global: State = _state(_initial)
+
+
+class _Scope:
+    """The overrides in force in one context, resolved against the globals."""
+
+    __slots__ = ("_resolved", "overrides")
+
+    def __init__(self, overrides: dict[str, object]) -> None:
+        self.overrides = overrides
+        self._resolved: tuple[State, State] | None = None
+
+    def resolve(self) -> State:
+        base = _global
+        cached = self._resolved  # one read: the pair is replaced atomically
+        if cached is not None and cached[0] is base:
+            return cached[1]
+        state = _state({**base.as_dict(), **self.overrides})
+        self._resolved = (base, state)
+        return state
+
+
+_scope: ContextVar[_Scope | None] = ContextVar("typelattice_config", default=None)
+
+
+def current() -> State:
+    """The configuration in force here (this thread, this task)."""
+    scope = _scope.get()
+    return _global if scope is None else scope.resolve()
+
+
+class Config:
+    """Global configuration; attribute reads give the values in force.
+
+    >>> from typelattice import config
+    >>> config.enable_x64
+    False
+    >>> config.update('dtype_promotion', 'strict')
+    >>> config.dtype_promotion
+    'strict'
+    >>> config.update('dtype_promotion', 'standard')
+    """
+
+    __slots__ = ()
+
+    def update(self, name: str, value: object) -> None:
+        """Set a flag globally (scoped overrides in force still win).
+
+        Raises:
+          ValueError: for an unknown flag or value, listing the valid ones.
+        """
+        global _global
+        value = validate(name, value)
+        with _lock:
+            _global = _state({**_global.as_dict(), name: value})
+
+    def reset(self) -> None:
+        """Restore every flag to its value at import (defaults or environment)."""
+        global _global
+        _global = _state(_initial)
+
+    def values(self) -> dict[str, object]:
+        """Every flag and the value in force here."""
+        return current().as_dict()
+
+    @property
+    def enable_x64(self) -> bool:
+        """64-bit mode: Python scalars and inferred types default to 64 bits."""
+        return current().enable_x64
+
+    @property
+    def dtype_promotion(self) -> str:
+        """The promotion lattice: ``'standard'``, ``'strict'`` or a registered one."""
+        return current().dtype_promotion
+
+    @property
+    def explicit_x64_dtypes(self) -> str:
+        """What an explicit 64-bit dtype does in 32-bit mode: warn, error, allow."""
+        return current().explicit_x64_dtypes
+
+    @property
+    def rank_promotion(self) -> str:
+        """Implicit rank promotion in broadcasting: allow, warn, raise."""
+        return current().rank_promotion
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"set configuration with config.update({name!r}, value) or a scope "
+            f"such as typelattice.{name}(value)"
+        )
+
+    def __repr__(self) -> str:
+        return f"Config({', '.join(f'{k}={v!r}' for k, v in self.values().items())})"
+
+
+config: Final = Config()
+
+
+class _Setting:
+    """A scoped override: a context manager that also works as a decorator."""
+
+    def __init__(self, name: str, value: object) -> None:
+        self._name = name
+        self._value = validate(name, value)
+        self._tokens: list[Token[_Scope | None]] = []
+
+    def __enter__(self) -> None:
+        outer = _scope.get()
+        overrides = {} if outer is None else dict(outer.overrides)
+        overrides[self._name] = self._value
+        self._tokens.append(_scope.set(_Scope(overrides)))
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _scope.reset(self._tokens.pop())
+
+    def __call__(self, fn: F) -> F:
+        name, value = self._name, self._value
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
+                with _Setting(name, value):
+                    return await fn(*args, **kwargs)
+
+            return run_async  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with _Setting(name, value):
+                return fn(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"{self._name}({self._value!r})"
+
+
+def enable_x64(new_val: bool = True) -> _Setting:
+    """Scope in which 64-bit mode is on (or off, with ``False``).
+
+    Works as a context manager and as a decorator.
+
+    >>> import typelattice
+    >>> with typelattice.enable_x64():
+    ...     typelattice.result_type(1.0)
+    dtype('float64')
+    >>> typelattice.result_type(1.0)
+    dtype('float32')
+    """
+    return _Setting("enable_x64", new_val)
+
+
+def dtype_promotion(new_val: str) -> _Setting:
+    """Scope using the ``'standard'``, ``'strict'`` or a registered lattice.
+
+    >>> import typelattice
+    >>> @typelattice.dtype_promotion('strict')
+    ... def add_types(a, b):
+    ...     return typelattice.result_type(a, b)
+    >>> add_types('float32', float)
+    dtype('float32')
+    """
+    return _Setting("dtype_promotion", new_val)
+
+
+def explicit_x64_dtypes(new_val: str) -> _Setting:
+    """Scope setting what explicit 64-bit dtypes do in 32-bit mode.
+
+    ``'warn'`` (truncate to 32 bits with a warning), ``'error'`` or
+    ``'allow'`` (keep 64 bits).
+
+    >>> import typelattice
+    >>> with typelattice.explicit_x64_dtypes('error'):
+    ...     typelattice.config.explicit_x64_dtypes
+    'error'
+    """
+    return _Setting("explicit_x64_dtypes", new_val)
+
+
+def rank_promotion(new_val: str) -> _Setting:
+    """Scope setting implicit rank promotion: ``'allow'``, ``'warn'``, ``'raise'``.
+
+    >>> import typelattice
+    >>> with typelattice.rank_promotion('raise'):
+    ...     typelattice.config.rank_promotion
+    'raise'
+    """
+    return _Setting("rank_promotion", new_val)

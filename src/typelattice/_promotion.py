@@ -1,0 +1,542 @@
+"""Dtype promotion: the join of the inputs on the promotion lattice.
+
+Lattice nodes are ``np.dtype`` objects for strong types and the Python types
+``int``, ``float`` and ``complex`` for the weak ones (``i*``, ``f*``,
+``c*``). The lattices are dict literals of immediate upward edges (SPEC §2),
+turned into :class:`~typelattice.Lattice` objects, which check them once.
+
+``result_type`` is on every operation's hot path, so answers are cached per
+promotion mode, keyed on the argument *types* (or dtypes) rather than values:
+see :func:`_arg_key` for why that key determines the answer.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal, overload
+
+import numpy as np
+
+from typelattice import _config, _dtypes
+from typelattice._dtypes import (
+    ALL_DTYPES,
+    NARROW_INTS,
+    SMALL_FLOATS,
+    STANDARD_DTYPES,
+    kind_of,
+)
+from typelattice._lattice import JoinError, Lattice
+
+__all__ = [
+    "TypePromotionError",
+    "is_weakly_typed",
+    "promote_types",
+    "register_lattice",
+    "result_type",
+    "safe_to_cast",
+]
+
+Node = np.dtype[Any] | type
+
+
+class TypePromotionError(ValueError):
+    """The inputs have no implicit promotion in the current mode."""
+
+
+# -- the lattices ---------------------------------------------------------------
+
+_b1, _u1, _u2, _u4, _u8, _i1, _i2, _i4, _i8, _bf, _f2, _f4, _f8, _c8, _c16 = (
+    STANDARD_DTYPES
+)
+_SMALL: Final = tuple(SMALL_FLOATS.values())
+_NARROW: Final = tuple(NARROW_INTS.values())
+_INT, _FLOAT, _COMPLEX = builtins.int, builtins.float, builtins.complex
+
+
+def standard_edges(x64: bool) -> dict[Node, list[Node]]:
+    """SPEC §2's standard lattice; 32-bit mode sends uint32 to int32."""
+    return {
+        _b1: [_INT],
+        _INT: [_u1, _i1, *_NARROW],
+        _u1: [_u2, _i2],
+        _u2: [_u4, _i4],
+        # In 32-bit mode uint32 ⊔ int32 must not create int64.
+        _u4: [_u8, _i8 if x64 else _i4],
+        _u8: [_FLOAT],
+        _i1: [_i2],
+        _i2: [_i4],
+        _i4: [_i8],
+        _i8: [_FLOAT],
+        _FLOAT: [_bf, _f2, _COMPLEX, *_SMALL],
+        _bf: [_f4],
+        _f2: [_f4],
+        _f4: [_f8, _c8],
+        _f8: [_c16],
+        _COMPLEX: [_c8],
+        _c8: [_c16],
+    }
+
+
+def strict_edges() -> dict[Node, list[Node]]:
+    """SPEC §2's strict lattice: only weak types promote, within their kind."""
+    integers = [_u1, _u2, _u4, _u8, _i1, _i2, _i4, _i8, *_NARROW]
+    floats = [_bf, _f2, _f4, _f8, *_SMALL]
+    return {
+        _INT: [_FLOAT, *integers],
+        _FLOAT: [_COMPLEX, *floats],
+        _COMPLEX: [_c8, _c16],
+        _b1: [],  # bool ⊔ anything else has no join in strict mode
+    }
+
+
+def node_label(node: object) -> str:
+    """The short code of a lattice node (``u1``, ``bf``, ``f*``...)."""
+    return _dtypes.dtype_code(node)
+
+
+_LATTICES: dict[tuple[str, bool], Lattice[Node]] = {}
+_REGISTERED: dict[str, Lattice[Node]] = {}
+
+
+def get_lattice(promotion: str | None = None, x64: bool | None = None) -> Lattice[Node]:
+    """The promotion lattice for a mode (the current one by default).
+
+    >>> lat = get_lattice('standard', x64=True)
+    >>> lat.join(np.dtype('uint32'), np.dtype('int32'))
+    dtype('int64')
+    >>> get_lattice('standard', x64=False).join(np.dtype('uint32'), np.dtype('int32'))
+    dtype('int32')
+    """
+    if promotion is None or x64 is None:
+        state = _config.current()
+        promotion = state.dtype_promotion if promotion is None else promotion
+        x64 = state.enable_x64 if x64 is None else x64
+    found = _REGISTERED.get(promotion)
+    if found is not None:
+        return found
+    key = (promotion, x64 and promotion == "standard")
+    lattice = _LATTICES.get(key)
+    if lattice is None:
+        if promotion == "standard":
+            lattice = Lattice(standard_edges(x64), label=node_label)
+        elif promotion == "strict":
+            lattice = Lattice(strict_edges(), label=node_label)
+        else:
+            _config.validate("dtype_promotion", promotion)
+            raise AssertionError(promotion)  # validate raised
+        _LATTICES[key] = lattice
+    return lattice
+
+
+def register_lattice(name: str, lattice: Lattice[Any]) -> None:
+    """Make ``dtype_promotion(name)`` promote on ``lattice``.
+
+    The lattice's nodes are short codes (``'u1'``, ``'f*'``...) or dtypes and
+    ``int``/``float``/``complex``; every strong type of the universe that can
+    appear in an operation should be a node.
+
+    Raises:
+      ValueError: for the names ``standard`` and ``strict``.
+      TypeError: for a node that is neither a code nor a dtype.
+
+    >>> import typelattice
+    >>> lat = typelattice.Lattice({'i*': ['i1', 'f*'], 'i1': ['f4'], 'f*': ['f4']})
+    >>> typelattice.register_lattice('tiny', lat)
+    >>> with typelattice.dtype_promotion('tiny'):
+    ...     typelattice.result_type('int8', 1.0)
+    dtype('float32')
+    """
+    if name in ("standard", "strict"):
+        raise ValueError(f"{name!r} is built in and cannot be replaced")
+
+    def node(x: object) -> Node:
+        if isinstance(x, str):
+            return _dtypes.code_to_dtype(x)
+        if isinstance(x, type) and x in _dtypes.WEAK_TYPES:
+            return x
+        return _dtypes.dtype_of(x)
+
+    edges = {node(a): [node(b) for b in lattice.successors(a)] for a in lattice.nodes}
+    _REGISTERED[name] = Lattice(edges, label=node_label)
+    _config.register_promotion_name(name)
+    _config.clear_memos(name)
+
+
+# -- arguments to nodes -----------------------------------------------------------
+
+_PYTHON_WEAK: Final = {_INT: "i", _FLOAT: "f", _COMPLEX: "c"}
+_WEAK_NODE_OF_KIND: Final = {"i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}
+
+
+def is_weakly_typed(x: object) -> bool:
+    """Whether ``x`` is weakly typed: a Python int/float/complex value, or an
+    array whose ``weak_type`` flag is set. ``bool`` is never weak.
+
+    >>> import numpy as np
+    >>> is_weakly_typed(1.0), is_weakly_typed(True), is_weakly_typed(np.float32(1))
+    (True, False, False)
+    """
+    if type(x) in _PYTHON_WEAK:
+        return True
+    weak = getattr(x, "weak_type", None)
+    if weak is None:
+        weak = getattr(getattr(x, "aval", None), "weak_type", False)
+    return bool(weak)
+
+
+def _dtype_and_weak(
+    x: object, state: _config.State
+) -> tuple[np.dtype[Any], bool, bool]:
+    """One argument's (dtype, weak) (SPEC §3 step 2), and whether that answer
+    may be cached (not when it warned)."""
+    x64 = state.enable_x64
+    t = type(x)
+    kind = _PYTHON_WEAK.get(t)  # bool is its own type, never in this table
+    if kind is None and t is type:
+        kind = _PYTHON_WEAK.get(x)  # type: ignore[call-overload]
+    if kind is not None:
+        return _dtypes.default_dtype(kind, x64), True, True
+    if x is None:
+        return _dtypes.default_dtype("f", x64), False, True
+    dt = _dtypes.dtype_of(x)
+    if t is np.ndarray or isinstance(x, np.dtype | np.generic | str | type):
+        weak = False
+    else:
+        weak = is_weakly_typed(x)
+        if hasattr(x, "weak_type"):
+            # A library array made with a 64-bit type keeps it (SPEC §4).
+            return dt, weak, True
+    if x64 or dt not in _dtypes.TO_32:
+        return dt, weak, True
+    if _dtypes.is_explicit(x):
+        policy = state.explicit_x64_dtypes
+        return _dtypes.explicit_x64(dt, policy, "result_type"), weak, policy != "warn"
+    # Values of a 64-bit type (NumPy arrays, scalars) are canonicalized, as
+    # in JAX: in 32-bit mode they stand for their 32-bit form.
+    return _dtypes.TO_32[dt], weak, True
+
+
+def _node(dt: np.dtype[Any], weak: bool) -> Node:
+    if weak:
+        return _WEAK_NODE_OF_KIND.get(kind_of(dt), dt)  # a weak bool stays b1
+    return dt
+
+
+def _describe(node: Node) -> str:
+    if isinstance(node, type):
+        return f"{node.__name__} (weak)"
+    return str(node)
+
+
+def _no_join_error(nodes: Iterable[Node], promotion: str) -> TypePromotionError:
+    nodes = tuple(dict.fromkeys(nodes))
+    names = "(" + ", ".join(repr(_describe(n)) for n in nodes) + ")"
+    head = f"Input dtypes {names} have no available implicit dtype promotion path"
+    if promotion != "standard":
+        return TypePromotionError(
+            f"{head} when dtype_promotion={promotion}. Try explicitly casting "
+            "inputs to the desired output type, or set dtype_promotion=standard."
+        )
+    small = sorted({n.name[5] for n in nodes if n in SMALL_FLOATS.values()})  # type: ignore[union-attr]
+    if small:
+        bits = " and ".join(f"{b}-bit" for b in sorted(small, reverse=True))
+        return TypePromotionError(
+            f"{head}. To avoid unintended promotion, {bits} floats do not "
+            "promote implicitly: cast them explicitly, e.g. x.astype('float32')."
+        )
+    narrow = sorted({_dtypes.iinfo(n).bits for n in nodes if n in _NARROW})
+    if narrow:
+        bits = " and ".join(f"{b}-bit" for b in sorted(narrow, reverse=True))
+        return TypePromotionError(
+            f"{head}. To avoid unintended promotion, {bits} integers do not "
+            "promote implicitly: cast them explicitly, e.g. x.astype('int32')."
+        )
+    return TypePromotionError(
+        f"{head}. Try explicitly casting inputs to the desired output type."
+    )
+
+
+def _join(lattice: Lattice[Node], nodes: Iterable[Node], promotion: str) -> Node:
+    nodes = tuple(nodes)
+    try:
+        return lattice.join(*nodes)
+    except JoinError:
+        raise _no_join_error(nodes, promotion) from None
+
+
+def _weak_dtype(node: type, x64: bool) -> np.dtype[Any]:
+    return _dtypes.default_dtype(_PYTHON_WEAK[node], x64)
+
+
+def _lattice_result(
+    args: tuple[object, ...], state: _config.State
+) -> tuple[np.dtype[Any], bool, bool]:
+    """SPEC §3 steps 1-6: the (dtype, weak) an operation computes in, and
+    whether the answer may be cached."""
+    if not args:
+        raise ValueError("result_type() needs at least one array or dtype")
+    x64 = state.enable_x64
+    triples = [_dtype_and_weak(a, state) for a in args]
+    cacheable = all(c for _, _, c in triples)
+    if len(triples) == 1:
+        dt, weak, _ = triples[0]
+        return dt, weak and kind_of(dt) != "b", cacheable
+    dtypes = {dt for dt, _, _ in triples}
+    all_weak = all(weak for _, weak, _ in triples)
+    promotion = state.dtype_promotion
+    lattice = get_lattice(promotion, x64)
+    if len(dtypes) == 1 and not all_weak:
+        return dtypes.pop(), False, cacheable
+    if all_weak and promotion != "strict":
+        # Join the strong counterparts and keep the result weak: weak int16
+        # with weak int16 stays int16 rather than becoming the default int.
+        out = _join(lattice, dtypes, promotion)
+        weak = True
+    else:
+        out = _join(lattice, (_node(dt, w) for dt, w, _ in triples), promotion)
+        weak = isinstance(out, type)
+    dt = _weak_dtype(out, x64) if isinstance(out, type) else out
+    return dt, weak and kind_of(dt) != "b", cacheable
+
+
+def _public(dt: np.dtype[Any], weak: bool, x64: bool) -> np.dtype[Any]:
+    """SPEC §3 step 7: what result_type reports for an operation's dtype.
+
+    Note: JAX fails with a KeyError for a weak narrow-integer result (NumPy
+    calls int4 kind 'V'); here it is the default int like any weak integer.
+    """
+    return _dtypes.default_dtype(kind_of(dt), x64) if weak else dt
+
+
+# -- the cache ------------------------------------------------------------------
+
+# Argument types whose instances all promote alike: the key is the type.
+_TYPE_KEYED: Final = frozenset({bool, int, float, complex})
+
+
+def _arg_key(x: object) -> object:
+    """A hashable key that determines ``_dtype_and_weak(x)``, or ``_NO_KEY``.
+
+    Keys are classes (a Python scalar type, a NumPy scalar type or a NumPy
+    DType class), strings, ``None``, or a value's own ``_promotion_key``.
+    A class passed as an argument promotes exactly like its instances do
+    (``np.int8`` like ``np.int8(3)``, ``int`` like ``3``, ``Int8DType`` like
+    ``np.dtype('int8')``), so the two share keys. That makes
+    ``tuple(map(type, args))`` a valid key whenever every argument is a value
+    of a type in ``_TYPE_KEYED``, a NumPy scalar or a dtype: the fast path.
+    """
+    t = type(x)
+    if t in _TYPE_KEYED or issubclass(t, np.generic):
+        return t
+    if t is np.ndarray or isinstance(x, np.dtype):
+        dt = x.dtype if t is np.ndarray else x  # type: ignore[attr-defined]
+        # Keyed by DType class; parametric ones (strings, datetimes) never
+        # promote, so a class always stands for a single dtype here.
+        return type(dt)
+    if t is str or t is type or x is None:
+        return x
+    key = getattr(x, "_promotion_key", None)
+    return _NO_KEY if key is None else key
+
+
+_NO_KEY: Final = object()
+_MEMO_LIMIT: Final = 20_000
+
+
+def _cached(args: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
+    """The memo entry for ``args``: (public dtype, weak, op dtype, op weak)."""
+    memo = state.memo
+    try:
+        key = tuple([_arg_key(a) for a in args])
+        if _NO_KEY in key:
+            raise LookupError
+        found = memo.get(key)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    except (LookupError, TypeError):
+        key = None
+    dt, weak, cacheable = _lattice_result(args, state)
+    entry = (_public(dt, weak, state.enable_x64), weak, dt, weak)
+    if key is not None and cacheable:
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = entry
+    return entry
+
+
+@overload
+def result_type(
+    *args: Any, return_weak_type_flag: Literal[False] = ...
+) -> np.dtype[Any]: ...
+@overload
+def result_type(
+    *args: Any, return_weak_type_flag: Literal[True]
+) -> tuple[np.dtype[Any], bool]: ...
+@overload
+def result_type(
+    *args: Any, return_weak_type_flag: bool
+) -> np.dtype[Any] | tuple[np.dtype[Any], bool]: ...
+
+
+def result_type(
+    *args: Any, return_weak_type_flag: bool = False
+) -> np.dtype[Any] | tuple[np.dtype[Any], bool]:
+    """The dtype of an operation on ``args``, JAX's promotion rules.
+
+    Args:
+      *args: dtypes, dtype names, NumPy scalar types, Python scalars (weak) or
+        the types ``int``/``float``/``complex`` (weak), ``bool``, NumPy
+        scalars and arrays, arrays carrying ``weak_type``, ``None`` (the
+        default float type).
+      return_weak_type_flag: also return whether the result is weak.
+
+    Returns:
+      The promoted dtype, canonical for the current mode (32-bit types unless
+      ``enable_x64``), and with ``return_weak_type_flag`` the weak flag.
+
+    Raises:
+      TypePromotionError: the inputs have no join in the current mode.
+      TypeError: an argument is not a bool or numeric dtype-like.
+      ValueError: no argument.
+
+    >>> import numpy as np
+    >>> result_type('int8', 'uint8')
+    dtype('int16')
+    >>> result_type(np.zeros(3, 'int8'), 2)
+    dtype('int8')
+    >>> result_type('bfloat16', 1.0, return_weak_type_flag=True)
+    (dtype(bfloat16), False)
+    >>> result_type(1, 1.0, return_weak_type_flag=True)
+    (dtype('float32'), True)
+    """
+    scope = _config._scope.get()
+    state = _config._global if scope is None else scope.resolve()
+    entry = state.memo.get(tuple(map(type, args)))
+    if entry is None:
+        entry = _cached(args, state)
+    return (entry[0], entry[1]) if return_weak_type_flag else entry[0]
+
+
+def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
+    """The (dtype, weak) an operation on ``args`` computes in (SPEC §3.7).
+
+    Unlike :func:`result_type`, a weak result keeps its own width (weak int16
+    with weak int16 is weak int16) and no 64-bit type is narrowed: this is the
+    dtype array operations use.
+
+    >>> lattice_result_type('int16', 1)
+    (dtype('int16'), False)
+    """
+    scope = _config._scope.get()
+    state = _config._global if scope is None else scope.resolve()
+    entry = state.memo.get(tuple(map(type, args)))
+    if entry is None:
+        entry = _cached(args, state)
+    return entry[2], entry[3]
+
+
+# -- promote_types ------------------------------------------------------------------
+
+
+def _dtype_like_node(x: object) -> Node:
+    if type(x) is type and x in _PYTHON_WEAK:
+        return x
+    if x is None:
+        return np.dtype("float64")  # as np.dtype(None)
+    if isinstance(x, np.dtype | str | type):
+        return _dtypes.dtype_of(x)
+    raise TypeError(
+        f"promote_types takes dtypes, dtype names or scalar types, not {x!r}; "
+        "for values use result_type"
+    )
+
+
+_WEAK_64: Final = {t: _dtypes.default_dtype(k, True) for t, k in _PYTHON_WEAK.items()}
+# A cached (a, b) key could only be confused with another one holding Python's
+# int/float/complex if a dtype hashed exactly like one of those types (NumPy
+# dtypes compare equal to them). Checked once; never true in practice.
+_PROMOTE_CACHE_SAFE: Final = all(hash(d) != hash(t) for t, d in _WEAK_64.items())
+
+
+def promote_types(a: Any, b: Any) -> np.dtype[Any]:
+    """The join of two dtype-likes on the current mode's lattice.
+
+    Unlike :func:`result_type`, nothing is canonicalized (as in JAX): in
+    32-bit mode ``promote_types('uint32', 'int64')`` is int64. ``int``,
+    ``float`` and ``complex`` are the weak nodes; a weak result is given as
+    the 64-bit type of its kind.
+
+    Raises:
+      TypePromotionError: the two have no join in the current mode.
+      TypeError: an argument is not a dtype-like.
+
+    >>> promote_types('int8', 'uint8')
+    dtype('int16')
+    >>> promote_types(int, float)
+    dtype('float64')
+    >>> promote_types('bfloat16', 'float16')
+    dtype('float32')
+    """
+    scope = _config._scope.get()
+    state = _config._global if scope is None else scope.resolve()
+    memo = state.promotion_memo
+    try:
+        found = memo.get((a, b))
+    except TypeError:  # unhashable
+        found = None
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    promotion = state.dtype_promotion
+    lattice = get_lattice(promotion, state.enable_x64)
+    out = _join(lattice, (_dtype_like_node(a), _dtype_like_node(b)), promotion)
+    result = _WEAK_64[out] if isinstance(out, type) else out
+    if _PROMOTE_CACHE_SAFE and _cacheable_dtype_like(a) and _cacheable_dtype_like(b):
+        memo[(a, b)] = result
+    return result
+
+
+def _cacheable_dtype_like(x: object) -> bool:
+    return x is None or type(x) in (str, type) or isinstance(x, np.dtype)
+
+
+def safe_to_cast(input_dtype_or_value: Any, output_dtype_or_value: Any) -> bool:
+    """Whether converting to the output type loses nothing under promotion.
+
+    True iff the two canonical dtypes are equal or promoting the input with
+    the output's dtype gives the output's dtype.
+
+    Raises:
+      TypePromotionError: the two have no join in the current mode (as JAX).
+
+    >>> safe_to_cast('int8', 'int32'), safe_to_cast('float32', 'int32')
+    (True, False)
+    >>> safe_to_cast(1, 'uint8')
+    True
+    """
+    in_dt = _dtypes.dtype(input_dtype_or_value, canonicalize=True)
+    out_dt = _dtypes.dtype(output_dtype_or_value, canonicalize=True)
+    if in_dt == out_dt:
+        return True
+    # The output is taken as strongly typed, whatever was passed.
+    return bool(result_type(input_dtype_or_value, out_dt) == out_dt)
+
+
+def promotion_table(
+    nodes: Iterable[Node], promotion: str | None = None, x64: bool | None = None
+) -> list[list[Node | None]]:
+    """The lattice's join table over ``nodes`` (``None`` where there is no join)."""
+    return get_lattice(promotion, x64).table(list(nodes))
+
+
+def all_nodes() -> tuple[Node, ...]:
+    """Every strong type of the universe, then ``int``, ``float``, ``complex``."""
+    return (*ALL_DTYPES, _INT, _FLOAT, _COMPLEX)
+
+
+def edges_literal(lattice: Lattice[Node]) -> Mapping[str, list[str]]:
+    """A lattice's edges as codes, e.g. ``{'b1': ['i*'], ...}``."""
+    return {
+        node_label(a): [node_label(b) for b in lattice.successors(a)]
+        for a in lattice.nodes
+    }
