@@ -1,0 +1,52 @@
+"""Shared test helpers: the type universe and the input forms of each type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import typelattice as tl
+from typelattice import _dtypes
+
+STRONG = list(_dtypes.ALL_DTYPES)
+WEAK = [int, float, complex]
+NODES: list[Any] = [*STRONG, *WEAK]
+MODES = [(x64, promo) for x64 in (False, True) for promo in ("standard", "strict")]
+MODE_IDS = [f"{'x64' if x64 else 'x32'}-{promo}" for x64, promo in MODES]
+
+
+class WeakCarrier:
+    """A stand-in for an array that carries ``weak_type`` (as JAX's do)."""
+
+    def __init__(self, dtype: Any, weak_type: bool = True) -> None:
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    def __repr__(self) -> str:
+        return f"WeakCarrier({self.dtype}, weak_type={self.weak_type})"
+
+
+def forms(node: Any) -> list[Any]:
+    """Every way a user can pass ``node`` to result_type."""
+    if node in WEAK and isinstance(node, type):
+        value = {int: 3, float: 2.5, complex: 1j}[node]
+        return [node, value]
+    dt = np.dtype(node)
+    out: list[Any] = [dt, dt.name, dt.type, np.zeros(2, dt), np.zeros((), dt)[()]]
+    if dt == np.dtype(bool):
+        out.append(True)
+    return out
+
+
+def weak_forms(dt: np.dtype[Any]) -> list[Any]:
+    """Weakly typed carriers of a strong dtype."""
+    return [WeakCarrier(dt)]
+
+
+def outcome(fn: Any, *args: Any) -> Any:
+    """The result of ``fn(*args)``, or the name of the promotion error."""
+    try:
+        return fn(*args)
+    except tl.TypePromotionError:
+        return "TypePromotionError"
