@@ -64,7 +64,7 @@ class State:
     ``dtype_promotion`` and ``explicit_x64_dtypes``, for caches whose answers
     depend only on those;
     ``promotion_memo`` is shared by every state with the same
-    ``dtype_promotion``.
+    ``dtype_promotion`` and ``enable_x64``.
     """
 
     __slots__ = (
@@ -113,7 +113,7 @@ def _state(values: Mapping[str, object]) -> State:
                 values["explicit_x64_dtypes"],
             )
             found.memo = _MEMOS.setdefault(memo_key, {})
-            promo_key = (None, values["dtype_promotion"])
+            promo_key = (None, values["dtype_promotion"], values["enable_x64"])
             found.promotion_memo = _MEMOS.setdefault(promo_key, {})
             _STATES[key] = found
     return found

@@ -1,0 +1,321 @@
+"""Benchmark typelattice's dtype promotion against NumPy (and JAX if installed).
+
+What it measures, in one run:
+
+1. ``result_type(int32, float32)``: two dtypes.
+2. ``result_type(x, 1)``: an int8 ndarray and a Python int.
+3. ``result_type(int16, x_float32, 2, 1.0)``: four mixed arguments.
+4. ``promote_types(int8, uint8)``: two dtypes.
+5. The time ``import typelattice`` adds to ``import numpy, ml_dtypes``,
+   measured in fresh subprocesses (median of several runs).
+
+Cases 1-4 are timed in microseconds per call, as the best of several
+``timeit.repeat`` rounds, for typelattice, NumPy (``np.result_type`` /
+``np.promote_types``) and, when ``import jax`` succeeds,
+``jax.numpy.result_type`` / ``jax.numpy.promote_types``, all with the same
+arguments. typelattice caches its answers, so this is the steady-state
+(cached) cost an operation pays on every call. The table gives the ratios
+typelattice/NumPy and typelattice/JAX and marks each case PASS or MISS
+against its target (result_type <= 1.0x NumPy, promote_types <= 2.0x NumPy,
+import <= 50 ms beyond numpy + ml_dtypes).
+
+It is a report, not a test: a missed target does not change the exit status.
+Only a wrong answer from typelattice (checked once, before any timing) makes
+it exit with status 1, so it can never time a wrong answer.
+
+Run it with the interpreter that has typelattice installed::
+
+    python benchmarks/bench_promotion.py
+
+It needs only the standard library and NumPy (plus typelattice and its
+ml_dtypes dependency) and takes well under a minute.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import subprocess
+import sys
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import typelattice
+
+# Timing parameters: each round runs for about ROUND_SECONDS; the best of
+# ROUNDS rounds is kept (the minimum is the least disturbed by other load).
+ROUNDS = 7
+ROUND_SECONDS = 0.1
+CALIBRATION_SECONDS = 0.02
+IMPORT_RUNS = 7
+
+RESULT_TYPE_TARGET = 1.0  # typelattice / NumPy
+PROMOTE_TYPES_TARGET = 2.0  # typelattice / NumPy
+IMPORT_TARGET_MS = 50.0  # beyond import numpy, ml_dtypes
+
+
+@dataclass(frozen=True)
+class Case:
+    """One timed call: the same arguments given to each library's function."""
+
+    label: str
+    kind: str  # "result_type" or "promote_types"
+    args: tuple[Any, ...]
+    expected: np.dtype[Any]
+    target: float
+
+    def stmt(self) -> str:
+        """The timed statement: ``fn(a0, a1, ...)`` on names in the namespace."""
+        return "fn(" + ", ".join(f"a{i}" for i in range(len(self.args))) + ")"
+
+    def namespace(self, fn: Callable[..., Any]) -> dict[str, Any]:
+        """Globals for :meth:`stmt`: the function and the arguments."""
+        ns: dict[str, Any] = {"fn": fn}
+        ns.update({f"a{i}": a for i, a in enumerate(self.args)})
+        return ns
+
+
+def make_cases() -> list[Case]:
+    """The four timed cases, with typelattice's expected answers."""
+    x_int8 = np.zeros(3, np.int8)
+    x_float32 = np.zeros(3, np.float32)
+    return [
+        Case(
+            "result_type(int32, float32)",
+            "result_type",
+            (np.dtype("int32"), np.dtype("float32")),
+            np.dtype("float32"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(int8 array, 1)",
+            "result_type",
+            (x_int8, 1),
+            np.dtype("int8"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(int16, f32 array, 2, 1.0)",
+            "result_type",
+            (np.dtype("int16"), x_float32, 2, 1.0),
+            np.dtype("float32"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "promote_types(int8, uint8)",
+            "promote_types",
+            (np.dtype("int8"), np.dtype("uint8")),
+            np.dtype("int16"),
+            PROMOTE_TYPES_TARGET,
+        ),
+    ]
+
+
+def load_jax() -> Any | None:
+    """``jax.numpy``, or None when JAX cannot be imported."""
+    try:
+        import jax.numpy as jnp
+    except Exception:  # ImportError, or a broken jax/jaxlib installation
+        return None
+    return jnp
+
+
+def functions(lib: Any) -> dict[str, Callable[..., Any]]:
+    """A library's result_type and promote_types, by case kind."""
+    return {"result_type": lib.result_type, "promote_types": lib.promote_types}
+
+
+def check_answers(cases: list[Case]) -> list[str]:
+    """typelattice's wrong answers (empty when all are right)."""
+    wrong = []
+    for case in cases:
+        fn = functions(typelattice)[case.kind]
+        try:
+            got: object = fn(*case.args)
+        except Exception as err:  # report it like a wrong answer
+            got = f"{type(err).__name__}: {err}"
+        if not (isinstance(got, np.dtype) and got == case.expected):
+            wrong.append(f"{case.label}: expected {case.expected}, got {got!r}")
+    return wrong
+
+
+def time_calls(case: Case, fns: dict[str, Callable[..., Any]]) -> dict[str, float]:
+    """Microseconds per call of each ``fn(*case.args)``: best of ROUNDS rounds.
+
+    The libraries' rounds are interleaved, so a change in machine load
+    during the measurement affects all of them alike and not just one.
+    """
+    timers: dict[str, tuple[timeit.Timer, int]] = {}
+    for name, fn in fns.items():
+        timer = timeit.Timer(case.stmt(), globals=case.namespace(fn))
+        timer.timeit(number=100)  # warm-up: caches, first-call paths
+        number = 1
+        while True:
+            elapsed = timer.timeit(number=number)
+            if elapsed >= CALIBRATION_SECONDS:
+                break
+            number *= 4
+        timers[name] = (timer, max(1, round(number * ROUND_SECONDS / elapsed)))
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(ROUNDS):
+        for name, (timer, number) in timers.items():
+            best[name] = min(best[name], timer.timeit(number=number) / number)
+    return {name: seconds * 1e6 for name, seconds in best.items()}
+
+
+_BASE_SCRIPT = """\
+import time
+t0 = time.perf_counter()
+import numpy, ml_dtypes
+t1 = time.perf_counter()
+print(t1 - t0, 0.0)
+"""
+
+_FULL_SCRIPT = """\
+import time
+t0 = time.perf_counter()
+import numpy, ml_dtypes
+t1 = time.perf_counter()
+import typelattice
+t2 = time.perf_counter()
+print(t2 - t0, t2 - t1)
+"""
+
+
+def _run_import(script: str) -> tuple[float, float]:
+    """(total import seconds, seconds after numpy + ml_dtypes) in a new process."""
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+@dataclass(frozen=True)
+class ImportTimes:
+    """Median import times in milliseconds."""
+
+    base_ms: float  # import numpy, ml_dtypes
+    full_ms: float  # import numpy, ml_dtypes; import typelattice
+    increment_ms: float  # the typelattice part of full, timed in-process
+
+    @property
+    def extra_ms(self) -> float:
+        """What importing typelattice adds: full - base."""
+        return self.full_ms - self.base_ms
+
+
+def measure_import() -> ImportTimes:
+    """Median import times over IMPORT_RUNS fresh processes of each kind."""
+    _run_import(_FULL_SCRIPT)  # warm-up: bytecode caches, OS file cache
+    _run_import(_BASE_SCRIPT)
+    base, full, increment = [], [], []
+    for _ in range(IMPORT_RUNS):  # interleaved, so drifting load hits both
+        base.append(_run_import(_BASE_SCRIPT)[0])
+        total, part = _run_import(_FULL_SCRIPT)
+        full.append(total)
+        increment.append(part)
+    return ImportTimes(
+        statistics.median(base) * 1e3,
+        statistics.median(full) * 1e3,
+        statistics.median(increment) * 1e3,
+    )
+
+
+def verdict(value: float, target: float) -> str:
+    """PASS when ``value`` is within ``target``."""
+    return "PASS" if value <= target else "MISS"
+
+
+def describe(value: object) -> str:
+    """A short name for an answer or an exception."""
+    return str(value) if isinstance(value, np.dtype) else repr(value)
+
+
+def answer(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+    """What ``fn(*args)`` returns (or raises), for the answers listing."""
+    try:
+        return describe(fn(*args))
+    except Exception as err:
+        return type(err).__name__
+
+
+def main() -> int:
+    """Check, time and print the report. Returns the exit status."""
+    cases = make_cases()
+    jnp = load_jax()
+
+    print("typelattice promotion benchmark")
+    print(
+        f"  Python {platform.python_version()}, NumPy {np.__version__}, "
+        f"typelattice {typelattice.__version__}, "
+        + (f"JAX {sys.modules['jax'].__version__}" if jnp is not None else "no JAX")
+    )
+    print(
+        f"  us/call = best of {ROUNDS} timeit rounds of ~{ROUND_SECONDS * 1e3:.0f} ms"
+        f"; import = median of {IMPORT_RUNS} fresh processes"
+    )
+    if jnp is None:
+        print("  JAX is not installed (import jax failed): skipping the JAX column")
+    print()
+
+    wrong = check_answers(cases)
+    if wrong:
+        print("typelattice gives a wrong answer; nothing was timed:")
+        for line in wrong:
+            print(f"  {line}")
+        return 1
+
+    print("Answers (typelattice checked against the expected dtype):")
+    for case in cases:
+        line = (
+            f"  {case.label:<38} typelattice={case.expected}"
+            f"  numpy={answer(functions(np)[case.kind], case.args)}"
+        )
+        if jnp is not None:
+            line += f"  jax={answer(functions(jnp)[case.kind], case.args)}"
+        print(line)
+    print()
+
+    header = f"{'case':<38} {'typelattice':>11} {'numpy':>8} {'tl/np':>6}"
+    if jnp is not None:
+        header += f" {'jax':>8} {'tl/jax':>6}"
+    header += f"  {'target':<18} result"
+    print(header)
+    print("-" * len(header))
+    for case in cases:
+        tl_us = time_call(case, functions(typelattice)[case.kind])
+        np_us = time_call(case, functions(np)[case.kind])
+        ratio = tl_us / np_us
+        row = f"{case.label:<38} {tl_us:>9.3f}us {np_us:>6.3f}us {ratio:>6.2f}"
+        if jnp is not None:
+            jax_us = time_call(case, functions(jnp)[case.kind])
+            row += f" {jax_us:>6.3f}us {tl_us / jax_us:>6.2f}"
+        target = f"tl/np <= {case.target:.1f}"
+        row += f"  {target:<18} {verdict(ratio, case.target)}"
+        print(row)
+
+    times = measure_import()
+    print()
+    print("import typelattice (fresh processes, median ms):")
+    print(f"  import numpy, ml_dtypes                      {times.base_ms:8.1f} ms")
+    print(f"  import numpy, ml_dtypes; import typelattice  {times.full_ms:8.1f} ms")
+    print(
+        f"  difference (cost of typelattice)             {times.extra_ms:8.1f} ms"
+        f"   target <= {IMPORT_TARGET_MS:.0f} ms   "
+        f"{verdict(times.extra_ms, IMPORT_TARGET_MS)}"
+    )
+    print(
+        f"  (cross-check: typelattice timed in-process    {times.increment_ms:8.1f} ms)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
