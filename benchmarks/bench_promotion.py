@@ -33,10 +33,12 @@ ml_dtypes dependency) and takes well under a minute.
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,8 +50,8 @@ import typelattice
 
 # Timing parameters: each round runs for about ROUND_SECONDS; the best of
 # ROUNDS rounds is kept (the minimum is the least disturbed by other load).
-ROUNDS = 7
-ROUND_SECONDS = 0.1
+ROUNDS = 15
+ROUND_SECONDS = 0.05
 CALIBRATION_SECONDS = 0.02
 IMPORT_RUNS = 7
 
@@ -186,13 +188,14 @@ print(t2 - t0, t2 - t1)
 """
 
 
-def _run_import(script: str) -> tuple[float, float]:
+def _run_import(script: str, env: dict[str, str]) -> tuple[float, float]:
     """(total import seconds, seconds after numpy + ml_dtypes) in a new process."""
     out = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     ).stdout.split()
     return float(out[0]), float(out[1])
 
@@ -211,20 +214,35 @@ class ImportTimes:
         return self.full_ms - self.base_ms
 
 
-def measure_import() -> ImportTimes:
+def measure_import(env: dict[str, str]) -> ImportTimes:
     """Median import times over IMPORT_RUNS fresh processes of each kind."""
-    _run_import(_FULL_SCRIPT)  # warm-up: bytecode caches, OS file cache
-    _run_import(_BASE_SCRIPT)
+    _run_import(_FULL_SCRIPT, env)  # warm-up: bytecode caches, OS file cache
+    _run_import(_BASE_SCRIPT, env)
     base, full, increment = [], [], []
     for _ in range(IMPORT_RUNS):  # interleaved, so drifting load hits both
-        base.append(_run_import(_BASE_SCRIPT)[0])
-        total, part = _run_import(_FULL_SCRIPT)
+        base.append(_run_import(_BASE_SCRIPT, env)[0])
+        total, part = _run_import(_FULL_SCRIPT, env)
         full.append(total)
         increment.append(part)
     return ImportTimes(
         statistics.median(base) * 1e3,
         statistics.median(full) * 1e3,
         statistics.median(increment) * 1e3,
+    )
+
+
+def report_import(title: str, times: ImportTimes) -> None:
+    """Print one import measurement with its verdict."""
+    print(f"import typelattice, {title} (median of {IMPORT_RUNS} processes):")
+    print(f"  import numpy, ml_dtypes                       {times.base_ms:7.1f} ms")
+    print(f"  import numpy, ml_dtypes; import typelattice   {times.full_ms:7.1f} ms")
+    print(
+        f"  difference (cost of import typelattice)       {times.extra_ms:7.1f} ms"
+        f"   target <= {IMPORT_TARGET_MS:.0f} ms   "
+        f"{verdict(times.extra_ms, IMPORT_TARGET_MS)}"
+    )
+    print(
+        f"  cross-check, typelattice timed in-process     {times.increment_ms:7.1f} ms"
     )
 
 
@@ -286,34 +304,42 @@ def main() -> int:
     header = f"{'case':<38} {'typelattice':>11} {'numpy':>8} {'tl/np':>6}"
     if jnp is not None:
         header += f" {'jax':>8} {'tl/jax':>6}"
-    header += f"  {'target':<18} result"
+    header += f"  {'target':<13} result"
     print(header)
     print("-" * len(header))
     for case in cases:
-        tl_us = time_call(case, functions(typelattice)[case.kind])
-        np_us = time_call(case, functions(np)[case.kind])
-        ratio = tl_us / np_us
-        row = f"{case.label:<38} {tl_us:>9.3f}us {np_us:>6.3f}us {ratio:>6.2f}"
+        fns = {
+            "typelattice": functions(typelattice)[case.kind],
+            "numpy": functions(np)[case.kind],
+        }
         if jnp is not None:
-            jax_us = time_call(case, functions(jnp)[case.kind])
-            row += f" {jax_us:>6.3f}us {tl_us / jax_us:>6.2f}"
+            fns["jax"] = functions(jnp)[case.kind]
+        us = time_calls(case, fns)
+        ratio = us["typelattice"] / us["numpy"]
+        row = (
+            f"{case.label:<38} {us['typelattice']:>9.3f}us {us['numpy']:>6.3f}us"
+            f" {ratio:>6.2f}"
+        )
+        if jnp is not None:
+            row += f" {us['jax']:>6.3f}us {us['typelattice'] / us['jax']:>6.2f}"
         target = f"tl/np <= {case.target:.1f}"
-        row += f"  {target:<18} {verdict(ratio, case.target)}"
+        row += f"  {target:<13} {verdict(ratio, case.target)}"
         print(row)
-
-    times = measure_import()
     print()
-    print("import typelattice (fresh processes, median ms):")
-    print(f"  import numpy, ml_dtypes                      {times.base_ms:8.1f} ms")
-    print(f"  import numpy, ml_dtypes; import typelattice  {times.full_ms:8.1f} ms")
-    print(
-        f"  difference (cost of typelattice)             {times.extra_ms:8.1f} ms"
-        f"   target <= {IMPORT_TARGET_MS:.0f} ms   "
-        f"{verdict(times.extra_ms, IMPORT_TARGET_MS)}"
-    )
-    print(
-        f"  (cross-check: typelattice timed in-process    {times.increment_ms:8.1f} ms)"
-    )
+
+    # Bytecode is cached as in a normal installation, but in a temporary
+    # directory (PYTHONPYCACHEPREFIX), so nothing is written next to sources.
+    with tempfile.TemporaryDirectory() as pycache:
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        report_import("bytecode cached", measure_import(env))
+    if sys.flags.dont_write_bytecode:
+        # As this environment runs it: sources without a __pycache__ (an
+        # editable install, say) are compiled again by every process.
+        print()
+        report_import(
+            "bytecode writing disabled, as here", measure_import(dict(os.environ))
+        )
     return 0
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support import MODE_IDS, MODES, NODES, STRONG, WeakCarrier
 
 import typelattice as tl
+from support import MODE_IDS, MODES, NODES, STRONG, WeakCarrier
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -45,9 +45,9 @@ def mode(x64: bool, promotion: str) -> Iterator[None]:
         jax.config.update("jax_enable_x64", old)
 
 
-def run(fn: Callable[[], Any]) -> Any:
+def run(fn: Callable[..., Any], *args: Any) -> Any:
     try:
-        out = fn()
+        out = fn(*args)
     except (tl.TypePromotionError, jax_dtypes.TypePromotionError):
         return "no promotion"
     except TypeError:
@@ -89,13 +89,13 @@ def test_result_type_and_promote_types_of_every_pair(x64: bool, promotion: str) 
         for a in NODES:
             for b in NODES:
                 mine, theirs = (
-                    run(lambda: ours(a, b)),
-                    run(lambda: jax_result_type(a, b)),
+                    run(ours, a, b),
+                    run(jax_result_type, a, b),
                 )
                 if mine != theirs:
                     diffs.append(("result_type", a, b, mine, theirs))
-                mine = run(lambda: tl.promote_types(a, b))
-                theirs = run(lambda: jnp.promote_types(a, b))
+                mine = run(tl.promote_types, a, b)
+                theirs = run(jnp.promote_types, a, b)
                 if mine != theirs:
                     diffs.append(("promote_types", a, b, mine, theirs))
     assert diffs == []
@@ -111,10 +111,10 @@ def test_weak_arrays_with_every_type(x64: bool, promotion: str) -> None:
         for w in weak:
             for other in [*NODES, *weak]:
                 for args in ((w, other), (other, w)):
-                    theirs = run(lambda: jax_result_type(*args))  # noqa: B023
+                    theirs = run(jax_result_type, *args)
                     if theirs == "KeyError":
                         continue  # JAX's bug with weak narrow ints
-                    mine = run(lambda: ours(*args))  # noqa: B023
+                    mine = run(ours, *args)
                     if mine != theirs:
                         diffs.append((args, mine, theirs))
     assert diffs == []
@@ -132,12 +132,12 @@ def test_input_forms(x64: bool, promotion: str) -> None:
     diffs = []
     with mode(x64, promotion):
         for a in forms:
-            mine, theirs = run(lambda: ours(a)), run(lambda: jax_result_type(a))  # noqa: B023
+            mine, theirs = run(ours, a), run(jax_result_type, a)
             if mine != theirs:
                 diffs.append(((a,), mine, theirs))
             for b in forms[:12]:
-                mine = run(lambda: ours(a, b))  # noqa: B023
-                theirs = run(lambda: jax_result_type(a, b))  # noqa: B023
+                mine = run(ours, a, b)
+                theirs = run(jax_result_type, a, b)
                 if mine != theirs:
                     diffs.append(((a, b), mine, theirs))
     assert diffs == []
