@@ -301,9 +301,9 @@ def main() -> int:
         print(line)
     print()
 
-    header = f"{'case':<38} {'typelattice':>11} {'numpy':>8} {'tl/np':>6}"
+    header = f"{'case':<38} {'typelattice':>11} {'numpy':>9} {'tl/np':>6}"
     if jnp is not None:
-        header += f" {'jax':>8} {'tl/jax':>6}"
+        header += f" {'jax':>9} {'tl/jax':>6}"
     header += f"  {'target':<13} result"
     print(header)
     print("-" * len(header))
@@ -317,11 +317,11 @@ def main() -> int:
         us = time_calls(case, fns)
         ratio = us["typelattice"] / us["numpy"]
         row = (
-            f"{case.label:<38} {us['typelattice']:>9.3f}us {us['numpy']:>6.3f}us"
+            f"{case.label:<38} {us['typelattice']:>9.3f}us {us['numpy']:>7.3f}us"
             f" {ratio:>6.2f}"
         )
         if jnp is not None:
-            row += f" {us['jax']:>6.3f}us {us['typelattice'] / us['jax']:>6.2f}"
+            row += f" {us['jax']:>7.3f}us {us['typelattice'] / us['jax']:>6.2f}"
         target = f"tl/np <= {case.target:.1f}"
         row += f"  {target:<13} {verdict(ratio, case.target)}"
         print(row)
