@@ -3,9 +3,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from support import STRONG
 
 import typelattice as tl
+from support import STRONG
 from typelattice import _dtypes
 
 
@@ -56,8 +56,14 @@ def test_dtype_accepts_every_dtype_like() -> None:
 
 
 def test_canonicalize_dtype() -> None:
-    pairs = {"int64": "int32", "uint64": "uint32", "float64": "float32",
-             "complex128": "complex64", "int8": "int8", "bfloat16": "bfloat16"}  # fmt: skip
+    pairs = {
+        "int64": "int32",
+        "uint64": "uint32",
+        "float64": "float32",
+        "complex128": "complex64",
+        "int8": "int8",
+        "bfloat16": "bfloat16",
+    }
     for wide, narrow in pairs.items():
         assert tl.canonicalize_dtype(wide) == narrow
         with tl.enable_x64():

@@ -6,9 +6,9 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
-from support import WeakCarrier
 
 import typelattice as tl
+from support import WeakCarrier
 from typelattice._dtypes import X64DtypeWarning
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import MODES, NODES, WeakCarrier, forms
 
 import typelattice as tl
+from support import MODES, NODES, WeakCarrier, forms
 from typelattice import _config, _promotion
 from typelattice._dtypes import X64DtypeWarning
 
