@@ -18,6 +18,7 @@ from typelattice._config import (
 )
 from typelattice._dtypes import (
     CATEGORIES,
+    X64DtypeWarning,
     canonicalize_dtype,
     code_to_dtype,
     dtype,
@@ -41,12 +42,18 @@ from typelattice._promotion import (
 
 __version__ = "0.1.0"
 
+# Tracebacks show the public names.
+for _cls in (JoinError, Lattice, LatticeError, TypePromotionError, X64DtypeWarning):
+    _cls.__module__ = "typelattice"
+del _cls
+
 __all__ = [
     "CATEGORIES",
     "JoinError",
     "Lattice",
     "LatticeError",
     "TypePromotionError",
+    "X64DtypeWarning",
     "__version__",
     "canonicalize_dtype",
     "code_to_dtype",
