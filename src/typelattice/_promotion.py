@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, overload
 import numpy as np
 
 from typelattice import _config, _dtypes
+from typelattice._config import _scope
 from typelattice._dtypes import (
     ALL_DTYPES,
     NARROW_INTS,
@@ -410,11 +411,17 @@ def result_type(
     >>> result_type(1, 1.0, return_weak_type_flag=True)
     (dtype('float32'), True)
     """
-    scope = _config._scope.get()
+    scope = _scope.get()
     state = _config._global if scope is None else scope.resolve()
-    entry = state.memo.get(tuple(map(type, args)))
+    memo = state.memo
+    entry = memo.get(tuple(map(type, args)))
     if entry is None:
-        entry = _cached(args, state)
+        # NumPy arrays: keyed by their DType class (see _arg_key).
+        entry = memo.get(
+            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
+        )
+        if entry is None:
+            entry = _cached(args, state)
     return (entry[0], entry[1]) if return_weak_type_flag else entry[0]
 
 
@@ -428,11 +435,16 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
     >>> lattice_result_type('int16', 1)
     (dtype('int16'), False)
     """
-    scope = _config._scope.get()
+    scope = _scope.get()
     state = _config._global if scope is None else scope.resolve()
-    entry = state.memo.get(tuple(map(type, args)))
+    memo = state.memo
+    entry = memo.get(tuple(map(type, args)))
     if entry is None:
-        entry = _cached(args, state)
+        entry = memo.get(
+            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
+        )
+        if entry is None:
+            entry = _cached(args, state)
     return entry[2], entry[3]
 
 
@@ -478,15 +490,15 @@ def promote_types(a: Any, b: Any) -> np.dtype[Any]:
     >>> promote_types('bfloat16', 'float16')
     dtype('float32')
     """
-    scope = _config._scope.get()
-    state = _config._global if scope is None else scope.resolve()
-    memo = state.promotion_memo
+    scope = _scope.get()
+    memo = (_config._global if scope is None else scope.resolve()).promotion_memo
     try:
         found = memo.get((a, b))
     except TypeError:  # unhashable
         found = None
     if found is not None:
         return found  # type: ignore[no-any-return]
+    state = _config.current()
     promotion = state.dtype_promotion
     lattice = get_lattice(promotion, state.enable_x64)
     out = _join(lattice, (_dtype_like_node(a), _dtype_like_node(b)), promotion)
