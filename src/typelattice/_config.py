@@ -192,6 +192,21 @@ class _Scope:
 
 _scope: ContextVar[_Scope | None] = ContextVar("typelattice_config", default=None)
 
+# Called with the new global state whenever it changes, so hot paths can keep
+# direct references to the global state's caches.
+_listeners: list[Callable[[State], None]] = []
+
+
+def on_global_change(fn: Callable[[State], None]) -> None:
+    """Call ``fn(state)`` now and whenever the global configuration changes."""
+    _listeners.append(fn)
+    fn(_global)
+
+
+def _notify() -> None:
+    for fn in _listeners:
+        fn(_global)
+
 
 def current() -> State:
     """The configuration in force here (this thread, this task)."""
@@ -223,11 +238,14 @@ class Config:
         value = validate(name, value)
         with _lock:
             _global = _state({**_global.as_dict(), name: value})
+            _notify()
 
     def reset(self) -> None:
         """Restore every flag to its value at import (defaults or environment)."""
         global _global
-        _global = _state(_initial)
+        with _lock:
+            _global = _state(_initial)
+            _notify()
 
     def values(self) -> dict[str, object]:
         """Every flag and the value in force here."""

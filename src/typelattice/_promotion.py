@@ -342,6 +342,19 @@ def _arg_key(x: object) -> object:
 
 
 _NO_KEY: Final = object()
+
+# The global state's caches, kept current by _config (the common case: no
+# scope in force, one ContextVar read and one dict lookup).
+_global_memo: dict[Any, Any] = {}
+_global_promotion_memo: dict[Any, Any] = {}
+
+
+def _track_global(state: _config.State) -> None:
+    global _global_memo, _global_promotion_memo
+    _global_memo, _global_promotion_memo = state.memo, state.promotion_memo
+
+
+_config.on_global_change(_track_global)
 _MEMO_LIMIT: Final = 20_000
 
 
@@ -412,8 +425,7 @@ def result_type(
     (dtype('float32'), True)
     """
     scope = _scope.get()
-    state = _config._global if scope is None else scope.resolve()
-    memo = state.memo
+    memo = _global_memo if scope is None else scope.resolve().memo
     entry = memo.get(tuple(map(type, args)))
     if entry is None:
         # NumPy arrays: keyed by their DType class (see _arg_key).
@@ -421,7 +433,7 @@ def result_type(
             tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
         )
         if entry is None:
-            entry = _cached(args, state)
+            entry = _cached(args, _config.current())
     return (entry[0], entry[1]) if return_weak_type_flag else entry[0]
 
 
@@ -436,15 +448,14 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
     (dtype('int16'), False)
     """
     scope = _scope.get()
-    state = _config._global if scope is None else scope.resolve()
-    memo = state.memo
+    memo = _global_memo if scope is None else scope.resolve().memo
     entry = memo.get(tuple(map(type, args)))
     if entry is None:
         entry = memo.get(
             tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
         )
         if entry is None:
-            entry = _cached(args, state)
+            entry = _cached(args, _config.current())
     return entry[2], entry[3]
 
 
@@ -491,20 +502,19 @@ def promote_types(a: Any, b: Any) -> np.dtype[Any]:
     dtype('float32')
     """
     scope = _scope.get()
-    memo = (_config._global if scope is None else scope.resolve()).promotion_memo
     try:
-        found = memo.get((a, b))
-    except TypeError:  # unhashable
-        found = None
-    if found is not None:
-        return found  # type: ignore[no-any-return]
+        if scope is None:
+            return _global_promotion_memo[(a, b)]  # type: ignore[no-any-return]
+        return scope.resolve().promotion_memo[(a, b)]  # type: ignore[no-any-return]
+    except (KeyError, TypeError):  # not cached yet, or unhashable
+        pass
     state = _config.current()
     promotion = state.dtype_promotion
     lattice = get_lattice(promotion, state.enable_x64)
     out = _join(lattice, (_dtype_like_node(a), _dtype_like_node(b)), promotion)
     result = _WEAK_64[out] if isinstance(out, type) else out
     if _PROMOTE_CACHE_SAFE and _cacheable_dtype_like(a) and _cacheable_dtype_like(b):
-        memo[(a, b)] = result
+        state.promotion_memo[(a, b)] = result
     return result
 
 
