@@ -441,12 +441,14 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
     """The (dtype, weak) an operation on ``args`` computes in (SPEC §3.7).
 
     Unlike :func:`result_type`, a weak result keeps its own width (weak int16
-    with weak int16 is weak int16) and no 64-bit type is narrowed: this is the
-    dtype array operations use.
+    with weak int16 is weak int16) and is not replaced by the default type of
+    its kind: this is the dtype array operations use.
 
     >>> lattice_result_type('int16', 1)
     (dtype('int16'), False)
     """
+    # The same lookup as result_type's, written out in both: a shared helper
+    # would add a Python call to every operation's hot path.
     scope = _scope.get()
     memo = _global_memo if scope is None else scope.resolve().memo
     entry = memo.get(tuple(map(type, args)))
