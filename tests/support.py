@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-import typelattice as tl
 from typelattice import _dtypes
 
 STRONG = list(_dtypes.ALL_DTYPES)
@@ -37,16 +36,3 @@ def forms(node: Any) -> list[Any]:
     if dt == np.dtype(bool):
         out.append(True)
     return out
-
-
-def weak_forms(dt: np.dtype[Any]) -> list[Any]:
-    """Weakly typed carriers of a strong dtype."""
-    return [WeakCarrier(dt)]
-
-
-def outcome(fn: Any, *args: Any) -> Any:
-    """The result of ``fn(*args)``, or the name of the promotion error."""
-    try:
-        return fn(*args)
-    except tl.TypePromotionError:
-        return "TypePromotionError"

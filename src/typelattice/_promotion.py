@@ -342,6 +342,7 @@ def _arg_key(x: object) -> object:
 
 
 _NO_KEY: Final = object()
+_MEMO_LIMIT: Final = 20_000
 
 # The global state's caches, kept current by _config (the common case: no
 # scope in force, one ContextVar read and one dict lookup).
@@ -355,11 +356,10 @@ def _track_global(state: _config.State) -> None:
 
 
 _config.on_global_change(_track_global)
-_MEMO_LIMIT: Final = 20_000
 
 
 def _cached(args: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
-    """The memo entry for ``args``: (public dtype, weak, op dtype, op weak)."""
+    """The memo entry for ``args``: (public dtype, weak, operation dtype)."""
     memo = state.memo
     try:
         key = tuple([_arg_key(a) for a in args])
@@ -371,7 +371,7 @@ def _cached(args: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
     except (LookupError, TypeError):
         key = None
     dt, weak, cacheable = _lattice_result(args, state)
-    entry = (_public(dt, weak, state.enable_x64), weak, dt, weak)
+    entry = (_public(dt, weak, state.enable_x64), weak, dt)
     if key is not None and cacheable:
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
@@ -458,7 +458,7 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
         )
         if entry is None:
             entry = _cached(args, _config.current())
-    return entry[2], entry[3]
+    return entry[2], entry[1]
 
 
 # -- promote_types ------------------------------------------------------------------
