@@ -104,9 +104,7 @@ def test_result_type_and_promote_types_of_every_pair(x64: bool, promotion: str) 
 @pytest.mark.parametrize(("x64", "promotion"), MODES, ids=MODE_IDS)
 def test_weak_arrays_with_every_type(x64: bool, promotion: str) -> None:
     diffs = []
-    # Note: in 32-bit mode a weak 64-bit array made explicitly keeps its type
-    # here, while JAX would narrow it; those are left out.
-    weak = [WeakCarrier(d) for d in STRONG if x64 or d not in tl._dtypes.TO_32]
+    weak = [WeakCarrier(d) for d in STRONG]
     with mode(x64, promotion):
         for w in weak:
             for other in [*NODES, *weak]:

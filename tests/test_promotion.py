@@ -152,6 +152,12 @@ def test_library_arrays_keep_their_64_bit_type() -> None:
     assert tl.lattice_result_type(x, 1) == (np.dtype("int64"), False)
 
 
+def test_weak_64_bit_arrays_are_narrowed_in_32_bit_mode() -> None:
+    w = WeakCarrier("complex128")
+    assert tl.lattice_result_type(w, w) == (np.dtype("complex64"), True)
+    assert tl.lattice_result_type(True, w) == (np.dtype("complex64"), True)
+
+
 def test_strict_mode_narrows_before_joining() -> None:
     with tl.dtype_promotion("strict"):
         i32, i64 = np.zeros(1, "int32"), np.zeros(1, "int64")

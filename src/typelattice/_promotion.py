@@ -205,8 +205,11 @@ def _dtype_and_weak(
         weak = False
     else:
         weak = is_weakly_typed(x)
-        if hasattr(x, "weak_type"):
-            # A library array made with a 64-bit type keeps it (SPEC §4).
+        if hasattr(x, "weak_type") and not weak:
+            # A library array made with a 64-bit type keeps it (SPEC §4). A
+            # weak one requested no type and is narrowed like a Python
+            # scalar, as in JAX: keeping it would make joins non-associative
+            # (bool, weak complex128, weak complex128 in 32-bit mode).
             return dt, weak, True
     if x64 or dt not in _dtypes.TO_32:
         return dt, weak, True
