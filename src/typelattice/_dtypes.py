@@ -122,6 +122,7 @@ _WEAK_OF_CODE: Final[dict[str, type]] = {
 }
 
 _ALL_SET: Final = frozenset(ALL_DTYPES)
+ALL_SET: Final = _ALL_SET
 
 # -- categories ---------------------------------------------------------------
 

@@ -1,0 +1,291 @@
+"""typelattice.numpy: a jax.numpy-style namespace on NumPy, with weak types.
+
+Arrays carry a ``weak_type`` flag, and every function promotes its operands
+with typelattice's lattice before NumPy computes, so results have JAX's
+dtypes: ``int8_array * 2`` stays int8, ``int32 + float32`` is float32, and
+``bfloat16 + 1.0`` stays bfloat16.
+
+>>> import typelattice.numpy as tnp
+>>> x = tnp.asarray([1, 2, 3], dtype='int8')
+>>> x * 2
+Array([2, 4, 6], dtype=int8)
+>>> tnp.asarray([1, 2], dtype='int32') + tnp.asarray([0.5, 1.5], dtype='float32')
+Array([1.5, 3.5], dtype=float32)
+>>> tnp.asarray(1.5)
+Array(1.5, dtype=float32, weak_type=True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes as _ml
+import numpy as _np
+
+from typelattice._dtypes import finfo, iinfo, isdtype, issubdtype
+from typelattice._promotion import promote_types, result_type
+from typelattice.numpy._array import Array, ArrayImpl
+from typelattice.numpy._core import RankPromotionWarning
+from typelattice.numpy._creation import (
+    ScalarType,
+    arange,
+    array,
+    asarray,
+    astype,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from typelattice.numpy._linalg import (
+    dot,
+    einsum,
+    inner,
+    matmul,
+    outer,
+    tensordot,
+    vdot,
+)
+from typelattice.numpy._reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from typelattice.numpy._shape import (
+    _getitem,
+    _scatter,
+    argsort,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    concatenate,
+    expand_dims,
+    flip,
+    hstack,
+    matrix_transpose,
+    moveaxis,
+    nonzero,
+    permute_dims,
+    ravel,
+    repeat,
+    reshape,
+    roll,
+    sort,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    take,
+    tile,
+    transpose,
+    vstack,
+)
+from typelattice.numpy._ufuncs import (
+    abs,
+    absolute,
+    acos,
+    acosh,
+    add,
+    angle,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    around,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bitwise_and,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    cbrt,
+    ceil,
+    clip,
+    conj,
+    conjugate,
+    copysign,
+    cos,
+    cosh,
+    divide,
+    divmod,
+    equal,
+    exp,
+    exp2,
+    expm1,
+    fix,
+    float_power,
+    floor,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    greater,
+    greater_equal,
+    heaviside,
+    hypot,
+    imag,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    left_shift,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    nextafter,
+    not_equal,
+    positive,
+    power,
+    real,
+    reciprocal,
+    remainder,
+    right_shift,
+    rint,
+    round,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    trunc,
+    where,
+)
+
+#: The array type, as ``jax.numpy.ndarray``.
+ndarray = Array
+
+# NumPy's abstract scalar classes, for issubdtype(x.dtype, tnp.floating).
+generic = _np.generic
+number = _np.number
+integer = _np.integer
+signedinteger = _np.signedinteger
+unsignedinteger = _np.unsignedinteger
+inexact = _np.inexact
+floating = _np.floating
+complexfloating = _np.complexfloating
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+newaxis = None
+
+bool_ = ScalarType("bool")
+bool = bool_  # noqa: A001 - jax.numpy's name
+uint8 = ScalarType("uint8")
+uint16 = ScalarType("uint16")
+uint32 = ScalarType("uint32")
+uint64 = ScalarType("uint64")
+int8 = ScalarType("int8")
+int16 = ScalarType("int16")
+int32 = ScalarType("int32")
+int64 = ScalarType("int64")
+bfloat16 = ScalarType("bfloat16")
+float16 = ScalarType("float16")
+float32 = ScalarType("float32")
+float64 = ScalarType("float64")
+complex64 = ScalarType("complex64")
+complex128 = ScalarType("complex128")
+single, double = float32, float64
+csingle, cdouble = complex64, complex128
+
+_EXTENDED = [
+    name
+    for name in (
+        "float8_e3m4",
+        "float8_e4m3",
+        "float8_e8m0fnu",
+        "float8_e4m3b11fnuz",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float4_e2m1fn",
+        "int2",
+        "int4",
+        "uint2",
+        "uint4",
+    )
+    if hasattr(_ml, name)
+]
+globals().update({name: ScalarType(name) for name in _EXTENDED})
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether NumPy's ``casting`` rule allows converting ``from_`` to ``to``
+    (dtypes or arrays; ml_dtypes types included).
+
+    >>> can_cast('int8', 'int16'), can_cast('float32', 'int32')
+    (True, False)
+    """
+    from typelattice._dtypes import dtype_of
+
+    src = dtype_of(from_)
+    dst = dtype_of(to)
+    return _np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
+
+
+# The operators of the concrete array call the functions directly (the base
+# class goes through a module lookup, which costs on every operation).
+for _name, _fn in {
+    "__add__": add,
+    "__mul__": multiply,
+    "__sub__": subtract,
+    "__truediv__": true_divide,
+}.items():
+    setattr(ArrayImpl, _name, _fn)
+del _name, _fn
+
+__all__ = [name for name in dir() if not name.startswith("_")]

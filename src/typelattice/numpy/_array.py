@@ -1,0 +1,587 @@
+"""The array type: :class:`Array` (the base) and :class:`ArrayImpl` (NumPy-backed).
+
+An ``ArrayImpl`` holds a NumPy array that is never handed out writable, and a
+``weak_type`` flag: True when the array's dtype was not asked for, but
+inferred from a Python scalar, so that it defers to the other operand's width
+in promotion (``Array(2, dtype=int32, weak_type=True)`` times an int8 array
+is int8).
+
+The operators and methods are defined on :class:`Array` in terms of the
+namespace's functions, so every array-like class deriving from it behaves
+alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _dtypes
+from typelattice.numpy import _core
+
+__all__ = ["Array", "ArrayImpl"]
+
+_COMPLEX_KINDS: Final = _dtypes.CATEGORIES["complex floating"]
+
+
+class Array:
+    """An immutable array with a dtype, a shape and a weak-type flag.
+
+    The base class of the namespace's arrays; use it in annotations and
+    ``isinstance`` checks.
+
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.asarray([0, 1, 2], dtype='int8')
+    >>> isinstance(x, tnp.Array)
+    True
+    >>> x * 2
+    Array([0, 2, 4], dtype=int8)
+    """
+
+    __slots__ = ()
+    # NumPy calls __array_ufunc__ for `ndarray + Array`: we take over there.
+    __array_priority__ = 100
+
+    # -- abstract value ----------------------------------------------------------
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def weak_type(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def T(self) -> Array:
+        return _ns().transpose(self)
+
+    @property
+    def mT(self) -> Array:
+        return _ns().matrix_transpose(self)
+
+    @property
+    def real(self) -> Array:
+        return _ns().real(self)
+
+    @property
+    def imag(self) -> Array:
+        return _ns().imag(self)
+
+    @property
+    def at(self) -> _IndexUpdateHelper:
+        """Functional updates: ``x.at[idx].set(v)``, ``.add(v)``, ``.get()``..."""
+        return _IndexUpdateHelper(self)
+
+    # -- operators -----------------------------------------------------------------
+    # Python operators on arrays and scalars, both orders (NumPy's names).
+
+    def __add__(self, other: Any) -> Array:
+        return _ns().add(self, other)
+
+    def __radd__(self, other: Any) -> Array:
+        return _ns().add(other, self)
+
+    def __sub__(self, other: Any) -> Array:
+        return _ns().subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Array:
+        return _ns().subtract(other, self)
+
+    def __mul__(self, other: Any) -> Array:
+        return _ns().multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Array:
+        return _ns().multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Array:
+        return _ns().true_divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Array:
+        return _ns().true_divide(other, self)
+
+    def __floordiv__(self, other: Any) -> Array:
+        return _ns().floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Array:
+        return _ns().floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Array:
+        return _ns().remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Array:
+        return _ns().remainder(other, self)
+
+    def __divmod__(self, other: Any) -> tuple[Array, Array]:
+        return _ns().divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> tuple[Array, Array]:
+        return _ns().divmod(other, self)
+
+    def __pow__(self, other: Any) -> Array:
+        return _ns().power(self, other)
+
+    def __rpow__(self, other: Any) -> Array:
+        return _ns().power(other, self)
+
+    def __matmul__(self, other: Any) -> Array:
+        return _ns().matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Array:
+        return _ns().matmul(other, self)
+
+    def __and__(self, other: Any) -> Array:
+        return _ns().bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Array:
+        return _ns().bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Array:
+        return _ns().bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Array:
+        return _ns().bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Array:
+        return _ns().bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Array:
+        return _ns().bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Array:
+        return _ns().left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Array:
+        return _ns().left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Array:
+        return _ns().right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Array:
+        return _ns().right_shift(other, self)
+
+    def __lt__(self, other: Any) -> Array:
+        return _ns().less(self, other)
+
+    def __le__(self, other: Any) -> Array:
+        return _ns().less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Array:
+        return _ns().greater(self, other)
+
+    def __ge__(self, other: Any) -> Array:
+        return _ns().greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Array:  # type: ignore[override]
+        return _ns().equal(self, other)
+
+    def __ne__(self, other: Any) -> Array:  # type: ignore[override]
+        return _ns().not_equal(self, other)
+
+    def __neg__(self) -> Array:
+        return _ns().negative(self)
+
+    def __pos__(self) -> Array:
+        return _ns().positive(self)
+
+    def __abs__(self) -> Array:
+        return _ns().abs(self)
+
+    def __invert__(self) -> Array:
+        return _ns().invert(self)
+
+    def __round__(self, ndigits: int | None = None) -> Array:
+        return _ns().round(self, 0 if ndigits is None else ndigits)
+
+    # Arrays are mutable-looking but immutable values: not hashable.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            f"{type(self).__name__} is immutable, so item assignment is not "
+            "supported. Use x = x.at[idx].set(value) (or .add, .multiply, ...), "
+            "which returns an updated copy."
+        )
+
+    def __getitem__(self, key: Any) -> Array:
+        return _ns()._getitem(self, key)
+
+    # -- methods ----------------------------------------------------------------------
+
+    def astype(self, dtype: Any, copy: bool = False) -> Array:
+        """This array converted to ``dtype`` (a strong result)."""
+        return _ns().astype(self, dtype)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Array:
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return _ns().reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> Array:
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = tuple(axes[0]) if axes[0] is not None else ()
+        return _ns().transpose(self, axes or None)
+
+    def flatten(self, order: str = "C") -> Array:
+        return _ns().ravel(self, order=order)
+
+    def ravel(self, order: str = "C") -> Array:
+        return _ns().ravel(self, order=order)
+
+    def squeeze(self, axis: Any = None) -> Array:
+        return _ns().squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Array:
+        return _ns().swapaxes(self, axis1, axis2)
+
+    def sum(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
+        return _ns().sum(self, axis=axis, dtype=dtype, **kw)
+
+    def prod(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
+        return _ns().prod(self, axis=axis, dtype=dtype, **kw)
+
+    def mean(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
+        return _ns().mean(self, axis=axis, dtype=dtype, **kw)
+
+    def var(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
+        return _ns().var(self, axis=axis, dtype=dtype, **kw)
+
+    def std(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
+        return _ns().std(self, axis=axis, dtype=dtype, **kw)
+
+    def max(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().max(self, axis=axis, **kw)
+
+    def min(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().min(self, axis=axis, **kw)
+
+    def argmax(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().argmax(self, axis=axis, **kw)
+
+    def argmin(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().argmin(self, axis=axis, **kw)
+
+    def any(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().any(self, axis=axis, **kw)
+
+    def all(self, axis: Any = None, **kw: Any) -> Array:
+        return _ns().all(self, axis=axis, **kw)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None) -> Array:
+        return _ns().cumsum(self, axis=axis, dtype=dtype)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None) -> Array:
+        return _ns().cumprod(self, axis=axis, dtype=dtype)
+
+    def clip(self, min: Any = None, max: Any = None) -> Array:
+        return _ns().clip(self, min=min, max=max)
+
+    def round(self, decimals: int = 0) -> Array:
+        return _ns().round(self, decimals)
+
+    def conj(self) -> Array:
+        return _ns().conj(self)
+
+    def conjugate(self) -> Array:
+        return _ns().conj(self)
+
+    def dot(self, other: Any) -> Array:
+        return _ns().dot(self, other)
+
+    def take(self, indices: Any, axis: int | None = None) -> Array:
+        return _ns().take(self, indices, axis=axis)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Array:
+        return _ns().repeat(self, repeats, axis=axis)
+
+    def sort(self, axis: int | None = -1) -> Array:
+        return _ns().sort(self, axis=axis)
+
+    def argsort(self, axis: int | None = -1) -> Array:
+        return _ns().argsort(self, axis=axis)
+
+    def copy(self) -> Array:
+        return _ns().array(self, copy=True)
+
+    def item(self, *args: int) -> bool | int | float | complex:
+        return np.asarray(self).item(*args)  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        return np.asarray(self).tolist()
+
+    # -- Python protocols -----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of an unsized (0-d) array")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self))
+
+    def __int__(self) -> int:
+        return int(np.asarray(self))
+
+    def __float__(self) -> float:
+        return float(np.asarray(self))
+
+    def __complex__(self) -> complex:
+        return complex(np.asarray(self))
+
+    def __index__(self) -> int:
+        if not _dtypes.isdtype(self.dtype, ("integral", "bool")) or self.shape:
+            raise TypeError(
+                f"only integer scalar arrays can be used as an index, got "
+                f"an array of dtype {self.dtype} and shape {self.shape}"
+            )
+        return int(np.asarray(self))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:  # type: ignore[type-arg]
+        raise NotImplementedError
+
+    def __array_ufunc__(
+        self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
+    ) -> Any:
+        # `ndarray + Array` (and np.add(ndarray, Array)) come here: computed
+        # with our rules when the namespace has the ufunc, else by NumPy on
+        # plain arrays.
+        fn = getattr(_ns(), ufunc.__name__, None)
+        if method == "__call__" and fn is not None and not kwargs:
+            return fn(*inputs)
+        plain = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+def _ns() -> Any:
+    import typelattice.numpy as ns
+
+    return ns
+
+
+class ArrayImpl(Array):
+    """The NumPy-backed concrete :class:`Array`."""
+
+    __slots__ = ("_key", "_value")
+
+    _value: np.ndarray[Any, Any]
+    _key: tuple[np.dtype[Any], bool]
+
+    def __init__(self, value: np.ndarray[Any, Any], weak_type: bool = False) -> None:
+        value = np.asarray(value)
+        if value.dtype not in _dtypes.ALL_SET:
+            raise TypeError(f"unsupported dtype {value.dtype} for an Array")
+        self._value = value
+        self._key = (value.dtype, bool(weak_type) and value.dtype.kind != "b")
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._key[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def weak_type(self) -> bool:
+        return self._key[1]
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._value.nbytes
+
+    @property
+    def _promotion_key(self) -> tuple[np.dtype[Any], bool]:
+        # Lets typelattice.result_type cache answers for these arrays.
+        return self._key
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:  # type: ignore[type-arg]
+        value = self._value
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        if copy:
+            return value.copy()
+        view = value.view()
+        view.flags.writeable = False
+        return view
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._value.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._value.__dlpack_device__()  # type: ignore[no-any-return]
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __len__(self) -> int:
+        if not self._value.ndim:
+            raise TypeError("len() of an unsized (0-d) array")
+        return len(self._value)
+
+    def __repr__(self) -> str:
+        value = self._value
+        name = value.dtype.name
+        body = np.array2string(value, separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self._key[1] else ""
+        return f"Array({body}, dtype={name}{weak})"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, spec: str) -> str:
+        if not self._value.ndim:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self._value, self._key[1]))
+
+    def __copy__(self) -> ArrayImpl:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ArrayImpl:
+        return self
+
+
+def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
+    return ArrayImpl(value, weak)
+
+
+_new_object = object.__new__
+
+
+def wrap(value: Any, key: tuple[np.dtype[Any], bool]) -> ArrayImpl:
+    """An ArrayImpl from a NumPy result already in ``key``'s dtype."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    out: ArrayImpl = _new_object(ArrayImpl)
+    out._value = value
+    out._key = key
+    return out
+
+
+def from_numpy(value: np.ndarray[Any, Any], weak: bool = False) -> ArrayImpl:
+    """Wrap an ndarray whose dtype is in the universe (any weak flag)."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    return wrap(value, (value.dtype, weak and value.dtype.kind != "b"))
+
+
+class _IndexUpdateHelper:
+    """``x.at``: index it to get an :class:`_IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: the functional updates of the elements at ``idx``.
+
+    Each method returns a new array of ``x``'s dtype and weak flag; ``x`` is
+    unchanged. Repeated indices accumulate for ``add``, ``multiply``, ``min``
+    and ``max``; for ``set`` the last one wins. Out-of-bounds indices raise
+    IndexError (JAX drops them silently).
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Array, index: Any) -> None:
+        self.array = array
+        self.index = index
+
+    def get(self) -> Array:
+        return self.array[self.index]
+
+    def set(self, values: Any) -> Array:
+        return _ns()._scatter(self.array, self.index, values, None, "set")
+
+    def add(self, values: Any) -> Array:
+        return _ns()._scatter(self.array, self.index, values, np.add, "add")
+
+    def subtract(self, values: Any) -> Array:
+        return _ns()._scatter(
+            self.array, self.index, values, np.subtract, "subtract"
+        )
+
+    def multiply(self, values: Any) -> Array:
+        return _ns()._scatter(
+            self.array, self.index, values, np.multiply, "multiply"
+        )
+
+    mul = multiply
+
+    def divide(self, values: Any) -> Array:
+        return _ns()._scatter(
+            self.array, self.index, values, np.true_divide, "divide"
+        )
+
+    def power(self, values: Any) -> Array:
+        return _ns()._scatter(self.array, self.index, values, np.power, "power")
+
+    def min(self, values: Any) -> Array:
+        return _ns()._scatter(self.array, self.index, values, np.minimum, "min")
+
+    def max(self, values: Any) -> Array:
+        return _ns()._scatter(self.array, self.index, values, np.maximum, "max")
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+
+_core._ArrayImpl.append(ArrayImpl)

@@ -1,0 +1,397 @@
+"""Making arrays: asarray/array, zeros/ones/full/empty and their ``_like``
+forms, ranges, eye, the scalar types (``tnp.int8(3)``) and ``astype``."""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _config, _dtypes, _promotion
+from typelattice.numpy import _core
+from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+
+_PY: Final = (builtins.int, builtins.float, builtins.complex)
+
+
+def _requested(dtype: Any, where: str) -> np.dtype[Any]:
+    """An explicitly requested dtype, with ``explicit_x64_dtypes`` applied."""
+    dt = _dtypes.dtype(dtype, canonicalize=False)
+    if dt in _dtypes.TO_32 and not _config.current().enable_x64:
+        return _dtypes.explicit_x64(dt, _config.current().explicit_x64_dtypes, where)
+    return dt
+
+
+def _leaves(obj: Any, out: list[Any]) -> None:
+    if isinstance(obj, list | tuple):
+        for item in obj:
+            _leaves(item, out)
+    else:
+        out.append(obj)
+
+
+def _fix_for(dt: np.dtype[Any]) -> str:
+    return "Give a dtype that can hold it, e.g. dtype='float32' or 'int64'."
+
+
+def asarray(
+    a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
+) -> Array:
+    """Convert ``a`` to an :class:`Array`.
+
+    Python scalars give weak arrays (``asarray(2)`` is a weak int32 in 32-bit
+    mode), ``True`` a strong bool; NumPy arrays and lists give strong arrays
+    of their canonical dtype; an explicit ``dtype`` gives a strong array.
+    NumPy input is copied, so later changes to it do not show here.
+
+    Raises:
+      TypeError: strings, objects, or non-numeric data.
+      OverflowError: a value that the dtype cannot hold (a Python int out of
+        range, a float that would become inf, a 64-bit value in 32-bit mode).
+
+    >>> asarray(2)
+    Array(2, dtype=int32, weak_type=True)
+    >>> asarray([1, 2.5])
+    Array([1. , 2.5], dtype=float32)
+    >>> asarray(3, dtype='int8')
+    Array(3, dtype=int8)
+    """
+    return _asarray(a, dtype, copy, "asarray")
+
+
+def array(
+    object: Any,  # noqa: A002 - NumPy's name
+    dtype: Any = None,
+    copy: bool = True,
+    order: str | None = "K",
+    ndmin: int = 0,
+) -> Array:
+    """Like :func:`asarray` (arrays are immutable, so copying is not observable).
+
+    >>> array([[1, 2], [3, 4]], dtype='uint8')
+    Array([[1, 2],
+           [3, 4]], dtype=uint8)
+    """
+    out = _asarray(object, dtype, copy, "array")
+    if ndmin > out.ndim:
+        from typelattice.numpy._shape import reshape
+
+        out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
+    target = None if dtype is None else _requested(dtype, where)
+    t = type(a)
+    if isinstance(a, Array):
+        if target is None or target == a.dtype:
+            return a
+        return astype(a, target)
+    if t is bool or (t in _PY and target is not None):
+        dt = target if target is not None else np.dtype(bool)
+        return from_numpy(_core.python_scalar_to(a, dt, where))
+    if t in _PY:
+        state = _config.current()
+        dt = _dtypes.default_dtype(_core._PY_SCALARS[t], state.enable_x64)
+        return from_numpy(_core.python_scalar_to(a, dt, where), weak=True)
+    if isinstance(a, np.ndarray | np.generic):
+        value = _core.from_numpy(a, where, 0)
+        if target is not None:
+            value = _cast(value, target)
+        elif value is a or np.shares_memory(value, a):
+            value = np.array(value, copy=True)
+        return from_numpy(value)
+    if isinstance(a, list | tuple):
+        return from_numpy(_from_sequence(a, target, where))
+    if isinstance(a, str | bytes) or a is None:
+        raise TypeError(
+            f"{where}: cannot convert {a!r} to an array: only numbers, arrays "
+            "and (nested) lists of them"
+        )
+    if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
+        value = _core.from_numpy(np.array(a, copy=True), where, 0)
+        return from_numpy(value if target is None else _cast(value, target))
+    if isinstance(a, _PY):  # subclasses of Python scalars are strong
+        return _asarray(np.asarray(a), dtype, copy, where)
+    raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")
+
+
+def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -> Any:
+    leaves: list[Any] = []
+    _leaves(a, leaves)
+    for leaf in leaves:
+        if not isinstance(leaf, (*_PY, np.generic, np.ndarray, Array)):
+            raise TypeError(
+                f"{where}: lists may hold numbers and arrays, got "
+                f"{type(leaf).__name__} {leaf!r:.60}"
+            )
+    if target is None:
+        if leaves:
+            promoted = [_leaf_for_promotion(leaf, where) for leaf in leaves]
+            target, _ = _promotion.lattice_result_type(*promoted)
+        else:
+            target = _dtypes.default_dtype("f")
+    try:
+        raw = np.array(_plain(a))
+    except ValueError as err:  # ragged nesting
+        raise ValueError(f"{where}: {err}") from None
+    if raw.dtype not in _dtypes.ALL_SET:
+        raise TypeError(f"{where}: cannot convert {a!r:.60} to a numeric array")
+    return _core.checked_cast(raw, target, where, _fix_for(target))
+
+
+def _plain(a: Any) -> Any:
+    if isinstance(a, list | tuple):
+        return [_plain(x) for x in a]
+    if isinstance(a, Array):
+        return np.asarray(a)
+    return a
+
+
+def _leaf_for_promotion(leaf: Any, where: str) -> Any:
+    if isinstance(leaf, np.ndarray | np.generic):
+        return _core.from_numpy(leaf, where, 0).dtype
+    return leaf
+
+
+def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    if value.dtype == dt:
+        return np.array(value, copy=True)
+    if value.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
+        warnings.warn(
+            f"casting {value.dtype} to {dt} discards the imaginary part",
+            np.exceptions.ComplexWarning,
+            stacklevel=4,
+        )
+    return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
+    """``x`` converted to ``dtype``: an explicit cast, so a strong result.
+
+    Like NumPy's ``astype`` (and JAX's), out-of-range values wrap or
+    saturate as the hardware does: this is the explicit conversion every
+    error message suggests.
+
+    >>> astype(asarray(2), 'int8')
+    Array(2, dtype=int8)
+    """
+    dt = _requested(dtype, "astype")
+    if isinstance(x, ArrayImpl):
+        return from_numpy(_cast(x._value, dt))
+    if type(x) in _PY or type(x) is bool:
+        return _asarray(x, dt, None, "astype")
+    value, _ = _core.operand(x, "astype", 0)
+    return from_numpy(_cast(np.asarray(value), dt))
+
+
+# -- filled arrays -----------------------------------------------------------------------
+
+
+def _shape(shape: Any, where: str) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer):
+        shape = (shape,)
+    try:
+        dims = tuple(_core.index_of(d, f"{where}: shape") for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{where}: negative dimensions are not allowed, got {dims}")
+    return dims
+
+
+def _default_or(dtype: Any, where: str) -> np.dtype[Any]:
+    return _dtypes.default_dtype("f") if dtype is None else _requested(dtype, where)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """An array of zeros (the default float type unless ``dtype``).
+
+    >>> zeros(3, 'int8')
+    Array([0, 0, 0], dtype=int8)
+    """
+    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros")))
+
+
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """An array of ones (the default float type unless ``dtype``)."""
+    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones")))
+
+
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """Like :func:`zeros` (an immutable array's contents must be defined)."""
+    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty")))
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """An array filled with ``fill_value``; weak when the value is a Python
+    scalar and no dtype is given, as in jax.numpy.
+
+    >>> full(2, 7)
+    Array([7, 7], dtype=int32, weak_type=True)
+    """
+    fill = _asarray(fill_value, dtype, None, "full")
+    dims = _shape(shape, "full")
+    value = np.broadcast_to(np.asarray(fill), dims).copy()
+    return wrap(value, (fill.dtype, fill.weak_type))
+
+
+def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[np.dtype[Any], bool, tuple[int, ...]]:
+    if isinstance(a, Array):
+        dt, weak, own = a.dtype, a.weak_type, a.shape
+    else:
+        v, key = _core.operand(a, where, 0)
+        state = _config.current()
+        dt = _core.key_dtype(key, state.enable_x64)
+        weak, own = _core.key_weak(key), np.shape(v)
+    if dtype is not None:
+        dt, weak = _requested(dtype, where), False
+    dims = own if shape is None else _shape(shape, where)
+    return dt, weak and dt.kind != "b", dims
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+    """Zeros with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    dt, weak, dims = _like(a, dtype, shape, "zeros_like")
+    return wrap(np.zeros(dims, dt), (dt, weak))
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+    """Ones with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    dt, weak, dims = _like(a, dtype, shape, "ones_like")
+    return wrap(np.ones(dims, dt), (dt, weak))
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+    """Like :func:`zeros_like`."""
+    dt, weak, dims = _like(a, dtype, shape, "empty_like")
+    return wrap(np.zeros(dims, dt), (dt, weak))
+
+
+def full_like(
+    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Array:
+    """``fill_value`` in ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Raises:
+      OverflowError: ``fill_value`` does not fit the dtype.
+
+    >>> full_like(zeros(2, 'uint8'), 255)
+    Array([255, 255], dtype=uint8)
+    """
+    dt, weak, dims = _like(a, dtype, shape, "full_like")
+    if isinstance(fill_value, Array):
+        fill = _cast(np.asarray(fill_value), dt)
+    elif type(fill_value) in _PY or type(fill_value) is bool:
+        fill = _core.python_scalar_to(fill_value, dt, "full_like")
+    else:
+        fill = _cast(np.asarray(_core.operand(fill_value, "full_like", 1)[0]), dt)
+    return wrap(np.broadcast_to(fill, dims).copy(), (dt, weak))
+
+
+# -- ranges --------------------------------------------------------------------------------
+
+
+def arange(
+    start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None
+) -> Array:
+    """Evenly spaced values in ``[start, stop)``: a strong array of the
+    promoted type of the arguments (int32 for Python ints in 32-bit mode).
+
+    >>> arange(4)
+    Array([0, 1, 2, 3], dtype=int32)
+    >>> arange(0, 1, 0.25)
+    Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+    """
+    args = [x for x in (start, stop, step) if x is not None]
+    for i, x in enumerate(args):
+        if isinstance(x, Array) and x.ndim:
+            raise TypeError(f"arange: argument {i} must be a scalar, got shape {x.shape}")
+    plain = [x.item() if isinstance(x, Array) else x for x in args]
+    if dtype is None:
+        dt, _ = _promotion.lattice_result_type(*args)
+    else:
+        dt = _requested(dtype, "arange")
+    raw = np.arange(*plain)
+    return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))
+
+
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+    *,
+    device: Any = None,
+) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``, computed in
+    the default float type (or ``dtype``).
+
+    >>> linspace(0, 1, 5)
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
+    num = _core.index_of(num, "linspace: num")
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if dtype is None:
+        joined, _ = _promotion.lattice_result_type(start, stop)
+        dt = joined if _dtypes.kind_of(joined) in "fc" else _dtypes.default_dtype("f")
+    else:
+        dt = _requested(dtype, "linspace")
+    lo = np.asarray(start)
+    hi = np.asarray(stop)
+    values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
+    out = from_numpy(_core.ignore_fp_errors(values.astype, dt))
+    if retstep:
+        return out, from_numpy(np.asarray(step).astype(dt))
+    return out
+
+
+def eye(
+    N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
+) -> Array:
+    """A 2-d array with ones on the ``k``-th diagonal."""
+    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye")))
+
+
+def identity(n: int, dtype: Any = None) -> Array:
+    """The ``n`` by ``n`` identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+# -- scalar types ---------------------------------------------------------------------------
+
+
+class ScalarType:
+    """A dtype object that also makes 0-d arrays: ``tnp.int8(3)``.
+
+    Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``).
+    """
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, name: str) -> None:
+        self.dtype = np.dtype(name)
+
+    def __call__(self, x: Any = 0) -> Array:
+        return asarray(x, dtype=self.dtype)
+
+    def __repr__(self) -> str:
+        return f"typelattice.numpy.{self.dtype.name}"
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return self.dtype == _dtypes.dtype(other, canonicalize=False)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)

@@ -1,0 +1,328 @@
+"""Elementwise functions: promotion of the operands, then one NumPy ufunc call.
+
+Each function is described by an :class:`Op` (which dtypes it accepts, what
+it computes in, what it returns); its plan for given operand types is built
+once per configuration and cached, so the hot path is a dict lookup, the
+conversion of the operands that need it, and the ufunc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _config, _dtypes
+from typelattice._config import _scope
+from typelattice.numpy import _core
+from typelattice.numpy._array import ArrayImpl, wrap
+
+DType = np.dtype[Any]
+
+# How an operand reaches the compute dtype.
+_KEEP: Final = 0  # an array already in the compute dtype
+_CAST: Final = 1  # an array of another dtype: astype
+_INT: Final = 2  # a Python int for a NumPy integer dtype: range check only
+_SCALAR: Final = 3  # a Python scalar: checked conversion
+
+_KIND_WORDS: Final = {
+    "b": "bool",
+    "i": "signed integer",
+    "u": "unsigned integer",
+    "f": "floating",
+    "c": "complex floating",
+}
+_BOOL: Final = np.dtype(bool)
+_INT32: Final = np.dtype("int32")
+
+
+class Op:
+    """How one elementwise function treats dtypes.
+
+    Args:
+      name: the function's name, for messages.
+      fn: the NumPy function, called on operands in the compute dtype.
+      nin: the number of array operands.
+      accept: the kinds (``b i u f c``) the compute dtype may have.
+      to: ``None``, ``'inexact'`` (non-inexact types become the default
+        float, the weak flag kept) or ``'numeric'`` (bool becomes int32).
+      out: ``'same'``, ``'bool'`` or ``'real'`` (complex gives its real type).
+      identity_kinds: kinds for which the function returns its input as is
+        (``floor`` of an integer array).
+      fp_int: NumPy reports errors for integers too (division by zero).
+    """
+
+    __slots__ = ("accept", "fn", "fp_int", "identity_kinds", "name", "nin", "out", "to")
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        nin: int,
+        accept: str = "biufc",
+        to: str | None = None,
+        out: str = "same",
+        identity_kinds: str = "",
+        fp_int: bool = False,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.nin = nin
+        self.accept = accept
+        self.to = to
+        self.out = out
+        self.identity_kinds = identity_kinds
+        self.fp_int = fp_int
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+def _real_dtype(dt: DType) -> DType:
+    if dt == np.complex64:
+        return np.dtype("float32")
+    if dt == np.complex128:
+        return np.dtype("float64")
+    return dt
+
+
+def compute_dtype(
+    op_name: str, accept: str, to: str | None, dt: DType, x64: bool
+) -> DType:
+    """The dtype an operation computes in, from its operands' join."""
+    kind = _dtypes.kind_of(dt)
+    if to == "inexact" and kind in "biu":
+        dt = _dtypes.default_dtype("f", x64)
+        kind = "f"
+    elif to == "numeric" and kind == "b":
+        dt = _INT32
+        kind = "i"
+    if kind not in accept:
+        accepted = ", ".join(_KIND_WORDS[k] for k in accept)
+        raise TypeError(
+            f"{op_name} does not accept dtype {dt}. Accepted dtypes: {accepted}. "
+            "Cast explicitly with x.astype(...) if that is what you mean."
+        )
+    return dt
+
+
+def _identity(x: Any) -> Any:
+    return np.array(x, copy=True)
+
+
+def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
+    """The cached plan of ``op`` on operands with these keys.
+
+    A tuple ``(fn, convs, out_key, fp, cd)``: the NumPy function, per operand
+    a ``(how, lo, hi)`` conversion, the result's ``(dtype, weak)``, whether
+    NumPy's floating point warnings must be silenced, and the compute dtype.
+    """
+    x64 = state.enable_x64
+    dt, weak = _core.result_of(keys, state)
+    fn = op.fn
+    kind = _dtypes.kind_of(dt)
+    if kind in op.identity_kinds:
+        cd = dt
+        fn = _identity
+    else:
+        cd = compute_dtype(op.name, op.accept, op.to, dt, x64)
+    convs = []
+    for key in keys:
+        if isinstance(key, tuple):
+            convs.append((_KEEP if key[0] == cd else _CAST, 0, 0))
+        elif key is int and cd.kind in "iu" and cd.isbuiltin:
+            info = np.iinfo(cd)
+            convs.append((_INT, int(info.min), int(info.max)))
+        elif key is bool and cd == _BOOL:
+            convs.append((_KEEP, 0, 0))
+        else:
+            convs.append((_SCALAR, 0, 0))
+    if op.out == "bool":
+        out = _BOOL
+    elif op.out == "real":
+        out = _real_dtype(cd)
+    else:
+        out = cd
+    # A weak bool does not exist: bool results are strong.
+    out_key = (out, weak and out != _BOOL)
+    fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
+    return fn, tuple(convs), out_key, fp, cd
+
+
+def _state() -> _config.State:
+    scope = _scope.get()
+    return _config._global if scope is None else scope.resolve()
+
+
+def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
+    """``args`` converted to ``op``'s compute dtype, and ``op``'s plan.
+
+    The general path, for any number of operands; the converted values are
+    ndarrays or, for Python scalars, 0-d arrays (ints in range may stay ints).
+    """
+    name = op.name
+    values = []
+    keys = []
+    for i, a in enumerate(args):
+        v, k = _core.operand(a, name, i)
+        values.append(v)
+        keys.append(k)
+    state = _state()
+    tkeys = tuple(keys)
+    plan = state.memo.get((op, tkeys))
+    if plan is None:
+        plan = build_plan(op, tkeys, state)
+        state.memo[(op, tkeys)] = plan
+    _, convs, _, _, cd = plan
+    conv = []
+    for v, (how, lo, hi) in zip(values, convs, strict=True):
+        if how == _KEEP:
+            conv.append(v)
+        elif how == _CAST:
+            conv.append(_core.ignore_fp_errors(v.astype, cd))
+        elif how == _INT:
+            if not lo <= v <= hi:
+                _core.python_scalar_to(v, cd, name)  # raises
+            conv.append(v)
+        else:
+            conv.append(_core.python_scalar_to(v, cd, name))
+    if state.rank_promotion != "allow":
+        _core.check_rank(name, [np.shape(v) for v in values], state.rank_promotion)
+    return conv, plan
+
+
+def apply(op: Op, args: tuple[Any, ...]) -> ArrayImpl:
+    """Run ``op`` on ``args`` (the general path, any number of operands)."""
+    conv, (fn, _, out_key, fp, _) = promote(op, args)
+    return finish(run(op.name, fn, conv, fp), out_key)
+
+
+def run(name: str, fn: Callable[..., Any], conv: list[Any], fp: bool) -> Any:
+    try:
+        if fp:
+            return _core.ignore_fp_errors(fn, *conv)
+        return fn(*conv)
+    except ValueError as err:
+        if "broadcast" in str(err):
+            _core.broadcast_error(name, [np.shape(v) for v in conv])
+        raise
+
+
+def finish(out: Any, out_key: tuple[DType, bool]) -> ArrayImpl:
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype != out_key[0]:
+        out = _core.ignore_fp_errors(out.astype, out_key[0])
+    return wrap(out, out_key)
+
+
+# -- function factories ---------------------------------------------------------
+
+
+def make_unary(op: Op) -> Callable[[Any], ArrayImpl]:
+    name = op.name
+
+    def unary(x: Any, /) -> ArrayImpl:
+        if type(x) is ArrayImpl:
+            v = x._value
+            k: object = x._key
+        else:
+            v, k = _core.operand(x, name, 0)
+        scope = _scope.get()
+        state = _config._global if scope is None else scope.resolve()
+        memo = state.memo
+        plan = memo.get((op, k))
+        if plan is None:
+            plan = memo[(op, k)] = build_plan(op, (k,), state)
+        fn, convs, out_key, fp, cd = plan
+        how = convs[0][0]
+        if how == _CAST:
+            v = _core.ignore_fp_errors(v.astype, cd)
+        elif how != _KEEP:
+            v = _core.python_scalar_to(v, cd, name)
+        out = _core.ignore_fp_errors(fn, v) if fp else fn(v)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if out.dtype != out_key[0]:
+            out = _core.ignore_fp_errors(out.astype, out_key[0])
+        return wrap(out, out_key)
+
+    unary.__name__ = unary.__qualname__ = name
+    return unary
+
+
+def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
+    name = op.name
+
+    def binary(x: Any, y: Any, /) -> ArrayImpl:
+        # The hot path of every operator: written out, no helper calls for
+        # arrays and Python scalars once the plan is cached.
+        tx = type(x)
+        if tx is ArrayImpl:
+            vx = x._value
+            kx: object = x._key
+        elif tx is int or tx is float or tx is complex or tx is bool:
+            vx = x
+            kx = tx
+        else:
+            vx, kx = _core.operand(x, name, 0)
+        ty = type(y)
+        if ty is ArrayImpl:
+            vy = y._value
+            ky: object = y._key
+        elif ty is int or ty is float or ty is complex or ty is bool:
+            vy = y
+            ky = ty
+        else:
+            vy, ky = _core.operand(y, name, 1)
+        scope = _scope.get()
+        state = _config._global if scope is None else scope.resolve()
+        memo = state.memo
+        plan = memo.get((op, kx, ky))
+        if plan is None:
+            plan = memo[(op, kx, ky)] = build_plan(op, (kx, ky), state)
+        fn, (cx, cy), out_key, fp, cd = plan
+        how = cx[0]
+        if how:
+            if how == _CAST:
+                vx = _core.ignore_fp_errors(vx.astype, cd)
+            elif how == _INT:
+                if not cx[1] <= vx <= cx[2]:
+                    _core.python_scalar_to(vx, cd, name)
+            else:
+                vx = _core.python_scalar_to(vx, cd, name)
+        how = cy[0]
+        if how:
+            if how == _CAST:
+                vy = _core.ignore_fp_errors(vy.astype, cd)
+            elif how == _INT:
+                if not cy[1] <= vy <= cy[2]:
+                    _core.python_scalar_to(vy, cd, name)
+            else:
+                vy = _core.python_scalar_to(vy, cd, name)
+        if state.rank_promotion != "allow":
+            _core.check_rank(name, [np.shape(vx), np.shape(vy)], state.rank_promotion)
+        try:
+            out = _core.ignore_fp_errors(fn, vx, vy) if fp else fn(vx, vy)
+        except ValueError as err:
+            if "broadcast" in str(err):
+                _core.broadcast_error(name, [np.shape(vx), np.shape(vy)])
+            raise
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if out.dtype != out_key[0]:
+            out = _core.ignore_fp_errors(out.astype, out_key[0])
+        return wrap(out, out_key)
+
+    binary.__name__ = binary.__qualname__ = name
+    return binary
+
+
+def make_nary(op: Op) -> Callable[..., ArrayImpl]:
+    def nary(*args: Any) -> ArrayImpl:
+        return apply(op, args)
+
+    nary.__name__ = nary.__qualname__ = op.name
+    return nary
+

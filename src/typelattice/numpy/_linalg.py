@@ -1,0 +1,131 @@
+"""Products: matmul, dot, vdot, inner, outer, tensordot, einsum.
+
+Operands are promoted like any binary operation; ``preferred_element_type``
+chooses the result (and accumulation) dtype instead. The types NumPy has no
+fast product for (float16, bfloat16, float8...) accumulate in float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _dtypes
+from typelattice.numpy import _core
+from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._elementwise import Op, promote
+
+_F32: Final = np.dtype("float32")
+_UPCAST: Final = frozenset(
+    [np.dtype("float16"), np.dtype("bfloat16"), *_dtypes.SMALL_FLOATS.values()]
+)
+_OPS: dict[str, Op] = {}
+
+
+def _op(name: str) -> Op:
+    op = _OPS.get(name)
+    if op is None:
+        op = _OPS.setdefault(name, Op(name, lambda *a: a, 0))
+    return op
+
+
+def _product(
+    name: str,
+    args: tuple[Any, ...],
+    fn: Callable[..., Any],
+    preferred_element_type: Any,
+    min_ndim: int = 0,
+) -> ArrayImpl:
+    conv, (_, _, out_key, _, cd) = promote(_op(name), args)
+    values = [np.asarray(v, dtype=cd) for v in conv]
+    for i, v in enumerate(values):
+        if v.ndim < min_ndim:
+            raise ValueError(
+                f"{name}: operand {i} must have at least {min_ndim} dimension(s), "
+                f"got shape {v.shape}"
+            )
+    if preferred_element_type is not None:
+        from typelattice.numpy._creation import _requested
+
+        out_dt = _requested(preferred_element_type, name)
+        out_key = (out_dt, False)
+    out_dt = out_key[0]
+    compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
+    if _dtypes.kind_of(compute) in "iu" and _dtypes.kind_of(cd) in "fc":
+        compute = cd  # floats accumulate as floats, then convert
+    values = [v.astype(compute) for v in values]
+    try:
+        out = _core.ignore_fp_errors(fn, *values)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    return wrap(np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key)
+
+
+def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+    """Matrix product with broadcasting of leading axes (``a @ b``).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.matmul(tnp.ones((2, 3), 'int8'), tnp.ones(3, 'int8'))
+    Array([3, 3], dtype=int8)
+    """
+    return _product("matmul", (a, b), np.matmul, preferred_element_type, 1)
+
+
+def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+    """Dot product (NumPy's ``dot``: scalars multiply)."""
+    return _product("dot", (a, b), np.dot, preferred_element_type)
+
+
+def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+    """Dot product of the flattened arrays, conjugating ``a``."""
+    return _product("vdot", (a, b), lambda x, y: np.vdot(x, y), preferred_element_type)
+
+
+def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+    """Sum of products over the last axes."""
+    return _product("inner", (a, b), np.inner, preferred_element_type)
+
+
+def outer(a: Any, b: Any, out: None = None) -> ArrayImpl:
+    """Outer product of the flattened arrays."""
+    return _product("outer", (a, b), np.outer, None)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, preferred_element_type: Any = None) -> ArrayImpl:
+    """Sum of products over the given axes."""
+    if isinstance(axes, ArrayImpl):
+        axes = axes.tolist()
+    return _product(
+        "tensordot",
+        (a, b),
+        lambda x, y: np.tensordot(x, y, axes=axes),
+        preferred_element_type,
+    )
+
+
+def einsum(
+    subscripts: str,
+    /,
+    *operands: Any,
+    out: None = None,
+    optimize: Any = "auto",
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> ArrayImpl:
+    """Einstein summation over the operands, promoted together.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.einsum('i,i->', tnp.arange(3), tnp.arange(3))
+    Array(5, dtype=int32)
+    """
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: the first argument must be a subscripts string")
+    opt = False if optimize == "auto" else optimize
+    return _product(
+        "einsum",
+        operands,
+        lambda *vs: np.einsum(subscripts, *vs, optimize=opt),
+        preferred_element_type,
+    )

@@ -1,0 +1,366 @@
+"""Shape functions, joining and splitting, indexing and functional updates,
+sorting. Functions of one array keep its dtype and weak flag; functions that
+join several arrays promote them, as in jax.numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _config, _dtypes, _promotion
+from typelattice.numpy import _core
+from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+from typelattice.numpy._elementwise import Op, promote
+
+_ANY: Final = "biufc"
+
+
+def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], tuple[np.dtype[Any], bool]]:
+    """The single array argument of a shape function: value and key."""
+    if type(a) is ArrayImpl:
+        return a._value, a._key
+    v, key = _core.operand(a, name, 0)
+    if isinstance(key, tuple):
+        return np.asarray(v), key
+    x64 = _config.current().enable_x64
+    dt = _core.key_dtype(key, x64)
+    return _core.python_scalar_to(v, dt, name), (dt, _core.key_weak(key))
+
+
+def _same(name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any) -> ArrayImpl:
+    v, key = _one(a, name)
+    return wrap(np.asarray(fn(v, *args, **kwargs)), key)
+
+
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> ArrayImpl:
+    """``a`` with a new shape (one axis may be -1); dtype and weak flag kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.reshape(tnp.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    if shape is None:
+        shape = newshape
+    if isinstance(shape, int | np.integer):
+        shape = (int(shape),)
+    return _same("reshape", np.reshape, a, tuple(shape), order=order)
+
+
+def ravel(a: Any, order: str = "C") -> ArrayImpl:
+    """``a`` flattened to one axis."""
+    return _same("ravel", np.ravel, a, order=order)
+
+
+def transpose(a: Any, axes: Sequence[int] | None = None) -> ArrayImpl:
+    """``a`` with its axes permuted (reversed by default)."""
+    return _same("transpose", np.transpose, a, axes)
+
+
+def permute_dims(a: Any, /, axes: Sequence[int]) -> ArrayImpl:
+    """Array API name of :func:`transpose`."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x: Any, /) -> ArrayImpl:
+    """Swap the last two axes."""
+    v, key = _one(x, "matrix_transpose")
+    if v.ndim < 2:
+        raise ValueError(
+            f"matrix_transpose: needs at least 2 dimensions, got shape {v.shape}"
+        )
+    return wrap(np.swapaxes(v, -1, -2), key)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> ArrayImpl:
+    """Move axes to new positions."""
+    return _same("moveaxis", np.moveaxis, a, source, destination)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> ArrayImpl:
+    """Swap two axes."""
+    return _same("swapaxes", np.swapaxes, a, axis1, axis2)
+
+
+def expand_dims(a: Any, axis: Any) -> ArrayImpl:
+    """Insert axes of length 1."""
+    return _same("expand_dims", np.expand_dims, a, axis)
+
+
+def squeeze(a: Any, axis: Any = None) -> ArrayImpl:
+    """Remove axes of length 1."""
+    return _same("squeeze", np.squeeze, a, axis)
+
+
+def broadcast_to(array: Any, shape: Any) -> ArrayImpl:
+    """``array`` broadcast to ``shape``; dtype and weak flag kept."""
+    if isinstance(shape, int | np.integer):
+        shape = (int(shape),)
+    v, key = _one(array, "broadcast_to")
+    try:
+        out = np.broadcast_to(v, tuple(shape))
+    except ValueError:
+        _core.broadcast_error("broadcast_to", [v.shape, tuple(shape)])
+    return wrap(out, key)
+
+
+def broadcast_arrays(*args: Any) -> list[ArrayImpl]:
+    """The arguments broadcast to one shape, each keeping its dtype."""
+    parts = [_one(a, "broadcast_arrays") for a in args]
+    shapes = [v.shape for v, _ in parts]
+    state = _config.current()
+    _core.check_rank("broadcast_arrays", shapes, state.rank_promotion)
+    try:
+        outs = np.broadcast_arrays(*[v for v, _ in parts])
+    except ValueError:
+        _core.broadcast_error("broadcast_arrays", shapes)
+    return [wrap(o, k) for o, (_, k) in zip(outs, parts, strict=True)]
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape the given shapes broadcast to."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        _core.broadcast_error("broadcast_shapes", [tuple(s) for s in shapes])
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument with at least one axis."""
+    outs = [_same("atleast_1d", np.atleast_1d, a) for a in arys]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument with at least two axes."""
+    outs = [_same("atleast_2d", np.atleast_2d, a) for a in arys]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """Each argument with at least three axes."""
+    outs = [_same("atleast_3d", np.atleast_3d, a) for a in arys]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def flip(m: Any, axis: Any = None) -> ArrayImpl:
+    """Reverse the order of elements along axes."""
+    return _same("flip", np.flip, m, axis)
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> ArrayImpl:
+    """Shift elements cyclically along axes."""
+    return _same("roll", np.roll, a, shift, axis)
+
+
+def tile(A: Any, reps: Any) -> ArrayImpl:
+    """Repeat the whole array ``reps`` times."""
+    return _same("tile", np.tile, A, reps)
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> ArrayImpl:
+    """Repeat each element ``repeats`` times."""
+    if isinstance(repeats, Array):
+        repeats = np.asarray(repeats)
+    out = _same("repeat", np.repeat, a, repeats, axis)
+    if total_repeat_length is not None and out.shape[axis or 0] != total_repeat_length:
+        raise ValueError(
+            f"repeat: the result has length {out.shape[axis or 0]}, not "
+            f"total_repeat_length={total_repeat_length}"
+        )
+    return out
+
+
+# -- joining ---------------------------------------------------------------------------
+
+_JOIN_OPS: dict[str, Op] = {}
+
+
+def _join_op(name: str) -> Op:
+    op = _JOIN_OPS.get(name)
+    if op is None:
+        op = _JOIN_OPS.setdefault(name, Op(name, lambda *a: a, 0))
+    return op
+
+
+def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> ArrayImpl:
+    if isinstance(arrays, Array | np.ndarray) or not isinstance(arrays, Sequence):
+        raise TypeError(f"{name}: expects a sequence of arrays, got {type(arrays).__name__}")
+    if not arrays:
+        raise ValueError(f"{name}: need at least one array")
+    for i, a in enumerate(arrays):
+        if isinstance(a, list | tuple):
+            raise TypeError(
+                f"{name}: element {i} is a {type(a).__name__}; convert it with "
+                "typelattice.numpy.asarray first"
+            )
+    conv, (_, _, out_key, _, cd) = promote(_join_op(name), tuple(arrays))
+    values = [np.asarray(v, dtype=cd) for v in conv]
+    if min_ndim and any(v.ndim < min_ndim for v in values):
+        raise ValueError(f"{name}: zero-dimensional arrays cannot be concatenated")
+    try:
+        out = fn(values)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    return wrap(np.asarray(out), out_key)
+
+
+def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> ArrayImpl:
+    """Join arrays along an existing axis; their dtypes are promoted.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.concatenate([tnp.asarray([1], dtype='int8'), tnp.asarray([2], dtype='uint8')])
+    Array([1, 2], dtype=int16)
+    """
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
+    return out if dtype is None else _astype(out, dtype)
+
+
+def concat(arrays: Any, /, *, axis: int | None = 0) -> ArrayImpl:
+    """Array API name of :func:`concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
+def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> ArrayImpl:
+    """Join arrays along a new axis; their dtypes are promoted."""
+    res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
+    return res if dtype is None else _astype(res, dtype)
+
+
+def hstack(tup: Any, dtype: Any = None) -> ArrayImpl:
+    """Join horizontally (along axis 1, or 0 for 1-d arrays)."""
+    res = _joined("hstack", tup, np.hstack)
+    return res if dtype is None else _astype(res, dtype)
+
+
+def vstack(tup: Any, dtype: Any = None) -> ArrayImpl:
+    """Join vertically (along axis 0, 1-d arrays as rows)."""
+    res = _joined("vstack", tup, np.vstack)
+    return res if dtype is None else _astype(res, dtype)
+
+
+def _astype(x: ArrayImpl, dtype: Any) -> ArrayImpl:
+    from typelattice.numpy._creation import astype
+
+    return astype(x, dtype)  # type: ignore[return-value]
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[ArrayImpl]:
+    """Split into sub-arrays along an axis; each keeps dtype and weak flag."""
+    v, key = _one(ary, "split")
+    if isinstance(indices_or_sections, Array):
+        indices_or_sections = np.asarray(indices_or_sections)
+    try:
+        parts = np.split(v, indices_or_sections, axis=axis)
+    except ValueError as err:
+        raise ValueError(f"split: {err}") from None
+    return [wrap(p, key) for p in parts]
+
+
+# -- indexing ----------------------------------------------------------------------------
+
+
+def _index(key: Any) -> Any:
+    if isinstance(key, tuple):
+        return tuple(_index(k) for k in key)
+    if isinstance(key, Array):
+        if not _dtypes.isdtype(key.dtype, ("integral", "bool")):
+            raise IndexError(
+                f"arrays used as indices must be of integer or bool type, got {key.dtype}"
+            )
+        return np.asarray(key)
+    return key
+
+
+def _getitem(a: Any, key: Any) -> ArrayImpl:
+    v, k = _one(a, "getitem")
+    return wrap(np.asarray(v[_index(key)]), k)
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None) -> ArrayImpl:
+    """Elements of ``a`` at ``indices`` (along ``axis``, or of the flattened
+    array). Out-of-range indices raise IndexError (JAX fills them)."""
+    v, key = _one(a, "take")
+    if isinstance(indices, list | tuple):
+        raise TypeError("take: indices must be an array, not a list; use asarray")
+    idx = np.asarray(indices._value if isinstance(indices, ArrayImpl) else indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {idx.dtype}")
+    return wrap(np.take(v, idx, axis=axis, mode="raise" if mode is None else mode), key)
+
+
+def _scatter(x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str) -> ArrayImpl:
+    """``x.at[index].<name>(values)``: a copy of ``x`` updated at ``index``.
+
+    The values must fit ``x``'s dtype without changing (their promotion with
+    ``x`` is ``x``'s dtype); otherwise a TypeError names the explicit cast.
+    """
+    where = f"x.at[...].{name}"
+    target, key = _one(x, where)
+    dt = key[0]
+    if name == "divide" and _dtypes.kind_of(dt) not in "fc":
+        raise TypeError(
+            f"{where}: dividing an {dt} array in place would need a float "
+            "result; convert first with x.astype('float32')"
+        )
+    v, vkey = _core.operand(values, where, 1)
+    state = _config.current()
+    joined, _ = _core.result_of([(dt, False), vkey], state)
+    if joined != dt:
+        shown = _core.key_dtype(vkey, state.enable_x64)
+        raise TypeError(
+            f"{where}: cannot store {shown} values in a {dt} array without "
+            f"changing them (they promote to {joined}); cast them explicitly, "
+            f"e.g. values.astype('{dt}')"
+        )
+    update = _core.convert(v, dt, where)
+    out = target.copy()
+    idx = _index(index)
+    if ufunc is None:
+        out[idx] = update
+    else:
+        _core.ignore_fp_errors(ufunc.at, out, idx, update)
+    return wrap(out, key)
+
+
+# -- sorting ----------------------------------------------------------------------------
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> ArrayImpl:
+    """Sorted copy (NaNs last); dtype and weak flag kept."""
+    v, key = _one(a, "sort")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
+    out = np.sort(v, axis=axis, kind="stable")
+    if descending:
+        out = np.flip(out, axis=axis)
+    return wrap(out, key)
+
+
+def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> ArrayImpl:
+    """Indices that sort ``a`` (the default integer type)."""
+    v, _ = _one(a, "argsort")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
+    if descending:
+        out = np.flip(np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis)
+        out = v.shape[axis] - 1 - out
+    else:
+        out = np.argsort(v, axis=axis, kind="stable")
+    x64 = _config.current().enable_x64
+    return from_numpy(out.astype(_dtypes.default_dtype("i", x64)))
+
+
+def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[ArrayImpl, ...]:
+    """Indices of the nonzero elements, one array per axis."""
+    v, _ = _one(a, "nonzero")
+    x64 = _config.current().enable_x64
+    dt = _dtypes.default_dtype("i", x64)
+    return tuple(from_numpy(i.astype(dt)) for i in np.nonzero(v))
+
+
+_ = _promotion

@@ -1,0 +1,265 @@
+"""The elementwise functions of the namespace, as a table of :class:`Op`.
+
+The table says, per function, which dtypes it accepts and how it computes,
+following jax.numpy: arithmetic keeps the promoted dtype, transcendental
+functions compute in an inexact type (an int32 array gives float32), the
+comparisons return bool, bitwise functions take integers and bools only.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from typelattice import _config, _dtypes
+from typelattice.numpy import _core
+from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._elementwise import (
+    Op,
+    apply,
+    finish,
+    make_binary,
+    make_unary,
+    promote,
+    run,
+)
+
+_NUM = "iufc"  # no bool
+_REAL = "biuf"
+_INT = "biu"
+
+# -- binary ---------------------------------------------------------------------------
+
+add = make_binary(Op("add", np.add, 2))
+subtract = make_binary(Op("subtract", np.subtract, 2, accept=_NUM))
+multiply = make_binary(Op("multiply", np.multiply, 2))
+true_divide = make_binary(Op("true_divide", np.true_divide, 2, to="inexact"))
+divide = make_binary(Op("divide", np.true_divide, 2, to="inexact"))
+floor_divide = make_binary(
+    Op("floor_divide", np.floor_divide, 2, accept="iuf", to="numeric", fp_int=True)
+)
+remainder = make_binary(
+    Op("remainder", np.remainder, 2, accept="iuf", to="numeric", fp_int=True)
+)
+mod = make_binary(Op("mod", np.remainder, 2, accept="iuf", to="numeric", fp_int=True))
+fmod = make_binary(Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True))
+_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
+float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
+logaddexp = make_binary(Op("logaddexp", np.logaddexp, 2, accept="f", to="inexact"))
+logaddexp2 = make_binary(
+    Op("logaddexp2", np.logaddexp2, 2, accept="f", to="inexact")
+)
+arctan2 = make_binary(Op("arctan2", np.arctan2, 2, accept="f", to="inexact"))
+hypot = make_binary(Op("hypot", np.hypot, 2, accept="f", to="inexact"))
+copysign = make_binary(Op("copysign", np.copysign, 2, accept="f", to="inexact"))
+nextafter = make_binary(Op("nextafter", np.nextafter, 2, accept="f", to="inexact"))
+heaviside = make_binary(Op("heaviside", np.heaviside, 2, accept="f", to="inexact"))
+equal = make_binary(Op("equal", np.equal, 2, out="bool"))
+not_equal = make_binary(Op("not_equal", np.not_equal, 2, out="bool"))
+less = make_binary(Op("less", np.less, 2, out="bool"))
+less_equal = make_binary(Op("less_equal", np.less_equal, 2, out="bool"))
+greater = make_binary(Op("greater", np.greater, 2, out="bool"))
+greater_equal = make_binary(Op("greater_equal", np.greater_equal, 2, out="bool"))
+logical_and = make_binary(Op("logical_and", np.logical_and, 2, out="bool"))
+logical_or = make_binary(Op("logical_or", np.logical_or, 2, out="bool"))
+logical_xor = make_binary(Op("logical_xor", np.logical_xor, 2, out="bool"))
+bitwise_and = make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT))
+bitwise_or = make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT))
+bitwise_xor = make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT))
+left_shift = make_binary(Op("left_shift", np.left_shift, 2, accept="iu"))
+right_shift = make_binary(Op("right_shift", np.right_shift, 2, accept="iu"))
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+maximum = make_binary(Op("maximum", np.maximum, 2))
+minimum = make_binary(Op("minimum", np.minimum, 2))
+fmax = make_binary(Op("fmax", np.fmax, 2))
+fmin = make_binary(Op("fmin", np.fmin, 2))
+
+
+def power(x1: Any, x2: Any, /) -> ArrayImpl:
+    """``x1 ** x2`` elementwise, promoted as jax.numpy does.
+
+    Raises:
+      TypeError: an integer base with a negative integer exponent (the
+        result is not an integer; cast to float first).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.power(tnp.asarray([1, 2, 3], dtype='int8'), 2)
+    Array([1, 4, 9], dtype=int8)
+    """
+    out = _power(x1, x2)
+    if _dtypes.kind_of(out.dtype) in "iu":
+        exponent = x2._value if isinstance(x2, ArrayImpl) else np.asarray(x2)
+        if exponent.dtype.kind in "if" and exponent.size and (exponent < 0).any():
+            raise TypeError(
+                "power: integers cannot be raised to negative integer powers "
+                f"(result dtype {out.dtype}). Cast the base to a float first, "
+                "e.g. x.astype('float32') ** -1."
+            )
+    return out
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[ArrayImpl, ArrayImpl]:  # noqa: A001
+    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+# -- unary ------------------------------------------------------------------------------
+
+negative = make_unary(Op("negative", np.negative, 1, accept=_NUM))
+positive = make_unary(Op("positive", np.positive, 1, accept=_NUM))
+sign = make_unary(Op("sign", np.sign, 1, accept=_NUM))
+reciprocal = make_unary(Op("reciprocal", np.reciprocal, 1, to="inexact"))
+square = make_unary(Op("square", np.square, 1, to="numeric"))
+sqrt = make_unary(Op("sqrt", np.sqrt, 1, to="inexact"))
+cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact"))
+exp = make_unary(Op("exp", np.exp, 1, to="inexact"))
+exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact"))
+expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact"))
+log = make_unary(Op("log", np.log, 1, to="inexact"))
+log2 = make_unary(Op("log2", np.log2, 1, to="inexact"))
+log10 = make_unary(Op("log10", np.log10, 1, to="inexact"))
+log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact"))
+sin = make_unary(Op("sin", np.sin, 1, to="inexact"))
+cos = make_unary(Op("cos", np.cos, 1, to="inexact"))
+tan = make_unary(Op("tan", np.tan, 1, to="inexact"))
+arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact"))
+arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact"))
+arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact"))
+sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact"))
+cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact"))
+tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact"))
+arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact"))
+arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact"))
+arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact"))
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+atan2 = arctan2
+floor = make_unary(Op("floor", np.floor, 1, accept="f", identity_kinds=_INT))
+ceil = make_unary(Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT))
+trunc = make_unary(Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT))
+fix = make_unary(Op("fix", np.trunc, 1, accept="f", identity_kinds=_INT))
+rint = make_unary(Op("rint", np.rint, 1, accept="fc", identity_kinds=_INT))
+logical_not = make_unary(Op("logical_not", np.logical_not, 1, out="bool"))
+invert = make_unary(Op("invert", np.invert, 1, accept=_INT))
+bitwise_not = bitwise_invert = invert
+isnan = make_unary(Op("isnan", np.isnan, 1, out="bool"))
+isinf = make_unary(Op("isinf", np.isinf, 1, out="bool"))
+isfinite = make_unary(Op("isfinite", np.isfinite, 1, out="bool"))
+conj = make_unary(Op("conj", np.conjugate, 1))
+conjugate = conj
+_abs = make_unary(Op("abs", np.absolute, 1, out="real", identity_kinds="bu"))
+abs = absolute = _abs  # noqa: A001
+_real = make_unary(Op("real", np.real, 1, out="real"))
+_imag = make_unary(Op("imag", np.imag, 1, out="real"))
+angle_op = Op("angle", np.angle, 1, to="inexact", out="real")
+_angle = make_unary(angle_op)
+
+
+def real(val: Any, /) -> ArrayImpl:
+    """The real part (the array itself, copied, for real dtypes)."""
+    return _real(val)
+
+
+def imag(val: Any, /) -> ArrayImpl:
+    """The imaginary part (zeros of the same dtype for real dtypes)."""
+    return _imag(val)
+
+
+def angle(z: Any, deg: bool = False) -> ArrayImpl:
+    """The argument of complex numbers, in radians (or degrees)."""
+    out = _angle(z)
+    return multiply(out, 180 / np.pi) if deg else out
+
+
+def round(a: Any, decimals: int = 0, out: None = None) -> ArrayImpl:  # noqa: A001
+    """Round to ``decimals`` places; integer arrays are returned unchanged
+    when ``decimals >= 0``, as in jax.numpy.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.round(tnp.asarray([1.25, 2.5]), 1)
+    Array([1.2, 2.5], dtype=float32)
+    """
+    decimals = _core.index_of(decimals, "round: decimals")
+    if out is not None:
+        raise TypeError(
+            "round: the out argument is not supported (arrays are immutable)"
+        )
+    op = _ROUND_OPS.get(decimals)
+    if op is None:
+        op = _ROUND_OPS.setdefault(
+            decimals,
+            Op(
+                "round",
+                functools.partial(np.round, decimals=decimals),
+                1,
+                accept="fc",
+                identity_kinds=_INT if decimals >= 0 else "",
+            ),
+        )
+    return apply(op, (a,))
+
+
+_ROUND_OPS: dict[int, Op] = {}
+around = round
+
+
+def clip(
+    arr: Any = None, /, min: Any = None, max: Any = None  # noqa: A002
+) -> ArrayImpl:
+    """Limit values to ``[min, max]``; the result is promoted with the bounds.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.clip(tnp.asarray([1, 5, 9], dtype='int8'), 2, 6)
+    Array([2, 5, 6], dtype=int8)
+    """
+    if arr is None:
+        raise TypeError("clip: missing the array argument")
+    out = arr if isinstance(arr, ArrayImpl) else positive_or_copy(arr)
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
+    return out
+
+
+def positive_or_copy(x: Any) -> ArrayImpl:
+    """``x`` as an array of its own dtype and weak flag (bool allowed)."""
+    v, key = _core.operand(x, "clip", 0)
+    if not isinstance(key, tuple):
+        from typelattice.numpy._creation import asarray
+
+        return asarray(x)
+    return wrap(np.asarray(v), key)
+
+
+def where(condition: Any, x: Any = None, y: Any = None, /) -> ArrayImpl:
+    """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere.
+
+    ``x`` and ``y`` are promoted together; ``condition`` is tested for
+    truth whatever its dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.where(tnp.asarray([True, False]), tnp.asarray([1, 2], dtype='int8'), 0)
+    Array([1, 0], dtype=int8)
+    """
+    if x is None or y is None:
+        if x is None and y is None:
+            raise TypeError(
+                "where with one argument is nonzero(condition), which has a "
+                "data-dependent shape; use typelattice.numpy.nonzero instead"
+            )
+        raise ValueError("where: give both x and y, or neither")
+    cv, _ = _core.operand(condition, "where", 0)
+    cond = np.asarray(cv, dtype=bool)
+    (vx, vy), (_, _, out_key, _, _) = promote(_WHERE, (x, y))
+    state = _config.current()
+    if state.rank_promotion != "allow":
+        shapes = [cond.shape, np.shape(vx), np.shape(vy)]
+        _core.check_rank("where", shapes, state.rank_promotion)
+    return finish(run("where", np.where, [cond, vx, vy], False), out_key)
+
+
+_WHERE = Op("where", np.where, 2)
