@@ -1,17 +1,28 @@
-"""Promotion tables as data, and their text, CSV and Markdown renderings."""
+"""Promotion tables as data, and their text, Markdown, CSV, HTML and JSON
+renderings."""
 
 from __future__ import annotations
 
 import csv
+import html
 import io
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from typelattice import _dtypes, _promotion
 from typelattice._lattice import JoinError, Lattice
 
-__all__ = ["SEED_CODES", "Table", "format_table", "promotion_table"]
+__all__ = [
+    "FORMATS",
+    "SEED_CODES",
+    "Table",
+    "differing_cells",
+    "format_rows",
+    "format_table",
+    "promotion_table",
+]
 
 #: Seed 000's table order: the 15 standard types, then the weak ones.
 SEED_CODES: Final = (
@@ -52,23 +63,29 @@ def promotion_table(
     """The join table of a promotion lattice, in short codes.
 
     Args:
-      codes: the types, as codes (seed 000's 18 by default).
+      codes: the types, as codes (seed 000's 18 by default); with
+        ``lattice``, its node names (all its nodes by default).
       promotion: ``'standard'``, ``'strict'`` or a registered name (the
         current mode by default).
       x64: 64-bit mode (the current mode by default).
-      lattice: a lattice of code strings to tabulate instead.
+      lattice: a lattice of string nodes to tabulate instead (e.g. from
+        :meth:`Lattice.from_file`); the table shows its labels.
+
+    Returns:
+      The table; a cell is ``'-'`` where the pair has no join.
 
     >>> t = promotion_table(['i1', 'u1', 'f*'], 'standard', x64=True)
     >>> t.cell('i1', 'u1'), t.cell('u1', 'f*')
     ('i2', 'f*')
     """
-    order = tuple(SEED_CODES if codes is None else codes)
     lat: Lattice[Any]
     label: Callable[[Any], str]
     if lattice is not None:
-        lat, label = lattice, str
-        nodes: list[Any] = list(order)
+        lat, label = lattice, lattice.label
+        nodes: list[Any] = list(lattice.nodes if codes is None else codes)
+        order = tuple(label(n) for n in nodes)
     else:
+        order = tuple(SEED_CODES if codes is None else codes)
         lat = _promotion.get_lattice(promotion, x64)
         label = _promotion.node_label
         nodes = [_dtypes.code_to_dtype(c) for c in order]
@@ -84,11 +101,51 @@ def promotion_table(
     return Table(order, tuple(rows))
 
 
-def format_table(table: Table, fmt: str = "text") -> str:
-    """Render a table as ``text`` (aligned), ``csv`` or ``markdown``.
+def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:
+    """The cells ``(row, column)`` of ``table`` whose value ``other`` does not share.
+
+    Only the codes the two tables have in common are compared.
+
+    >>> a = promotion_table(['i1', 'u1'], 'standard', x64=True)
+    >>> b = promotion_table(['i1', 'u1'], 'strict', x64=True)
+    >>> differing_cells(a, b)
+    (('i1', 'u1'), ('u1', 'i1'))
+    """
+    shared = [c for c in table.codes if c in other.codes]
+    return tuple(
+        (a, b) for a in shared for b in shared if table.cell(a, b) != other.cell(a, b)
+    )
+
+
+FORMATS: Final = ("text", "markdown", "csv", "html", "json")
+
+# ANSI styles for a terminal: the seed's green cells, bold headers, dim gaps.
+_GREEN, _BOLD, _DIM, _RESET = "\x1b[30;42m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def format_table(
+    table: Table,
+    fmt: str = "text",
+    *,
+    marked: Collection[tuple[str, str]] = (),
+    color: bool = False,
+) -> str:
+    """Render a table as ``text`` (aligned), ``markdown``, ``csv``, ``html``
+    or ``json``.
 
     The CSV layout is that of the spec's ``promotion_table_x64.csv``: a
     first row ``,b1,u1,...``, then one row per type, CRLF line ends.
+
+    Args:
+      table: the table.
+      fmt: one of :data:`FORMATS`.
+      marked: cells ``(row, column)`` to highlight, e.g. where another
+        library differs: ``[x]`` in text and CSV, ``**x**`` in Markdown, a
+        ``differs`` class in HTML, a ``marked`` list in JSON.
+      color: in text, highlight with terminal colours instead of brackets.
+
+    Returns:
+      The rendering (no trailing newline except CSV's last line end).
 
     >>> t = promotion_table(['i1', 'u1'], 'standard', x64=True)
     >>> print(format_table(t, 'markdown'))
@@ -96,24 +153,152 @@ def format_table(table: Table, fmt: str = "text") -> str:
     | --- | --- | --- |
     | i1 | i1 | i2 |
     | u1 | i2 | u1 |
+    >>> print(format_table(t, marked=[('i1', 'u1')]))
+        i1   u1
+    i1  i1  [i2]
+    u1  i2   u1
     """
+    marks = set(marked)
     header = ["", *table.codes]
     body = [[code, *row] for code, row in zip(table.codes, table.cells, strict=True)]
+    if fmt == "json":
+        data: dict[str, Any] = {
+            "title": table.title,
+            "codes": list(table.codes),
+            "cells": [list(row) for row in table.cells],
+        }
+        if marked:
+            data["marked"] = [list(m) for m in sorted(marks, key=_order(table))]
+        return json.dumps(data, indent=1, ensure_ascii=False)
+    if fmt == "html":
+        return _html(table, marks)
+
+    def shown(left: str, right: str) -> list[list[str]]:
+        return [header] + [
+            [row[0]]
+            + [
+                left + v + right if (row[0], c) in marks else v
+                for c, v in zip(table.codes, row[1:], strict=True)
+            ]
+            for row in body
+        ]
+
     if fmt == "csv":
         out = io.StringIO()
-        csv.writer(out).writerows([header, *body])
+        csv.writer(out).writerows(shown("[", "]"))
+        return out.getvalue()
+    if fmt == "markdown":
+        rows = shown("**", "**")
+        lines = ["| " + " | ".join(rows[0]) + " |"]
+        lines.append("| " + " | ".join(["---"] * len(header)) + " |")
+        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        return "\n".join(lines)
+    if fmt == "text":
+        return _text(table, header, body, marks, color)
+    raise ValueError(f"unknown table format {fmt!r}: expected {', '.join(FORMATS)}")
+
+
+def _order(table: Table) -> Callable[[tuple[str, str]], tuple[int, int]]:
+    index = {c: i for i, c in enumerate(table.codes)}
+    return lambda m: (index.get(m[0], -1), index.get(m[1], -1))
+
+
+def _text(
+    table: Table,
+    header: list[str],
+    body: list[list[str]],
+    marks: set[tuple[str, str]],
+    color: bool,
+) -> str:
+    # Brackets take room even when colour replaces them, so that a table
+    # reads the same either way; without marks nothing is added.
+    pad = 1 if marks and not color else 0
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate([header, *body]):
+        cells = []
+        for i, (value, width) in enumerate(zip(row, widths, strict=True)):
+            is_head = n == 0 or i == 0
+            mark = not is_head and (row[0], table.codes[i - 1]) in marks
+            if pad and i > 0:
+                text = (f"[{value}]" if mark else f"{value} ").rjust(width + 2)
+            else:
+                text = value.rjust(width)
+            if color and text.strip():
+                style = _BOLD if is_head else _GREEN if mark else ""
+                style = _DIM if not style and value == NO_JOIN else style
+                if style:
+                    lead = len(text) - len(text.lstrip())
+                    text = " " * lead + style + text.lstrip() + _RESET
+            cells.append(text)
+        lines.append(" ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _html(table: Table, marks: set[tuple[str, str]]) -> str:
+    esc = html.escape
+    lines = ['<table class="typelattice-table">']
+    if table.title:
+        lines.append(f"<caption>{esc(table.title)}</caption>")
+    lines.append(
+        "<thead><tr><th></th>"
+        + "".join(f"<th>{esc(c)}</th>" for c in table.codes)
+        + "</tr></thead>"
+    )
+    lines.append("<tbody>")
+    for code, row in zip(table.codes, table.cells, strict=True):
+        cells = []
+        for col, value in zip(table.codes, row, strict=True):
+            if (code, col) in marks:
+                cells.append(
+                    f'<td class="differs" style="background:#b7e4b0">{esc(value)}</td>'
+                )
+            else:
+                cells.append(f"<td>{esc(value)}</td>")
+        lines.append(f"<tr><th>{esc(code)}</th>{''.join(cells)}</tr>")
+    lines.append("</tbody>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def format_rows(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> str:
+    """Render a plain list of rows under a header: ``text`` (right-aligned
+    columns), ``markdown``, ``csv`` or ``html``.
+
+    >>> print(format_rows(['row', 'col', 'numpy'], [['i1', 'u8', 'f8']], 'text'))
+    row col numpy
+     i1  u8    f8
+    """
+    table = [list(header), *(list(r) for r in rows)]
+    if fmt == "csv":
+        out = io.StringIO()
+        csv.writer(out).writerows(table)
         return out.getvalue()
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |"]
         lines.append("| " + " | ".join(["---"] * len(header)) + " |")
-        lines += ["| " + " | ".join(row) + " |" for row in body]
+        lines += ["| " + " | ".join(r) + " |" for r in table[1:]]
+        return "\n".join(lines)
+    if fmt == "html":
+        esc = html.escape
+        lines = ['<table class="typelattice-rows">']
+        lines.append(
+            "<thead><tr>"
+            + "".join(f"<th>{esc(h)}</th>" for h in header)
+            + "</tr></thead>"
+        )
+        lines.append("<tbody>")
+        lines += [
+            "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>"
+            for r in table[1:]
+        ]
+        lines.append("</tbody>")
+        lines.append("</table>")
         return "\n".join(lines)
     if fmt == "text":
-        widths = [
-            max(len(row[i]) for row in [header, *body]) for i in range(len(header))
-        ]
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
         return "\n".join(
-            " ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-            for row in [header, *body]
+            " ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in table
         )
-    raise ValueError(f"unknown table format {fmt!r}: expected text, csv or markdown")
+    raise ValueError(f"unknown format {fmt!r}: expected text, markdown, csv or html")
