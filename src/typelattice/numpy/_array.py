@@ -44,7 +44,7 @@ class Array:
     # NumPy calls __array_ufunc__ for `ndarray + Array`: we take over there.
     __array_priority__ = 100
 
-    # -- abstract value ----------------------------------------------------------
+    # -- abstract value ------------------------------------------------------
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -79,144 +79,144 @@ class Array:
 
     @property
     def T(self) -> Array:
-        return _ns().transpose(self)
+        return _shape.transpose(self)
 
     @property
     def mT(self) -> Array:
-        return _ns().matrix_transpose(self)
+        return _shape.matrix_transpose(self)
 
     @property
     def real(self) -> Array:
-        return _ns().real(self)
+        return _ufuncs.real(self)
 
     @property
     def imag(self) -> Array:
-        return _ns().imag(self)
+        return _ufuncs.imag(self)
 
     @property
     def at(self) -> _IndexUpdateHelper:
         """Functional updates: ``x.at[idx].set(v)``, ``.add(v)``, ``.get()``..."""
         return _IndexUpdateHelper(self)
 
-    # -- operators -----------------------------------------------------------------
+    # -- operators -----------------------------------------------------------
     # Python operators on arrays and scalars, both orders (NumPy's names).
 
     def __add__(self, other: Any) -> Array:
-        return _ns().add(self, other)
+        return _ufuncs.add(self, other)
 
     def __radd__(self, other: Any) -> Array:
-        return _ns().add(other, self)
+        return _ufuncs.add(other, self)
 
     def __sub__(self, other: Any) -> Array:
-        return _ns().subtract(self, other)
+        return _ufuncs.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Array:
-        return _ns().subtract(other, self)
+        return _ufuncs.subtract(other, self)
 
     def __mul__(self, other: Any) -> Array:
-        return _ns().multiply(self, other)
+        return _ufuncs.multiply(self, other)
 
     def __rmul__(self, other: Any) -> Array:
-        return _ns().multiply(other, self)
+        return _ufuncs.multiply(other, self)
 
     def __truediv__(self, other: Any) -> Array:
-        return _ns().true_divide(self, other)
+        return _ufuncs.true_divide(self, other)
 
     def __rtruediv__(self, other: Any) -> Array:
-        return _ns().true_divide(other, self)
+        return _ufuncs.true_divide(other, self)
 
     def __floordiv__(self, other: Any) -> Array:
-        return _ns().floor_divide(self, other)
+        return _ufuncs.floor_divide(self, other)
 
     def __rfloordiv__(self, other: Any) -> Array:
-        return _ns().floor_divide(other, self)
+        return _ufuncs.floor_divide(other, self)
 
     def __mod__(self, other: Any) -> Array:
-        return _ns().remainder(self, other)
+        return _ufuncs.remainder(self, other)
 
     def __rmod__(self, other: Any) -> Array:
-        return _ns().remainder(other, self)
+        return _ufuncs.remainder(other, self)
 
     def __divmod__(self, other: Any) -> tuple[Array, Array]:
-        return _ns().divmod(self, other)
+        return _ufuncs.divmod(self, other)
 
     def __rdivmod__(self, other: Any) -> tuple[Array, Array]:
-        return _ns().divmod(other, self)
+        return _ufuncs.divmod(other, self)
 
     def __pow__(self, other: Any) -> Array:
-        return _ns().power(self, other)
+        return _ufuncs.power(self, other)
 
     def __rpow__(self, other: Any) -> Array:
-        return _ns().power(other, self)
+        return _ufuncs.power(other, self)
 
     def __matmul__(self, other: Any) -> Array:
-        return _ns().matmul(self, other)
+        return _linalg.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Array:
-        return _ns().matmul(other, self)
+        return _linalg.matmul(other, self)
 
     def __and__(self, other: Any) -> Array:
-        return _ns().bitwise_and(self, other)
+        return _ufuncs.bitwise_and(self, other)
 
     def __rand__(self, other: Any) -> Array:
-        return _ns().bitwise_and(other, self)
+        return _ufuncs.bitwise_and(other, self)
 
     def __or__(self, other: Any) -> Array:
-        return _ns().bitwise_or(self, other)
+        return _ufuncs.bitwise_or(self, other)
 
     def __ror__(self, other: Any) -> Array:
-        return _ns().bitwise_or(other, self)
+        return _ufuncs.bitwise_or(other, self)
 
     def __xor__(self, other: Any) -> Array:
-        return _ns().bitwise_xor(self, other)
+        return _ufuncs.bitwise_xor(self, other)
 
     def __rxor__(self, other: Any) -> Array:
-        return _ns().bitwise_xor(other, self)
+        return _ufuncs.bitwise_xor(other, self)
 
     def __lshift__(self, other: Any) -> Array:
-        return _ns().left_shift(self, other)
+        return _ufuncs.left_shift(self, other)
 
     def __rlshift__(self, other: Any) -> Array:
-        return _ns().left_shift(other, self)
+        return _ufuncs.left_shift(other, self)
 
     def __rshift__(self, other: Any) -> Array:
-        return _ns().right_shift(self, other)
+        return _ufuncs.right_shift(self, other)
 
     def __rrshift__(self, other: Any) -> Array:
-        return _ns().right_shift(other, self)
+        return _ufuncs.right_shift(other, self)
 
     def __lt__(self, other: Any) -> Array:
-        return _ns().less(self, other)
+        return _ufuncs.less(self, other)
 
     def __le__(self, other: Any) -> Array:
-        return _ns().less_equal(self, other)
+        return _ufuncs.less_equal(self, other)
 
     def __gt__(self, other: Any) -> Array:
-        return _ns().greater(self, other)
+        return _ufuncs.greater(self, other)
 
     def __ge__(self, other: Any) -> Array:
-        return _ns().greater_equal(self, other)
+        return _ufuncs.greater_equal(self, other)
 
     def __eq__(self, other: Any) -> Array:  # type: ignore[override]
-        return _ns().equal(self, other)
+        return _ufuncs.equal(self, other)
 
     def __ne__(self, other: Any) -> Array:  # type: ignore[override]
-        return _ns().not_equal(self, other)
+        return _ufuncs.not_equal(self, other)
 
     def __neg__(self) -> Array:
-        return _ns().negative(self)
+        return _ufuncs.negative(self)
 
     def __pos__(self) -> Array:
-        return _ns().positive(self)
+        return _ufuncs.positive(self)
 
     def __abs__(self) -> Array:
-        return _ns().abs(self)
+        return _ufuncs.abs(self)
 
     def __invert__(self) -> Array:
-        return _ns().invert(self)
+        return _ufuncs.invert(self)
 
     def __round__(self, ndigits: int | None = None) -> Array:
-        return _ns().round(self, 0 if ndigits is None else ndigits)
+        return _ufuncs.round(self, 0 if ndigits is None else ndigits)
 
     # Arrays are mutable-looking but immutable values: not hashable.
     __hash__ = None  # type: ignore[assignment]
@@ -229,104 +229,104 @@ class Array:
         )
 
     def __getitem__(self, key: Any) -> Array:
-        return _ns()._getitem(self, key)
+        return _shape._getitem(self, key)
 
-    # -- methods ----------------------------------------------------------------------
+    # -- methods -------------------------------------------------------------
 
     def astype(self, dtype: Any, copy: bool = False) -> Array:
         """This array converted to ``dtype`` (a strong result)."""
-        return _ns().astype(self, dtype)
+        return _creation.astype(self, dtype)
 
     def reshape(self, *shape: Any, order: str = "C") -> Array:
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
-        return _ns().reshape(self, shape, order=order)
+        return _shape.reshape(self, shape, order=order)
 
     def transpose(self, *axes: Any) -> Array:
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = tuple(axes[0]) if axes[0] is not None else ()
-        return _ns().transpose(self, axes or None)
+        return _shape.transpose(self, axes or None)
 
     def flatten(self, order: str = "C") -> Array:
-        return _ns().ravel(self, order=order)
+        return _shape.ravel(self, order=order)
 
     def ravel(self, order: str = "C") -> Array:
-        return _ns().ravel(self, order=order)
+        return _shape.ravel(self, order=order)
 
     def squeeze(self, axis: Any = None) -> Array:
-        return _ns().squeeze(self, axis)
+        return _shape.squeeze(self, axis)
 
     def swapaxes(self, axis1: int, axis2: int) -> Array:
-        return _ns().swapaxes(self, axis1, axis2)
+        return _shape.swapaxes(self, axis1, axis2)
 
     def sum(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
-        return _ns().sum(self, axis=axis, dtype=dtype, **kw)
+        return _reductions.sum(self, axis=axis, dtype=dtype, **kw)
 
     def prod(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
-        return _ns().prod(self, axis=axis, dtype=dtype, **kw)
+        return _reductions.prod(self, axis=axis, dtype=dtype, **kw)
 
     def mean(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
-        return _ns().mean(self, axis=axis, dtype=dtype, **kw)
+        return _reductions.mean(self, axis=axis, dtype=dtype, **kw)
 
     def var(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
-        return _ns().var(self, axis=axis, dtype=dtype, **kw)
+        return _reductions.var(self, axis=axis, dtype=dtype, **kw)
 
     def std(self, axis: Any = None, dtype: Any = None, **kw: Any) -> Array:
-        return _ns().std(self, axis=axis, dtype=dtype, **kw)
+        return _reductions.std(self, axis=axis, dtype=dtype, **kw)
 
     def max(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().max(self, axis=axis, **kw)
+        return _reductions.max(self, axis=axis, **kw)
 
     def min(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().min(self, axis=axis, **kw)
+        return _reductions.min(self, axis=axis, **kw)
 
     def argmax(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().argmax(self, axis=axis, **kw)
+        return _reductions.argmax(self, axis=axis, **kw)
 
     def argmin(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().argmin(self, axis=axis, **kw)
+        return _reductions.argmin(self, axis=axis, **kw)
 
     def any(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().any(self, axis=axis, **kw)
+        return _reductions.any(self, axis=axis, **kw)
 
     def all(self, axis: Any = None, **kw: Any) -> Array:
-        return _ns().all(self, axis=axis, **kw)
+        return _reductions.all(self, axis=axis, **kw)
 
     def cumsum(self, axis: Any = None, dtype: Any = None) -> Array:
-        return _ns().cumsum(self, axis=axis, dtype=dtype)
+        return _reductions.cumsum(self, axis=axis, dtype=dtype)
 
     def cumprod(self, axis: Any = None, dtype: Any = None) -> Array:
-        return _ns().cumprod(self, axis=axis, dtype=dtype)
+        return _reductions.cumprod(self, axis=axis, dtype=dtype)
 
     def clip(self, min: Any = None, max: Any = None) -> Array:
-        return _ns().clip(self, min=min, max=max)
+        return _ufuncs.clip(self, min=min, max=max)
 
     def round(self, decimals: int = 0) -> Array:
-        return _ns().round(self, decimals)
+        return _ufuncs.round(self, decimals)
 
     def conj(self) -> Array:
-        return _ns().conj(self)
+        return _ufuncs.conj(self)
 
     def conjugate(self) -> Array:
-        return _ns().conj(self)
+        return _ufuncs.conj(self)
 
     def dot(self, other: Any) -> Array:
-        return _ns().dot(self, other)
+        return _linalg.dot(self, other)
 
     def take(self, indices: Any, axis: int | None = None) -> Array:
-        return _ns().take(self, indices, axis=axis)
+        return _shape.take(self, indices, axis=axis)
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Array:
-        return _ns().repeat(self, repeats, axis=axis)
+        return _shape.repeat(self, repeats, axis=axis)
 
     def sort(self, axis: int | None = -1) -> Array:
-        return _ns().sort(self, axis=axis)
+        return _shape.sort(self, axis=axis)
 
     def argsort(self, axis: int | None = -1) -> Array:
-        return _ns().argsort(self, axis=axis)
+        return _shape.argsort(self, axis=axis)
 
     def copy(self) -> Array:
-        return _ns().array(self, copy=True)
+        return _creation.array(self, copy=True)
 
     def item(self, *args: int) -> bool | int | float | complex:
         return np.asarray(self).item(*args)  # type: ignore[no-any-return]
@@ -334,7 +334,7 @@ class Array:
     def tolist(self) -> Any:
         return np.asarray(self).tolist()
 
-    # -- Python protocols -----------------------------------------------------------------
+    # -- Python protocols ----------------------------------------------------
 
     def __len__(self) -> int:
         if not self.shape:
@@ -367,7 +367,9 @@ class Array:
             )
         return int(np.asarray(self))
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:  # type: ignore[type-arg]
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
         raise NotImplementedError
 
     def __array_ufunc__(
@@ -376,17 +378,13 @@ class Array:
         # `ndarray + Array` (and np.add(ndarray, Array)) come here: computed
         # with our rules when the namespace has the ufunc, else by NumPy on
         # plain arrays.
-        fn = getattr(_ns(), ufunc.__name__, None)
+        import typelattice.numpy as ns
+
+        fn = getattr(ns, ufunc.__name__, None)
         if method == "__call__" and fn is not None and not kwargs:
             return fn(*inputs)
         plain = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
         return getattr(ufunc, method)(*plain, **kwargs)
-
-
-def _ns() -> Any:
-    import typelattice.numpy as ns
-
-    return ns
 
 
 class ArrayImpl(Array):
@@ -410,7 +408,8 @@ class ArrayImpl(Array):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._value.shape
+        shape: tuple[int, ...] = self._value.shape
+        return shape
 
     @property
     def weak_type(self) -> bool:
@@ -433,7 +432,9 @@ class ArrayImpl(Array):
         # Lets typelattice.result_type cache answers for these arrays.
         return self._key
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:  # type: ignore[type-arg]
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
         value = self._value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
@@ -447,7 +448,7 @@ class ArrayImpl(Array):
         return self._value.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self._value.__dlpack_device__()  # type: ignore[no-any-return]
+        return self._value.__dlpack_device__()
 
     def __bool__(self) -> bool:
         return bool(self._value)
@@ -549,39 +550,42 @@ class _IndexUpdateRef:
         return self.array[self.index]
 
     def set(self, values: Any) -> Array:
-        return _ns()._scatter(self.array, self.index, values, None, "set")
+        return _shape._scatter(self.array, self.index, values, None, "set")
 
     def add(self, values: Any) -> Array:
-        return _ns()._scatter(self.array, self.index, values, np.add, "add")
+        return _shape._scatter(self.array, self.index, values, np.add, "add")
 
     def subtract(self, values: Any) -> Array:
-        return _ns()._scatter(
-            self.array, self.index, values, np.subtract, "subtract"
-        )
+        return _shape._scatter(self.array, self.index, values, np.subtract, "subtract")
 
     def multiply(self, values: Any) -> Array:
-        return _ns()._scatter(
-            self.array, self.index, values, np.multiply, "multiply"
-        )
+        return _shape._scatter(self.array, self.index, values, np.multiply, "multiply")
 
     mul = multiply
 
     def divide(self, values: Any) -> Array:
-        return _ns()._scatter(
-            self.array, self.index, values, np.true_divide, "divide"
-        )
+        return _shape._scatter(self.array, self.index, values, np.true_divide, "divide")
 
     def power(self, values: Any) -> Array:
-        return _ns()._scatter(self.array, self.index, values, np.power, "power")
+        return _shape._scatter(self.array, self.index, values, np.power, "power")
 
     def min(self, values: Any) -> Array:
-        return _ns()._scatter(self.array, self.index, values, np.minimum, "min")
+        return _shape._scatter(self.array, self.index, values, np.minimum, "min")
 
     def max(self, values: Any) -> Array:
-        return _ns()._scatter(self.array, self.index, values, np.maximum, "max")
+        return _shape._scatter(self.array, self.index, values, np.maximum, "max")
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
 
 _core._ArrayImpl.append(ArrayImpl)
+
+# The namespace's modules import this one: they come last.
+from typelattice.numpy import (  # noqa: E402
+    _creation,
+    _linalg,
+    _reductions,
+    _shape,
+    _ufuncs,
+)

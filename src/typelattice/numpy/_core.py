@@ -63,7 +63,7 @@ class RankPromotionWarning(UserWarning):
     """Operands of different ranks were broadcast (``rank_promotion='warn'``)."""
 
 
-# -- floating point errors ---------------------------------------------------------
+# -- floating point errors --------------------------------------------------
 
 # NumPy reports overflow, division by zero and invalid values as warnings;
 # JAX computes IEEE results silently, and so do we. np.errstate costs about a
@@ -92,7 +92,7 @@ def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _EXTOBJ.reset(token)
 
 
-# -- operands ----------------------------------------------------------------------
+# -- operands ---------------------------------------------------------------
 
 
 def _array_type() -> type[ArrayImpl]:
@@ -233,7 +233,7 @@ def key_dtype(key: object, x64: bool) -> DType:
 
 
 def key_weak(key: object) -> bool:
-    return key[1] if isinstance(key, tuple) else key is not bool  # type: ignore[no-any-return]
+    return bool(key[1]) if isinstance(key, tuple) else key is not bool
 
 
 def result_of(keys: Sequence[object], state: _config.State) -> tuple[DType, bool]:
@@ -244,7 +244,7 @@ def result_of(keys: Sequence[object], state: _config.State) -> tuple[DType, bool
     return dt, weak
 
 
-# -- Python scalars ----------------------------------------------------------------
+# -- Python scalars ---------------------------------------------------------
 
 
 def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
@@ -288,7 +288,7 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
     return out
 
 
-# -- broadcasting ranks -------------------------------------------------------------
+# -- broadcasting ranks -----------------------------------------------------
 
 
 def check_rank(fname: str, shapes: Sequence[tuple[int, ...]], policy: str) -> None:
@@ -318,7 +318,7 @@ def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:
     )
 
 
-# -- converting to the computation dtype ----------------------------------------
+# -- converting to the computation dtype ------------------------------------
 
 
 def convert(value: Any, dt: DType, fname: str) -> Any:

@@ -188,7 +188,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return from_numpy(_cast(np.asarray(value), dt))
 
 
-# -- filled arrays -----------------------------------------------------------------------
+# -- filled arrays ----------------------------------------------------------
 
 
 def _shape(shape: Any, where: str) -> tuple[int, ...]:
@@ -228,7 +228,9 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty")))
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
+def full(
+    shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None
+) -> Array:
     """An array filled with ``fill_value``; weak when the value is a Python
     scalar and no dtype is given, as in jax.numpy.
 
@@ -241,7 +243,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
     return wrap(value, (fill.dtype, fill.weak_type))
 
 
-def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[np.dtype[Any], bool, tuple[int, ...]]:
+def _like(
+    a: Any, dtype: Any, shape: Any, where: str
+) -> tuple[np.dtype[Any], bool, tuple[int, ...]]:
     if isinstance(a, Array):
         dt, weak, own = a.dtype, a.weak_type, a.shape
     else:
@@ -255,19 +259,25 @@ def _like(a: Any, dtype: Any, shape: Any, where: str) -> tuple[np.dtype[Any], bo
     return dt, weak and dt.kind != "b", dims
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def zeros_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Array:
     """Zeros with ``a``'s shape, dtype and weak flag (unless overridden)."""
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
     return wrap(np.zeros(dims, dt), (dt, weak))
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def ones_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Array:
     """Ones with ``a``'s shape, dtype and weak flag (unless overridden)."""
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
     return wrap(np.ones(dims, dt), (dt, weak))
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def empty_like(
+    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Array:
     """Like :func:`zeros_like`."""
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
     return wrap(np.zeros(dims, dt), (dt, weak))
@@ -294,11 +304,16 @@ def full_like(
     return wrap(np.broadcast_to(fill, dims).copy(), (dt, weak))
 
 
-# -- ranges --------------------------------------------------------------------------------
+# -- ranges -----------------------------------------------------------------
 
 
 def arange(
-    start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None
+    start: Any,
+    stop: Any = None,
+    step: Any = None,
+    dtype: Any = None,
+    *,
+    device: Any = None,
 ) -> Array:
     """Evenly spaced values in ``[start, stop)``: a strong array of the
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
@@ -311,13 +326,15 @@ def arange(
     args = [x for x in (start, stop, step) if x is not None]
     for i, x in enumerate(args):
         if isinstance(x, Array) and x.ndim:
-            raise TypeError(f"arange: argument {i} must be a scalar, got shape {x.shape}")
+            raise TypeError(
+                f"arange: argument {i} must be a scalar, got shape {x.shape}"
+            )
     plain = [x.item() if isinstance(x, Array) else x for x in args]
     if dtype is None:
         dt, _ = _promotion.lattice_result_type(*args)
     else:
         dt = _requested(dtype, "arange")
-    raw = np.arange(*plain)
+    raw = np.arange(*plain)  # type: ignore[arg-type]
     return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))
 
 
@@ -367,7 +384,7 @@ def identity(n: int, dtype: Any = None) -> Array:
     return eye(n, dtype=dtype)
 
 
-# -- scalar types ---------------------------------------------------------------------------
+# -- scalar types -----------------------------------------------------------
 
 
 class ScalarType:

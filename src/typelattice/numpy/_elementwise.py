@@ -111,7 +111,9 @@ def _identity(x: Any) -> Any:
     return np.array(x, copy=True)
 
 
-def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
+def build_plan(
+    op: Op, keys: tuple[object, ...], state: _config.State
+) -> tuple[Any, ...]:
     """The cached plan of ``op`` on operands with these keys.
 
     A tuple ``(fn, convs, out_key, fp, cd)``: the NumPy function, per operand
@@ -217,7 +219,7 @@ def finish(out: Any, out_key: tuple[DType, bool]) -> ArrayImpl:
     return wrap(out, out_key)
 
 
-# -- function factories ---------------------------------------------------------
+# -- function factories -----------------------------------------------------
 
 
 def make_unary(op: Op) -> Callable[[Any], ArrayImpl]:
@@ -325,4 +327,3 @@ def make_nary(op: Op) -> Callable[..., ArrayImpl]:
 
     nary.__name__ = nary.__qualname__ = op.name
     return nary
-

@@ -60,7 +60,9 @@ def _product(
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-    return wrap(np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key)
+    return wrap(
+        np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key
+    )
 
 
 def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
@@ -93,7 +95,9 @@ def outer(a: Any, b: Any, out: None = None) -> ArrayImpl:
     return _product("outer", (a, b), np.outer, None)
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2, *, preferred_element_type: Any = None) -> ArrayImpl:
+def tensordot(
+    a: Any, b: Any, axes: Any = 2, *, preferred_element_type: Any = None
+) -> ArrayImpl:
     """Sum of products over the given axes."""
     if isinstance(axes, ArrayImpl):
         axes = axes.tolist()

@@ -5,6 +5,7 @@ are inexact, and float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
 from typing import Any, Final
@@ -38,11 +39,11 @@ def _axis(axis: Any, ndim: int, name: str) -> int | tuple[int, ...] | None:
     out = []
     for ax in axes:
         i = _core.index_of(ax, f"{name}: axis")
-        if not -ndim <= i < max(ndim, 1) or (ndim == 0 and i not in (0, -1)):
+        if not -ndim <= i < builtins.max(ndim, 1) or (ndim == 0 and i not in (0, -1)):
             raise ValueError(
                 f"{name}: axis {i} is out of bounds for an array of dimension {ndim}"
             )
-        out.append(i % max(ndim, 1))
+        out.append(i % builtins.max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"{name}: repeated axis in {axis!r}")
     if ndim == 0:
@@ -149,7 +150,9 @@ def prod(
 
 def _no_out(out: object, name: str) -> None:
     if out is not None:
-        raise TypeError(f"{name}: the out argument is not supported (arrays are immutable)")
+        raise TypeError(
+            f"{name}: the out argument is not supported (arrays are immutable)"
+        )
 
 
 def _inexact(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
@@ -211,7 +214,9 @@ def _moment(
     else:
         out_dt = _inexact(dt, x64)
         if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
-            out_dt = np.dtype("float32") if out_dt == np.complex64 else np.dtype("float64")
+            out_dt = (
+                np.dtype("float32") if out_dt == np.complex64 else np.dtype("float64")
+            )
     compute = _F32 if out_dt in _UPCAST else _inexact(dt, x64)
     if _dtypes.kind_of(compute) == "f" and compute in _UPCAST:
         compute = _F32
@@ -280,9 +285,11 @@ def _extreme(
             )
         kwargs["where"] = _where(where, name)
     if initial is not None:
-        kwargs["initial"] = _core.python_scalar_to(initial, dt, name) if isinstance(
-            initial, int | float | complex
-        ) else initial
+        kwargs["initial"] = (
+            _core.python_scalar_to(initial, dt, name)
+            if isinstance(initial, int | float | complex)
+            else initial
+        )
     if v.size == 0 and initial is None:
         raise ValueError(
             f"{name}: zero-size array has no {name}imum; pass initial=... to "
@@ -319,7 +326,9 @@ def min(  # noqa: A001
 amax, amin = max, min
 
 
-def _arg(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool | None) -> Array:
+def _arg(
+    name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool | None
+) -> Array:
     v, _ = _input(a, name)
     if v.size == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
@@ -330,13 +339,17 @@ def _arg(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool | 
     return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
 
 
-def argmax(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Array:
+def argmax(
+    a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
+) -> Array:
     """Index of the largest element (the default integer type)."""
     _no_out(out, "argmax")
     return _arg("argmax", np.argmax, a, axis, keepdims)
 
 
-def argmin(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Array:
+def argmin(
+    a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
+) -> Array:
     """Index of the smallest element (the default integer type)."""
     _no_out(out, "argmin")
     return _arg("argmin", np.argmin, a, axis, keepdims)
@@ -358,19 +371,25 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
-def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+def cumsum(
+    a: Any, axis: int | None = None, dtype: Any = None, out: None = None
+) -> Array:
     """Running sum along an axis (the flattened array by default)."""
     _no_out(out, "cumsum")
     return _cumulative("cumsum", np.add, a, axis, dtype)
 
 
-def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+def cumprod(
+    a: Any, axis: int | None = None, dtype: Any = None, out: None = None
+) -> Array:
     """Running product along an axis (the flattened array by default)."""
     _no_out(out, "cumprod")
     return _cumulative("cumprod", np.multiply, a, axis, dtype)
 
 
-def _logical(name: str, ufunc: np.ufunc, a: Any, axis: Any, keepdims: bool, where: Any) -> Array:
+def _logical(
+    name: str, ufunc: np.ufunc, a: Any, axis: Any, keepdims: bool, where: Any
+) -> Array:
     v, _ = _input(a, name)
     res = ufunc.reduce(
         v.astype(bool),
@@ -382,7 +401,12 @@ def _logical(name: str, ufunc: np.ufunc, a: Any, axis: Any, keepdims: bool, wher
 
 
 def any(  # noqa: A001
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
 ) -> Array:
     """Whether any element is true (nonzero)."""
     _no_out(out, "any")
@@ -390,7 +414,12 @@ def any(  # noqa: A001
 
 
 def all(  # noqa: A001
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
 ) -> Array:
     """Whether every element is true (nonzero)."""
     _no_out(out, "all")

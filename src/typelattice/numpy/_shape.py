@@ -9,7 +9,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes, _promotion
+from typelattice import _config, _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
 from typelattice.numpy._elementwise import Op, promote
@@ -29,12 +29,16 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], tuple[np.dtype[Any], 
     return _core.python_scalar_to(v, dt, name), (dt, _core.key_weak(key))
 
 
-def _same(name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any) -> ArrayImpl:
+def _same(
+    name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
+) -> ArrayImpl:
     v, key = _one(a, name)
     return wrap(np.asarray(fn(v, *args, **kwargs)), key)
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> ArrayImpl:
+def reshape(
+    a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
+) -> ArrayImpl:
     """``a`` with a new shape (one axis may be -1); dtype and weak flag kept.
 
     >>> import typelattice.numpy as tnp
@@ -159,7 +163,13 @@ def tile(A: Any, reps: Any) -> ArrayImpl:
     return _same("tile", np.tile, A, reps)
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> ArrayImpl:
+def repeat(
+    a: Any,
+    repeats: Any,
+    axis: int | None = None,
+    *,
+    total_repeat_length: int | None = None,
+) -> ArrayImpl:
     """Repeat each element ``repeats`` times."""
     if isinstance(repeats, Array):
         repeats = np.asarray(repeats)
@@ -172,7 +182,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
     return out
 
 
-# -- joining ---------------------------------------------------------------------------
+# -- joining ----------------------------------------------------------------
 
 _JOIN_OPS: dict[str, Op] = {}
 
@@ -184,9 +194,13 @@ def _join_op(name: str) -> Op:
     return op
 
 
-def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> ArrayImpl:
+def _joined(
+    name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0
+) -> ArrayImpl:
     if isinstance(arrays, Array | np.ndarray) or not isinstance(arrays, Sequence):
-        raise TypeError(f"{name}: expects a sequence of arrays, got {type(arrays).__name__}")
+        raise TypeError(
+            f"{name}: expects a sequence of arrays, got {type(arrays).__name__}"
+        )
     if not arrays:
         raise ValueError(f"{name}: need at least one array")
     for i, a in enumerate(arrays):
@@ -210,7 +224,8 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> ArrayIm
     """Join arrays along an existing axis; their dtypes are promoted.
 
     >>> import typelattice.numpy as tnp
-    >>> tnp.concatenate([tnp.asarray([1], dtype='int8'), tnp.asarray([2], dtype='uint8')])
+    >>> i8 = tnp.asarray([1], dtype='int8')
+    >>> tnp.concatenate([i8, tnp.asarray([2], dtype='uint8')])
     Array([1, 2], dtype=int16)
     """
     if axis is None:
@@ -261,7 +276,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[ArrayImpl]:
     return [wrap(p, key) for p in parts]
 
 
-# -- indexing ----------------------------------------------------------------------------
+# -- indexing ---------------------------------------------------------------
 
 
 def _index(key: Any) -> Any:
@@ -270,7 +285,8 @@ def _index(key: Any) -> Any:
     if isinstance(key, Array):
         if not _dtypes.isdtype(key.dtype, ("integral", "bool")):
             raise IndexError(
-                f"arrays used as indices must be of integer or bool type, got {key.dtype}"
+                "arrays used as indices must be of integer or bool type, "
+                f"got {key.dtype}"
             )
         return np.asarray(key)
     return key
@@ -281,7 +297,13 @@ def _getitem(a: Any, key: Any) -> ArrayImpl:
     return wrap(np.asarray(v[_index(key)]), k)
 
 
-def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None) -> ArrayImpl:
+def take(
+    a: Any,
+    indices: Any,
+    axis: int | None = None,
+    out: None = None,
+    mode: str | None = None,
+) -> ArrayImpl:
     """Elements of ``a`` at ``indices`` (along ``axis``, or of the flattened
     array). Out-of-range indices raise IndexError (JAX fills them)."""
     v, key = _one(a, "take")
@@ -290,10 +312,13 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     idx = np.asarray(indices._value if isinstance(indices, ArrayImpl) else indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
-    return wrap(np.take(v, idx, axis=axis, mode="raise" if mode is None else mode), key)
+    out = np.take(v, idx, axis=axis, mode="raise" if mode is None else mode)  # type: ignore[call-overload]
+    return wrap(out, key)
 
 
-def _scatter(x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str) -> ArrayImpl:
+def _scatter(
+    x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str
+) -> ArrayImpl:
     """``x.at[index].<name>(values)``: a copy of ``x`` updated at ``index``.
 
     The values must fit ``x``'s dtype without changing (their promotion with
@@ -327,10 +352,18 @@ def _scatter(x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str)
     return wrap(out, key)
 
 
-# -- sorting ----------------------------------------------------------------------------
+# -- sorting ----------------------------------------------------------------
 
 
-def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> ArrayImpl:
+def sort(
+    a: Any,
+    axis: int | None = -1,
+    *,
+    kind: Any = None,
+    order: Any = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> ArrayImpl:
     """Sorted copy (NaNs last); dtype and weak flag kept."""
     v, key = _one(a, "sort")
     if axis is None:
@@ -341,13 +374,23 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, 
     return wrap(out, key)
 
 
-def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> ArrayImpl:
+def argsort(
+    a: Any,
+    axis: int | None = -1,
+    *,
+    kind: Any = None,
+    order: Any = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> ArrayImpl:
     """Indices that sort ``a`` (the default integer type)."""
     v, _ = _one(a, "argsort")
     if axis is None:
         v, axis = v.reshape(-1), 0
     if descending:
-        out = np.flip(np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis)
+        out = np.flip(
+            np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis
+        )
         out = v.shape[axis] - 1 - out
     else:
         out = np.argsort(v, axis=axis, kind="stable")
@@ -355,12 +398,11 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     return from_numpy(out.astype(_dtypes.default_dtype("i", x64)))
 
 
-def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[ArrayImpl, ...]:
+def nonzero(
+    a: Any, *, size: int | None = None, fill_value: Any = None
+) -> tuple[ArrayImpl, ...]:
     """Indices of the nonzero elements, one array per axis."""
     v, _ = _one(a, "nonzero")
     x64 = _config.current().enable_x64
     dt = _dtypes.default_dtype("i", x64)
     return tuple(from_numpy(i.astype(dt)) for i in np.nonzero(v))
-
-
-_ = _promotion

@@ -30,7 +30,7 @@ _NUM = "iufc"  # no bool
 _REAL = "biuf"
 _INT = "biu"
 
-# -- binary ---------------------------------------------------------------------------
+# -- binary ------------------------------------------------------------------
 
 add = make_binary(Op("add", np.add, 2))
 subtract = make_binary(Op("subtract", np.subtract, 2, accept=_NUM))
@@ -48,9 +48,7 @@ fmod = make_binary(Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=Tru
 _power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
 float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
 logaddexp = make_binary(Op("logaddexp", np.logaddexp, 2, accept="f", to="inexact"))
-logaddexp2 = make_binary(
-    Op("logaddexp2", np.logaddexp2, 2, accept="f", to="inexact")
-)
+logaddexp2 = make_binary(Op("logaddexp2", np.logaddexp2, 2, accept="f", to="inexact"))
 arctan2 = make_binary(Op("arctan2", np.arctan2, 2, accept="f", to="inexact"))
 hypot = make_binary(Op("hypot", np.hypot, 2, accept="f", to="inexact"))
 copysign = make_binary(Op("copysign", np.copysign, 2, accept="f", to="inexact"))
@@ -106,7 +104,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[ArrayImpl, ArrayImpl]:  # noqa: A001
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
-# -- unary ------------------------------------------------------------------------------
+# -- unary ------------------------------------------------------------------
 
 negative = make_unary(Op("negative", np.negative, 1, accept=_NUM))
 positive = make_unary(Op("positive", np.positive, 1, accept=_NUM))
@@ -207,7 +205,10 @@ around = round
 
 
 def clip(
-    arr: Any = None, /, min: Any = None, max: Any = None  # noqa: A002
+    arr: Any = None,
+    /,
+    min: Any = None,
+    max: Any = None,  # noqa: A002
 ) -> ArrayImpl:
     """Limit values to ``[min, max]``; the result is promoted with the bounds.
 
@@ -231,7 +232,7 @@ def positive_or_copy(x: Any) -> ArrayImpl:
     if not isinstance(key, tuple):
         from typelattice.numpy._creation import asarray
 
-        return asarray(x)
+        return asarray(x)  # type: ignore[return-value]
     return wrap(np.asarray(v), key)
 
 
