@@ -146,8 +146,8 @@ def build_plan(
         out = _real_dtype(cd)
     else:
         out = cd
-    # A weak bool does not exist: bool results are strong.
-    out_key = (out, weak and out != _BOOL)
+    # Comparisons of weak operands give weak bools, as in JAX.
+    out_key = (out, weak)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
     return fn, tuple(convs), out_key, fp, cd
 

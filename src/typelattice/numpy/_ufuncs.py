@@ -87,16 +87,15 @@ def power(x1: Any, x2: Any, /) -> ArrayImpl:
     >>> tnp.power(tnp.asarray([1, 2, 3], dtype='int8'), 2)
     Array([1, 4, 9], dtype=int8)
     """
-    out = _power(x1, x2)
-    if _dtypes.kind_of(out.dtype) in "iu":
-        exponent = x2._value if isinstance(x2, ArrayImpl) else np.asarray(x2)
-        if exponent.dtype.kind in "if" and exponent.size and (exponent < 0).any():
-            raise TypeError(
-                "power: integers cannot be raised to negative integer powers "
-                f"(result dtype {out.dtype}). Cast the base to a float first, "
-                "e.g. x.astype('float32') ** -1."
-            )
-    return out
+    try:
+        return _power(x1, x2)
+    except ValueError as err:
+        if "negative integer powers" not in str(err):
+            raise
+        raise TypeError(
+            "power: integers cannot be raised to negative integer powers. "
+            "Cast the base to a float first, e.g. x.astype('float32') ** -1."
+        ) from None
 
 
 def divmod(x1: Any, x2: Any, /) -> tuple[ArrayImpl, ArrayImpl]:  # noqa: A001
