@@ -393,14 +393,14 @@ class ArrayImpl(Array):
     __slots__ = ("_key", "_value")
 
     _value: np.ndarray[Any, Any]
-    _key: tuple[np.dtype[Any], bool]
+    _key: _core.Aval
 
     def __init__(self, value: np.ndarray[Any, Any], weak_type: bool = False) -> None:
         value = np.asarray(value)
         if value.dtype not in _dtypes.ALL_SET:
             raise TypeError(f"unsupported dtype {value.dtype} for an Array")
         self._value = value
-        self._key = (value.dtype, bool(weak_type) and value.dtype.kind != "b")
+        self._key = _core.aval(value.dtype, bool(weak_type))
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -428,7 +428,7 @@ class ArrayImpl(Array):
         return self._value.nbytes
 
     @property
-    def _promotion_key(self) -> tuple[np.dtype[Any], bool]:
+    def _promotion_key(self) -> _core.Aval:
         # Lets typelattice.result_type cache answers for these arrays.
         return self._key
 
@@ -499,7 +499,7 @@ def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
 _new_object = object.__new__
 
 
-def wrap(value: Any, key: tuple[np.dtype[Any], bool]) -> ArrayImpl:
+def wrap(value: Any, key: _core.Aval) -> ArrayImpl:
     """An ArrayImpl from a NumPy result already in ``key``'s dtype."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)
@@ -513,7 +513,7 @@ def from_numpy(value: np.ndarray[Any, Any], weak: bool = False) -> ArrayImpl:
     """Wrap an ndarray whose dtype is in the universe (any weak flag)."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)
-    return wrap(value, (value.dtype, weak and value.dtype.kind != "b"))
+    return wrap(value, _core.aval(value.dtype, weak))
 
 
 class _IndexUpdateHelper:

@@ -41,22 +41,46 @@ _PY_SCALARS: Final = {int: "i", float: "f", complex: "c"}
 _BOOL: Final = np.dtype(bool)
 
 
-class Aval:
-    """An abstract value: what promotion needs to know about an operand.
+class Aval(tuple[np.dtype[Any], bool]):
+    """An abstract value: an operand's ``(dtype, weak_type)``, interned.
 
-    Duck-types as an array for :func:`typelattice.lattice_result_type`
-    (``dtype`` and ``weak_type``) and is the key of plan caches.
+    Make them with :func:`aval`: equal avals are the same object, so they
+    hash and compare by identity, which keeps plan-cache lookups cheap on
+    every operation. Duck-types as an array for
+    :func:`typelattice.lattice_result_type` (``dtype`` and ``weak_type``).
     """
 
-    __slots__ = ("dtype", "weak_type")
+    __slots__ = ()
+    __hash__ = object.__hash__
 
-    def __init__(self, dtype: DType, weak_type: bool) -> None:
-        self.dtype = dtype
-        self.weak_type = weak_type
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    @property
+    def dtype(self) -> DType:
+        return self[0]
+
+    @property
+    def weak_type(self) -> bool:
+        return self[1]
 
     def __repr__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"Aval({self.dtype}{weak})"
+        weak = ", weak_type=True" if self[1] else ""
+        return f"Aval({self[0]}{weak})"
+
+
+_AVALS: dict[tuple[DType, bool], Aval] = {}
+
+
+def aval(dt: DType, weak: bool) -> Aval:
+    """The interned :class:`Aval` of a dtype and weak flag."""
+    found = _AVALS.get((dt, weak))
+    if found is None:
+        found = _AVALS.setdefault((dt, weak), Aval((dt, weak)))
+    return found
 
 
 class RankPromotionWarning(UserWarning):
@@ -199,16 +223,16 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
         return x, t
     if isinstance(x, np.ndarray | np.generic):
         value = from_numpy(x, fname, pos)
-        return value, (value.dtype, False)
+        return value, aval(value.dtype, False)
     if isinstance(x, _ArrayImpl[0]):
         return x._value, x._key
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         # Subclasses of Python scalars (IntEnum...) are strong, as in JAX.
         value = from_numpy(np.asarray(x), fname, pos)
-        return value, (value.dtype, False)
+        return value, aval(value.dtype, False)
     if hasattr(x, "__array__") and not isinstance(x, list | tuple | str):
         value = from_numpy(np.asarray(x), fname, pos)
-        return value, (value.dtype, False)
+        return value, aval(value.dtype, False)
     raise _not_arraylike(fname, pos, x)
 
 
@@ -218,8 +242,6 @@ _ArrayImpl: list[type[ArrayImpl]] = []
 
 def key_aval(key: object, x64: bool) -> Aval | type:
     """The stand-in promotion sees for a key."""
-    if isinstance(key, tuple):
-        return Aval(key[0], key[1])
     return key  # type: ignore[return-value]
 
 

@@ -240,7 +240,7 @@ def full(
     fill = _asarray(fill_value, dtype, None, "full")
     dims = _shape(shape, "full")
     value = np.broadcast_to(np.asarray(fill), dims).copy()
-    return wrap(value, (fill.dtype, fill.weak_type))
+    return wrap(value, _core.aval(fill.dtype, fill.weak_type))
 
 
 def _like(
@@ -264,7 +264,7 @@ def zeros_like(
 ) -> Array:
     """Zeros with ``a``'s shape, dtype and weak flag (unless overridden)."""
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
-    return wrap(np.zeros(dims, dt), (dt, weak))
+    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
 
 
 def ones_like(
@@ -272,7 +272,7 @@ def ones_like(
 ) -> Array:
     """Ones with ``a``'s shape, dtype and weak flag (unless overridden)."""
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
-    return wrap(np.ones(dims, dt), (dt, weak))
+    return wrap(np.ones(dims, dt), _core.aval(dt, weak))
 
 
 def empty_like(
@@ -280,7 +280,7 @@ def empty_like(
 ) -> Array:
     """Like :func:`zeros_like`."""
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
-    return wrap(np.zeros(dims, dt), (dt, weak))
+    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
 
 
 def full_like(
@@ -301,7 +301,7 @@ def full_like(
         fill = _core.python_scalar_to(fill_value, dt, "full_like")
     else:
         fill = _cast(np.asarray(_core.operand(fill_value, "full_like", 1)[0]), dt)
-    return wrap(np.broadcast_to(fill, dims).copy(), (dt, weak))
+    return wrap(np.broadcast_to(fill, dims).copy(), _core.aval(dt, weak))
 
 
 # -- ranges -----------------------------------------------------------------

@@ -147,7 +147,7 @@ def build_plan(
     else:
         out = cd
     # Comparisons of weak operands give weak bools, as in JAX.
-    out_key = (out, weak)
+    out_key = _core.aval(out, weak)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
     return fn, tuple(convs), out_key, fp, cd
 
@@ -211,7 +211,7 @@ def run(name: str, fn: Callable[..., Any], conv: list[Any], fp: bool) -> Any:
         raise
 
 
-def finish(out: Any, out_key: tuple[DType, bool]) -> ArrayImpl:
+def finish(out: Any, out_key: _core.Aval) -> ArrayImpl:
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if out.dtype != out_key[0]:

@@ -50,7 +50,7 @@ def _product(
         from typelattice.numpy._creation import _requested
 
         out_dt = _requested(preferred_element_type, name)
-        out_key = (out_dt, False)
+        out_key = _core.aval(out_dt, False)
     out_dt = out_key[0]
     compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
     if _dtypes.kind_of(compute) in "iu" and _dtypes.kind_of(cd) in "fc":

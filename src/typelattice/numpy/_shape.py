@@ -17,16 +17,16 @@ from typelattice.numpy._elementwise import Op, promote
 _ANY: Final = "biufc"
 
 
-def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], tuple[np.dtype[Any], bool]]:
+def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
     """The single array argument of a shape function: value and key."""
     if type(a) is ArrayImpl:
         return a._value, a._key
     v, key = _core.operand(a, name, 0)
-    if isinstance(key, tuple):
+    if isinstance(key, _core.Aval):
         return np.asarray(v), key
     x64 = _config.current().enable_x64
     dt = _core.key_dtype(key, x64)
-    return _core.python_scalar_to(v, dt, name), (dt, _core.key_weak(key))
+    return _core.python_scalar_to(v, dt, name), _core.aval(dt, _core.key_weak(key))
 
 
 def _same(
@@ -334,7 +334,7 @@ def _scatter(
         )
     v, vkey = _core.operand(values, where, 1)
     state = _config.current()
-    joined, _ = _core.result_of([(dt, False), vkey], state)
+    joined, _ = _core.result_of([_core.aval(dt, False), vkey], state)
     if joined != dt:
         shown = _core.key_dtype(vkey, state.enable_x64)
         raise TypeError(

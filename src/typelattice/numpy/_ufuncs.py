@@ -228,7 +228,7 @@ def clip(
 def positive_or_copy(x: Any) -> ArrayImpl:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
     v, key = _core.operand(x, "clip", 0)
-    if not isinstance(key, tuple):
+    if not isinstance(key, _core.Aval):
         from typelattice.numpy._creation import asarray
 
         return asarray(x)  # type: ignore[return-value]
