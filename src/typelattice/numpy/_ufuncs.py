@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config
 from typelattice.numpy import _core
 from typelattice.numpy._array import ArrayImpl, wrap
 from typelattice.numpy._elementwise import (
