@@ -161,6 +161,17 @@ def checked_cast(
     return out
 
 
+def weak_to(value: np.ndarray[Any, Any], dt: DType, where: str) -> Any:
+    """A weak array's values in ``dt``, refusing to change them, like a Python
+    scalar's (a weak array is a Python scalar that became an array)."""
+    return checked_cast(
+        value,
+        dt,
+        f"{where} (a weak {value.dtype} array converted to {dt})",
+        "Cast explicitly, e.g. x.astype('int32'), if the change is intended.",
+    )
+
+
 def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any]:
     """A 64-bit NumPy array in its 32-bit form, refusing to change values.
 
@@ -171,7 +182,7 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
     return checked_cast(
         value,
         narrow,
-        f"{where}: a {value.dtype} array becomes {narrow} with enable_x64=False, but",
+        f"{where} ({value.dtype} becomes {narrow} with enable_x64=False)",
         f"To keep it, {_x64_fix()}.",
     )
 

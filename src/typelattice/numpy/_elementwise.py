@@ -25,6 +25,7 @@ _KEEP: Final = 0  # an array already in the compute dtype
 _CAST: Final = 1  # an array of another dtype: astype
 _INT: Final = 2  # a Python int for a NumPy integer dtype: range check only
 _SCALAR: Final = 3  # a Python scalar: checked conversion
+_WEAK: Final = 4  # a weak array (a Python scalar's value): checked conversion
 
 _KIND_WORDS: Final = {
     "b": "bool",
@@ -132,7 +133,12 @@ def build_plan(
     convs = []
     for key in keys:
         if isinstance(key, tuple):
-            convs.append((_KEEP if key[0] == cd else _CAST, 0, 0))
+            if key[0] == cd:
+                convs.append((_KEEP, 0, 0))
+            else:
+                # A weak array holds a Python scalar's value: like the scalar,
+                # it must not change on its way to the narrower dtype.
+                convs.append((_WEAK if key[1] else _CAST, 0, 0))
         elif key is int and cd.kind in "iu" and cd.isbuiltin:
             info = np.iinfo(cd)
             convs.append((_INT, int(info.min), int(info.max)))
@@ -183,6 +189,8 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
             conv.append(v)
         elif how == _CAST:
             conv.append(_core.ignore_fp_errors(v.astype, cd))
+        elif how == _WEAK:
+            conv.append(_core.weak_to(v, cd, name))
         elif how == _INT:
             if not lo <= v <= hi:
                 _core.python_scalar_to(v, cd, name)  # raises
@@ -241,6 +249,8 @@ def make_unary(op: Op) -> Callable[[Any], ArrayImpl]:
         how = convs[0][0]
         if how == _CAST:
             v = _core.ignore_fp_errors(v.astype, cd)
+        elif how == _WEAK:
+            v = _core.weak_to(v, cd, name)
         elif how != _KEEP:
             v = _core.python_scalar_to(v, cd, name)
         out = _core.ignore_fp_errors(fn, v) if fp else fn(v)
@@ -292,6 +302,8 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
             elif how == _INT:
                 if not cx[1] <= vx <= cx[2]:
                     _core.python_scalar_to(vx, cd, name)
+            elif how == _WEAK:
+                vx = _core.weak_to(vx, cd, name)
             else:
                 vx = _core.python_scalar_to(vx, cd, name)
         how = cy[0]
@@ -301,6 +313,8 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
             elif how == _INT:
                 if not cy[1] <= vy <= cy[2]:
                     _core.python_scalar_to(vy, cd, name)
+            elif how == _WEAK:
+                vy = _core.weak_to(vy, cd, name)
             else:
                 vy = _core.python_scalar_to(vy, cd, name)
         if state.rank_promotion != "allow":
