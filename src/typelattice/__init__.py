@@ -9,6 +9,9 @@ dtype('int8')
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from typelattice._config import (
     config,
     dtype_promotion,
@@ -28,7 +31,7 @@ from typelattice._dtypes import (
     isdtype,
     issubdtype,
 )
-from typelattice._lattice import JoinError, Lattice, LatticeError
+from typelattice._lattice import JoinError, Lattice, LatticeError, LatticeProblem
 from typelattice._promotion import (
     TypePromotionError,
     get_lattice,
@@ -40,7 +43,60 @@ from typelattice._promotion import (
     safe_to_cast,
 )
 
+if TYPE_CHECKING:
+    from typelattice._compare import (
+        LIBRARIES,
+        Comparison,
+        Laws,
+        LibraryNotInstalled,
+        check_laws,
+        compare_libraries,
+        measure_library,
+    )
+    from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
+    from typelattice._explain import Explanation, explain
+    from typelattice._tables import Table, format_table, promotion_table
+
 __version__ = "0.1.0"
+
+# The tools (tables, live comparisons, drawings, explanations) load on first
+# use, so that `import typelattice` costs only what promotion needs.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "LIBRARIES",
+            "Comparison",
+            "Laws",
+            "LibraryNotInstalled",
+            "check_laws",
+            "compare_libraries",
+            "measure_library",
+        ],
+        "typelattice._compare",
+    ),
+    **dict.fromkeys(
+        ["lattice_dot", "lattice_layout", "lattice_png", "lattice_svg"],
+        "typelattice._draw",
+    ),
+    **dict.fromkeys(["Explanation", "explain"], "typelattice._explain"),
+    **dict.fromkeys(
+        ["Table", "format_table", "promotion_table"], "typelattice._tables"
+    ),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'typelattice' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 # Tracebacks show the public names.
 for _cls in (JoinError, Lattice, LatticeError, TypePromotionError, X64DtypeWarning):
@@ -49,28 +105,45 @@ del _cls
 
 __all__ = [
     "CATEGORIES",
+    "LIBRARIES",
+    "Comparison",
+    "Explanation",
     "JoinError",
     "Lattice",
     "LatticeError",
+    "LatticeProblem",
+    "Laws",
+    "LibraryNotInstalled",
+    "Table",
     "TypePromotionError",
     "X64DtypeWarning",
     "__version__",
     "canonicalize_dtype",
+    "check_laws",
     "code_to_dtype",
+    "compare_libraries",
     "config",
     "dtype",
     "dtype_code",
     "dtype_promotion",
     "enable_x64",
+    "explain",
     "explicit_x64_dtypes",
     "finfo",
+    "format_table",
     "get_lattice",
     "iinfo",
     "is_weakly_typed",
     "isdtype",
     "issubdtype",
+    "lattice_dot",
+    "lattice_layout",
+    "lattice_png",
     "lattice_result_type",
+    "lattice_svg",
+    "measure_library",
     "promote_types",
+    "promotion_table",
     "rank_promotion",
     "register_lattice",
     "result_type",

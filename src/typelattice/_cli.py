@@ -1,78 +1,606 @@
-"""The ``typelattice`` command line."""
+"""The ``typelattice`` command line: see, explain and compare promotion lattices.
+
+Each subcommand prints what a function of the Python API returns: ``table``
+(:func:`~typelattice.promotion_table`), ``compare``
+(:func:`~typelattice.compare_libraries`, :func:`~typelattice.check_laws`),
+``draw`` (:func:`~typelattice.lattice_svg` and friends), ``explain``
+(:func:`~typelattice.explain`) and ``check``
+(:meth:`~typelattice.Lattice.problems`). Errors are one line on stderr and
+exit status 2; ``check`` exits with 1 for a file that is not a lattice.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import html
+import json
+import os
 import sys
+import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
 
 from typelattice import _config, _dtypes, _tables
+from typelattice._lattice import Lattice, LatticeError
 
 __all__ = ["main"]
 
+_LIBRARIES = (
+    "numpy",
+    "torch",
+    "tensorflow",
+    "jax",
+    "jax.lax",
+    "array_api_strict",
+    "typelattice",
+)
+
+
+class _Fail(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+# -- shared option handling -------------------------------------------------------
+
+
+def _load(path: str) -> Lattice[str]:
+    try:
+        return Lattice.from_file(path)
+    except LatticeError as err:
+        raise _Fail(
+            f"{path}: {err}; "
+            f"'typelattice check {path}' lists every problem"
+        ) from None
+
+
+def _bits(args: argparse.Namespace) -> bool:
+    """The 64-bit mode asked for, or the configured one."""
+    return _config.current().enable_x64 if args.x64 is None else bool(args.x64)
+
+
+def _codes(args: argparse.Namespace, lattice: Lattice[str] | None) -> list[str]:
+    """The types ``--types`` selects (codes, or node names with a lattice)."""
+    spec = args.types
+    if lattice is not None:
+        if spec in (None, "all", "seed"):
+            return list(lattice.nodes)
+        names = [c.strip() for c in spec.split(",") if c.strip()]
+        known = set(lattice.nodes)
+        for name in names:
+            if name not in known:
+                raise _Fail(
+                    f"{name!r} is not a node of the lattice; its nodes are "
+                    f"{', '.join(lattice.nodes)}"
+                )
+        return names
+    if spec is None or spec == "seed":
+        return list(_tables.SEED_CODES)
+    if spec == "all":
+        return list(_tables.all_codes())
+    codes = [c.strip() for c in spec.split(",") if c.strip()]
+    for code in codes:
+        _dtypes.code_to_dtype(code)  # unknown codes fail with the list
+    return codes
+
+
+def _use_color(args: argparse.Namespace) -> bool:
+    if args.color == "always":
+        return True
+    if args.color == "never":
+        return False
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+class _Progress:
+    """Reports a measurement on stderr, once it has run for ``delay`` seconds.
+
+    On a terminal one line is redrawn; otherwise a line per library."""
+
+    def __init__(self, stream: IO[str], delay: float = 1.0) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.state = ("", 0, 0)
+        self.shown = False
+        self.last_drawn = 0.0
+        self.announced = ""
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(delay, self._begin)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def __call__(self, library: str, done: int, total: int) -> None:
+        with self.lock:
+            self.state = (library, done, total)
+            now = time.monotonic()
+            if self.shown and (not self.tty or now - self.last_drawn > 0.1):
+                self._draw(now)
+
+    def _begin(self) -> None:
+        with self.lock:
+            self.shown = True
+            self._draw(time.monotonic())
+
+    def _draw(self, now: float) -> None:
+        library, done, total = self.state
+        if not library:
+            return
+        if self.tty:
+            what = (
+                f"importing {library}"
+                if done == 0
+                else f"measuring {library}: {done}/{total} pairs"
+            )
+            self.stream.write(f"\r{what} ({now - self.start:.0f} s)".ljust(60))
+        elif library != self.announced:
+            self.stream.write(f"typelattice: measuring {library} ({total} pairs)\n")
+            self.announced = library
+        self.stream.flush()
+        self.last_drawn = now
+
+    def close(self) -> None:
+        self.timer.cancel()
+        with self.lock:
+            if self.shown and self.tty:
+                self.stream.write("\r" + " " * 60 + "\r")
+                self.stream.flush()
+            self.shown = False
+
+
+def _measure(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    progress = _Progress(sys.stderr)
+    try:
+        return fn(*args, progress=progress, **kwargs)
+    finally:
+        progress.close()
+
+
+# -- subcommands ----------------------------------------------------------------------
+
 
 def _table(args: argparse.Namespace) -> int:
-    if args.types is None:
-        codes: Sequence[str] = _tables.SEED_CODES
-    elif args.types == "all":
-        codes = _tables.all_codes()
-    else:
-        codes = [c.strip() for c in args.types.split(",") if c.strip()]
-        for code in codes:
-            _dtypes.code_to_dtype(code)  # unknown codes fail with the list
-    table = _tables.promotion_table(codes, args.mode, args.x64)
-    text = _tables.format_table(table, args.format)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    lattice = _load(args.lattice) if args.lattice else None
+    if lattice is not None and args.x64 is not None:
+        raise _Fail("--x32/--x64 do not apply to a --lattice file")
+    codes = _codes(args, lattice)
+    x64 = _bits(args)
+    table = _tables.promotion_table(codes, args.mode, x64, lattice=lattice)
+    color = _use_color(args) and args.format == "text"
+    marked: tuple[tuple[str, str], ...] = ()
+    if args.diff:
+        from typelattice import _compare
+
+        if lattice is not None:
+            for name in codes:
+                if name not in _dtypes.codes():
+                    raise _Fail(
+                        f"--diff needs a lattice whose nodes are type codes; "
+                        f"{name!r} is not one"
+                    )
+        other = _measure(_compare.measure_library, args.diff, codes, x64=x64)
+        marked = _tables.differing_cells(table, other)
+    text = _tables.format_table(table, args.format, marked=marked, color=color)
+    _out(text)
+    if args.diff and args.format in ("text", "markdown"):
+        sign = "green" if color else "[x]" if args.format == "text" else "**x**"
+        _out(f"{sign}: the {len(marked)} cells where {args.diff} differs")
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="typelattice",
-        description="JAX-style dtype promotion lattices: print and inspect them.",
+def _compare_cmd(args: argparse.Namespace) -> int:
+    from typelattice import _compare
+
+    if args.laws and args.format == "csv":
+        raise _Fail("--laws has no CSV form; use --format text, markdown, html or json")
+    codes = _codes(args, None)
+    comparison = _measure(
+        _compare.compare_libraries, args.libraries, codes, x64=args.x64 is not False
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    table = sub.add_parser(
-        "table",
-        help="print the promotion table",
-        description="Print the promotion table (the join of each pair of types) "
-        "in seed 000's codes: b1 u1..u8 i1..i8 bf f2 f4 f8 c8 c16, and the weak "
-        "types i* f* c* (Python int, float, complex). '-' marks pairs with no "
-        "implicit promotion.",
+    laws = [_compare.check_laws(t) for t in comparison.tables] if args.laws else []
+    fmt = args.format
+    if fmt == "json":
+        _out(_compare.comparison_json(comparison, laws))
+        return 0
+    tables = comparison.tables
+    several = len(tables) > 1
+    if fmt == "csv":
+        # One library: exactly the layout of 'table --format csv'. Several:
+        # each table names its library in its corner, then the differences.
+        parts = [
+            (_csv_cell(t.title) if several else "") + _tables.format_table(t, "csv")
+            for t in tables
+        ]
+        if several:
+            parts.append(_compare.format_differences(comparison, "csv"))
+        sys.stdout.write("\r\n".join(parts))
+        return 0
+    color = _use_color(args) and fmt == "text"
+    blocks = []
+    for n, table in enumerate(tables):
+        # On a terminal, each later table shows in green where it differs
+        # from the first.
+        marked = _tables.differing_cells(table, tables[0]) if n and color else ()
+        text = _tables.format_table(table, fmt, marked=marked, color=color)
+        blocks.append(_heading(table.title, fmt) + text)
+    if several:
+        count = len(comparison.differences)
+        what = f"cells that differ: {count} of {len(tables[0].codes) ** 2}"
+        diffs = _compare.format_differences(comparison, fmt) if count else ""
+        blocks.append((_heading(what, fmt) + diffs).rstrip())
+    for law in laws:
+        text = _compare.format_laws(law, args.examples)
+        if fmt == "markdown":
+            text = f"```\n{text}\n```"
+        elif fmt == "html":
+            text = f"<pre>{html.escape(text)}</pre>"
+        blocks.append(text)
+    _out("\n\n".join(blocks))
+    return 0
+
+
+def _csv_cell(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"') else text
+
+
+def _heading(title: str, fmt: str) -> str:
+    if fmt == "markdown":
+        return f"### {title}\n\n"
+    if fmt == "html":
+        return f"<h3>{html.escape(title)}</h3>\n"
+    return f"{title}\n"
+
+
+def _draw(args: argparse.Namespace) -> int:
+    from typelattice import _draw as draw
+
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in (".svg", ".png", ".dot"):
+        raise _Fail(f"{args.output}: the file name must end in .svg, .png or .dot")
+    lattice = _load(args.lattice) if args.lattice else None
+    if lattice is not None and args.x64 is not None:
+        raise _Fail("--x32/--x64 do not apply to a --lattice file")
+    codes = _codes(args, lattice)
+    x64 = _bits(args)
+    title = f"lattice {args.lattice}" if lattice is not None else ""
+    kwargs: dict[str, Any] = {"lattice": lattice, "types": codes, "title": title}
+    if suffix == ".png":
+        try:
+            data = draw.lattice_png(args.mode, x64, **kwargs)
+        except ImportError as err:
+            raise _Fail(str(err)) from None
+        Path(args.output).write_bytes(data)
+    else:
+        render = draw.lattice_svg if suffix == ".svg" else draw.lattice_dot
+        Path(args.output).write_text(render(args.mode, x64, **kwargs), encoding="utf-8")
+    layout = draw.lattice_layout(args.mode, x64, **kwargs)
+    _out(f"wrote {args.output}: {len(layout.nodes)} nodes, {len(layout.edges)} edges")
+    return 0
+
+
+def _explain_cmd(args: argparse.Namespace) -> int:
+    from typelattice import _explain
+
+    if len(args.inputs) < 2:
+        raise _Fail("explain needs at least two types, e.g. explain int8 uint8")
+    lattice = _load(args.lattice) if args.lattice else None
+    if lattice is not None and args.x64 is not None:
+        raise _Fail("--x32/--x64 do not apply to a --lattice file")
+    e = _explain.explain(
+        *args.inputs,
+        promotion=args.mode,
+        x64=None if lattice is not None else _bits(args),
+        lattice=lattice,
+        lattice_name=args.lattice or "",
     )
-    bits = table.add_mutually_exclusive_group()
+    if args.format == "json":
+        _out(json.dumps(dataclasses.asdict(e), indent=1, ensure_ascii=False))
+    else:
+        _out(_explain.format_explanation(e))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    edges, labels = Lattice.read_file(args.file)
+    show = (lambda n: labels.get(n, n)) if labels else str
+    problems = Lattice.problems(edges, label=show)
+    nodes = set(edges) | {b for ups in edges.values() for b in ups}
+    n_edges = sum(len(set(ups)) for ups in edges.values())
+    kinds = {p.kind for p in problems}
+    if not problems:
+        verdict, status = "a lattice", 0
+    elif kinds == {"no upper bound"}:
+        verdict = "a partial lattice (some pairs have no upper bound, so no join)"
+        status = 0 if args.partial else 1
+    else:
+        verdict, status = "not a lattice", 1
+    if args.format == "json":
+        _out(
+            json.dumps(
+                {
+                    "file": args.file,
+                    "verdict": verdict.split(" (")[0],
+                    "nodes": len(nodes),
+                    "edges": n_edges,
+                    "problems": [
+                        {
+                            "kind": p.kind,
+                            "nodes": list(p.nodes),
+                            "candidates": list(p.candidates),
+                            "message": p.message,
+                        }
+                        for p in problems
+                    ],
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
+        return status
+    lines = [f"{args.file}: {verdict}: {len(nodes)} nodes, {n_edges} edges"]
+    if problems:
+        counts = ", ".join(
+            f"{sum(p.kind == k for p in problems)} {k}"
+            for k in ("cycle", "ambiguous join", "no upper bound")
+            if k in kinds
+        )
+        noun = "counterexample" if len(problems) == 1 else "counterexamples"
+        lines.append(f"{len(problems)} {noun}: {counts}")
+        order = {"cycle": 0, "ambiguous join": 1, "no upper bound": 2}
+        lines += [f"  {p}" for p in sorted(problems, key=lambda p: order[p.kind])]
+        if kinds == {"no upper bound"}:
+            lines.append(
+                "promotion refuses those pairs, as JAX's strict mode does; "
+                "--partial accepts this"
+            )
+    if status == 0 and nodes <= set(_dtypes.codes()):
+        lines.append(
+            "its nodes are type codes: typelattice.register_lattice(name, "
+            f"typelattice.Lattice.from_file({args.file!r})) makes "
+            "dtype_promotion(name) promote on it"
+        )
+    _out("\n".join(lines))
+    return status
+
+
+# -- the parser -----------------------------------------------------------------------
+
+_CODES_HELP = (
+    "Types are written as seed 000's codes: b1, u1 u2 u4 u8 (uint8..uint64), "
+    "i1 i2 i4 i8 (int8..int64), bf f2 f4 f8 (bfloat16, float16..float64), c8 "
+    "c16 (complex64, complex128), i* f* c* (weak: Python int, float, complex), "
+    "and for the extended types f8e4m3fn-style small floats and i4b-style "
+    "narrow ints ('b' for bits)."
+)
+
+_EPILOG = """\
+examples:
+  typelattice table --x64 --format csv     the layout of JAX's documented table
+  typelattice table --diff numpy           mark where NumPy differs
+  typelattice compare numpy torch --laws   measure both; find non-associative triples
+  typelattice draw -o lattice.svg          a Hasse diagram of the lattice
+  typelattice explain int8 uint8 float16   the join, step by step
+  typelattice check my_lattice.toml        is it a lattice? every counterexample
+
+Run 'typelattice COMMAND --help' for a command's options.
+"""
+
+
+def _add_bits(p: argparse.ArgumentParser, default: str) -> None:
+    x64_help = "64-bit mode (enable_x64=True)"
+    x32_help = "32-bit mode"
+    if default == "x64":
+        x64_help += " (the default)"
+    else:
+        x32_help += " (the default unless TYPELATTICE_ENABLE_X64 is set)"
+    bits = p.add_mutually_exclusive_group()
     bits.add_argument(
-        "--x64", dest="x64", action="store_const", const=True,
-        help="64-bit mode (enable_x64=True)",
-    )  # fmt: skip
+        "--x64", dest="x64", action="store_const", const=True, help=x64_help
+    )
     bits.add_argument(
-        "--x32", dest="x64", action="store_const", const=False,
-        help="32-bit mode, the default unless TYPELATTICE_ENABLE_X64 is set",
-    )  # fmt: skip
-    table.add_argument(
+        "--x32", dest="x64", action="store_const", const=False, help=x32_help
+    )
+
+
+def _add_mode(p: argparse.ArgumentParser, lattice_help: str) -> None:
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
         "--mode",
         default=None,
+        metavar="MODE",
         help="dtype_promotion: standard (default), strict, or a registered name",
     )
-    table.add_argument(
-        "--format",
-        choices=("text", "csv", "markdown"),
-        default="text",
-        help="output format (csv: the layout of promotion_table_x64.csv)",
+    which.add_argument(
+        "--lattice",
+        default=None,
+        metavar="FILE",
+        help=lattice_help + " (a TOML or JSON file, see 'typelattice check')",
     )
-    table.add_argument(
+
+
+def _add_types(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
         "--types",
         default=None,
         metavar="CODES",
-        help="comma-separated codes to show, or 'all' to add the extended types "
-        "(small floats such as f8e4m3fn, narrow ints such as i4b)",
+        help=f"comma-separated codes to {what}, 'seed' for seed 000's 18 (the "
+        "default) or 'all' to add the extended types (small floats such as "
+        "f8e4m3fn, narrow ints such as i4b); with --lattice, node names",
     )
+
+
+def _add_format(p: argparse.ArgumentParser, choices: Sequence[str]) -> None:
+    p.add_argument(
+        "--format",
+        choices=tuple(choices),
+        default="text",
+        help="output format (default: text; csv: the layout of promotion_table_x64.csv)"
+        if "csv" in choices
+        else "output format (default: text)",
+    )
+
+
+def _add_color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="highlight differing cells in colour: auto (default: when writing "
+        "to a terminal and NO_COLOR is unset), always or never",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    from typelattice import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="typelattice",
+        description="See, explain and compare dtype promotion lattices: JAX's "
+        "rules (standard and strict, 32- and 64-bit), the promotion tables of "
+        "the array libraries you have installed, and lattices of your own. "
+        + _CODES_HELP,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"typelattice {__version__}"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    table = sub.add_parser(
+        "table",
+        help="print the promotion table",
+        description="Print the promotion table: the join of each pair of types. "
+        "'-' marks pairs with no implicit promotion. " + _CODES_HELP,
+    )
+    _add_bits(table, "config")
+    _add_mode(table, "tabulate this lattice instead")
+    _add_types(table, "show")
+    _add_format(table, _tables.FORMATS)
+    table.add_argument(
+        "--diff",
+        choices=_LIBRARIES,
+        metavar="LIB",
+        help="measure library LIB live (as 'compare' does) and mark the cells "
+        "where it differs: [x] in text and CSV, bold in Markdown, a 'differs' "
+        f"class in HTML, green on a terminal. LIB: {', '.join(_LIBRARIES)}",
+    )
+    _add_color(table)
     table.set_defaults(run=_table)
+
+    compare = sub.add_parser(
+        "compare",
+        help="measure the promotion tables of array libraries and compare them",
+        description="Measure each library's promotion table live, as seed 001's "
+        "appendix does: add zeros of each pair of types (Python int, float, "
+        "complex for i*, f*, c*); '-' where the library lacks the type or "
+        "refuses the addition. With several libraries, print each table, then "
+        "the cells where they differ. JAX and typelattice are measured in "
+        "64-bit mode unless --x32 is given.",
+    )
+    compare.add_argument(
+        "libraries",
+        nargs="+",
+        choices=_LIBRARIES,
+        metavar="LIB",
+        help=f"one or more of: {', '.join(_LIBRARIES)}",
+    )
+    _add_bits(compare, "x64")
+    _add_types(compare, "measure")
+    _add_format(compare, _tables.FORMATS)
+    compare.add_argument(
+        "--laws",
+        action="store_true",
+        help="check each table for commutativity (all pairs) and associativity "
+        "(all ordered triples): counts and counterexamples",
+    )
+    compare.add_argument(
+        "--examples",
+        type=int,
+        default=10,
+        metavar="N",
+        help="with --laws, show up to N counterexamples of each law (default 10)",
+    )
+    _add_color(compare)
+    compare.set_defaults(run=_compare_cmd)
+
+    draw = sub.add_parser(
+        "draw",
+        help="draw the lattice as a Hasse diagram (SVG, PNG or DOT)",
+        description="Draw the lattice as a layered Hasse diagram: one node per "
+        "type labelled with its code, one arrow per edge, types grouped by kind "
+        "in bands, weak types dashed. SVG and DOT need nothing else; PNG needs "
+        "matplotlib (pip install 'typelattice[draw]').",
+    )
+    draw.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the file to write; its suffix (.svg, .png or .dot) picks the format",
+    )
+    _add_bits(draw, "config")
+    _add_mode(draw, "draw this lattice instead")
+    _add_types(draw, "draw")
+    draw.set_defaults(run=_draw)
+
+    explain = sub.add_parser(
+        "explain",
+        help="explain the promotion of some types, step by step",
+        description="Explain the join of two or more types step by step: each "
+        "input's lattice node, its upper bounds, the common upper bounds, the "
+        "least one, and the chain of edges from each input up to it. With no "
+        "join: why, the error result_type raises, and the explicit cast to use.",
+    )
+    explain.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="TYPE",
+        help="dtype names (int8, bfloat16), codes (i1, f*), or int, float, "
+        "complex for the weak types; with --lattice, node names",
+    )
+    _add_bits(explain, "config")
+    _add_mode(explain, "explain on this lattice instead")
+    _add_format(explain, ("text", "json"))
+    explain.set_defaults(run=_explain_cmd)
+
+    check = sub.add_parser(
+        "check",
+        help="check that a lattice file is a lattice",
+        description="Check a lattice written in TOML or JSON: a table 'edges' "
+        "mapping each node to the nodes immediately above it, and optionally a "
+        "table 'labels' of display names. Prints every counterexample: cycles, "
+        "pairs with no common upper bound, pairs with several minimal ones. "
+        "Exit status 0 for a lattice, 1 otherwise. The same file works as "
+        "--lattice in table, draw and explain.",
+    )
+    check.add_argument("file", metavar="FILE", help="the .toml or .json file")
+    check.add_argument(
+        "--partial",
+        action="store_true",
+        help="accept pairs with no upper bound (promotion refuses them, as in "
+        "JAX's strict mode): exit status 0 if that is the only problem",
+    )
+    _add_format(check, ("text", "json"))
+    check.set_defaults(run=_check)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status.
+
+    Args:
+      argv: the arguments (``sys.argv[1:]`` by default).
+
+    Returns:
+      0 on success, 1 when ``check`` finds a file that is not a lattice, 2 on
+      an error (one line on stderr).
 
     >>> main(['table', '--x64', '--types', 'i1,u1'])
        i1 u1
@@ -83,10 +611,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        if args.mode is not None:
+        if getattr(args, "mode", None) is not None:
             _config.validate("dtype_promotion", args.mode)
         status: int = args.run(args)
-    except (TypeError, ValueError) as err:
-        print(f"typelattice: error: {err}", file=sys.stderr)
+    except (_Fail, TypeError, ValueError, ImportError, OSError) as err:
+        message = str(err).replace("\n", " ")
+        print(f"typelattice: error: {message}", file=sys.stderr)
         return 2
     return status

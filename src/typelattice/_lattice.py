@@ -388,7 +388,9 @@ class Lattice(Generic[N]):
     def below(self, node: N) -> tuple[N, ...]:
         """The nodes strictly below ``node``."""
         self._known(node)
-        return tuple(n for n in self._succ if n != node and node in self._ub[n])
+        # Not ``n != node``: NumPy says dtype('int64') == int, both nodes.
+        mine = self._ub[node]
+        return tuple(n for n in self._succ if node in self._ub[n] and n not in mine)
 
     def upper_bounds(self, node: N) -> frozenset[N]:
         """Every node ``u`` with ``node <= u`` (including ``node``)."""

@@ -27,7 +27,7 @@ from typelattice._dtypes import (
     STANDARD_DTYPES,
     kind_of,
 )
-from typelattice._lattice import JoinError, Lattice
+from typelattice._lattice import JoinError, Lattice, LatticeError
 
 __all__ = [
     "TypePromotionError",
@@ -266,6 +266,12 @@ def _join(lattice: Lattice[Node], nodes: Iterable[Node], promotion: str) -> Node
     try:
         return lattice.join(*nodes)
     except JoinError:
+        raise _no_join_error(nodes, promotion) from None
+    except LatticeError as err:
+        # A registered lattice may leave types out: they promote with nothing,
+        # and the user sees the same error as for any pair without a join.
+        if err.kind != "unknown node":
+            raise
         raise _no_join_error(nodes, promotion) from None
 
 
