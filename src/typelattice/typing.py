@@ -1,0 +1,213 @@
+"""Types for annotating code that uses typelattice.
+
+Inputs are annotated permissively and outputs precisely (JAX's JEP 12049):
+
+- :data:`ArrayLike`: what converts to an array implicitly: a typelattice
+  :class:`Array`, a NumPy array, a NumPy scalar, a Python ``bool``, ``int``,
+  ``float`` or ``complex``. Not a list or tuple, as in JAX: convert those
+  with ``typelattice.numpy.asarray`` first.
+- :data:`DTypeLike`: what names a dtype: a string (``'int8'``, ``'bf'``), an
+  ``np.dtype``, a NumPy or ml_dtypes scalar type (``np.int8``,
+  ``ml_dtypes.bfloat16``), ``bool``/``int``/``float``/``complex``, or any
+  object with a ``.dtype`` (:class:`SupportsDType`: arrays,
+  ``typelattice.numpy.int8``). Not ``None``.
+- :data:`ShapeLike`: an ``int`` or a sequence of ``int``.
+- :class:`Array` (the base class of every typelattice array), :data:`DType`
+  (``np.dtype[Any]``) and :data:`Shape` (``tuple[int, ...]``) for results.
+
+Annotations and run-time checks need different objects here. The aliases
+contain parameterized generics (``np.ndarray[Any, Any]``, ``type[...]``), and
+``isinstance(x, ArrayLike)`` raises ``TypeError`` on Python 3.11 (a known
+pitfall of ``jax.typing.ArrayLike``). Check values with:
+
+- ``isinstance(x, Array)`` and ``isinstance(x, SupportsDType)``: both are
+  classes;
+- ``isinstance(x, ArrayLikeTypes)``: a plain tuple of the classes an
+  ``ArrayLike`` value is an instance of;
+- :func:`is_array_like`, :func:`is_dtype_like`, :func:`is_shape_like`:
+  predicates that also narrow the type for mypy and pyright. Being a dtype-like
+  or a shape-like is not a matter of one class (``np.int8`` is a dtype-like
+  because it is a *subclass* of ``np.generic``; ``(2, 3)`` is a shape-like
+  because of its elements), so those two have no ``isinstance`` form.
+
+>>> import numpy as np
+>>> import typelattice.numpy as tnp
+>>> from typelattice.typing import ArrayLike, ArrayLikeTypes, DType
+>>> def dtype_of_sum(x: ArrayLike, y: ArrayLike) -> DType:
+...     return (tnp.asarray(x) + y).dtype
+>>> dtype_of_sum(np.int8(1), 2)
+dtype('int8')
+>>> [isinstance(v, ArrayLikeTypes) for v in (tnp.zeros(2), 1.5, [1, 2])]
+[True, True, False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Protocol, TypeAlias, TypeGuard, runtime_checkable
+
+import numpy as np
+
+from typelattice._dtypes import ALL_DTYPES
+from typelattice.numpy._array import Array
+
+__all__ = [
+    "Array",
+    "ArrayLike",
+    "ArrayLikeTypes",
+    "DType",
+    "DTypeLike",
+    "Shape",
+    "ShapeLike",
+    "SupportsDType",
+    "is_array_like",
+    "is_dtype_like",
+    "is_shape_like",
+]
+
+DType: TypeAlias = np.dtype[Any]
+"""A dtype, as functions return it: always an ``np.dtype`` object."""
+
+Shape: TypeAlias = tuple[int, ...]
+"""A shape, as arrays report it."""
+
+
+@runtime_checkable
+class SupportsDType(Protocol):
+    """Anything with a ``.dtype``: arrays, scalars and dtype objects like
+    ``typelattice.numpy.int8``. Usable with ``isinstance``.
+
+    >>> import numpy as np
+    >>> import typelattice.numpy as tnp
+    >>> isinstance(tnp.int8, SupportsDType), isinstance(np.zeros(2), SupportsDType)
+    (True, True)
+    >>> isinstance('int8', SupportsDType)
+    False
+    """
+
+    @property
+    def dtype(self) -> DType: ...
+
+
+ArrayLike: TypeAlias = (
+    Array | np.ndarray[Any, Any] | np.generic | bool | int | float | complex
+)
+"""A value that converts to an array implicitly (not a list or tuple).
+
+Statically any NumPy scalar is accepted, because ml_dtypes declares its scalar
+types (``bfloat16``...) only as subclasses of ``np.generic``; at run time
+:data:`ArrayLikeTypes` and the library accept those of the bool and numeric
+dtypes of the universe only.
+"""
+
+DTypeLike: TypeAlias = (
+    str
+    | np.dtype[Any]
+    | type[np.generic]
+    | type[bool]
+    | type[int]
+    | type[float]
+    | type[complex]
+    | type[np.dtype[Any]]
+    | SupportsDType
+)
+"""What names a dtype (not ``None``). Any value with a ``.dtype`` counts."""
+
+ShapeLike: TypeAlias = int | Sequence[int]
+"""An ``int`` (a 1-d shape) or a sequence of ``int``."""
+
+# Exactly the scalar types of the universe: np.number would let in longdouble,
+# and the ml_dtypes scalars (bfloat16, float8...) subclass np.generic only,
+# which would let in str_, datetime64 and object_.
+_SCALAR_TYPES: Final[tuple[type[np.generic], ...]] = tuple(dt.type for dt in ALL_DTYPES)
+
+ArrayLikeTypes: Final[tuple[type, ...]] = (
+    Array,
+    np.ndarray,
+    *_SCALAR_TYPES,
+    int,  # bool too
+    float,
+    complex,
+)
+"""The classes of :data:`ArrayLike` values, for ``isinstance``.
+
+>>> import numpy as np
+>>> isinstance(np.float16(1), ArrayLikeTypes), isinstance(np.str_('1'), ArrayLikeTypes)
+(True, False)
+"""
+
+_PYTHON_SCALAR_TYPES: Final = (bool, int, float, complex)
+
+
+def is_array_like(x: object) -> TypeGuard[ArrayLike]:
+    """Whether ``x`` is an :data:`ArrayLike` value.
+
+    Args:
+      x: any object.
+
+    Returns:
+      ``isinstance(x, ArrayLikeTypes)``; a type checker then narrows ``x`` to
+      ``ArrayLike``.
+
+    >>> import numpy as np, ml_dtypes
+    >>> is_array_like(np.zeros(2)), is_array_like(ml_dtypes.bfloat16(1))
+    (True, True)
+    >>> is_array_like([1.0, 2.0]), is_array_like('1'), is_array_like(None)
+    (False, False, False)
+    """
+    return isinstance(x, ArrayLikeTypes)
+
+
+def is_dtype_like(x: object) -> TypeGuard[DTypeLike]:
+    """Whether ``x`` has the form of a :data:`DTypeLike`.
+
+    The form only: a string is a dtype-like here even if no dtype has that
+    name, and a value's ``.dtype`` may still be one typelattice refuses
+    (``typelattice.dtype`` raises ``TypeError`` for those).
+
+    Args:
+      x: any object.
+
+    Returns:
+      True for strings, ``np.dtype`` objects and classes, NumPy and ml_dtypes
+      scalar types, ``bool``/``int``/``float``/``complex`` and objects with a
+      ``.dtype``; a type checker then narrows ``x`` to ``DTypeLike``.
+
+    >>> import numpy as np, ml_dtypes
+    >>> is_dtype_like('int8'), is_dtype_like(np.float32), is_dtype_like(float)
+    (True, True, True)
+    >>> is_dtype_like(ml_dtypes.bfloat16), is_dtype_like(np.zeros(2))
+    (True, True)
+    >>> is_dtype_like(None), is_dtype_like(list), is_dtype_like(3)
+    (False, False, False)
+    """
+    if isinstance(x, str | np.dtype):
+        return True
+    if isinstance(x, type):
+        return x in _PYTHON_SCALAR_TYPES or issubclass(x, np.generic | np.dtype)
+    return isinstance(x, SupportsDType)
+
+
+def is_shape_like(x: object) -> TypeGuard[ShapeLike]:
+    """Whether ``x`` is a :data:`ShapeLike`: an ``int`` or a sequence of them.
+
+    ``bool`` is refused, alone or as an element, and so are strings (a
+    sequence, but of strings) and NumPy arrays (not a ``Sequence``).
+
+    Args:
+      x: any object.
+
+    Returns:
+      Whether ``x`` is one; a type checker then narrows ``x`` to ``ShapeLike``.
+
+    >>> is_shape_like(3), is_shape_like((2, 3)), is_shape_like([]), is_shape_like(())
+    (True, True, True, True)
+    >>> is_shape_like((2.0, 3)), is_shape_like(True), is_shape_like('')
+    (False, False, False)
+    """
+    if isinstance(x, int):
+        return not isinstance(x, bool)
+    if isinstance(x, Sequence) and not isinstance(x, str | bytes | bytearray):
+        items: Sequence[object] = x  # pyright: ignore[reportUnknownVariableType]
+        return all(isinstance(d, int) and not isinstance(d, bool) for d in items)
+    return False
