@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import csv
+import io
+import json
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from typelattice._cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+LATTICES = ROOT / "examples" / "lattices"
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -82,3 +91,348 @@ def test_module_entry_point_in_a_subprocess() -> None:
         b",b1,u1,u2,u4,u8,i1,i2,i4,i8,bf,f2,f4,f8,c8,c16,i*,f*,c*\r\n"
     )
     assert b"u4,u4,u4,u4,u4,u8,i8,i8,i8,i8," in out.stdout
+
+
+# -- help ---------------------------------------------------------------------------
+
+COMMANDS = ["table", "compare", "draw", "explain", "check"]
+
+
+def test_help_lists_every_command_and_examples(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for command in COMMANDS:
+        assert f"\n    {command}" in out
+        assert f"typelattice {command}" in out  # an example of each
+    assert "i* f* c*" in out  # the codes are explained
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [
+        ("table", ["--mode", "--lattice", "--x64", "--x32", "--types", "--format",
+                   "--diff", "--color"]),
+        ("compare", ["LIB", "--laws", "--examples", "--types", "--format", "--x32"]),
+        ("draw", ["--output", "--mode", "--lattice", "--types", "--x64"]),
+        ("explain", ["TYPE", "--mode", "--lattice", "--x64", "--format"]),
+        ("check", ["FILE", "--partial", "--format"]),
+    ],
+)  # fmt: skip
+def test_each_command_documents_its_options(
+    command: str, options: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for option in options:
+        assert option in out, option
+
+
+# -- table ----------------------------------------------------------------------------
+
+
+def test_default_table_is_the_golden_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["table"]) == 0
+    golden = (GOLDEN / "table_standard_x32.txt").read_text()
+    assert capsys.readouterr().out == golden
+    # ...and says what the x32 golden CSV says.
+    with open(GOLDEN / "standard_x32.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert [line.split() for line in golden.splitlines()[1:]] == rows[1:]
+
+
+def test_html_table_is_the_golden_html(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", "--x64", "--mode", "strict", "--format", "html"]
+    assert main([*argv, "--types", "i1,u8,f2,bf,i*,f*,c*"]) == 0
+    golden = (GOLDEN / "table_strict_x64_subset.html").read_text()
+    assert capsys.readouterr().out == golden
+
+
+def test_json_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["table", "--x64", "--types", "i1,u1", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "title": "typelattice standard lattice, 64-bit mode",
+        "codes": ["i1", "u1"],
+        "cells": [["i1", "i2"], ["i2", "u1"]],
+    }
+
+
+def test_diff_numpy_marks_the_cells_where_numpy_differs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["table", "--x64", "--diff", "numpy"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:19]}
+    header = out.splitlines()[0].split()
+    cell = dict(zip(header, rows["i1"], strict=True))
+    assert cell["u1"] == "i2"  # the same in NumPy: not marked
+    assert cell["u8"] == "[f*]"  # NumPy: float64
+    assert cell["bf"] == "[bf]"  # NumPy has no bfloat16
+    assert cell["i*"] == "i1"  # a Python int defers to int8 in both
+    assert "\x1b[" not in out  # not a terminal: no colours
+    assert out.splitlines()[-1] == "[x]: the 118 cells where numpy differs"
+
+
+def test_diff_in_colour_highlights_without_brackets(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["table", "--x64", "--types", "i1,u8", "--diff", "numpy"]
+    assert main([*argv, "--color", "always"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[30;42mf*\x1b[0m" in out and "[f*]" not in out
+    assert out.splitlines()[-1] == "green: the 2 cells where numpy differs"
+
+
+def test_diff_markdown_bolds_the_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", "--x64", "--types", "i1,u8", "--diff", "numpy"]
+    assert main([*argv, "--format", "markdown"]) == 0
+    assert "| i1 | i1 | **f*** |" in capsys.readouterr().out.splitlines()
+
+
+def test_table_of_a_lattice_file_shows_its_labels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["table", "--lattice", str(LATTICES / "python_scalars.json")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "                   Python int   Python float Python complex",
+        "    Python int     Python int   Python float Python complex",
+        "  Python float   Python float   Python float Python complex",
+        "Python complex Python complex Python complex Python complex",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["table", "--lattice", "examples/lattices/cycle.toml"],
+         "cycle.toml: not a lattice: the edges contain a cycle"),
+        (["table", "--lattice", "examples/lattices/jax_standard.toml", "--x64"],
+         "--x32/--x64 do not apply to a --lattice file"),
+        (["table", "--lattice", "no/such/file.toml"], "No such file"),
+        (["table", "--lattice", "examples/lattices/python_scalars.json", "--diff",
+          "numpy"], "--diff needs a lattice whose nodes are type codes"),
+        (["table", "--lattice", "examples/lattices/python_scalars.json", "--types",
+          "int,bool"], "'bool' is not a node of the lattice"),
+        (["compare", "numpy", "--laws", "--format", "csv"], "--laws has no CSV form"),
+        (["compare", "numpy", "--types", "i1,q2"], "unknown dtype code 'q2'"),
+        (["draw", "-o", "lattice.gif"], "must end in .svg, .png or .dot"),
+        (["explain", "int8"], "at least two types"),
+        (["explain", "int8", "object"], "does not support"),
+        (["explain", "int8", "string"], "unknown dtype 'string'"),
+        (["explain", "--mode", "loose", "int8", "int8"], "dtype_promotion must be"),
+        (["check", "examples/lattices/missing.toml"], "No such file"),
+    ],
+)  # fmt: skip
+def test_more_errors_are_one_line_with_status_2(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
+    status, out, err = run(argv, capsys)
+    assert status == 2 and out == ""
+    assert err.startswith("typelattice: error:") and match in err
+    assert err.count("\n") == 1
+
+
+def test_unknown_library_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["compare", "cupy"])
+    assert info.value.code == 2
+    assert "invalid choice: 'cupy'" in capsys.readouterr().err
+
+
+# -- compare --------------------------------------------------------------------------
+
+
+def test_compare_numpy_csv_has_the_layout_of_table_csv(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["compare", "numpy", "--format", "csv"]) == 0
+    measured = capsys.readouterr().out
+    assert main(["table", "--x64", "--format", "csv"]) == 0
+    computed = capsys.readouterr().out
+    m_lines, c_lines = measured.split("\r\n"), computed.split("\r\n")
+    assert len(m_lines) == len(c_lines) == 20 and m_lines[-1] == ""
+    assert (
+        m_lines[0]
+        == c_lines[0]
+        == ",b1,u1,u2,u4,u8,i1,i2,i4,i8,bf,f2,f4,f8,c8,c16,i*,f*,c*"
+    )
+    assert [line.split(",")[0] for line in m_lines] == [
+        line.split(",")[0] for line in c_lines
+    ]
+    assert "i1,i1,i2,i4,i8,f8,i1,i2,i4,i8,-,f2,f4,f8,c8,c16,i1,f8,c16" in m_lines
+
+
+def test_compare_two_libraries_with_laws(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "numpy", "typelattice", "--laws", "--examples", "2"]) == 0
+    out = capsys.readouterr().out
+    blocks = out.split("\n\n")
+    assert blocks[0].startswith("numpy ") and blocks[1].startswith("typelattice ")
+    assert blocks[2].splitlines()[:2] == [
+        "cells that differ: 118 of 324",
+        "row col numpy typelattice",
+    ]
+    assert " i1  u8    f8          f*" in blocks[2].splitlines()
+    assert blocks[3].splitlines()[1:] == [
+        "  commutative: yes (153 pairs)",
+        "  associative: no, 256 of 4913 triples differ (72 sets of types)",
+        "    (u1 + i1) + f2 = f4, but u1 + (i1 + f2) = f2",
+        "    (u2 + i1) + f2 = f8, but u2 + (i1 + f2) = f4",
+        "    ... and 70 more sets",
+    ]
+    assert blocks[4].splitlines()[1:] == [
+        "  commutative: yes (153 pairs)",
+        "  associative: yes (5832 triples)",
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "json"])
+def test_compare_in_other_formats(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", "numpy", "typelattice", "--types", "i4,f4", "--laws"]
+    assert main([*argv, "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(out)["differences"][0] == {
+            "row": "i4",
+            "col": "f4",
+            "values": {"numpy": "f8", "typelattice": "f4"},
+        }
+    elif fmt == "markdown":
+        assert "### cells that differ: 2 of 4" in out
+        assert "| i4 | f4 | f8 | f4 |" in out
+    else:
+        assert "<h3>cells that differ: 2 of 4</h3>" in out
+        assert "<tr><td>i4</td><td>f4</td><td>f8</td><td>f4</td></tr>" in out
+
+
+def test_progress_goes_to_stderr_once_a_measurement_is_slow() -> None:
+    from typelattice._cli import _Progress
+
+    stream = io.StringIO()
+    progress = _Progress(stream, delay=0.0)
+    for _ in range(100):  # the timer fires on its own thread
+        if progress.shown:
+            break
+        time.sleep(0.01)
+    progress("torch", 0, 324)
+    progress("torch", 1, 324)
+    progress("jax", 0, 324)
+    progress.close()
+    assert stream.getvalue().splitlines() == [
+        "typelattice: measuring torch (324 pairs)",
+        "typelattice: measuring jax (324 pairs)",
+    ]
+
+
+def test_a_fast_measurement_shows_no_progress(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["compare", "numpy"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+# -- explain and draw -----------------------------------------------------------------
+
+
+def test_explain_prints_the_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "int8", "uint8", "--x64"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "join of int8, uint8 on the standard lattice, 64-bit mode"
+    assert "4. the least of them, the join: i2" in lines
+    assert lines[-1] == "result: int16"
+
+
+def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["explain", "float32", "int32", "--mode", "strict", "--format", "json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["join"] is None and data["common"] == []
+    assert data["cast"].startswith("x.astype('float32') on the int32 input")
+
+
+def test_draw_writes_each_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    svg, dot = tmp_path / "l.svg", tmp_path / "l.dot"
+    assert main(["draw", "--x64", "-o", str(svg)]) == 0
+    assert capsys.readouterr().out == f"wrote {svg}: 18 nodes, 24 edges\n"
+    assert svg.read_text().startswith("<svg")
+    assert main(["draw", "--types", "all", "--mode", "strict", "-o", str(dot)]) == 0
+    assert dot.read_text().startswith("digraph typelattice {")
+    path = str(LATTICES / "two_minimal_bounds.json")
+    assert main(["draw", "--lattice", path, "-o", str(svg)]) == 2
+    assert "not a lattice" in capsys.readouterr().err
+
+
+# -- check ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "first"),
+    [
+        ("jax_standard.toml", 0, "a lattice: 18 nodes, 24 edges"),
+        ("python_scalars.json", 0, "a lattice: 3 nodes, 2 edges"),
+        ("cycle.toml", 1, "not a lattice: 3 nodes, 3 edges"),
+        ("no_upper_bound.toml", 1, "a partial lattice"),
+        ("no_mixed_int_float.toml", 1, "a partial lattice"),
+        ("two_minimal_bounds.json", 1, "not a lattice: 4 nodes, 4 edges"),
+        ("numpy_int_float.toml", 1, "not a lattice: 16 nodes, 26 edges"),
+    ],
+)
+def test_check_the_example_lattices(
+    name: str, status: int, first: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = LATTICES / name
+    assert main(["check", str(path)]) == status
+    assert capsys.readouterr().out.startswith(f"{path}: {first}")
+
+
+def test_check_prints_each_counterexample(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(LATTICES / "two_minimal_bounds.json")]) == 1
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "2 counterexamples: 1 ambiguous join, 1 no upper bound",
+        "  ambiguous join: A and B have no least upper bound, only minimal ones: C, D",
+        "  no upper bound: C and D have no common upper bound",
+    ]
+
+
+def test_check_partial_accepts_pairs_without_upper_bound(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(LATTICES / "no_mixed_int_float.toml")
+    assert main(["check", "--partial", path]) == 0
+    out = capsys.readouterr().out
+    assert "no upper bound: f* and u1 have no common upper bound" in out
+    assert "register_lattice(name" in out
+    assert main(["check", "--partial", str(LATTICES / "cycle.toml")]) == 1
+
+
+def test_check_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(LATTICES / "cycle.toml"), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "not a lattice"
+    assert data["problems"] == [
+        {
+            "kind": "cycle",
+            "nodes": ["float", "complex", "float"],
+            "candidates": [],
+            "message": "cycle: float -> complex -> float",
+        }
+    ]
+
+
+def test_check_through_the_installed_command(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text('[edges]\nA = ["B", "C"]\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "typelattice", "check", str(broken)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    assert "no upper bound: B and C have no common upper bound" in out.stdout

@@ -51,8 +51,7 @@ def _load(path: str) -> Lattice[str]:
         return Lattice.from_file(path)
     except LatticeError as err:
         raise _Fail(
-            f"{path}: {err}; "
-            f"'typelattice check {path}' lists every problem"
+            f"{path}: {err}; 'typelattice check {path}' lists every problem"
         ) from None
 
 

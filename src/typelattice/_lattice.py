@@ -291,7 +291,7 @@ class Lattice(Generic[N]):
           label: display name of a node in the messages (``repr`` by default).
 
         Returns:
-          The problems, cycles first, then pairs in the order of the nodes;
+          The problems, cycles first, then pairs, in the order of the nodes;
           empty if the edges describe a lattice.
 
         >>> for p in Lattice.problems({"a": ["c", "d"], "b": ["c", "d"]}, str):
@@ -316,6 +316,7 @@ class Lattice(Generic[N]):
                         message="cycle: " + " -> ".join(show(n) for n in cycle),
                     )
                 )
+        found.sort(key=lambda p: position[p.nodes[0]])
         # Upper-bound sets, sinks of the condensation first.
         ub: dict[Any, frozenset[Any]] = {}
         for comp in reversed(comps):

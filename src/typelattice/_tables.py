@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from typelattice import _dtypes, _promotion
+from typelattice import _config, _dtypes, _promotion
 from typelattice._lattice import JoinError, Lattice
 
 __all__ = [
@@ -72,11 +72,14 @@ def promotion_table(
         :meth:`Lattice.from_file`); the table shows its labels.
 
     Returns:
-      The table; a cell is ``'-'`` where the pair has no join.
+      The table, titled with the lattice and mode; a cell is ``'-'`` where
+      the pair has no join.
 
     >>> t = promotion_table(['i1', 'u1', 'f*'], 'standard', x64=True)
     >>> t.cell('i1', 'u1'), t.cell('u1', 'f*')
     ('i2', 'f*')
+    >>> t.title
+    'typelattice standard lattice, 64-bit mode'
     """
     lat: Lattice[Any]
     label: Callable[[Any], str]
@@ -84,11 +87,16 @@ def promotion_table(
         lat, label = lattice, lattice.label
         nodes: list[Any] = list(lattice.nodes if codes is None else codes)
         order = tuple(label(n) for n in nodes)
+        title = "lattice"
     else:
         order = tuple(SEED_CODES if codes is None else codes)
+        state = _config.current()
+        promotion = state.dtype_promotion if promotion is None else promotion
+        x64 = state.enable_x64 if x64 is None else x64
         lat = _promotion.get_lattice(promotion, x64)
         label = _promotion.node_label
         nodes = [_dtypes.code_to_dtype(c) for c in order]
+        title = f"typelattice {promotion} lattice, {'64' if x64 else '32'}-bit mode"
     rows = []
     for a in nodes:
         row = []
@@ -98,7 +106,7 @@ def promotion_table(
             except JoinError:
                 row.append(NO_JOIN)
         rows.append(tuple(row))
-    return Table(order, tuple(rows))
+    return Table(order, tuple(rows), title)
 
 
 def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:
