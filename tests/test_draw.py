@@ -150,3 +150,11 @@ def test_png_without_matplotlib_says_how_to_get_it(
         "pip install 'typelattice[draw]' (or write .svg or .dot)\n"
     )
     assert not out.exists()
+
+
+def test_the_readme_pictures_are_what_the_tool_draws() -> None:
+    docs = LATTICES.parents[1] / "docs"
+    assert (docs / "lattice.svg").read_text() == tl.lattice_svg("standard", x64=True)
+    assert (docs / "lattice_all_types.svg").read_text() == tl.lattice_svg(
+        "standard", x64=True, types=_tables.all_codes()
+    )
