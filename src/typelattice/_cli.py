@@ -307,8 +307,11 @@ def _explain_cmd(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     edges, labels = Lattice.read_file(args.file)
-    show = (lambda n: labels.get(n, n)) if labels else str
-    problems = Lattice.problems(edges, label=show)
+
+    def show(node: str) -> str:
+        return labels.get(node, node)
+
+    problems = Lattice.problems(edges, label=show if labels else str)
     nodes = set(edges) | {b for ups in edges.values() for b in ups}
     n_edges = sum(len(set(ups)) for ups in edges.values())
     kinds = {p.kind for p in problems}

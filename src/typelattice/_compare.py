@@ -202,28 +202,14 @@ def _array_api_strict() -> _Adapter:
 def _typelattice() -> _Adapter:
     import typelattice
 
-    zero: Callable[[np.dtype[Any]], object]
-    add: Callable[[object, object], object]
-    try:
-        tnp = importlib.import_module("typelattice.numpy")
-        zeros, add = tnp.zeros, tnp.add
+    # Measured like the others: through the array namespace's zeros and add.
+    tnp = importlib.import_module("typelattice.numpy")
 
-        def zero(dt: np.dtype[Any]) -> object:
-            return zeros((), dtype=dt)
+    def zero(dt: np.dtype[Any]) -> object:
+        return tnp.zeros((), dtype=dt)
 
-    except (ImportError, AttributeError):
-        # TODO: measure through the array namespace once typelattice.numpy
-        # provides zeros and add; until then the lattice's answer for the
-        # operation stands in for the sum.
-        class _Typed:
-            def __init__(self, dt: np.dtype[Any], weak: bool) -> None:
-                self.dtype, self.weak_type = dt, weak
-
-        def zero(dt: np.dtype[Any]) -> object:
-            return _Typed(typelattice.dtype(dt), False)
-
-        def add(x: object, y: object) -> object:
-            return _Typed(*typelattice.lattice_result_type(x, y))
+    def add(x: object, y: object) -> object:
+        return tnp.add(x, y)
 
     def scope(x64: bool) -> contextlib.AbstractContextManager[object]:
         return typelattice.enable_x64(x64)
