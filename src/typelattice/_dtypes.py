@@ -14,12 +14,15 @@ from __future__ import annotations
 import builtins
 import warnings
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import ml_dtypes
 import numpy as np
 
 from typelattice import _config
+
+if TYPE_CHECKING:
+    from typelattice.typing import DTypeLike
 
 __all__ = [
     "CATEGORIES",
@@ -202,7 +205,7 @@ TO_32: Final = {
     _d("complex128"): _d("complex64"),
 }
 # Python scalar types: their dtype before canonicalization (JAX's choice).
-_PYTHON_SCALAR: Final = {
+_PYTHON_SCALAR: Final[dict[type, np.dtype[Any]]] = {
     builtins.bool: _d("bool"),
     builtins.int: _d("int64"),
     builtins.float: _d("float64"),
@@ -362,8 +365,10 @@ def explicit_x64(dt: np.dtype[Any], policy: str, where: str) -> np.dtype[Any]:
 
 def dtype_of(x: object) -> np.dtype[Any]:
     t = type(x)
+    # Narrowed by isinstance, x has unknown type parameters for pyright
+    # (np.dtype[Unknown]); any parameter will do here.
     if isinstance(x, np.dtype):
-        return _check(x, x)
+        return _check(x, x)  # pyright: ignore[reportUnknownArgumentType]
     scalar = _PYTHON_SCALAR.get(t)  # bool is matched exactly, before int
     if scalar is not None:
         return scalar
@@ -374,7 +379,7 @@ def dtype_of(x: object) -> np.dtype[Any]:
         if scalar is not None:
             return scalar
         if issubclass(x, np.generic) and x not in _ABSTRACT:
-            return _check(x, np.dtype(x))
+            return _check(x, np.dtype(x))  # pyright: ignore[reportUnknownArgumentType]
         if issubclass(x, np.dtype):  # a NumPy DType class, e.g. Int8DType
             try:
                 return _check(x, x())  # type: ignore[call-overload]
@@ -382,7 +387,7 @@ def dtype_of(x: object) -> np.dtype[Any]:
                 pass
         raise TypeError(f"cannot interpret {x!r} as a dtype: expected {_ACCEPTED}")
     if isinstance(x, np.generic | np.ndarray):
-        return _check(x, x.dtype)
+        return _check(x, x.dtype)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
     if x is None:
         raise TypeError(f"cannot interpret None as a dtype: expected {_ACCEPTED}")
     inner = getattr(x, "dtype", None)
@@ -403,7 +408,7 @@ def dtype_of(x: object) -> np.dtype[Any]:
     raise TypeError(f"cannot interpret {x!r} as a dtype: expected {_ACCEPTED}")
 
 
-def canonicalize_dtype(x: object) -> np.dtype[Any]:
+def canonicalize_dtype(x: DTypeLike) -> np.dtype[Any]:
     """The dtype used for ``x`` in the current mode.
 
     With ``enable_x64`` off (the default), int64, uint64, float64 and
@@ -426,7 +431,7 @@ def canonicalize_dtype(x: object) -> np.dtype[Any]:
 # -- codes --------------------------------------------------------------------
 
 
-def dtype_code(x: object, weak: bool = False) -> str:
+def dtype_code(x: DTypeLike, weak: bool = False) -> str:
     """The short code of a dtype-like's lattice node (seed 000's notation).
 
     Strong types give ``b1 u1 ... c16``, ``bf``, and for the extended types
@@ -476,7 +481,7 @@ def codes() -> tuple[str, ...]:
 # -- classification -------------------------------------------------------------
 
 
-def issubdtype(arg1: object, arg2: object) -> bool:
+def issubdtype(arg1: DTypeLike, arg2: DTypeLike) -> bool:
     """Whether ``arg1`` is ``arg2`` or in the category ``arg2``.
 
     Like ``numpy.issubdtype``, but the ml_dtypes types are classified as what
@@ -498,7 +503,7 @@ def issubdtype(arg1: object, arg2: object) -> bool:
 _KINDS_HELP: Final = ", ".join(repr(k) for k in CATEGORIES)
 
 
-def isdtype(dtype: object, kind: object) -> bool:
+def isdtype(dtype: DTypeLike, kind: DTypeLike | tuple[DTypeLike, ...]) -> bool:
     """Array API ``isdtype``: whether ``dtype`` is of ``kind``.
 
     Args:
@@ -526,7 +531,7 @@ def isdtype(dtype: object, kind: object) -> bool:
     return False
 
 
-def finfo(x: object) -> ml_dtypes.finfo:
+def finfo(x: DTypeLike) -> ml_dtypes.finfo:
     """Machine limits of a floating or complex dtype, ml_dtypes types included.
 
     >>> finfo('bfloat16').bits, float(finfo('float8_e4m3fn').max)
@@ -544,7 +549,7 @@ def finfo(x: object) -> ml_dtypes.finfo:
     return ml_dtypes.finfo(dt)  # type: ignore[no-untyped-call]
 
 
-def iinfo(x: object) -> ml_dtypes.iinfo:
+def iinfo(x: DTypeLike) -> ml_dtypes.iinfo:
     """Machine limits of an integer dtype, narrow integers included.
 
     >>> iinfo('int4').min, iinfo('uint8').max

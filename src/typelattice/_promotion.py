@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
 
 import numpy as np
 
 from typelattice import _config, _dtypes
-from typelattice._config import _scope
+from typelattice._config import _scope  # pyright: ignore[reportPrivateUsage]
 from typelattice._dtypes import (
     ALL_DTYPES,
     NARROW_INTS,
@@ -28,6 +28,9 @@ from typelattice._dtypes import (
     kind_of,
 )
 from typelattice._lattice import JoinError, Lattice, LatticeError
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = [
     "TypePromotionError",
@@ -93,7 +96,8 @@ def strict_edges() -> dict[Node, list[Node]]:
 
 def node_label(node: object) -> str:
     """The short code of a lattice node (``u1``, ``bf``, ``f*``...)."""
-    return _dtypes.dtype_code(node)
+    # Nodes are dtypes or Python scalar types; labels are asked for any node.
+    return _dtypes.dtype_code(cast("DTypeLike", node))
 
 
 _LATTICES: dict[tuple[str, bool], Lattice[Node]] = {}
@@ -166,7 +170,7 @@ def register_lattice(name: str, lattice: Lattice[Any]) -> None:
 
 # -- arguments to nodes -----------------------------------------------------------
 
-_PYTHON_WEAK: Final = {_INT: "i", _FLOAT: "f", _COMPLEX: "c"}
+_PYTHON_WEAK: Final[dict[type, str]] = {_INT: "i", _FLOAT: "f", _COMPLEX: "c"}
 _WEAK_NODE_OF_KIND: Final = {"i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}
 
 
@@ -213,7 +217,7 @@ def _dtype_and_weak(
             return dt, weak, True
     if x64 or dt not in _dtypes.TO_32:
         return dt, weak, True
-    if _dtypes.is_explicit(x):
+    if _dtypes.is_explicit(x):  # pyright: ignore[reportUnknownArgumentType]
         policy = state.explicit_x64_dtypes
         return _dtypes.explicit_x64(dt, policy, "result_type"), weak, policy != "warn"
     # Values of a 64-bit type (NumPy arrays, scalars) are canonicalized, as
@@ -242,7 +246,7 @@ def _no_join_error(nodes: Iterable[Node], promotion: str) -> TypePromotionError:
             f"{head} when dtype_promotion={promotion}. Try explicitly casting "
             "inputs to the desired output type, or set dtype_promotion=standard."
         )
-    small = sorted({n.name[5] for n in nodes if n in SMALL_FLOATS.values()})  # type: ignore[union-attr]
+    small: list[str] = sorted({n.name[5] for n in nodes if n in SMALL_FLOATS.values()})  # type: ignore[union-attr]
     if small:
         bits = " and ".join(f"{b}-bit" for b in sorted(small, reverse=True))
         return TypePromotionError(
@@ -337,13 +341,14 @@ def _arg_key(x: object) -> object:
     of a type in ``_TYPE_KEYED``, a NumPy scalar or a dtype: the fast path.
     """
     t = type(x)
+    # For pyright, NumPy classes narrowed here have unknown type parameters.
     if t in _TYPE_KEYED or issubclass(t, np.generic):
-        return t
+        return t  # pyright: ignore[reportUnknownVariableType]
     if t is np.ndarray or isinstance(x, np.dtype):
         dt = x.dtype if t is np.ndarray else x  # type: ignore[attr-defined]
         # Keyed by DType class; parametric ones (strings, datetimes) never
         # promote, so a class always stands for a single dtype here.
-        return type(dt)
+        return type(dt)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     if t is str or t is type or x is None:
         return x
     key = getattr(x, "_promotion_key", None)
@@ -390,20 +395,20 @@ def _cached(args: tuple[object, ...], state: _config.State) -> tuple[Any, ...]:
 
 @overload
 def result_type(
-    *args: Any, return_weak_type_flag: Literal[False] = ...
+    *args: ArrayLike | DTypeLike | None, return_weak_type_flag: Literal[False] = ...
 ) -> np.dtype[Any]: ...
 @overload
 def result_type(
-    *args: Any, return_weak_type_flag: Literal[True]
+    *args: ArrayLike | DTypeLike | None, return_weak_type_flag: Literal[True]
 ) -> tuple[np.dtype[Any], bool]: ...
 @overload
 def result_type(
-    *args: Any, return_weak_type_flag: bool
+    *args: ArrayLike | DTypeLike | None, return_weak_type_flag: bool
 ) -> np.dtype[Any] | tuple[np.dtype[Any], bool]: ...
 
 
 def result_type(
-    *args: Any, return_weak_type_flag: bool = False
+    *args: ArrayLike | DTypeLike | None, return_weak_type_flag: bool = False
 ) -> np.dtype[Any] | tuple[np.dtype[Any], bool]:
     """The dtype of an operation on ``args``, JAX's promotion rules.
 
@@ -437,9 +442,10 @@ def result_type(
     memo = _global_memo if scope is None else scope.resolve().memo
     entry = memo.get(tuple(map(type, args)))
     if entry is None:
-        # NumPy arrays: keyed by their DType class (see _arg_key).
+        # NumPy arrays: keyed by their DType class (see _arg_key). For
+        # pyright, type(a) does not narrow a union with classes (type[int]...).
         entry = memo.get(
-            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
+            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType, reportAttributeAccessIssue]
         )
         if entry is None:
             entry = _cached(args, _config.current())
@@ -463,7 +469,7 @@ def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
     entry = memo.get(tuple(map(type, args)))
     if entry is None:
         entry = memo.get(
-            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])
+            tuple([type(a.dtype) if type(a) is np.ndarray else type(a) for a in args])  # pyright: ignore[reportUnknownArgumentType]
         )
         if entry is None:
             entry = _cached(args, _config.current())
@@ -479,7 +485,7 @@ def _dtype_like_node(x: object) -> Node:
     if x is None:
         return np.dtype("float64")  # as np.dtype(None)
     if isinstance(x, np.dtype | str | type):
-        return _dtypes.dtype_of(x)
+        return _dtypes.dtype_of(x)  # pyright: ignore[reportUnknownArgumentType]
     raise TypeError(
         f"promote_types takes dtypes, dtype names or scalar types, not {x!r}; "
         "for values use result_type"
@@ -493,7 +499,7 @@ _WEAK_64: Final = {t: _dtypes.default_dtype(k, True) for t, k in _PYTHON_WEAK.it
 _PROMOTE_CACHE_SAFE: Final = all(hash(d) != hash(t) for t, d in _WEAK_64.items())
 
 
-def promote_types(a: Any, b: Any) -> np.dtype[Any]:
+def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
     """The join of two dtype-likes on the current mode's lattice.
 
     Unlike :func:`result_type`, nothing is canonicalized (as in JAX): in
@@ -533,7 +539,10 @@ def _cacheable_dtype_like(x: object) -> bool:
     return x is None or type(x) in (str, type) or isinstance(x, np.dtype)
 
 
-def safe_to_cast(input_dtype_or_value: Any, output_dtype_or_value: Any) -> bool:
+def safe_to_cast(
+    input_dtype_or_value: ArrayLike | DTypeLike,
+    output_dtype_or_value: ArrayLike | DTypeLike,
+) -> bool:
     """Whether converting to the output type loses nothing under promotion.
 
     True iff the two canonical dtypes are equal or promoting the input with

@@ -208,6 +208,7 @@ def is_shape_like(x: object) -> TypeGuard[ShapeLike]:
     if isinstance(x, int):
         return not isinstance(x, bool)
     if isinstance(x, Sequence) and not isinstance(x, str | bytes | bytearray):
+        # isinstance leaves the element type unknown (Sequence[Unknown]).
         items: Sequence[object] = x  # pyright: ignore[reportUnknownVariableType]
         return all(isinstance(d, int) and not isinstance(d, bool) for d in items)
     return False
