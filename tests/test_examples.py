@@ -1,0 +1,53 @@
+"""The example scripts run and print what they promise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_example(name: str) -> str:
+    """Run ``examples/<name>`` with this interpreter; its standard output."""
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rows(out: str, label: str) -> list[tuple[str, str]]:
+    """The (NumPy, typelattice) cells of every table row for ``label``."""
+    found = []
+    for line in out.splitlines():
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) == 3 and parts[0] == label:
+            found.append((parts[1], parts[2]))
+    return found
+
+
+def test_numpy_side_by_side() -> None:
+    out = run_example("numpy_side_by_side.py")
+    [(numpy, ours)] = rows(out, "int32 + float32")
+    assert numpy.startswith("float64 ")
+    assert ours.startswith("float32 ")
+    [(numpy, ours)] = rows(out, "int8 * 2")
+    assert numpy.startswith("int8 ") and ours.startswith("int8 ")
+    [(numpy, ours)] = rows(out, "int8 * 2.0")
+    assert numpy.startswith("float64 ") and ours.startswith("float32 weak ")
+    [(numpy, ours)] = rows(out, "bfloat16 + 1.0")
+    assert ours.startswith("bfloat16 ")
+    # 32-bit mode narrows the inputs; 64-bit mode joins at the weak float.
+    [(_, x32), (numpy, x64)] = rows(out, "uint64 + int64")
+    assert x32 == "int32 [-2  6]"
+    assert numpy.startswith("float64 ") and x64.startswith("float64 weak ")
+    # NumPy's grouping changes the dtype; the lattice's does not.
+    [(numpy_left, ours_left)] = rows(out, "(a + b) + c")
+    [(numpy_right, ours_right)] = rows(out, "a + (b + c)")
+    assert numpy_left.startswith("float32 ") and numpy_right.startswith("float16 ")
+    assert ours_left.startswith("float16 ") and ours_right.startswith("float16 ")
