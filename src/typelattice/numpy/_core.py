@@ -89,26 +89,38 @@ class RankPromotionWarning(UserWarning):
 
 # -- floating point errors --------------------------------------------------
 
+
 # NumPy reports overflow, division by zero and invalid values as warnings;
 # JAX computes IEEE results silently, and so do we. np.errstate costs about a
 # microsecond per use; setting NumPy's own context variable directly costs a
 # tenth of that, so that is used when this NumPy has it.
+class _ErrstateVar:
+    """The fallback: np.errstate behind the ContextVar interface used below."""
+
+    def set(self, value: object) -> Any:
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def reset(self, token: Any) -> None:
+        token.__exit__(None, None, None)
+
+
+_EXTOBJ: Any
+_IGNORE: object = None
 try:
-    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined,no-redef]
         _extobj_contextvar as _EXTOBJ,
     )
 
     with np.errstate(all="ignore"):
-        _IGNORE: object = _EXTOBJ.get()
+        _IGNORE = _EXTOBJ.get()
 except (ImportError, AttributeError):  # pragma: no cover - other NumPy layouts
-    _EXTOBJ = None
+    _EXTOBJ = _ErrstateVar()
 
 
 def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` with NumPy's floating point warnings off."""
-    if _EXTOBJ is None:  # pragma: no cover
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
     token = _EXTOBJ.set(_IGNORE)
     try:
         return fn(*args, **kwargs)
@@ -307,12 +319,14 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
         )
     out = ignore_fp_errors(np.asarray, value, dt)
     if kind in "fc":
-        finite = (
-            math.isfinite(value.real) and math.isfinite(value.imag)
-            if t is complex
-            else math.isfinite(value)
-        )
-        if finite and not np.all(np.isfinite(out)):
+        if t is complex:
+            finite = math.isfinite(value.real) and math.isfinite(value.imag)
+            got = complex(out)
+            grew = not (math.isfinite(got.real) and math.isfinite(got.imag))
+        else:
+            finite = math.isfinite(value)
+            grew = not math.isfinite(complex(out).real)
+        if finite and grew:
             raise OverflowError(
                 f"{fname}: Python {t.__name__} {value} overflows {dt} (it would "
                 f"become inf). Use a wider dtype explicitly, e.g. "

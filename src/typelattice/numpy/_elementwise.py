@@ -17,6 +17,9 @@ from typelattice import _config, _dtypes
 from typelattice._config import _scope
 from typelattice.numpy import _core
 from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._core import _EXTOBJ, _IGNORE
+
+_new_object = object.__new__
 
 DType = np.dtype[Any]
 
@@ -295,10 +298,11 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
         if plan is None:
             plan = memo[(op, kx, ky)] = build_plan(op, (kx, ky), state)
         fn, (cx, cy), out_key, fp, cd = plan
+        cast_in_ufunc = False
         how = cx[0]
         if how:
             if how == _CAST:
-                vx = _core.ignore_fp_errors(vx.astype, cd)
+                cast_in_ufunc = True
             elif how == _INT:
                 if not cx[1] <= vx <= cx[2]:
                     _core.python_scalar_to(vx, cd, name)
@@ -309,7 +313,7 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
         how = cy[0]
         if how:
             if how == _CAST:
-                vy = _core.ignore_fp_errors(vy.astype, cd)
+                cast_in_ufunc = True
             elif how == _INT:
                 if not cy[1] <= vy <= cy[2]:
                     _core.python_scalar_to(vy, cd, name)
@@ -319,17 +323,30 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
                 vy = _core.python_scalar_to(vy, cd, name)
         if state.rank_promotion != "allow":
             _core.check_rank(name, [np.shape(vx), np.shape(vy)], state.rank_promotion)
+        token = _EXTOBJ.set(_IGNORE) if fp else None
         try:
-            out = _core.ignore_fp_errors(fn, vx, vy) if fp else fn(vx, vy)
+            if cast_in_ufunc:
+                # NumPy converts the operand chunk by chunk inside the loop:
+                # no full-size temporary copy (half the peak memory).
+                out = fn(vx, vy, signature=(cd, cd, None), casting="unsafe")
+            else:
+                out = fn(vx, vy)
         except ValueError as err:
             if "broadcast" in str(err):
                 _core.broadcast_error(name, [np.shape(vx), np.shape(vy)])
             raise
+        finally:
+            if token is not None:
+                _EXTOBJ.reset(token)
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        if out.dtype != out_key[0]:
+        odt = out.dtype
+        if odt is not out_key[0] and odt != out_key[0]:
             out = _core.ignore_fp_errors(out.astype, out_key[0])
-        return wrap(out, out_key)
+        result: ArrayImpl = _new_object(ArrayImpl)
+        result._value = out
+        result._key = out_key
+        return result
 
     binary.__name__ = binary.__qualname__ = name
     return binary
