@@ -55,9 +55,21 @@ class Op:
       identity_kinds: kinds for which the function returns its input as is
         (``floor`` of an integer array).
       fp_int: NumPy reports errors for integers too (division by zero).
+      strong_kinds: input kinds for which the result is strong even from a
+        weak operand (JAX's ``isnan`` of an integer is a constant).
     """
 
-    __slots__ = ("accept", "fn", "fp_int", "identity_kinds", "name", "nin", "out", "to")
+    __slots__ = (
+        "accept",
+        "fn",
+        "fp_int",
+        "identity_kinds",
+        "name",
+        "nin",
+        "out",
+        "strong_kinds",
+        "to",
+    )
 
     def __init__(
         self,
@@ -69,6 +81,7 @@ class Op:
         out: str = "same",
         identity_kinds: str = "",
         fp_int: bool = False,
+        strong_kinds: str = "",
     ) -> None:
         self.name = name
         self.fn = fn
@@ -78,6 +91,7 @@ class Op:
         self.out = out
         self.identity_kinds = identity_kinds
         self.fp_int = fp_int
+        self.strong_kinds = strong_kinds
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
@@ -156,7 +170,7 @@ def build_plan(
     else:
         out = cd
     # Comparisons of weak operands give weak bools, as in JAX.
-    out_key = _core.aval(out, weak)
+    out_key = _core.aval(out, weak and kind not in op.strong_kinds)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
     return fn, tuple(convs), out_key, fp, cd
 

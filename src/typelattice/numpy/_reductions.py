@@ -329,7 +329,9 @@ amax, amin = max, min
 def _arg(
     name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool | None
 ) -> Array:
-    v, _ = _input(a, name)
+    v, dt = _input(a, name)
+    if _dtypes.kind_of(dt) == "c":
+        raise TypeError(f"{name} does not accept complex input (no ordering)")
     if v.size == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     if axis is not None:
@@ -358,7 +360,10 @@ def argmin(
 def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Array:
     v, dt = _input(a, name)
     x64 = _config.current().enable_x64
-    out_dt = _explicit(dtype, name) if dtype is not None else _promote_integer(dt, x64)
+    if dtype is not None:
+        out_dt = _explicit(dtype, name)
+    else:  # as JAX: only bool widens (integers keep their width here)
+        out_dt = _dtypes.default_dtype("i", x64) if dt == _BOOL else dt
     compute = _F32 if out_dt in _UPCAST else out_dt
     if axis is None:
         v = v.reshape(-1)

@@ -366,6 +366,8 @@ def sort(
 ) -> ArrayImpl:
     """Sorted copy (NaNs last); dtype and weak flag kept."""
     v, key = _one(a, "sort")
+    if not v.ndim:
+        raise ValueError("sort: a 0-d array cannot be sorted (it has no axis)")
     if axis is None:
         v, axis = v.reshape(-1), 0
     out = np.sort(v, axis=axis, kind="stable")
@@ -385,6 +387,8 @@ def argsort(
 ) -> ArrayImpl:
     """Indices that sort ``a`` (the default integer type)."""
     v, _ = _one(a, "argsort")
+    if not v.ndim:
+        raise ValueError("argsort: a 0-d array has no axis to sort along")
     if axis is None:
         v, axis = v.reshape(-1), 0
     if descending:

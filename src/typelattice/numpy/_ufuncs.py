@@ -26,9 +26,13 @@ from typelattice.numpy._elementwise import (
     run,
 )
 
+# The weak flags of results follow jax.numpy's, quirks included: log2 and
+# log10 are strong (JAX divides by a strong constant), isinf is strong, and
+# isfinite of an integer is a strong constant while isnan's stays weak.
 _NUM = "iufc"  # no bool
 _REAL = "biuf"
 _INT = "biu"
+_ALL = "biufc"
 
 # -- binary ------------------------------------------------------------------
 
@@ -106,7 +110,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[ArrayImpl, ArrayImpl]:  # noqa: A001
 # -- unary ------------------------------------------------------------------
 
 negative = make_unary(Op("negative", np.negative, 1, accept=_NUM))
-positive = make_unary(Op("positive", np.positive, 1, accept=_NUM))
+positive = make_unary(Op("positive", np.positive, 1, identity_kinds="b"))
 sign = make_unary(Op("sign", np.sign, 1, accept=_NUM))
 reciprocal = make_unary(Op("reciprocal", np.reciprocal, 1, to="inexact"))
 square = make_unary(Op("square", np.square, 1, to="numeric"))
@@ -116,8 +120,8 @@ exp = make_unary(Op("exp", np.exp, 1, to="inexact"))
 exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact"))
 expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact"))
 log = make_unary(Op("log", np.log, 1, to="inexact"))
-log2 = make_unary(Op("log2", np.log2, 1, to="inexact"))
-log10 = make_unary(Op("log10", np.log10, 1, to="inexact"))
+log2 = make_unary(Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL))
+log10 = make_unary(Op("log10", np.log10, 1, to="inexact", strong_kinds=_ALL))
 log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact"))
 sin = make_unary(Op("sin", np.sin, 1, to="inexact"))
 cos = make_unary(Op("cos", np.cos, 1, to="inexact"))
@@ -137,21 +141,20 @@ atan2 = arctan2
 floor = make_unary(Op("floor", np.floor, 1, accept="f", identity_kinds=_INT))
 ceil = make_unary(Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT))
 trunc = make_unary(Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT))
-fix = make_unary(Op("fix", np.trunc, 1, accept="f", identity_kinds=_INT))
-rint = make_unary(Op("rint", np.rint, 1, accept="fc", identity_kinds=_INT))
+rint = make_unary(Op("rint", np.rint, 1, to="inexact", strong_kinds=_INT))
 logical_not = make_unary(Op("logical_not", np.logical_not, 1, out="bool"))
 invert = make_unary(Op("invert", np.invert, 1, accept=_INT))
 bitwise_not = bitwise_invert = invert
 isnan = make_unary(Op("isnan", np.isnan, 1, out="bool"))
-isinf = make_unary(Op("isinf", np.isinf, 1, out="bool"))
-isfinite = make_unary(Op("isfinite", np.isfinite, 1, out="bool"))
+isinf = make_unary(Op("isinf", np.isinf, 1, out="bool", strong_kinds=_ALL))
+isfinite = make_unary(Op("isfinite", np.isfinite, 1, out="bool", strong_kinds=_INT))
 conj = make_unary(Op("conj", np.conjugate, 1))
 conjugate = conj
 _abs = make_unary(Op("abs", np.absolute, 1, out="real", identity_kinds="bu"))
 abs = absolute = _abs  # noqa: A001
 _real = make_unary(Op("real", np.real, 1, out="real"))
 _imag = make_unary(Op("imag", np.imag, 1, out="real"))
-angle_op = Op("angle", np.angle, 1, to="inexact", out="real")
+angle_op = Op("angle", np.angle, 1, to="inexact", out="real", strong_kinds=_ALL)
 _angle = make_unary(angle_op)
 
 
@@ -184,6 +187,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> ArrayImpl:  # noqa: A0
         raise TypeError(
             "round: the out argument is not supported (arrays are immutable)"
         )
+    if isinstance(a, bool) or getattr(a, "dtype", None) == np.bool_:
+        raise ValueError("round: bool arrays cannot be rounded; use astype first")
     op = _ROUND_OPS.get(decimals)
     if op is None:
         op = _ROUND_OPS.setdefault(
