@@ -162,10 +162,12 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
         return np.array(value, copy=True)
     if value.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
         warnings.warn(
-            f"casting {value.dtype} to {dt} discards the imaginary part",
+            f"casting {value.dtype} to {dt} discards the imaginary part; take "
+            "typelattice.numpy.real(x) first to say so",
             np.exceptions.ComplexWarning,
             stacklevel=4,
         )
+        value = value.real
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
 
 
