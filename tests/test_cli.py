@@ -436,3 +436,19 @@ def test_check_through_the_installed_command(tmp_path: Path) -> None:
     )
     assert out.returncode == 1
     assert "no upper bound: B and C have no common upper bound" in out.stdout
+
+
+def test_colour_follows_the_terminal_and_no_color(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["table", "--x64", "--types", "i1,u8", "--diff", "numpy"]
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(argv) == 0
+    assert "\x1b[30;42mf*" in capsys.readouterr().out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[" not in out and "[f*]" in out
+    assert main([*argv, "--color", "never"]) == 0
+    assert "\x1b[" not in capsys.readouterr().out

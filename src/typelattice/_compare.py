@@ -501,8 +501,15 @@ def check_laws(table: Table) -> Laws:
 
 
 def format_laws(laws: Laws, examples: int = 10) -> str:
-    """A few lines summing up :func:`check_laws`, with up to ``examples``
-    counterexamples of each law.
+    """A few lines summing up :func:`check_laws`.
+
+    Args:
+      laws: what :func:`check_laws` found.
+      examples: how many counterexamples of each law to show (one per set of
+        types for associativity, simplest first).
+
+    Returns:
+      The lines, without a final newline.
 
     >>> laws = check_laws(measure_library('numpy', ['i1', 'i2', 'f4']))
     >>> print(format_laws(laws))  # doctest: +ELLIPSIS
@@ -539,8 +546,14 @@ def format_laws(laws: Laws, examples: int = 10) -> str:
 
 
 def format_differences(comparison: Comparison, fmt: str = "text") -> str:
-    """The cells where the libraries of a comparison differ, as a table with
-    one row per cell (``text``, ``markdown``, ``csv`` or ``html``).
+    """The cells where the libraries of a comparison differ, one row each.
+
+    Args:
+      comparison: from :func:`compare_libraries`.
+      fmt: ``text``, ``markdown``, ``csv`` or ``html``.
+
+    Returns:
+      A table with the columns ``row``, ``col`` and one per library.
 
     >>> c = compare_libraries(['numpy', 'typelattice'], ['u1', 'f*'])
     >>> print(format_differences(c))
@@ -558,6 +571,14 @@ def comparison_json(
     comparison: Comparison, laws: Sequence[Laws] = (), indent: int | None = 1
 ) -> str:
     """A comparison (and optionally the laws of its tables) as JSON.
+
+    Args:
+      comparison: from :func:`compare_libraries`.
+      laws: :func:`check_laws` of its tables, to include.
+      indent: JSON indentation (``None`` for one line).
+
+    Returns:
+      An object with ``tables``, ``differences`` and, with ``laws``, ``laws``.
 
     >>> c = compare_libraries(['numpy'], ['i1', 'u1'])
     >>> data = json.loads(comparison_json(c))

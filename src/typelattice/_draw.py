@@ -296,8 +296,13 @@ def lattice_svg(
     types: Sequence[str] | None = None,
     title: str = "",
 ) -> str:
-    """The lattice as a standalone SVG document (see :func:`lattice_layout`
-    for the arguments).
+    """The lattice as a standalone SVG document.
+
+    Args:
+      promotion, x64, lattice, types, title: as for :func:`lattice_layout`.
+
+    Returns:
+      The SVG text; it needs no fonts or files beyond itself.
 
     Each node is a ``<g class="node" data-node="...">`` holding its label as
     ``<text class="node-label">``; each arrow a ``<path class="edge">`` with
@@ -375,8 +380,13 @@ def lattice_dot(
     types: Sequence[str] | None = None,
     title: str = "",
 ) -> str:
-    """The lattice in Graphviz's DOT language, one cluster per band (see
-    :func:`lattice_layout` for the arguments).
+    """The lattice in Graphviz's DOT language, one cluster per band.
+
+    Args:
+      promotion, x64, lattice, types, title: as for :func:`lattice_layout`.
+
+    Returns:
+      The DOT text, for ``dot -Tsvg`` and friends.
 
     >>> print(lattice_dot('strict', types=['i*', 'f*']), end='')  # doctest: +ELLIPSIS
     digraph typelattice {
@@ -417,12 +427,25 @@ def lattice_png(
     title: str = "",
     dpi: int = 100,
 ) -> bytes:
-    """The lattice as a PNG image, drawn with matplotlib (see
-    :func:`lattice_layout` for the arguments).
+    """The lattice as a PNG image, drawn with matplotlib.
+
+    Args:
+      promotion, x64, lattice, types, title: as for :func:`lattice_layout`.
+      dpi: resolution (100: one pixel of the layout per pixel).
+
+    Returns:
+      The PNG file's bytes.
 
     Raises:
       ImportError: matplotlib is not installed (the message says how to
         install it).
+
+    >>> try:
+    ...     png = lattice_png('strict', x64=True)
+    ... except ImportError as err:  # without matplotlib
+    ...     png = str(err).encode()
+    >>> png[1:4] == b'PNG' or png.startswith(b'drawing PNG needs matplotlib')
+    True
     """
     try:
         figure = importlib.import_module("matplotlib.figure")

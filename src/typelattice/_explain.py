@@ -301,6 +301,13 @@ def _brief(codes: Sequence[str]) -> str:
 def format_explanation(e: Explanation) -> str:
     """The explanation as numbered lines of text.
 
+    Args:
+      e: from :func:`explain`.
+
+    Returns:
+      The lines, without a final newline; the 8/6/4-bit floats among upper
+      bounds are counted rather than listed.
+
     >>> print(format_explanation(explain('i1', 'u2', x64=True)))
     join of i1, u2 on the standard lattice, 64-bit mode
     1. lattice nodes

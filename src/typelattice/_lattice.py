@@ -612,6 +612,12 @@ class Lattice(Generic[N]):
           LatticeError: if the edges do not describe a lattice
             (:meth:`problems` lists every reason).
           ValueError: if the file is not of that shape.
+
+        >>> import pathlib, tempfile
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.toml"
+        >>> _ = f.write_text('[edges]\nbottom = ["a", "b"]\na = ["top"]\nb = ["top"]\n')
+        >>> Lattice.from_file(f).join("a", "b")
+        'top'
         """
         edges, labels = cls.read_file(path)
         if labels:

@@ -112,7 +112,13 @@ def promotion_table(
 def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:
     """The cells ``(row, column)`` of ``table`` whose value ``other`` does not share.
 
-    Only the codes the two tables have in common are compared.
+    Args:
+      table: the table whose cells are returned.
+      other: the table to compare with; only the codes the two have in
+        common are compared.
+
+    Returns:
+      The cells, row by row.
 
     >>> a = promotion_table(['i1', 'u1'], 'standard', x64=True)
     >>> b = promotion_table(['i1', 'u1'], 'strict', x64=True)
@@ -270,8 +276,15 @@ def _html(table: Table, marks: set[tuple[str, str]]) -> str:
 
 
 def format_rows(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> str:
-    """Render a plain list of rows under a header: ``text`` (right-aligned
-    columns), ``markdown``, ``csv`` or ``html``.
+    """Render a plain list of rows under a header.
+
+    Args:
+      header: the column names.
+      rows: the rows, as many cells each as ``header`` has names.
+      fmt: ``text`` (right-aligned columns), ``markdown``, ``csv`` or ``html``.
+
+    Returns:
+      The rendering.
 
     >>> print(format_rows(['row', 'col', 'numpy'], [['i1', 'u8', 'f8']], 'text'))
     row col numpy
