@@ -177,6 +177,7 @@ def test_comparison_json_holds_tables_differences_and_laws() -> None:
 # -- other libraries, when installed ------------------------------------------------
 
 
+@pytest.mark.jax
 @pytest.mark.skipif(not installed("jax"), reason="JAX is not installed")
 def test_jax_measured_live_matches_typelattice() -> None:
     jax_table = tl.measure_library("jax", x64=True)
@@ -186,6 +187,7 @@ def test_jax_measured_live_matches_typelattice() -> None:
     assert both.differences == ()
 
 
+@pytest.mark.jax
 @pytest.mark.skipif(not installed("jax"), reason="JAX is not installed")
 def test_jax_lax_promotes_nothing_but_weak_scalars() -> None:
     table = tl.measure_library("jax.lax", x64=True)
