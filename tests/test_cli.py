@@ -452,3 +452,16 @@ def test_colour_follows_the_terminal_and_no_color(
     assert "\x1b[" not in out and "[f*]" in out
     assert main([*argv, "--color", "never"]) == 0
     assert "\x1b[" not in capsys.readouterr().out
+
+
+def test_compare_several_libraries_as_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    from typelattice import _cli, _compare
+
+    assert _cli._LIBRARIES == _compare.LIBRARIES
+    argv = ["compare", "numpy", "typelattice", "--types", "i4,f4", "--format", "csv"]
+    assert main(argv) == 0
+    blocks = capsys.readouterr().out.split("\r\n\r\n")
+    assert blocks[0].split("\r\n")[0].startswith("numpy ")
+    assert blocks[0].split("\r\n")[0].endswith(",i4,f4")
+    assert blocks[1].split("\r\n")[0] == "typelattice 0.1.0 (64-bit),i4,f4"
+    assert blocks[2].split("\r\n")[:2] == ["row,col,numpy,typelattice", "i4,f4,f8,f4"]

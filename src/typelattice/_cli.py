@@ -28,6 +28,8 @@ from typelattice._lattice import Lattice, LatticeError
 
 __all__ = ["main"]
 
+# _compare.LIBRARIES, written out so that building the parser (every run,
+# even 'table') does not import the comparison code.
 _LIBRARIES = (
     "numpy",
     "torch",
