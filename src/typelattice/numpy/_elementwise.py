@@ -57,6 +57,9 @@ class Op:
       fp_int: NumPy reports errors for integers too (division by zero).
       strong_kinds: input kinds for which the result is strong even from a
         weak operand (JAX's ``isnan`` of an integer is a constant).
+      weak_if_all: the result is weak only if every operand is (JAX computes
+        some functions from the unpromoted operands: ``hypot(bool, 1)``).
+      error: the exception for a dtype the function refuses.
     """
 
     __slots__ = (
@@ -67,8 +70,10 @@ class Op:
         "name",
         "nin",
         "out",
+        "error",
         "strong_kinds",
         "to",
+        "weak_if_all",
     )
 
     def __init__(
@@ -82,6 +87,8 @@ class Op:
         identity_kinds: str = "",
         fp_int: bool = False,
         strong_kinds: str = "",
+        weak_if_all: bool = False,
+        error: type[Exception] = TypeError,
     ) -> None:
         self.name = name
         self.fn = fn
@@ -92,6 +99,8 @@ class Op:
         self.identity_kinds = identity_kinds
         self.fp_int = fp_int
         self.strong_kinds = strong_kinds
+        self.weak_if_all = weak_if_all
+        self.error = error
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
@@ -106,7 +115,12 @@ def _real_dtype(dt: DType) -> DType:
 
 
 def compute_dtype(
-    op_name: str, accept: str, to: str | None, dt: DType, x64: bool
+    op_name: str,
+    accept: str,
+    to: str | None,
+    dt: DType,
+    x64: bool,
+    error: type[Exception] = TypeError,
 ) -> DType:
     """The dtype an operation computes in, from its operands' join."""
     kind = _dtypes.kind_of(dt)
@@ -118,7 +132,7 @@ def compute_dtype(
         kind = "i"
     if kind not in accept:
         accepted = ", ".join(_KIND_WORDS[k] for k in accept)
-        raise TypeError(
+        raise error(
             f"{op_name} does not accept dtype {dt}. Accepted dtypes: {accepted}. "
             "Cast explicitly with x.astype(...) if that is what you mean."
         )
@@ -146,7 +160,7 @@ def build_plan(
         cd = dt
         fn = _identity
     else:
-        cd = compute_dtype(op.name, op.accept, op.to, dt, x64)
+        cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
     convs = []
     for key in keys:
         if isinstance(key, tuple):
@@ -170,6 +184,8 @@ def build_plan(
     else:
         out = cd
     # Comparisons of weak operands give weak bools, as in JAX.
+    if op.weak_if_all:
+        weak = weak and all(_core.key_weak(k) for k in keys)
     out_key = _core.aval(out, weak and kind not in op.strong_kinds)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
     return fn, tuple(convs), out_key, fp, cd
@@ -242,6 +258,24 @@ def finish(out: Any, out_key: _core.Aval) -> ArrayImpl:
     if out.dtype != out_key[0]:
         out = _core.ignore_fp_errors(out.astype, out_key[0])
     return wrap(out, out_key)
+
+
+def _cast_call(fn: Callable[..., Any], x: Any, y: Any, cd: DType) -> Any:
+    """``fn(x, y)`` with array operands converted to ``cd``.
+
+    A ufunc converts them chunk by chunk inside its loop: no full-size
+    temporary copy (half the peak memory of converting first).
+    """
+    if type(fn) is np.ufunc:
+        try:
+            return fn(x, y, signature=(cd, cd, None), casting="unsafe")
+        except TypeError:  # no loop for cd (ml_dtypes types, complex...)
+            pass
+    if type(x) is np.ndarray:
+        x = x.astype(cd)
+    if type(y) is np.ndarray:
+        y = y.astype(cd)
+    return fn(x, y)
 
 
 # -- function factories -----------------------------------------------------
@@ -340,9 +374,7 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
         token = _EXTOBJ.set(_IGNORE) if fp else None
         try:
             if cast_in_ufunc:
-                # NumPy converts the operand chunk by chunk inside the loop:
-                # no full-size temporary copy (half the peak memory).
-                out = fn(vx, vy, signature=(cd, cd, None), casting="unsafe")
+                out = _cast_call(fn, vx, vy, cd)
             else:
                 out = fn(vx, vy)
         except ValueError as err:

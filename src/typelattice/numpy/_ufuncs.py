@@ -34,6 +34,19 @@ _REAL = "biuf"
 _INT = "biu"
 _ALL = "biufc"
 
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    """``log(exp(a) + exp(b))``; NumPy's ufunc is real-only, JAX's is not."""
+    a = np.asarray(a)
+    if a.dtype.kind != "c":
+        return np.logaddexp(a, b)
+    a, b = np.broadcast_arrays(a, np.asarray(b, dtype=a.dtype))
+    first = a.real >= b.real
+    big = np.where(first, a, b)
+    small = np.where(first, b, a)
+    return big + np.log1p(np.exp(small - big))
+
+
 # -- binary ------------------------------------------------------------------
 
 add = make_binary(Op("add", np.add, 2))
@@ -49,29 +62,53 @@ remainder = make_binary(
 )
 mod = make_binary(Op("mod", np.remainder, 2, accept="iuf", to="numeric", fp_int=True))
 fmod = make_binary(Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True))
-_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
+_power = make_binary(
+    Op("power", np.power, 2, to="numeric", fp_int=True, weak_if_all=True)
+)
 float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
-logaddexp = make_binary(Op("logaddexp", np.logaddexp, 2, accept="f", to="inexact"))
+logaddexp = make_binary(Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact"))
 logaddexp2 = make_binary(Op("logaddexp2", np.logaddexp2, 2, accept="f", to="inexact"))
+# Note: jax.numpy also takes complex arctan2; NumPy has no such function and
+# its meaning is not settled, so here complex input is a TypeError.
 arctan2 = make_binary(Op("arctan2", np.arctan2, 2, accept="f", to="inexact"))
-hypot = make_binary(Op("hypot", np.hypot, 2, accept="f", to="inexact"))
+hypot = make_binary(
+    Op(
+        "hypot",
+        np.hypot,
+        2,
+        accept="f",
+        to="inexact",
+        weak_if_all=True,
+        error=ValueError,
+    )
+)
 copysign = make_binary(Op("copysign", np.copysign, 2, accept="f", to="inexact"))
 nextafter = make_binary(Op("nextafter", np.nextafter, 2, accept="f", to="inexact"))
-heaviside = make_binary(Op("heaviside", np.heaviside, 2, accept="f", to="inexact"))
+heaviside = make_binary(
+    Op("heaviside", np.heaviside, 2, accept="f", to="inexact", weak_if_all=True)
+)
 equal = make_binary(Op("equal", np.equal, 2, out="bool"))
 not_equal = make_binary(Op("not_equal", np.not_equal, 2, out="bool"))
 less = make_binary(Op("less", np.less, 2, out="bool"))
 less_equal = make_binary(Op("less_equal", np.less_equal, 2, out="bool"))
 greater = make_binary(Op("greater", np.greater, 2, out="bool"))
 greater_equal = make_binary(Op("greater_equal", np.greater_equal, 2, out="bool"))
-logical_and = make_binary(Op("logical_and", np.logical_and, 2, out="bool"))
-logical_or = make_binary(Op("logical_or", np.logical_or, 2, out="bool"))
-logical_xor = make_binary(Op("logical_xor", np.logical_xor, 2, out="bool"))
+logical_and = make_binary(
+    Op("logical_and", np.logical_and, 2, out="bool", weak_if_all=True)
+)
+logical_or = make_binary(
+    Op("logical_or", np.logical_or, 2, out="bool", weak_if_all=True)
+)
+logical_xor = make_binary(
+    Op("logical_xor", np.logical_xor, 2, out="bool", weak_if_all=True)
+)
 bitwise_and = make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT))
 bitwise_or = make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT))
 bitwise_xor = make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT))
-left_shift = make_binary(Op("left_shift", np.left_shift, 2, accept="iu"))
-right_shift = make_binary(Op("right_shift", np.right_shift, 2, accept="iu"))
+left_shift = make_binary(Op("left_shift", np.left_shift, 2, to="numeric", accept="iu"))
+right_shift = make_binary(
+    Op("right_shift", np.right_shift, 2, to="numeric", accept="iu")
+)
 bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
 maximum = make_binary(Op("maximum", np.maximum, 2))
