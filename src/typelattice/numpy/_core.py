@@ -327,10 +327,11 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
             finite = math.isfinite(value)
             grew = not math.isfinite(complex(out).real)
         if finite and grew:
+            became = "inf" if np.isinf(out).any() else "nan"
             raise OverflowError(
-                f"{fname}: Python {t.__name__} {value} overflows {dt} (it would "
-                f"become inf). Use a wider dtype explicitly, e.g. "
-                f"x.astype('float32')."
+                f"{fname}: Python {t.__name__} {value} cannot be represented in "
+                f"{dt} (it would become {became}). Use a wider dtype "
+                f"explicitly, e.g. x.astype('float32')."
             )
     return out
 
