@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import ml_dtypes as _ml
 import numpy as _np
 
 from typelattice._dtypes import finfo, iinfo, isdtype, issubdtype
@@ -237,28 +236,43 @@ complex128 = ScalarType("complex128")
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
 
+# ml_dtypes' types (ml_dtypes >= 0.5 has them all).
+float8_e3m4 = ScalarType("float8_e3m4")
+float8_e4m3 = ScalarType("float8_e4m3")
+float8_e8m0fnu = ScalarType("float8_e8m0fnu")
+float8_e4m3b11fnuz = ScalarType("float8_e4m3b11fnuz")
+float8_e4m3fn = ScalarType("float8_e4m3fn")
+float8_e4m3fnuz = ScalarType("float8_e4m3fnuz")
+float8_e5m2 = ScalarType("float8_e5m2")
+float8_e5m2fnuz = ScalarType("float8_e5m2fnuz")
+float6_e2m3fn = ScalarType("float6_e2m3fn")
+float6_e3m2fn = ScalarType("float6_e3m2fn")
+float4_e2m1fn = ScalarType("float4_e2m1fn")
+int1 = ScalarType("int1")
+int2 = ScalarType("int2")
+int4 = ScalarType("int4")
+uint1 = ScalarType("uint1")
+uint2 = ScalarType("uint2")
+uint4 = ScalarType("uint4")
 _EXTENDED = [
-    name
-    for name in (
-        "float8_e3m4",
-        "float8_e4m3",
-        "float8_e8m0fnu",
-        "float8_e4m3b11fnuz",
-        "float8_e4m3fn",
-        "float8_e4m3fnuz",
-        "float8_e5m2",
-        "float8_e5m2fnuz",
-        "float6_e2m3fn",
-        "float6_e3m2fn",
-        "float4_e2m1fn",
-        "int2",
-        "int4",
-        "uint2",
-        "uint4",
-    )
-    if hasattr(_ml, name)
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e8m0fnu",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float4_e2m1fn",
+    "int1",
+    "int2",
+    "int4",
+    "uint1",
+    "uint2",
+    "uint4",
 ]
-globals().update({name: ScalarType(name) for name in _EXTENDED})
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:

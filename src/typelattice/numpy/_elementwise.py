@@ -16,7 +16,7 @@ import numpy as np
 from typelattice import _config, _dtypes
 from typelattice._config import _scope
 from typelattice.numpy import _core
-from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._core import _EXTOBJ, _IGNORE
 
 _new_object = object.__new__
@@ -235,7 +235,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
     return conv, plan
 
 
-def apply(op: Op, args: tuple[Any, ...]) -> ArrayImpl:
+def apply(op: Op, args: tuple[Any, ...]) -> Array:
     """Run ``op`` on ``args`` (the general path, any number of operands)."""
     conv, (fn, _, out_key, fp, _) = promote(op, args)
     return finish(run(op.name, fn, conv, fp), out_key)
@@ -252,7 +252,7 @@ def run(name: str, fn: Callable[..., Any], conv: list[Any], fp: bool) -> Any:
         raise
 
 
-def finish(out: Any, out_key: _core.Aval) -> ArrayImpl:
+def finish(out: Any, out_key: _core.Aval) -> Array:
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if out.dtype != out_key[0]:
@@ -281,10 +281,10 @@ def _cast_call(fn: Callable[..., Any], x: Any, y: Any, cd: DType) -> Any:
 # -- function factories -----------------------------------------------------
 
 
-def make_unary(op: Op) -> Callable[[Any], ArrayImpl]:
+def make_unary(op: Op) -> Callable[[Any], Array]:
     name = op.name
 
-    def unary(x: Any, /) -> ArrayImpl:
+    def unary(x: Any, /) -> Array:
         if type(x) is ArrayImpl:
             v = x._value
             k: object = x._key
@@ -315,10 +315,10 @@ def make_unary(op: Op) -> Callable[[Any], ArrayImpl]:
     return unary
 
 
-def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
+def make_binary(op: Op) -> Callable[[Any, Any], Array]:
     name = op.name
 
-    def binary(x: Any, y: Any, /) -> ArrayImpl:
+    def binary(x: Any, y: Any, /) -> Array:
         # The hot path of every operator: written out, no helper calls for
         # arrays and Python scalars once the plan is cached.
         tx = type(x)
@@ -398,8 +398,8 @@ def make_binary(op: Op) -> Callable[[Any, Any], ArrayImpl]:
     return binary
 
 
-def make_nary(op: Op) -> Callable[..., ArrayImpl]:
-    def nary(*args: Any) -> ArrayImpl:
+def make_nary(op: Op) -> Callable[..., Array]:
+    def nary(*args: Any) -> Array:
         return apply(op, args)
 
     nary.__name__ = nary.__qualname__ = op.name

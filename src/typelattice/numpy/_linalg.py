@@ -14,7 +14,7 @@ import numpy as np
 
 from typelattice import _dtypes
 from typelattice.numpy import _core
-from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._elementwise import Op, promote
 
 _F32: Final = np.dtype("float32")
@@ -37,7 +37,7 @@ def _product(
     fn: Callable[..., Any],
     preferred_element_type: Any,
     min_ndim: int = 0,
-) -> ArrayImpl:
+) -> Array:
     conv, (_, _, out_key, _, cd) = promote(_op(name), args)
     values = [np.asarray(v, dtype=cd) for v in conv]
     for i, v in enumerate(values):
@@ -65,7 +65,7 @@ def _product(
     )
 
 
-def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     """Matrix product with broadcasting of leading axes (``a @ b``).
 
     >>> import typelattice.numpy as tnp
@@ -75,29 +75,29 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
     return _product("matmul", (a, b), np.matmul, preferred_element_type, 1)
 
 
-def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     """Dot product (NumPy's ``dot``: scalars multiply)."""
     return _product("dot", (a, b), np.dot, preferred_element_type)
 
 
-def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     """Dot product of the flattened arrays, conjugating ``a``."""
     return _product("vdot", (a, b), lambda x, y: np.vdot(x, y), preferred_element_type)
 
 
-def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> ArrayImpl:
+def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     """Sum of products over the last axes."""
     return _product("inner", (a, b), np.inner, preferred_element_type)
 
 
-def outer(a: Any, b: Any, out: None = None) -> ArrayImpl:
+def outer(a: Any, b: Any, out: None = None) -> Array:
     """Outer product of the flattened arrays."""
     return _product("outer", (a, b), np.outer, None)
 
 
 def tensordot(
     a: Any, b: Any, axes: Any = 2, *, preferred_element_type: Any = None
-) -> ArrayImpl:
+) -> Array:
     """Sum of products over the given axes."""
     if isinstance(axes, ArrayImpl):
         axes = axes.tolist()
@@ -117,7 +117,7 @@ def einsum(
     optimize: Any = "auto",
     precision: Any = None,
     preferred_element_type: Any = None,
-) -> ArrayImpl:
+) -> Array:
     """Einstein summation over the operands, promoted together.
 
     >>> import typelattice.numpy as tnp

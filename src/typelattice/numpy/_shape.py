@@ -31,14 +31,14 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
 
 def _same(
     name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
-) -> ArrayImpl:
+) -> Array:
     v, key = _one(a, name)
     return wrap(np.asarray(fn(v, *args, **kwargs)), key)
 
 
 def reshape(
     a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
-) -> ArrayImpl:
+) -> Array:
     """``a`` with a new shape (one axis may be -1); dtype and weak flag kept.
 
     >>> import typelattice.numpy as tnp
@@ -52,22 +52,22 @@ def reshape(
     return _same("reshape", np.reshape, a, tuple(shape), order=order)
 
 
-def ravel(a: Any, order: str = "C") -> ArrayImpl:
+def ravel(a: Any, order: str = "C") -> Array:
     """``a`` flattened to one axis."""
     return _same("ravel", np.ravel, a, order=order)
 
 
-def transpose(a: Any, axes: Sequence[int] | None = None) -> ArrayImpl:
+def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
     """``a`` with its axes permuted (reversed by default)."""
     return _same("transpose", np.transpose, a, axes)
 
 
-def permute_dims(a: Any, /, axes: Sequence[int]) -> ArrayImpl:
+def permute_dims(a: Any, /, axes: Sequence[int]) -> Array:
     """Array API name of :func:`transpose`."""
     return transpose(a, axes)
 
 
-def matrix_transpose(x: Any, /) -> ArrayImpl:
+def matrix_transpose(x: Any, /) -> Array:
     """Swap the last two axes."""
     v, key = _one(x, "matrix_transpose")
     if v.ndim < 2:
@@ -77,27 +77,27 @@ def matrix_transpose(x: Any, /) -> ArrayImpl:
     return wrap(np.swapaxes(v, -1, -2), key)
 
 
-def moveaxis(a: Any, source: Any, destination: Any) -> ArrayImpl:
+def moveaxis(a: Any, source: Any, destination: Any) -> Array:
     """Move axes to new positions."""
     return _same("moveaxis", np.moveaxis, a, source, destination)
 
 
-def swapaxes(a: Any, axis1: int, axis2: int) -> ArrayImpl:
+def swapaxes(a: Any, axis1: int, axis2: int) -> Array:
     """Swap two axes."""
     return _same("swapaxes", np.swapaxes, a, axis1, axis2)
 
 
-def expand_dims(a: Any, axis: Any) -> ArrayImpl:
+def expand_dims(a: Any, axis: Any) -> Array:
     """Insert axes of length 1."""
     return _same("expand_dims", np.expand_dims, a, axis)
 
 
-def squeeze(a: Any, axis: Any = None) -> ArrayImpl:
+def squeeze(a: Any, axis: Any = None) -> Array:
     """Remove axes of length 1."""
     return _same("squeeze", np.squeeze, a, axis)
 
 
-def broadcast_to(array: Any, shape: Any) -> ArrayImpl:
+def broadcast_to(array: Any, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept."""
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)
@@ -109,7 +109,7 @@ def broadcast_to(array: Any, shape: Any) -> ArrayImpl:
     return wrap(out, key)
 
 
-def broadcast_arrays(*args: Any) -> list[ArrayImpl]:
+def broadcast_arrays(*args: Any) -> list[Array]:
     """The arguments broadcast to one shape, each keeping its dtype."""
     parts = [_one(a, "broadcast_arrays") for a in args]
     shapes = [v.shape for v, _ in parts]
@@ -148,17 +148,17 @@ def atleast_3d(*arys: Any) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
-def flip(m: Any, axis: Any = None) -> ArrayImpl:
+def flip(m: Any, axis: Any = None) -> Array:
     """Reverse the order of elements along axes."""
     return _same("flip", np.flip, m, axis)
 
 
-def roll(a: Any, shift: Any, axis: Any = None) -> ArrayImpl:
+def roll(a: Any, shift: Any, axis: Any = None) -> Array:
     """Shift elements cyclically along axes."""
     return _same("roll", np.roll, a, shift, axis)
 
 
-def tile(A: Any, reps: Any) -> ArrayImpl:
+def tile(A: Any, reps: Any) -> Array:
     """Repeat the whole array ``reps`` times."""
     return _same("tile", np.tile, A, reps)
 
@@ -169,7 +169,7 @@ def repeat(
     axis: int | None = None,
     *,
     total_repeat_length: int | None = None,
-) -> ArrayImpl:
+) -> Array:
     """Repeat each element ``repeats`` times."""
     if isinstance(repeats, Array):
         repeats = np.asarray(repeats)
@@ -194,9 +194,7 @@ def _join_op(name: str) -> Op:
     return op
 
 
-def _joined(
-    name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0
-) -> ArrayImpl:
+def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> Array:
     if isinstance(arrays, Array | np.ndarray) or not isinstance(arrays, Sequence):
         raise TypeError(
             f"{name}: expects a sequence of arrays, got {type(arrays).__name__}"
@@ -220,7 +218,7 @@ def _joined(
     return wrap(np.asarray(out), out_key)
 
 
-def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> ArrayImpl:
+def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
     """Join arrays along an existing axis; their dtypes are promoted.
 
     >>> import typelattice.numpy as tnp
@@ -235,36 +233,36 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> ArrayIm
     return out if dtype is None else _astype(out, dtype)
 
 
-def concat(arrays: Any, /, *, axis: int | None = 0) -> ArrayImpl:
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
     """Array API name of :func:`concatenate`."""
     return concatenate(arrays, axis=axis)
 
 
-def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> ArrayImpl:
+def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Array:
     """Join arrays along a new axis; their dtypes are promoted."""
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
     return res if dtype is None else _astype(res, dtype)
 
 
-def hstack(tup: Any, dtype: Any = None) -> ArrayImpl:
+def hstack(tup: Any, dtype: Any = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays)."""
     res = _joined("hstack", tup, np.hstack)
     return res if dtype is None else _astype(res, dtype)
 
 
-def vstack(tup: Any, dtype: Any = None) -> ArrayImpl:
+def vstack(tup: Any, dtype: Any = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows)."""
     res = _joined("vstack", tup, np.vstack)
     return res if dtype is None else _astype(res, dtype)
 
 
-def _astype(x: ArrayImpl, dtype: Any) -> ArrayImpl:
+def _astype(x: Array, dtype: Any) -> Array:
     from typelattice.numpy._creation import astype
 
-    return astype(x, dtype)  # type: ignore[return-value]
+    return astype(x, dtype)
 
 
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[ArrayImpl]:
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into sub-arrays along an axis; each keeps dtype and weak flag."""
     v, key = _one(ary, "split")
     if isinstance(indices_or_sections, Array):
@@ -292,7 +290,7 @@ def _index(key: Any) -> Any:
     return key
 
 
-def _getitem(a: Any, key: Any) -> ArrayImpl:
+def _getitem(a: Any, key: Any) -> Array:
     v, k = _one(a, "getitem")
     return wrap(np.asarray(v[_index(key)]), k)
 
@@ -303,7 +301,7 @@ def take(
     axis: int | None = None,
     out: None = None,
     mode: str | None = None,
-) -> ArrayImpl:
+) -> Array:
     """Elements of ``a`` at ``indices`` (along ``axis``, or of the flattened
     array). Out-of-range indices raise IndexError (JAX fills them)."""
     v, key = _one(a, "take")
@@ -318,7 +316,7 @@ def take(
 
 def _scatter(
     x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str
-) -> ArrayImpl:
+) -> Array:
     """``x.at[index].<name>(values)``: a copy of ``x`` updated at ``index``.
 
     The values must fit ``x``'s dtype without changing (their promotion with
@@ -363,7 +361,7 @@ def sort(
     order: Any = None,
     stable: bool = True,
     descending: bool = False,
-) -> ArrayImpl:
+) -> Array:
     """Sorted copy (NaNs last); dtype and weak flag kept."""
     v, key = _one(a, "sort")
     if not v.ndim:
@@ -384,7 +382,7 @@ def argsort(
     order: Any = None,
     stable: bool = True,
     descending: bool = False,
-) -> ArrayImpl:
+) -> Array:
     """Indices that sort ``a`` (the default integer type)."""
     v, _ = _one(a, "argsort")
     if not v.ndim:
@@ -404,7 +402,7 @@ def argsort(
 
 def nonzero(
     a: Any, *, size: int | None = None, fill_value: Any = None
-) -> tuple[ArrayImpl, ...]:
+) -> tuple[Array, ...]:
     """Indices of the nonzero elements, one array per axis."""
     v, _ = _one(a, "nonzero")
     x64 = _config.current().enable_x64

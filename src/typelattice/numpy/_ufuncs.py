@@ -15,7 +15,7 @@ import numpy as np
 
 from typelattice import _config
 from typelattice.numpy import _core
-from typelattice.numpy._array import ArrayImpl, wrap
+from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._elementwise import (
     Op,
     apply,
@@ -117,7 +117,7 @@ fmax = make_binary(Op("fmax", np.fmax, 2))
 fmin = make_binary(Op("fmin", np.fmin, 2))
 
 
-def power(x1: Any, x2: Any, /) -> ArrayImpl:
+def power(x1: Any, x2: Any, /) -> Array:
     """``x1 ** x2`` elementwise, promoted as jax.numpy does.
 
     Raises:
@@ -139,7 +139,7 @@ def power(x1: Any, x2: Any, /) -> ArrayImpl:
         ) from None
 
 
-def divmod(x1: Any, x2: Any, /) -> tuple[ArrayImpl, ArrayImpl]:  # noqa: A001
+def divmod(x1: Any, x2: Any, /) -> tuple[Array, Array]:  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
     return floor_divide(x1, x2), remainder(x1, x2)
 
@@ -195,23 +195,23 @@ angle_op = Op("angle", np.angle, 1, to="inexact", out="real", strong_kinds=_ALL)
 _angle = make_unary(angle_op)
 
 
-def real(val: Any, /) -> ArrayImpl:
+def real(val: Any, /) -> Array:
     """The real part (the array itself, copied, for real dtypes)."""
     return _real(val)
 
 
-def imag(val: Any, /) -> ArrayImpl:
+def imag(val: Any, /) -> Array:
     """The imaginary part (zeros of the same dtype for real dtypes)."""
     return _imag(val)
 
 
-def angle(z: Any, deg: bool = False) -> ArrayImpl:
+def angle(z: Any, deg: bool = False) -> Array:
     """The argument of complex numbers, in radians (or degrees)."""
     out = _angle(z)
     return multiply(out, 180 / np.pi) if deg else out
 
 
-def round(a: Any, decimals: int = 0, out: None = None) -> ArrayImpl:  # noqa: A001
+def round(a: Any, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
     """Round to ``decimals`` places; integer arrays are returned unchanged
     when ``decimals >= 0``, as in jax.numpy.
 
@@ -250,7 +250,7 @@ def clip(
     /,
     min: Any = None,
     max: Any = None,  # noqa: A002
-) -> ArrayImpl:
+) -> Array:
     """Limit values to ``[min, max]``; the result is promoted with the bounds.
 
     >>> import typelattice.numpy as tnp
@@ -267,17 +267,17 @@ def clip(
     return out
 
 
-def positive_or_copy(x: Any) -> ArrayImpl:
+def positive_or_copy(x: Any) -> Array:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
     v, key = _core.operand(x, "clip", 0)
     if not isinstance(key, _core.Aval):
         from typelattice.numpy._creation import asarray
 
-        return asarray(x)  # type: ignore[return-value]
+        return asarray(x)
     return wrap(np.asarray(v), key)
 
 
-def where(condition: Any, x: Any = None, y: Any = None, /) -> ArrayImpl:
+def where(condition: Any, x: Any = None, y: Any = None, /) -> Array:
     """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere.
 
     ``x`` and ``y`` are promoted together; ``condition`` is tested for
