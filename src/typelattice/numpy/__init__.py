@@ -291,14 +291,10 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
 
 # The operators of the concrete array call the functions directly (the base
 # class goes through a module lookup, which costs on every operation).
-for _name, _fn in {
-    "__add__": add,
-    "__mul__": multiply,
-    "__sub__": subtract,
-    "__truediv__": true_divide,
-}.items():
-    setattr(ArrayImpl, _name, _fn)
-del _name, _fn
+ArrayImpl.__add__ = add  # type: ignore[method-assign]
+ArrayImpl.__mul__ = multiply  # type: ignore[method-assign]
+ArrayImpl.__sub__ = subtract  # type: ignore[method-assign]
+ArrayImpl.__truediv__ = true_divide  # type: ignore[method-assign]
 
 __all__ = [
     "Array",
@@ -506,5 +502,21 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e8m0fnu",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float4_e2m1fn",
+    "int1",
+    "int2",
+    "int4",
+    "uint1",
+    "uint2",
+    "uint4",
 ]
-__all__ += _EXTENDED

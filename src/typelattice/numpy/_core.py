@@ -110,7 +110,7 @@ _EXTOBJ: Any
 _IGNORE: object = None
 try:
     from numpy._core._ufunc_config import (  # type: ignore[attr-defined,no-redef]
-        _extobj_contextvar as _EXTOBJ,
+        _extobj_contextvar as _EXTOBJ,  # pyright: ignore[reportAttributeAccessIssue]
     )
 
     with np.errstate(all="ignore"):
