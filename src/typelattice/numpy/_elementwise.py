@@ -39,6 +39,8 @@ _KIND_WORDS: Final = {
 }
 _BOOL: Final = np.dtype(bool)
 _INT32: Final = np.dtype("int32")
+_F32: Final = np.dtype("float32")
+_F64: Final = np.dtype("float64")
 
 
 class Op:
@@ -49,16 +51,21 @@ class Op:
       fn: the NumPy function, called on operands in the compute dtype.
       nin: the number of array operands.
       accept: the kinds (``b i u f c``) the compute dtype may have.
-      to: ``None``, ``'inexact'`` (non-inexact types become the default
-        float, the weak flag kept) or ``'numeric'`` (bool becomes int32).
+      to: ``None``, ``'inexact'`` (bool and integers become float32, 64-bit
+        integers float64, the weak flag kept), ``'default_float'`` (they
+        become the mode's default float) or ``'numeric'`` (bool becomes
+        int32).
       out: ``'same'``, ``'bool'`` or ``'real'`` (complex gives its real type).
       identity_kinds: kinds for which the function returns its input as is
         (``floor`` of an integer array).
       fp_int: NumPy reports errors for integers too (division by zero).
       strong_kinds: input kinds for which the result is strong even from a
         weak operand (JAX's ``isnan`` of an integer is a constant).
-      weak_if_all: the result is weak only if every operand is (JAX computes
-        some functions from the unpromoted operands: ``hypot(bool, 1)``).
+      weak_if_all: the result is weak only if every operand is weak or a
+        Python bool (JAX computes some functions from the unpromoted
+        operands: ``hypot(bool_array, 1)`` is strong); ``"first"``: only the
+        first operand counts; ``"complex"``: the rule applies to complex
+        results only.
       error: the exception for a dtype the function refuses.
     """
 
@@ -87,7 +94,7 @@ class Op:
         identity_kinds: str = "",
         fp_int: bool = False,
         strong_kinds: str = "",
-        weak_if_all: bool = False,
+        weak_if_all: bool | str = False,
         error: type[Exception] = TypeError,
     ) -> None:
         self.name = name
@@ -125,6 +132,11 @@ def compute_dtype(
     """The dtype an operation computes in, from its operands' join."""
     kind = _dtypes.kind_of(dt)
     if to == "inexact" and kind in "biu":
+        # As JAX: 64-bit integers become float64, narrower ones float32,
+        # in either mode.
+        dt = _F64 if dt.itemsize == 8 else _F32
+        kind = "f"
+    elif to == "default_float" and kind in "biu":
         dt = _dtypes.default_dtype("f", x64)
         kind = "f"
     elif to == "numeric" and kind == "b":
@@ -184,8 +196,10 @@ def build_plan(
     else:
         out = cd
     # Comparisons of weak operands give weak bools, as in JAX.
-    if op.weak_if_all:
-        weak = weak and all(_core.key_weak(k) for k in keys)
+    rule = op.weak_if_all
+    if rule and (rule != "complex" or _dtypes.kind_of(cd) == "c"):
+        counted = keys[:1] if rule == "first" else keys
+        weak = weak and all(_core.key_weak(k) or k is bool for k in counted)
     out_key = _core.aval(out, weak and kind not in op.strong_kinds)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
     return fn, tuple(convs), out_key, fp, cd

@@ -82,7 +82,12 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
 
 def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     """Dot product of the flattened arrays, conjugating ``a``."""
-    return _product("vdot", (a, b), lambda x, y: np.vdot(x, y), preferred_element_type)
+    if np.size(a) != np.size(b):
+        raise TypeError(
+            f"vdot: the operands have {np.size(a)} and {np.size(b)} elements; "
+            "vdot needs the same number in both"
+        )
+    return _product("vdot", (a, b), np.vdot, preferred_element_type)
 
 
 def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:

@@ -156,7 +156,10 @@ def _no_out(out: object, name: str) -> None:
 
 
 def _inexact(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
-    return dt if _dtypes.kind_of(dt) in "fc" else _dtypes.default_dtype("f", x64)
+    # As JAX: bool and integers give float32, 64-bit integers float64.
+    if _dtypes.kind_of(dt) in "fc":
+        return dt
+    return np.dtype("float64") if dt.itemsize == 8 else _F32
 
 
 def mean(

@@ -9,11 +9,12 @@ comparisons return bool, bitwise functions take integers and bools only.
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 import numpy as np
 
-from typelattice import _config
+from typelattice import _config, _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._elementwise import (
@@ -47,6 +48,15 @@ def _logaddexp(a: Any, b: Any) -> Any:
     return big + np.log1p(np.exp(small - big))
 
 
+def _logaddexp2(a: Any, b: Any) -> Any:
+    """``log2(2**a + 2**b)``, complex included (as JAX)."""
+    a = np.asarray(a)
+    if a.dtype.kind != "c":
+        return np.logaddexp2(a, b)
+    ln2 = np.log(2).astype(a.dtype)
+    return _logaddexp(a * ln2, np.asarray(b, dtype=a.dtype) * ln2) / ln2
+
+
 # -- binary ------------------------------------------------------------------
 
 add = make_binary(Op("add", np.add, 2))
@@ -62,12 +72,16 @@ remainder = make_binary(
 )
 mod = make_binary(Op("mod", np.remainder, 2, accept="iuf", to="numeric", fp_int=True))
 fmod = make_binary(Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True))
-_power = make_binary(
-    Op("power", np.power, 2, to="numeric", fp_int=True, weak_if_all=True)
-)
+_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
+# The base alone, in its numeric type (bool becomes int32), weak flag kept.
+_power_base = make_unary(Op("power", np.positive, 1, to="numeric"))
 float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
-logaddexp = make_binary(Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact"))
-logaddexp2 = make_binary(Op("logaddexp2", np.logaddexp2, 2, accept="f", to="inexact"))
+logaddexp = make_binary(
+    Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact", weak_if_all="complex")
+)
+logaddexp2 = make_binary(
+    Op("logaddexp2", _logaddexp2, 2, accept="fc", to="inexact", weak_if_all=True)
+)
 # Note: jax.numpy also takes complex arctan2; NumPy has no such function and
 # its meaning is not settled, so here complex input is a TypeError.
 arctan2 = make_binary(Op("arctan2", np.arctan2, 2, accept="f", to="inexact"))
@@ -85,7 +99,7 @@ hypot = make_binary(
 copysign = make_binary(Op("copysign", np.copysign, 2, accept="f", to="inexact"))
 nextafter = make_binary(Op("nextafter", np.nextafter, 2, accept="f", to="inexact"))
 heaviside = make_binary(
-    Op("heaviside", np.heaviside, 2, accept="f", to="inexact", weak_if_all=True)
+    Op("heaviside", np.heaviside, 2, accept="f", to="inexact", weak_if_all="first")
 )
 equal = make_binary(Op("equal", np.equal, 2, out="bool"))
 not_equal = make_binary(Op("not_equal", np.not_equal, 2, out="bool"))
@@ -128,15 +142,60 @@ def power(x1: Any, x2: Any, /) -> Array:
     >>> tnp.power(tnp.asarray([1, 2, 3], dtype='int8'), 2)
     Array([1, 4, 9], dtype=int8)
     """
+    exponent = _integer_scalar(x2)
+    if exponent is not None:
+        # As JAX: a concrete integer exponent does not take part in
+        # promotion; the result has the base's (numeric) dtype and weak flag.
+        base = _power_base(x1)
+        if exponent < 0 and _dtypes.kind_of(base.dtype) in "iu":
+            raise _negative_power_error()
+        value = _core.ignore_fp_errors(np.power, np.asarray(base), exponent)
+        return wrap(
+            np.asarray(value, dtype=base.dtype), _core.aval(base.dtype, base.weak_type)
+        )
     try:
-        return _power(x1, x2)
+        out = _power(x1, x2)
     except ValueError as err:
         if "negative integer powers" not in str(err):
             raise
-        raise TypeError(
-            "power: integers cannot be raised to negative integer powers. "
-            "Cast the base to a float first, e.g. x.astype('float32') ** -1."
-        ) from None
+        raise _negative_power_error() from None
+    kind = _dtypes.kind_of(out.dtype)
+    # An inexact base with a strong integer exponent array: JAX computes
+    # with the exponent unpromoted, so the result is strong.
+    mixed = (
+        isinstance(x2, Array | np.ndarray)
+        and not getattr(x2, "weak_type", False)
+        and _dtypes.kind_of(_dtypes.dtype_of(x2)) in "iu"
+        and not isinstance(x1, bool | int)
+        and (
+            isinstance(x1, float | complex)
+            or _dtypes.kind_of(_dtypes.dtype_of(x1)) in "fc"
+        )
+    )
+    if out.weak_type and (kind in "iu" or mixed):
+        # JAX computes these from the unpromoted operands: a strong result.
+        return wrap(np.asarray(out), _core.aval(out.dtype, False))
+    return out
+
+
+def _integer_scalar(x: Any) -> int | None:
+    """``x`` as an int if it is a concrete integer scalar (JAX's test)."""
+    if isinstance(x, float | complex) or (
+        isinstance(x, Array | np.ndarray | np.generic)
+        and (np.ndim(x) or _dtypes.kind_of(_dtypes.dtype_of(x)) not in "biu")
+    ):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
+def _negative_power_error() -> TypeError:
+    return TypeError(
+        "power: integers cannot be raised to negative integer powers. "
+        "Cast the base to a float first, e.g. x.astype('float32') ** -1."
+    )
 
 
 def divmod(x1: Any, x2: Any, /) -> tuple[Array, Array]:  # noqa: A001
@@ -178,7 +237,7 @@ atan2 = arctan2
 floor = make_unary(Op("floor", np.floor, 1, accept="f", identity_kinds=_INT))
 ceil = make_unary(Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT))
 trunc = make_unary(Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT))
-rint = make_unary(Op("rint", np.rint, 1, to="inexact", strong_kinds=_INT))
+rint = make_unary(Op("rint", np.rint, 1, to="default_float", strong_kinds=_INT))
 logical_not = make_unary(Op("logical_not", np.logical_not, 1, out="bool"))
 invert = make_unary(Op("invert", np.invert, 1, accept=_INT))
 bitwise_not = bitwise_invert = invert
@@ -191,7 +250,7 @@ _abs = make_unary(Op("abs", np.absolute, 1, out="real", identity_kinds="bu"))
 abs = absolute = _abs  # noqa: A001
 _real = make_unary(Op("real", np.real, 1, out="real"))
 _imag = make_unary(Op("imag", np.imag, 1, out="real"))
-angle_op = Op("angle", np.angle, 1, to="inexact", out="real", strong_kinds=_ALL)
+angle_op = Op("angle", np.angle, 1, to="default_float", out="real", strong_kinds="biuf")
 _angle = make_unary(angle_op)
 
 
@@ -259,6 +318,16 @@ def clip(
     """
     if arr is None:
         raise TypeError("clip: missing the array argument")
+    for x in (arr, min, max):
+        if isinstance(x, complex) or (
+            x is not None
+            and not isinstance(x, bool | int | float)
+            and _dtypes.kind_of(_dtypes.dtype_of(x)) == "c"
+        ):
+            raise ValueError(
+                "clip does not accept complex values (they have no order); "
+                "clip the real and imaginary parts separately"
+            )
     out = arr if isinstance(arr, ArrayImpl) else positive_or_copy(arr)
     if min is not None:
         out = maximum(out, min)
