@@ -202,23 +202,19 @@ def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -
     if not arrays:
         raise ValueError(f"{name}: need at least one array")
     for i, a in enumerate(arrays):
-        if min_ndim and isinstance(a, bool | int | float | complex):
-            raise ValueError(
-                f"{name}: element {i} is a Python scalar, which has no axis to "
-                "join along; use stack, or atleast_1d first"
-            )
         if isinstance(a, list | tuple):
             raise TypeError(
                 f"{name}: element {i} is a {type(a).__name__}; convert it with "
                 "typelattice.numpy.asarray first"
             )
-    conv, (_, _, out_key, _, cd) = promote(_join_op(name), tuple(arrays))
-    values = [np.asarray(v, dtype=cd) for v in conv]
-    if min_ndim and values[0].ndim == 0:
+    if min_ndim and not np.ndim(arrays[0]):
+        # Checked before promotion, as JAX does.
         raise ValueError(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
+    conv, (_, _, out_key, _, cd) = promote(_join_op(name), tuple(arrays))
+    values = [np.asarray(v, dtype=cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "

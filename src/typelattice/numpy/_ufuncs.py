@@ -57,6 +57,17 @@ def _logaddexp2(a: Any, b: Any) -> Any:
     return _logaddexp(a * ln2, np.asarray(b, dtype=a.dtype) * ln2) / ln2
 
 
+def _arctan2(y: Any, x: Any) -> Any:
+    """``arctan2``; for complex input the analytic continuation
+    ``-i log((x + iy) / sqrt(x**2 + y**2))``, as JAX computes it (NumPy's
+    ufunc is real-only)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "c":
+        return np.arctan2(y, x)
+    x = np.asarray(x, dtype=y.dtype)
+    return -1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))
+
+
 # -- binary ------------------------------------------------------------------
 
 add = make_binary(Op("add", np.add, 2))
@@ -82,9 +93,7 @@ logaddexp = make_binary(
 logaddexp2 = make_binary(
     Op("logaddexp2", _logaddexp2, 2, accept="fc", to="inexact", weak_if_all=True)
 )
-# Note: jax.numpy also takes complex arctan2; NumPy has no such function and
-# its meaning is not settled, so here complex input is a TypeError.
-arctan2 = make_binary(Op("arctan2", np.arctan2, 2, accept="f", to="inexact"))
+arctan2 = make_binary(Op("arctan2", _arctan2, 2, accept="fc", to="inexact"))
 hypot = make_binary(
     Op(
         "hypot",
