@@ -254,25 +254,6 @@ int4 = ScalarType("int4")
 uint1 = ScalarType("uint1")
 uint2 = ScalarType("uint2")
 uint4 = ScalarType("uint4")
-_EXTENDED = [
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e8m0fnu",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float4_e2m1fn",
-    "int1",
-    "int2",
-    "int4",
-    "uint1",
-    "uint2",
-    "uint4",
-]
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:

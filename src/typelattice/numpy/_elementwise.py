@@ -113,6 +113,18 @@ class Op:
         return f"Op({self.name})"
 
 
+_PROMOTE_ONLY: dict[str, Op] = {}
+
+
+def promotion_op(name: str) -> Op:
+    """An Op that only promotes (for :func:`promote`), one per name, so its
+    plans are cached like any other's."""
+    op = _PROMOTE_ONLY.get(name)
+    if op is None:
+        op = _PROMOTE_ONLY.setdefault(name, Op(name, lambda *a: a, 0))
+    return op
+
+
 def _real_dtype(dt: DType) -> DType:
     if dt == np.complex64:
         return np.dtype("float32")

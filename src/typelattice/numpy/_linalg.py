@@ -15,20 +15,12 @@ import numpy as np
 from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import Op, promote
+from typelattice.numpy._elementwise import promote, promotion_op
 
 _F32: Final = np.dtype("float32")
 _UPCAST: Final = frozenset(
     [np.dtype("float16"), np.dtype("bfloat16"), *_dtypes.SMALL_FLOATS.values()]
 )
-_OPS: dict[str, Op] = {}
-
-
-def _op(name: str) -> Op:
-    op = _OPS.get(name)
-    if op is None:
-        op = _OPS.setdefault(name, Op(name, lambda *a: a, 0))
-    return op
 
 
 def _product(
@@ -38,7 +30,7 @@ def _product(
     preferred_element_type: Any,
     min_ndim: int = 0,
 ) -> Array:
-    conv, (_, _, out_key, _, cd) = promote(_op(name), args)
+    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), args)
     values = [np.asarray(v, dtype=cd) for v in conv]
     for i, v in enumerate(values):
         if v.ndim < min_ndim:

@@ -12,7 +12,7 @@ import numpy as np
 from typelattice import _config, _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
-from typelattice.numpy._elementwise import Op, promote
+from typelattice.numpy._elementwise import promote, promotion_op
 
 _ANY: Final = "biufc"
 
@@ -184,15 +184,6 @@ def repeat(
 
 # -- joining ----------------------------------------------------------------
 
-_JOIN_OPS: dict[str, Op] = {}
-
-
-def _join_op(name: str) -> Op:
-    op = _JOIN_OPS.get(name)
-    if op is None:
-        op = _JOIN_OPS.setdefault(name, Op(name, lambda *a: a, 0))
-    return op
-
 
 def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> Array:
     if isinstance(arrays, Array | np.ndarray) or not isinstance(arrays, Sequence):
@@ -213,7 +204,7 @@ def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(_join_op(name), tuple(arrays))
+    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(arrays))
     values = [np.asarray(v, dtype=cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
