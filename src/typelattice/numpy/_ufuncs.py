@@ -194,8 +194,9 @@ def _integer_scalar(x: Any) -> int | None:
         and (np.ndim(x) or _dtypes.kind_of(_dtypes.dtype_of(x)) not in "biu")
     ):
         return None
+    index: Any = operator.index  # x is Any; pyright narrows it too far
     try:
-        return operator.index(x)
+        return int(index(x))
     except TypeError:
         return None
 
