@@ -487,3 +487,47 @@ def test_creation() -> None:
     check(tnp.array([1, 2], ndmin=2), "int32", False, [[1, 2]])
     with pytest.raises(ValueError, match="negative"):
         tnp.zeros(-1)
+
+
+# -- edge cases checked against jax.numpy ------------------------------------
+
+
+def test_float_to_int_astype_saturates_like_jax() -> None:
+    x = tnp.asarray([-2.5, 300.0, np.nan, np.inf])
+    check(x.astype("uint8"), "uint8", False, [0, 255, 0, 255])
+    check(tnp.asarray([3e9, np.nan]).astype("int32"), "int32", False, [2**31 - 1, 0])
+
+
+def test_python_round_gives_int32() -> None:
+    check(round(tnp.asarray([1.4, 2.6])), "int32", False, [1, 3])
+
+
+def test_comparison_with_none_or_string_is_false() -> None:
+    x = tnp.asarray([1])
+    assert (x == None) is False  # noqa: E711 - the operator is what is tested
+    assert (x != "a") is True
+
+
+def test_reduction_edge_cases() -> None:
+    flags = tnp.asarray([True, True, True])
+    check(tnp.sum(flags, promote_integers=False), "int32", False, 3)
+    check(tnp.var(tnp.asarray([1.0, 2.0, 4.0]), ddof=3), "float32", False, np.nan)
+    check(tnp.max(tnp.zeros((0, 3)), axis=1), "float32", False, [])
+    with pytest.raises(ValueError, match="initial"):
+        tnp.max(tnp.zeros((0, 3)), axis=0)
+    check(tnp.cumsum(tnp.asarray(2.5), axis=0), "float32", False, [2.5])
+    check(tnp.sort(tnp.asarray(2.0), axis=None), "float32", True, [2.0])
+
+
+def test_shapes_from_numpy_integers_and_arrays_of_rows() -> None:
+    x = tnp.ones((2, 3))
+    assert x.reshape(np.int64(6)).shape == (6,)
+    assert x.reshape(tnp.asarray(6)).shape == (6,)
+    assert tnp.concatenate(x).shape == (6,)
+    assert tnp.stack(x).shape == (2, 3)
+
+
+def test_dlpack_export_is_read_only() -> None:
+    exported = np.from_dlpack(tnp.asarray([1, 2]))
+    with pytest.raises(ValueError, match="read-only"):
+        exported[0] = 7

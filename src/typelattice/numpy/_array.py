@@ -198,9 +198,13 @@ class Array:
         return _ufuncs.greater_equal(self, other)
 
     def __eq__(self, other: Any) -> Array:  # type: ignore[override]
+        if other is None or isinstance(other, str):
+            return NotImplemented  # Python then says False, as JAX does
         return _ufuncs.equal(self, other)
 
     def __ne__(self, other: Any) -> Array:  # type: ignore[override]
+        if other is None or isinstance(other, str):
+            return NotImplemented
         return _ufuncs.not_equal(self, other)
 
     def __neg__(self) -> Array:
@@ -216,7 +220,9 @@ class Array:
         return _ufuncs.invert(self)
 
     def __round__(self, ndigits: int | None = None) -> Array:
-        return _ufuncs.round(self, 0 if ndigits is None else ndigits)
+        if ndigits is None:  # Python's round(x): an integer result, as JAX
+            return _creation.astype(_ufuncs.round(self, 0), "int32")
+        return _ufuncs.round(self, ndigits)
 
     # Arrays are mutable-looking but immutable values: not hashable.
     __hash__ = None  # type: ignore[assignment]
@@ -238,7 +244,7 @@ class Array:
         return _creation.astype(self, dtype)
 
     def reshape(self, *shape: Any, order: str = "C") -> Array:
-        if len(shape) == 1 and not isinstance(shape[0], int):
+        if len(shape) == 1 and isinstance(shape[0], list | tuple):
             shape = tuple(shape[0])
         return _shape.reshape(self, shape, order=order)
 
@@ -445,7 +451,10 @@ class ArrayImpl(Array):
         return view
 
     def __dlpack__(self, **kwargs: Any) -> Any:
-        return self._value.__dlpack__(**kwargs)
+        # Exported read-only: consumers must not change an immutable array.
+        view = self._value.view()
+        view.flags.writeable = False
+        return view.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._value.__dlpack_device__()

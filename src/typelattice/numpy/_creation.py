@@ -168,6 +168,14 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
             stacklevel=4,
         )
         value = value.real
+    if value.dtype.kind == "f" or value.dtype in _dtypes.CATEGORIES["real floating"]:
+        if _dtypes.kind_of(dt) in "iu":
+            # Float to integer saturates and maps NaN to 0, as JAX does,
+            # instead of NumPy's platform-dependent garbage.
+            info = _dtypes.iinfo(dt)
+            wide = value.astype(np.float64)
+            wide = np.clip(np.nan_to_num(wide, nan=0.0), int(info.min), int(info.max))
+            return _core.ignore_fp_errors(wide.astype, dt)  # type: ignore[no-any-return]
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -92,7 +93,7 @@ def _accumulating(
     x64 = _config.current().enable_x64
     if dtype is not None:
         out_dt = _explicit(dtype, name)
-    elif promote_integers:
+    elif promote_integers or dt == _BOOL:  # bool is counted even so (JAX)
         out_dt = _promote_integer(dt, x64)
     else:
         out_dt = dt
@@ -223,15 +224,27 @@ def _moment(
     compute = _F32 if out_dt in _UPCAST else _inexact(dt, x64)
     if _dtypes.kind_of(compute) == "f" and compute in _UPCAST:
         compute = _F32
-    res = _core.ignore_fp_errors(
-        fn,
-        v.astype(compute),
+    with warnings.catch_warnings():
+        # "Degrees of freedom <= 0": handled below.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = _core.ignore_fp_errors(
+            fn,
+            v.astype(compute),
+            axis=_axis(axis, v.ndim, name),
+            ddof=ddof,
+            keepdims=keepdims,
+            where=_where(where, name),
+        )
+    res = np.asarray(res)
+    count = np.sum(
+        np.broadcast_to(np.asarray(_where(where, name)), v.shape),
         axis=_axis(axis, v.ndim, name),
-        ddof=ddof,
         keepdims=keepdims,
-        where=_where(where, name),
     )
-    return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
+    if np.any(count <= ddof):
+        # No degrees of freedom left: nan, as JAX (NumPy divides by zero).
+        res = np.where(count <= ddof, np.nan, res)
+    return from_numpy(_core.ignore_fp_errors(res.astype, out_dt))
 
 
 def var(
@@ -293,12 +306,15 @@ def _extreme(
             if isinstance(initial, int | float | complex)
             else initial
         )
-    if v.size == 0 and initial is None:
+    try:
+        res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
+    except ValueError as err:
+        if "zero-size" not in str(err):
+            raise
         raise ValueError(
-            f"{name}: zero-size array has no {name}imum; pass initial=... to "
-            "choose the result"
-        )
-    res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
+            f"{name}: reducing an axis of length 0 has no {name}imum; pass "
+            "initial=... to choose the result"
+        ) from None
     return from_numpy(np.asarray(res).astype(dt))
 
 
@@ -335,11 +351,12 @@ def _arg(
     v, dt = _input(a, name)
     if _dtypes.kind_of(dt) == "c":
         raise TypeError(f"{name} does not accept complex input (no ordering)")
-    if v.size == 0:
-        raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     if axis is not None:
         axis = _axis(axis, v.ndim, name)
-    res = fn(v, axis=axis, keepdims=bool(keepdims))
+    try:
+        res = fn(v, axis=axis, keepdims=bool(keepdims))
+    except ValueError as err:
+        raise ValueError(f"{name}: {err} (the axis has length 0)") from None
     x64 = _config.current().enable_x64
     return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
 
@@ -368,13 +385,13 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
     else:  # as JAX: only bool widens (integers keep their width here)
         out_dt = _dtypes.default_dtype("i", x64) if dt == _BOOL else dt
     compute = _F32 if out_dt in _UPCAST else out_dt
+    if v.ndim == 0:
+        v = v.reshape(1)
     if axis is None:
         v = v.reshape(-1)
         ax = 0
     else:
         ax = operator.index(_axis(axis, v.ndim, name))  # type: ignore[arg-type]
-    if v.ndim == 0:
-        v = v.reshape(1)
     res = _core.ignore_fp_errors(ufunc.accumulate, v.astype(compute), axis=ax)
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 

@@ -186,7 +186,9 @@ def repeat(
 
 
 def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> Array:
-    if isinstance(arrays, Array | np.ndarray) or not isinstance(arrays, Sequence):
+    if isinstance(arrays, Array | np.ndarray) and np.ndim(arrays):
+        arrays = list(arrays)  # an array joins its rows, as in NumPy and JAX
+    if not isinstance(arrays, Sequence):
         raise TypeError(
             f"{name}: expects a sequence of arrays, got {type(arrays).__name__}"
         )
@@ -364,6 +366,8 @@ def sort(
 ) -> Array:
     """Sorted copy (NaNs last); dtype and weak flag kept."""
     v, key = _one(a, "sort")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
     if not v.ndim:
         raise ValueError("sort: a 0-d array cannot be sorted (it has no axis)")
     if axis is None:
@@ -385,6 +389,8 @@ def argsort(
 ) -> Array:
     """Indices that sort ``a`` (the default integer type)."""
     v, _ = _one(a, "argsort")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
     if not v.ndim:
         raise ValueError("argsort: a 0-d array has no axis to sort along")
     if axis is None:
