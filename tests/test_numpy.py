@@ -48,6 +48,9 @@ class TestArray:
             "Array([[1, 2],\n       [3, 4]], dtype=uint8)"
         )
         assert str(arr([1, 2], "int8")) == "[1 2]"
+        assert repr(tnp.zeros((0, 3), "int32")) == (
+            "Array([], shape=(0, 3), dtype=int32)"
+        )
 
     def test_immutable(self) -> None:
         x = arr([1, 2], "int8")

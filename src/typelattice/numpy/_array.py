@@ -481,6 +481,8 @@ class ArrayImpl(Array):
         name = value.dtype.name
         body = np.array2string(value, separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self._key[1] else ""
+        if value.size == 0:  # "[]" alone would hide the shape
+            return f"Array([], shape={value.shape}, dtype={name}{weak})"
         return f"Array({body}, dtype={name}{weak})"
 
     def __str__(self) -> str:
