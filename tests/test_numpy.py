@@ -484,6 +484,15 @@ def test_creation() -> None:
     check(tnp.arange(0, 1, 0.5), "float32", False, [0, 0.5])
     check(tnp.arange(3, dtype="uint8"), "uint8", False, [0, 1, 2])
     check(tnp.linspace(0, 1, 3), "float32", False, [0, 0.5, 1])
+    # Integer dtypes take the floor, as JAX (NumPy truncates toward zero).
+    check(
+        tnp.linspace(-5, 5, 7, dtype="int32"), "int32", False, [-5, -4, -2, 0, 1, 3, 5]
+    )
+    check(tnp.linspace(-2, 2, 3, dtype="uint8"), "uint8", False, [0, 0, 2])
+    _, step = tnp.linspace(0, 1, 6, dtype="int32", retstep=True)
+    check(step, "float32", False, 0.2)
+    with tl.enable_x64():
+        check(tnp.linspace(tnp.int8(0), 3, 4), "float32", False, [0, 1, 2, 3])
     check(tnp.eye(2, dtype="int8"), "int8", False, [[1, 0], [0, 1]])
     check(tnp.identity(2), "float32", False, [[1, 0], [0, 1]])
     check(tnp.atleast_2d(tnp.asarray(1.5)), "float32", True, [[1.5]])

@@ -368,17 +368,25 @@ def linspace(
     num = _core.index_of(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    if dtype is None:
-        joined, _ = _promotion.lattice_result_type(start, stop)
-        dt = joined if _dtypes.kind_of(joined) in "fc" else _dtypes.default_dtype("f")
+    joined, _ = _promotion.lattice_result_type(start, stop)
+    # Computed in an inexact type, as JAX: 64-bit integers give float64,
+    # other integers float32.
+    if _dtypes.kind_of(joined) in "fc":
+        compute = joined
     else:
-        dt = _requested(dtype, "linspace")
+        compute = np.dtype("float64") if joined.itemsize == 8 else np.dtype("float32")
+    dt = compute if dtype is None else _requested(dtype, "linspace")
     lo = np.asarray(start)
     hi = np.asarray(stop)
     values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = from_numpy(_core.ignore_fp_errors(values.astype, dt))
+    if _dtypes.kind_of(dt) in "iu":
+        # Integer results are the floor of the values, saturated (as JAX).
+        values = _cast(np.floor(values), dt)
+    else:
+        values = _core.ignore_fp_errors(values.astype, dt)
+    out = from_numpy(values)
     if retstep:
-        return out, from_numpy(np.asarray(step).astype(dt))
+        return out, from_numpy(np.asarray(step).astype(compute))
     return out
 
 
