@@ -395,6 +395,14 @@ def test_products() -> None:
     check(tnp.einsum("ij,j->i", a, arr([1, 1], "uint8")), "int16", False, [3, 7])
     out = tnp.matmul(a, a, preferred_element_type="int32")
     check(out, "int32", False, [[7, 10], [15, 22]])
+    with pytest.raises(TypeError, match="narrower"):
+        tnp.matmul(out, out, preferred_element_type="int8")
+    mixed = tnp.dot(
+        arr([5, 2, -4], "int32"),
+        arr([1.0758, -1.0209, 0.9611], "float32"),
+        preferred_element_type="int32",
+    )
+    check(mixed, "int32", False, 3)  # operands truncated first, as JAX
     bf = tnp.ones((2, 300), "bfloat16")
     check(bf @ tnp.ones(300, "bfloat16"), "bfloat16", False, [300, 300])
     with pytest.raises(ValueError, match="dimension"):

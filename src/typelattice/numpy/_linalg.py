@@ -42,12 +42,13 @@ def _product(
         from typelattice.numpy._creation import _requested
 
         out_dt = _requested(preferred_element_type, name)
+        _check_preferred(name, cd, out_dt)
         out_key = _core.aval(out_dt, False)
     out_dt = out_key[0]
     compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
-    if _dtypes.kind_of(compute) in "iu" and _dtypes.kind_of(cd) in "fc":
-        compute = cd  # floats accumulate as floats, then convert
-    values = [v.astype(compute) for v in values]
+    # Operands are converted to the preferred type first (a float operand
+    # with an integer preferred type is truncated), as JAX does.
+    values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
@@ -55,6 +56,22 @@ def _product(
     return wrap(
         np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key
     )
+
+
+_FAMILY = {"b": "b", "i": "int", "u": "int", "f": "float", "c": "complex"}
+
+
+def _check_preferred(name: str, cd: np.dtype[Any], out: np.dtype[Any]) -> None:
+    """``preferred_element_type`` may widen the result, never narrow it
+    (JAX raises too): a narrower type would silently lose values."""
+    src, dst = _dtypes.kind_of(cd), _dtypes.kind_of(out)
+    narrower = _FAMILY[src] == _FAMILY[dst] and out.itemsize < cd.itemsize
+    if narrower or (src == "c" and dst != "c"):
+        raise TypeError(
+            f"{name}: preferred_element_type={out} is narrower than the "
+            f"operands' type {cd}; ask for {cd} or wider, or cast the operands "
+            "explicitly"
+        )
 
 
 def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
