@@ -155,7 +155,8 @@ def test_reductions_match_numpy_at_jax_dtypes(values: Any, data: st.DataObject) 
     widened = {"b": np.int32, "i": np.int32, "u": np.uint32}.get(kind, values.dtype)
     total = tnp.sum(x, axis=axis)
     assert total.dtype == widened and not total.weak_type
-    want = np.sum(values.astype(np.float32 if kind == "f" else widened), axis=axis)
+    with np.errstate(all="ignore"):  # complex infinities give nan parts
+        want = np.sum(values.astype(np.float32 if kind == "f" else widened), axis=axis)
     np.testing.assert_allclose(
         np.asarray(total, dtype=want.dtype), want, rtol=1e-2 if kind == "f" else 0
     )
