@@ -355,6 +355,18 @@ def _scatter(
 # -- sorting ----------------------------------------------------------------
 
 
+def _sort_operand(
+    a: Any, axis: int | None, name: str
+) -> tuple[np.ndarray[Any, Any], _core.Aval, int]:
+    """The value to sort, its key, and the axis (None: the flattened array)."""
+    v, key = _one(a, name)
+    if axis is None:
+        return v.reshape(-1), key, 0
+    if not v.ndim:
+        raise ValueError(f"{name}: a 0-d array has no axis to sort along")
+    return v, key, axis
+
+
 def sort(
     a: Any,
     axis: int | None = -1,
@@ -365,13 +377,7 @@ def sort(
     descending: bool = False,
 ) -> Array:
     """Sorted copy (NaNs last); dtype and weak flag kept."""
-    v, key = _one(a, "sort")
-    if axis is None:
-        v, axis = v.reshape(-1), 0
-    if not v.ndim:
-        raise ValueError("sort: a 0-d array cannot be sorted (it has no axis)")
-    if axis is None:
-        v, axis = v.reshape(-1), 0
+    v, key, axis = _sort_operand(a, axis, "sort")
     out = np.sort(v, axis=axis, kind="stable")
     if descending:
         out = np.flip(out, axis=axis)
@@ -388,13 +394,7 @@ def argsort(
     descending: bool = False,
 ) -> Array:
     """Indices that sort ``a`` (the default integer type)."""
-    v, _ = _one(a, "argsort")
-    if axis is None:
-        v, axis = v.reshape(-1), 0
-    if not v.ndim:
-        raise ValueError("argsort: a 0-d array has no axis to sort along")
-    if axis is None:
-        v, axis = v.reshape(-1), 0
+    v, _, axis = _sort_operand(a, axis, "argsort")
     if descending:
         out = np.flip(
             np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis
