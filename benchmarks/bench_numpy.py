@@ -55,6 +55,7 @@ import numpy as np
 
 import typelattice
 import typelattice.numpy as tnp
+from _timing import best_seconds
 
 # Timing parameters: each round runs for about ROUND_SECONDS (at least one
 # call); the best of ROUNDS rounds is kept. Many short rounds find the quiet
@@ -203,21 +204,17 @@ def dtype_of(case: Case, library: str) -> str:
 
 def time_calls(case: Case, libraries: list[str]) -> dict[str, float]:
     """Seconds per evaluation for each library: best of ROUNDS rounds."""
-    timers: dict[str, tuple[timeit.Timer, int]] = {}
-    for lib in libraries:
-        timer = timeit.Timer(case.statement(lib), globals=dict(case.operands[lib]))
-        timer.timeit(number=3)  # warm-up: plan caches, JAX's compilation
-        number = 1
-        while True:
-            elapsed = timer.timeit(number=number)
-            if elapsed >= CALIBRATION_SECONDS:
-                break
-            number *= 4
-        timers[lib] = (timer, max(1, round(number * ROUND_SECONDS / elapsed)))
-    best = dict.fromkeys(libraries, float("inf"))
-    for _ in range(ROUNDS):
-        for lib, (timer, number) in timers.items():
-            best[lib] = min(best[lib], timer.timeit(number=number) / number)
+    timers = {
+        lib: timeit.Timer(case.statement(lib), globals=dict(case.operands[lib]))
+        for lib in libraries
+    }
+    best = best_seconds(
+        timers,
+        warmup=3,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
     return best
 
 

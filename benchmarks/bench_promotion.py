@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 import typelattice
+from _timing import best_seconds
 
 # Timing parameters: each round runs for about ROUND_SECONDS; the best of
 # ROUNDS rounds is kept (the minimum is the least disturbed by other load).
@@ -156,21 +157,17 @@ def time_calls(case: Case, fns: dict[str, Callable[..., Any]]) -> dict[str, floa
     The libraries' rounds are interleaved, so a change in machine load
     during the measurement affects all of them alike and not just one.
     """
-    timers: dict[str, tuple[timeit.Timer, int]] = {}
-    for name, fn in fns.items():
-        timer = timeit.Timer(case.stmt(), globals=case.namespace(fn))
-        timer.timeit(number=100)  # warm-up: caches, first-call paths
-        number = 1
-        while True:
-            elapsed = timer.timeit(number=number)
-            if elapsed >= CALIBRATION_SECONDS:
-                break
-            number *= 4
-        timers[name] = (timer, max(1, round(number * ROUND_SECONDS / elapsed)))
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(ROUNDS):
-        for name, (timer, number) in timers.items():
-            best[name] = min(best[name], timer.timeit(number=number) / number)
+    timers = {
+        name: timeit.Timer(case.stmt(), globals=case.namespace(fn))
+        for name, fn in fns.items()
+    }
+    best = best_seconds(
+        timers,
+        warmup=100,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
     return {name: seconds * 1e6 for name, seconds in best.items()}
 
 
