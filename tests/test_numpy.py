@@ -155,6 +155,13 @@ class TestArray:
         check(x.transpose(), "int8", False, [[3, 2], [1, 4]])
         check(x[None].squeeze(), "int8", False, [[3, 1], [2, 4]])
         check(x.sort(), "int8", False, [[1, 3], [2, 4]])
+        check(x.sort(axis=None, descending=True), "int8", False, [4, 3, 2, 1])
+        check(x.argsort(axis=None, descending=True), "int32", False, [3, 0, 2, 1])
+        rows, cols = x.nonzero()
+        check(rows, "int32", False, [0, 0, 1, 1])
+        check(cols, "int32", False, [0, 1, 0, 1])
+        (padded,) = tnp.nonzero(arr([0, 5, 0, 7], "int8"), size=3, fill_value=-1)
+        check(padded, "int32", False, [1, 3, -1])
         check(x.cumsum(), "int8", False, [3, 4, 6, 10])  # JAX: no widening
 
 

@@ -325,11 +325,32 @@ class Array:
     def repeat(self, repeats: Any, axis: int | None = None) -> Array:
         return _shape.repeat(self, repeats, axis=axis)
 
-    def sort(self, axis: int | None = -1) -> Array:
-        return _shape.sort(self, axis=axis)
+    def sort(
+        self,
+        axis: int | None = -1,
+        *,
+        kind: Any = None,
+        order: Any = None,
+        stable: bool = True,
+        descending: bool = False,
+    ) -> Array:
+        return _shape.sort(self, axis=axis, descending=descending)
 
-    def argsort(self, axis: int | None = -1) -> Array:
-        return _shape.argsort(self, axis=axis)
+    def argsort(
+        self,
+        axis: int | None = -1,
+        *,
+        kind: Any = None,
+        order: Any = None,
+        stable: bool = True,
+        descending: bool = False,
+    ) -> Array:
+        return _shape.argsort(self, axis=axis, descending=descending)
+
+    def nonzero(
+        self, *, size: int | None = None, fill_value: Any = None
+    ) -> tuple[Array, ...]:
+        return _shape.nonzero(self, size=size, fill_value=fill_value)
 
     def copy(self) -> Array:
         return _creation.array(self, copy=True)

@@ -409,8 +409,20 @@ def argsort(
 def nonzero(
     a: Any, *, size: int | None = None, fill_value: Any = None
 ) -> tuple[Array, ...]:
-    """Indices of the nonzero elements, one array per axis."""
+    """Indices of the nonzero elements, one array per axis.
+
+    With ``size``, exactly that many: the first ``size`` ones, padded with
+    ``fill_value`` (0 by default), as in jax.numpy.
+    """
     v, _ = _one(a, "nonzero")
     x64 = _config.current().enable_x64
     dt = _dtypes.default_dtype("i", x64)
-    return tuple(from_numpy(i.astype(dt)) for i in np.nonzero(v))
+    found = np.nonzero(np.atleast_1d(v))
+    if size is not None:
+        size = _core.index_of(size, "nonzero: size")
+        fill = 0 if fill_value is None else fill_value
+        found = tuple(
+            np.concatenate([i[:size], np.full(max(0, size - len(i)), fill, i.dtype)])
+            for i in found
+        )
+    return tuple(from_numpy(i.astype(dt)) for i in found)
