@@ -263,11 +263,6 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
 _ArrayImpl: list[type[ArrayImpl]] = []
 
 
-def key_aval(key: object, x64: bool) -> Aval | type:
-    """The stand-in promotion sees for a key."""
-    return key  # type: ignore[return-value]
-
-
 def key_dtype(key: object, x64: bool) -> DType:
     """The dtype an operand with this key has before promotion."""
     if isinstance(key, tuple):
@@ -282,10 +277,12 @@ def key_weak(key: object) -> bool:
 
 
 def result_of(keys: Sequence[object], state: _config.State) -> tuple[DType, bool]:
-    """The lattice join of some operands' keys: (dtype, weak) to compute in."""
-    x64 = state.enable_x64
-    args = [key_aval(k, x64) for k in keys]
-    dt, weak, _ = _promotion._lattice_result(tuple(args), state)
+    """The lattice join of some operands' keys: (dtype, weak) to compute in.
+
+    Keys stand for their operands in promotion as they are: an Aval has
+    ``dtype`` and ``weak_type``, a Python scalar type is its weak node.
+    """
+    dt, weak, _ = _promotion._lattice_result(tuple(keys), state)
     return dt, weak
 
 

@@ -422,11 +422,3 @@ def make_binary(op: Op) -> Callable[[Any, Any], Array]:
 
     binary.__name__ = binary.__qualname__ = name
     return binary
-
-
-def make_nary(op: Op) -> Callable[..., Array]:
-    def nary(*args: Any) -> Array:
-        return apply(op, args)
-
-    nary.__name__ = nary.__qualname__ = op.name
-    return nary
