@@ -55,8 +55,14 @@ if TYPE_CHECKING:
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
+    from typelattice._jit import CacheInfo, Jitted, ShapeDtypeStruct, eval_shape, jit
     from typelattice._tables import Table, format_table, promotion_table
     from typelattice.numpy._array import Array
+    from typelattice.numpy._tracer import (
+        ConcretizationTypeError,
+        Tracer,
+        UnexpectedTracerError,
+    )
 
 __version__ = "0.1.0"
 
@@ -82,6 +88,14 @@ _LAZY: dict[str, str] = {
         "typelattice._draw",
     ),
     **dict.fromkeys(["Explanation", "explain"], "typelattice._explain"),
+    **dict.fromkeys(
+        ["CacheInfo", "Jitted", "ShapeDtypeStruct", "eval_shape", "jit"],
+        "typelattice._jit",
+    ),
+    **dict.fromkeys(
+        ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
+        "typelattice.numpy._tracer",
+    ),
     **dict.fromkeys(
         ["Table", "format_table", "promotion_table"], "typelattice._tables"
     ),
@@ -109,17 +123,23 @@ del _cls
 __all__ = [
     "Array",
     "CATEGORIES",
+    "CacheInfo",
+    "ConcretizationTypeError",
     "LIBRARIES",
     "Comparison",
     "Explanation",
     "JoinError",
+    "Jitted",
     "Lattice",
     "LatticeError",
     "LatticeProblem",
     "Laws",
     "LibraryNotInstalled",
+    "ShapeDtypeStruct",
     "Table",
+    "Tracer",
     "TypePromotionError",
+    "UnexpectedTracerError",
     "X64DtypeWarning",
     "__version__",
     "canonicalize_dtype",
@@ -131,6 +151,7 @@ __all__ = [
     "dtype_code",
     "dtype_promotion",
     "enable_x64",
+    "eval_shape",
     "explain",
     "explicit_x64_dtypes",
     "finfo",
@@ -140,6 +161,7 @@ __all__ = [
     "is_weakly_typed",
     "isdtype",
     "issubdtype",
+    "jit",
     "lattice_dot",
     "lattice_layout",
     "lattice_png",

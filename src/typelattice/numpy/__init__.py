@@ -501,3 +501,15 @@ __all__ = [
     "uint2",
     "uint4",
 ]
+
+# Every function accepts tracers (typelattice.jit, typelattice.eval_shape).
+from typelattice.numpy import (  # noqa: E402
+    _creation,
+    _linalg,
+    _reductions,
+    _shape,
+    _trace,
+    _ufuncs,
+)
+
+_trace.install(globals(), (_creation, _linalg, _reductions, _shape, _ufuncs))

@@ -153,9 +153,9 @@ def checked_cast(
         return value
     kind = _dtypes.kind_of(dt)
     src = value.dtype.kind
-    if kind in "iu" and src in "iub" and value.size:
+    if kind in "iu" and src in "iu" and value.size:  # bools fit every integer
         info = _dtypes.iinfo(dt)
-        lo, hi = value.min(), value.max()
+        lo, hi = int(value.min()), int(value.max())
         if lo < int(info.min) or hi > int(info.max):
             bad = lo if lo < int(info.min) else hi
             raise OverflowError(

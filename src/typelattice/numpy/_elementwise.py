@@ -18,6 +18,7 @@ from typelattice._config import _scope
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._core import _EXTOBJ, _IGNORE
+from typelattice.numpy._tracer import Tracer
 
 _new_object = object.__new__
 
@@ -314,6 +315,8 @@ def make_unary(op: Op) -> Callable[[Any], Array]:
         if type(x) is ArrayImpl:
             v = x._value
             k: object = x._key
+        elif isinstance(x, Tracer):
+            return _trace.elementwise(op, (x,))
         else:
             v, k = _core.operand(x, name, 0)
         scope = _scope.get()
@@ -338,6 +341,7 @@ def make_unary(op: Op) -> Callable[[Any], Array]:
         return wrap(out, out_key)
 
     unary.__name__ = unary.__qualname__ = name
+    unary._op = op  # type: ignore[attr-defined]
     return unary
 
 
@@ -354,6 +358,8 @@ def make_binary(op: Op) -> Callable[[Any, Any], Array]:
         elif tx is int or tx is float or tx is complex or tx is bool:
             vx = x
             kx = tx
+        elif isinstance(x, Tracer) or isinstance(y, Tracer):
+            return _trace.elementwise(op, (x, y))
         else:
             vx, kx = _core.operand(x, name, 0)
         ty = type(y)
@@ -363,6 +369,8 @@ def make_binary(op: Op) -> Callable[[Any, Any], Array]:
         elif ty is int or ty is float or ty is complex or ty is bool:
             vy = y
             ky = ty
+        elif isinstance(y, Tracer):
+            return _trace.elementwise(op, (x, y))
         else:
             vy, ky = _core.operand(y, name, 1)
         scope = _scope.get()
@@ -421,4 +429,9 @@ def make_binary(op: Op) -> Callable[[Any, Any], Array]:
         return result
 
     binary.__name__ = binary.__qualname__ = name
+    binary._op = op  # type: ignore[attr-defined]
     return binary
+
+
+# Recording on tracers needs build_plan: imported last.
+from typelattice.numpy import _trace  # noqa: E402

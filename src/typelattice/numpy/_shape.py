@@ -13,6 +13,7 @@ from typelattice import _config, _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
 from typelattice.numpy._elementwise import promote, promotion_op
+from typelattice.numpy._tracer import ConcretizationTypeError, Placeholder
 
 _ANY: Final = "biufc"
 
@@ -288,6 +289,15 @@ def _index(key: Any) -> Any:
                 "arrays used as indices must be of integer or bool type, "
                 f"got {key.dtype}"
             )
+        if isinstance(key, Placeholder):
+            if key.dtype == bool:
+                raise ConcretizationTypeError(
+                    f"indexing with a traced boolean mask {key!r}: the result's "
+                    "shape would depend on its values. Use "
+                    "typelattice.numpy.where(mask, x, fill) to keep the shape, "
+                    "or nonzero(mask, size=n) for a fixed number of indices."
+                )
+            return key._value
         return np.asarray(key)
     return key
 
@@ -414,6 +424,12 @@ def nonzero(
     With ``size``, exactly that many: the first ``size`` ones, padded with
     ``fill_value`` (0 by default), as in jax.numpy.
     """
+    if size is None and isinstance(a, Placeholder):
+        raise ConcretizationTypeError(
+            f"nonzero of a traced array {a!r}: the number of nonzero elements "
+            "is not known while tracing. Give size= (and fill_value=) for a "
+            "fixed-size result."
+        )
     v, _ = _one(a, "nonzero")
     x64 = _config.current().enable_x64
     dt = _dtypes.default_dtype("i", x64)

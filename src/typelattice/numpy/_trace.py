@@ -1,0 +1,459 @@
+"""Recording namespace operations on tracers, and replaying them on NumPy.
+
+Two kinds of equation are recorded:
+
+- *elementwise*: an elementwise function on tracers is resolved completely
+  at trace time (the plan: compute dtype, conversions, result dtype and weak
+  flag; Python scalars converted and range-checked once). Its replay is one
+  NumPy call, written into the generated program as it would be by hand.
+- *call*: any other function is evaluated abstractly on placeholders (see
+  :mod:`typelattice.numpy._tracer`), and replayed by calling the same
+  function on placeholders that hold the real values: the same code path,
+  so the same dtypes and weak flags, which replay checks.
+
+:class:`Program` turns a finished trace into one Python function (source
+generated, then compiled) that runs the recorded NumPy calls in order with
+floating point warnings off once for the whole program.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice.numpy import _core, _elementwise
+from typelattice.numpy._array import Array, ArrayImpl
+from typelattice.numpy._tracer import (
+    ACTIVE,
+    ConcretizationTypeError,
+    Trace,
+    Tracer,
+    current_trace,
+    describe,
+    dummy,
+    placeholder,
+)
+
+__all__ = ["Program", "elementwise", "install", "traced"]
+
+_KEEP: Final = _elementwise._KEEP
+_CAST: Final = _elementwise._CAST
+_WEAK: Final = _elementwise._WEAK
+_INT: Final = _elementwise._INT
+
+
+# -- finding and replacing tracers in arguments ------------------------------
+
+
+def _tracers_in(obj: Any, found: list[Tracer]) -> None:
+    if isinstance(obj, Tracer):
+        found.append(obj)
+    elif type(obj) is tuple or type(obj) is list:
+        for item in obj:
+            _tracers_in(item, found)
+    elif type(obj) is dict:
+        for item in obj.values():
+            _tracers_in(item, found)
+
+
+def _replace(obj: Any, fn: Callable[[Tracer], Any]) -> Any:
+    """``obj`` with every tracer (in tuples, lists, dicts) replaced by fn(it)."""
+    if isinstance(obj, Tracer):
+        return fn(obj)
+    if type(obj) is tuple:
+        return tuple([_replace(item, fn) for item in obj])
+    if type(obj) is list:
+        return [_replace(item, fn) for item in obj]
+    if type(obj) is dict:
+        return {k: _replace(v, fn) for k, v in obj.items()}
+    return obj
+
+
+class _Slot:
+    """Where a traced variable goes in a recorded call's arguments."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var: int) -> None:
+        self.var = var
+
+
+def _fill(obj: Any, values: dict[int, Any]) -> Any:
+    if type(obj) is _Slot:
+        return values[obj.var]
+    if type(obj) is tuple:
+        return tuple([_fill(item, values) for item in obj])
+    if type(obj) is list:
+        return [_fill(item, values) for item in obj]
+    if type(obj) is dict:
+        return {k: _fill(v, values) for k, v in obj.items()}
+    return obj
+
+
+def _array_leaves(obj: Any, out: list[ArrayImpl]) -> None:
+    if isinstance(obj, ArrayImpl):
+        out.append(obj)
+    elif isinstance(obj, tuple | list):
+        for item in obj:
+            _array_leaves(item, out)
+
+
+def _outputs_as_tracers(obj: Any, trace: Trace, made: list[int]) -> Any:
+    if isinstance(obj, ArrayImpl):
+        tracer = trace.new_tracer(obj._key, obj._value.shape)
+        made.append(tracer._var)
+        return tracer
+    if isinstance(obj, tuple | list):
+        items = [_outputs_as_tracers(item, trace, made) for item in obj]
+        return items if type(obj) is list else tuple(items)
+    return obj
+
+
+def _this_trace(tracers: Sequence[Tracer]) -> Trace:
+    trace = current_trace()
+    for t in tracers:
+        if t._trace is not trace:
+            t.check()  # raises: a leaked tracer, or another trace's
+    assert trace is not None
+    return trace
+
+
+# -- recording ----------------------------------------------------------------
+
+
+class Call:
+    """A recorded call of a namespace function (replayed on placeholders)."""
+
+    __slots__ = ("args", "fn", "ins", "kwargs", "name", "outs", "trace")
+
+    def __init__(
+        self,
+        trace: Trace,
+        name: str,
+        fn: Callable[..., Any],
+        args: Any,
+        kwargs: Any,
+        ins: list[int],
+        outs: list[int],
+    ) -> None:
+        self.trace = trace
+        self.name = name
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.ins = ins
+        self.outs = outs
+
+    def replayer(self) -> Callable[..., tuple[Any, ...]]:
+        """The function that replays this call on values of ``ins``."""
+        fn, args, kwargs, name = self.fn, self.args, self.kwargs, self.name
+        avals = self.trace.avals
+        in_keys = [(var, avals[var][0]) for var in self.ins]
+        expected = [avals[var] for var in self.outs]
+
+        def replay(*values: Any) -> tuple[Any, ...]:
+            held = {
+                var: placeholder(np.asarray(v), key)
+                for (var, key), v in zip(in_keys, values, strict=True)
+            }
+            out = fn(*_fill(args, held), **_fill(kwargs, held))
+            leaves: list[ArrayImpl] = []
+            _array_leaves(out, leaves)
+            got = [(leaf._key, leaf._value.shape) for leaf in leaves]
+            if got != expected:
+                shown = ", ".join(describe(k, s) for k, s in got)
+                traced = ", ".join(describe(k, s) for k, s in expected)
+                raise RuntimeError(
+                    f"typelattice internal error: {name} gave {shown} when run, "
+                    f"{traced} when traced; please report it"
+                )
+            return tuple([leaf._value for leaf in leaves])
+
+        return replay
+
+
+class Elementwise:
+    """A recorded elementwise function, fully resolved: one NumPy call."""
+
+    __slots__ = ("cd", "fn", "ins", "name", "out", "post")
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        ins: list[tuple[int, int] | tuple[None, Any]],
+        cd: np.dtype[Any],
+        post: np.dtype[Any] | None,
+        out: int,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        # Per operand: (var, how) for a tracer, (None, value) for a constant.
+        self.ins = ins
+        self.cd = cd
+        self.post = post
+        self.out = out
+
+
+def traced(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` made to accept tracers (recorded as a :class:`Call`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if ACTIVE:
+            return _call(fn, name, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper._traced = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
+    tracers: list[Tracer] = []
+    _tracers_in(args, tracers)
+    _tracers_in(kwargs, tracers)
+    if not tracers:
+        return fn(*args, **kwargs)
+    trace = _this_trace(tracers)
+    try:
+        out = fn(
+            *_replace(args, lambda t: dummy(t._key, t._shape)),
+            **_replace(kwargs, lambda t: dummy(t._key, t._shape)),
+        )
+    except ConcretizationTypeError as err:
+        err.add_note(f"(in typelattice.numpy.{name})")
+        raise
+    ins = list(dict.fromkeys(t._var for t in tracers))
+    made: list[int] = []
+    result = _outputs_as_tracers(out, trace, made)
+    trace.eqns.append(
+        Call(
+            trace,
+            name,
+            fn,
+            _replace(args, lambda t: _Slot(t._var)),
+            _replace(kwargs, lambda t: _Slot(t._var)),
+            ins,
+            made,
+        )
+    )
+    return result
+
+
+def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
+    """Record ``op`` on ``args`` (at least one a tracer): resolved now."""
+    tracers = [a for a in args if isinstance(a, Tracer)]
+    trace = _this_trace(tracers)
+    name = op.name
+    keys: list[object] = []
+    shapes: list[tuple[int, ...]] = []
+    items: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tracer):
+            keys.append(a._promotes_as)
+            shapes.append(a._shape)
+            items.append(a)
+        else:
+            v, k = _core.operand(a, name, i)
+            keys.append(k)
+            shapes.append(np.shape(v))
+            items.append(v)
+    state = _elementwise._state()
+    fn, convs, out_key, _, cd = _elementwise.build_plan(op, tuple(keys), state)
+    if state.rank_promotion != "allow":
+        _core.check_rank(name, shapes, state.rank_promotion)
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        _core.broadcast_error(name, shapes)
+    ins: list[tuple[int, int] | tuple[None, Any]] = []
+    for (how, lo, hi), item in zip(convs, items, strict=True):
+        if isinstance(item, Tracer):
+            ins.append((item._var, how))
+        elif how == _KEEP:
+            ins.append((None, item))
+        elif how == _CAST:
+            ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
+        elif how == _WEAK:
+            ins.append((None, _core.weak_to(item, cd, name)))
+        elif how == _INT:
+            if not lo <= item <= hi:
+                _core.python_scalar_to(item, cd, name)  # raises
+            ins.append((None, item))
+        else:
+            ins.append((None, _core.python_scalar_to(item, cd, name)))
+    if fn is _elementwise._identity:
+        got = cd
+    else:
+        trial = [np.ones(1, cd)] * len(args)
+        got = np.asarray(_core.ignore_fp_errors(fn, *trial)).dtype
+    post = None if got == out_key[0] else out_key[0]
+    tracer = trace.new_tracer(out_key, shape)
+    trace.eqns.append(Elementwise(name, fn, ins, cd, post, tracer._var))
+    return tracer
+
+
+# -- installing -----------------------------------------------------------------
+
+# Used by Array's methods and operators, not exported.
+_PRIVATE_ENTRY_POINTS: Final = ("_getitem", "_scatter")
+
+
+def install(namespace: dict[str, Any], modules: Sequence[ModuleType]) -> None:
+    """Make every function of ``modules`` accept tracers.
+
+    Elementwise functions (made from an Op) handle tracers themselves, on
+    their slow path; every other function is wrapped with :func:`traced`,
+    in its module (which Array's methods call) and in ``namespace``.
+    """
+    for module in modules:
+        for name, fn in list(vars(module).items()):
+            if (
+                not callable(fn)
+                or isinstance(fn, type)
+                or getattr(fn, "__module__", None) != module.__name__
+                or hasattr(fn, "_op")
+                or hasattr(fn, "_traced")
+                or (name.startswith("_") and name not in _PRIVATE_ENTRY_POINTS)
+            ):
+                continue
+            wrapped = traced(fn, name.lstrip("_"))
+            for where in (vars(module), namespace):
+                for alias, value in list(where.items()):
+                    if value is fn:
+                        where[alias] = wrapped
+
+
+# -- replaying --------------------------------------------------------------------
+
+
+class Program:
+    """A trace compiled to one Python function of the input values.
+
+    ``run(*values)`` returns the values of ``outs``, in order.
+    """
+
+    def __init__(self, trace: Trace, ins: Sequence[int], outs: Sequence[int]) -> None:
+        eqns = _live(trace.eqns, outs)
+        self.trace = trace
+        self.eqns = eqns
+        self.ins = list(ins)
+        self.outs = list(outs)
+        self.source, scope = _generate(eqns, self.ins, self.outs)
+        code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
+        exec(code, scope)
+        self.run: Callable[..., tuple[Any, ...]] = scope["program"]
+
+    def __repr__(self) -> str:
+        return self.pretty()
+
+    def pretty(self) -> str:
+        """The recorded operations, one a line, with their dtypes."""
+        avals = self.trace.avals
+
+        def var(v: int) -> str:
+            return f"v{v}:{describe(*avals[v])}"
+
+        lines = [f"program({', '.join(var(v) for v in self.ins)}):"]
+        for eqn in self.eqns:
+            if isinstance(eqn, Elementwise):
+                operands = []
+                for v, how in eqn.ins:
+                    if v is None:
+                        operands.append(_short(how))
+                    else:
+                        cast = "" if how == _KEEP else f"->{eqn.cd}"
+                        operands.append(f"v{v}{cast}")
+                lines.append(f"  {var(eqn.out)} = {eqn.name}({', '.join(operands)})")
+            else:
+                outs = ", ".join(var(v) for v in eqn.outs) or "()"
+                shown = ", ".join(f"v{v}" for v in eqn.ins)
+                lines.append(f"  {outs} = {eqn.name}({shown}, ...)")
+        lines.append(f"  return ({', '.join(f'v{v}' for v in self.outs)})")
+        return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return f"{value.item()!r}:{value.dtype}"
+    if isinstance(value, np.ndarray):
+        return f"const:{value.dtype}{list(value.shape)}"
+    return repr(value)
+
+
+def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
+    """The equations the outputs depend on, in order (dead code dropped)."""
+    needed = set(outs)
+    kept: list[Any] = []
+    for eqn in reversed(eqns):
+        if isinstance(eqn, Elementwise):
+            if eqn.out in needed:
+                kept.append(eqn)
+                needed.update(v for v, _ in eqn.ins if v is not None)
+        elif needed.intersection(eqn.outs):
+            kept.append(eqn)
+            needed.update(eqn.ins)
+    kept.reverse()
+    return kept
+
+
+def _checked_weak(value: Any, dt: np.dtype[Any], name: str) -> Any:
+    return _core.weak_to(np.asarray(value), dt, name)
+
+
+def _generate(
+    eqns: Sequence[Any], ins: Sequence[int], outs: Sequence[int]
+) -> tuple[str, dict[str, Any]]:
+    """Python source of ``program(*ins) -> outs``, and its globals."""
+    scope: dict[str, Any] = {
+        "_set": _core._EXTOBJ.set,
+        "_reset": _core._EXTOBJ.reset,
+        "_ignore": _core._IGNORE,
+        "_weak": _checked_weak,
+    }
+    counter = itertools.count()
+
+    def constant(value: Any) -> str:
+        if type(value) in (int, bool) or value is None:
+            return repr(value)
+        label = f"c{next(counter)}"
+        scope[label] = value
+        return label
+
+    body: list[str] = []
+    for eqn in eqns:
+        if isinstance(eqn, Elementwise):
+            fn = constant(eqn.fn)
+            cd = constant(eqn.cd)
+            operands = []
+            for v, how in eqn.ins:
+                if v is None:
+                    operands.append(constant(how))
+                elif how == _KEEP:
+                    operands.append(f"v{v}")
+                elif how == _CAST:
+                    operands.append(f"v{v}.astype({cd})")
+                else:  # _WEAK: a Python scalar's value must not change
+                    operands.append(f"_weak(v{v}, {cd}, {eqn.name!r})")
+            expr = f"{fn}({', '.join(operands)})"
+            if eqn.post is not None:
+                expr = f"{expr}.astype({constant(eqn.post)})"
+            body.append(f"v{eqn.out} = {expr}")
+        else:
+            call = constant(eqn.replayer())
+            targets = "".join(f"v{v}, " for v in eqn.outs) or "_"
+            body.append(f"{targets} = {call}({', '.join(f'v{v}' for v in eqn.ins)})")
+    params = ", ".join(f"v{v}" for v in ins)
+    results = "".join(f"v{v}, " for v in outs)
+    lines = [f"def program({params}):"]
+    if body:
+        lines += ["    token = _set(_ignore)", "    try:"]
+        lines += [f"        {line}" for line in body]
+        lines += ["    finally:", "        _reset(token)"]
+    lines.append(f"    return ({results})")
+    return "\n".join(lines) + "\n", scope

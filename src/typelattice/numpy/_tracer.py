@@ -1,0 +1,305 @@
+"""Abstract arrays: :class:`Tracer`, the traces that own them, and their errors.
+
+While :func:`typelattice.jit` or :func:`typelattice.eval_shape` runs a
+function, its array arguments are :class:`Tracer` objects: arrays with a
+shape, a dtype and a weak flag but no values. Every namespace operation
+accepts them and returns tracers, and records itself in the current
+:class:`Trace`; anything that needs a value (``bool(t)``, ``float(t)``,
+``np.asarray(t)``, a Python ``if``) raises :class:`ConcretizationTypeError`.
+
+Operations other than the elementwise ones are evaluated abstractly by
+running them on a :class:`Placeholder`: an ordinary array whose values are
+never read (a broadcast 1 of the right shape and dtype) and which refuses
+every conversion to a Python value, so that code paths taken for concrete
+values (a concrete integer exponent, a shape given as an array) are refused
+under tracing, as in JAX, instead of being taken with a made-up value.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, NoReturn
+
+import numpy as np
+
+from typelattice.numpy import _core
+from typelattice.numpy._array import Array, ArrayImpl
+
+__all__ = [
+    "ConcretizationTypeError",
+    "Placeholder",
+    "Trace",
+    "Tracer",
+    "UnexpectedTracerError",
+    "current_trace",
+]
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced array's value was needed, and it is not known while tracing.
+
+    Raised by ``bool``, ``int``, ``float``, ``complex``, ``operator.index``,
+    ``np.asarray``, ``.item()`` and ``.tolist()`` on a :class:`Tracer`, and
+    by operations whose result shape would depend on values (``nonzero``
+    without ``size=``, boolean indexing).
+    """
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer was used after the trace that made it had ended."""
+
+
+_FIX = (
+    "If the value comes from an argument, mark that argument static "
+    "(jit(f, static_argnums=...) or static_argnames=...); to choose between "
+    "values, use typelattice.numpy.where instead of Python control flow."
+)
+
+
+def describe(key: _core.Aval, shape: tuple[int, ...]) -> str:
+    """``int32[3]`` (or ``int32[3] weak``): an abstract value, for messages."""
+    dims = ",".join(str(d) for d in shape)
+    weak = " weak" if key[1] else ""
+    return f"{key[0]}[{dims}]{weak}"
+
+
+def _concrete_error(key: _core.Aval, shape: tuple[int, ...], what: str) -> NoReturn:
+    raise ConcretizationTypeError(
+        f"{what} needs the value of a traced array ({describe(key, shape)}), "
+        f"which is not known while tracing (jit, eval_shape). {_FIX}"
+    )
+
+
+class Trace:
+    """One run of a function on tracers: the tracers it made, and the
+    operations recorded on them (by :mod:`typelattice.numpy._trace`)."""
+
+    __slots__ = ("alive", "avals", "eqns", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.alive = True
+        # Per variable: its (key, shape); a Tracer is a variable number.
+        self.avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
+        self.eqns: list[Any] = []
+
+    def new_tracer(
+        self, key: _core.Aval, shape: tuple[int, ...], promotes_as: object = None
+    ) -> Tracer:
+        tracer = Tracer(self, len(self.avals), key, shape, promotes_as)
+        self.avals.append((key, shape))
+        return tracer
+
+
+_current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
+    "typelattice_trace", default=None
+)
+# Traces running in any thread: while it is empty, namespace functions skip
+# looking for tracers among their arguments.
+ACTIVE: list[Trace] = []
+
+
+def current_trace() -> Trace | None:
+    """The trace running in this context, if any."""
+    return _current.get()
+
+
+class Tracer(Array):
+    """An abstract array: shape, dtype and weak flag, no values.
+
+    Made by :func:`typelattice.jit` and :func:`typelattice.eval_shape` for
+    the arguments of the function they trace; ``isinstance(t, Array)`` holds.
+
+    >>> import typelattice as tl
+    >>> import typelattice.numpy as tnp
+    >>> def f(x):
+    ...     print(type(x).__name__, x)
+    ...     return x * 2
+    >>> tl.eval_shape(f, tnp.zeros(3, 'int8'))
+    Tracer Traced<int8[3]>
+    ShapeDtypeStruct(shape=(3,), dtype=int8)
+    """
+
+    __slots__ = ("_key", "_promotes_as", "_shape", "_trace", "_var")
+
+    def __init__(
+        self,
+        trace: Trace,
+        var: int,
+        key: _core.Aval,
+        shape: tuple[int, ...],
+        promotes_as: object = None,
+    ) -> None:
+        self._trace = trace
+        self._var = var
+        self._key = key
+        self._shape = shape
+        # What elementwise plans see: the key, or ``bool`` for a Python bool
+        # argument (which, unlike a bool array, lets JAX's "weak only if all
+        # operands are weak" functions stay weak).
+        self._promotes_as = key if promotes_as is None else promotes_as
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._key[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def weak_type(self) -> bool:
+        return self._key[1]
+
+    @property
+    def aval(self) -> _core.Aval:
+        return self._key
+
+    def check(self) -> Trace:
+        """This tracer's trace, if it is the one running; else raise."""
+        trace = self._trace
+        if trace.alive and _current.get() is trace:
+            return trace
+        if trace.alive:
+            raise UnexpectedTracerError(
+                f"{self!r} belongs to a trace of {trace.name} that is running "
+                "elsewhere (another thread, or an enclosing trace); pass it as "
+                "an argument instead of closing over it"
+            )
+        raise UnexpectedTracerError(
+            f"{self!r} was used after the trace of {trace.name} that made it "
+            "ended: a traced function must return its results rather than "
+            "store them (in a global, an attribute or a list) for later use"
+        )
+
+    def _refuse(self, what: str) -> NoReturn:
+        self.check()
+        _concrete_error(self._key, self._shape, what)
+
+    def __repr__(self) -> str:
+        return f"Traced<{describe(self._key, self._shape)}>"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return format(repr(self), spec)
+
+    def __bool__(self) -> bool:
+        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self) -> int:
+        self._refuse("int()")
+
+    def __float__(self) -> float:
+        self._refuse("float()")
+
+    def __complex__(self) -> complex:
+        self._refuse("complex()")
+
+    def __index__(self) -> int:
+        self._refuse("Use as a Python integer (operator.index)")
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        self._refuse("Conversion to a NumPy array (np.asarray)")
+
+    def __dlpack__(self, **kwargs: Any) -> NoReturn:
+        self._refuse("DLPack export")
+
+    def item(self, *args: int) -> NoReturn:
+        self._refuse(".item()")
+
+    def tolist(self) -> NoReturn:
+        self._refuse(".tolist()")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"cannot pickle {self!r}: it has no values")
+
+    def __copy__(self) -> Tracer:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Tracer:
+        return self
+
+
+class Placeholder(ArrayImpl):
+    """A concrete-looking array that stands for a tracer's abstract value.
+
+    Operations see an ordinary array (so they need no tracing code of their
+    own) whose values must not decide anything: every conversion to a Python
+    value raises :class:`ConcretizationTypeError`. At trace time the values
+    are a broadcast 1; when a jitted function runs, they are the real ones.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, what: str) -> NoReturn:
+        _concrete_error(self._key, self._value.shape, what)
+
+    def __repr__(self) -> str:
+        return f"Traced<{describe(self._key, self._value.shape)}>"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return format(repr(self), spec)
+
+    def __bool__(self) -> bool:
+        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self) -> int:
+        self._refuse("int()")
+
+    def __float__(self) -> float:
+        self._refuse("float()")
+
+    def __complex__(self) -> complex:
+        self._refuse("complex()")
+
+    def __index__(self) -> int:
+        self._refuse("Use as a Python integer (operator.index)")
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        self._refuse("Conversion to a NumPy array (np.asarray)")
+
+    def __dlpack__(self, **kwargs: Any) -> NoReturn:
+        self._refuse("DLPack export")
+
+    def item(self, *args: int) -> NoReturn:
+        self._refuse(".item()")
+
+    def tolist(self) -> NoReturn:
+        self._refuse(".tolist()")
+
+
+def placeholder(value: np.ndarray[Any, Any], key: _core.Aval) -> Placeholder:
+    out: Placeholder = object.__new__(Placeholder)
+    out._value = value
+    out._key = key
+    return out
+
+
+def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
+    """A placeholder for an abstract value: a broadcast 1, no memory per
+    element."""
+    return placeholder(np.broadcast_to(np.ones((), key[0]), shape), key)
+
+
+def is_abstract(x: object) -> bool:
+    """Whether ``x`` stands for a traced value (a tracer or a placeholder)."""
+    return isinstance(x, Tracer | Placeholder)
+
+
+def start(name: str) -> tuple[Trace, contextvars.Token[Trace | None]]:
+    trace = Trace(name)
+    ACTIVE.append(trace)
+    return trace, _current.set(trace)
+
+
+def stop(trace: Trace, token: contextvars.Token[Trace | None]) -> None:
+    trace.alive = False
+    _current.reset(token)
+    ACTIVE.remove(trace)
