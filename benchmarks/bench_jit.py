@@ -1,0 +1,212 @@
+"""Benchmark typelattice.jit against eager typelattice.numpy and hand-written NumPy.
+
+What it measures, in one run, for one function of 20 elementwise operations
+on small float32 arrays (8 elements), Python scalars and one int8 array:
+
+1. eager: the function called with ``typelattice.numpy`` (every operation
+   promotes its operands, looks up its cached plan and wraps its result).
+2. jit: the same function under ``typelattice.jit`` (traced once; each call
+   replays the recorded NumPy calls, whose dtypes were resolved while
+   tracing). Target: at least 2x faster than eager.
+3. numpy: the same function hand-written in NumPy with explicit dtypes
+   (float32 constants, the int8 array cast with ``astype``). Target: jit at
+   most 1.3x this.
+4. tracing: the cost of the first call (trace, generate and compile the
+   program), per operation.
+
+When ``import jax`` succeeds, ``jax.jit`` of the same function written with
+``jax.numpy`` is timed too (``block_until_ready()`` on every call).
+
+The results are checked first: the jitted result must equal the eager one
+(dtype, weak flag, values) and NumPy's values; a wrong result exits with
+status 1 before anything is timed. It is a report, not a test: a missed
+target does not change the exit status.
+
+Run it with the interpreter that has typelattice installed::
+
+    python benchmarks/bench_jit.py
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+import timeit
+from typing import Any
+
+import numpy as np
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from _timing import best_seconds
+
+ROUNDS = 30
+ROUND_SECONDS = 0.02
+CALIBRATION_SECONDS = 0.02
+TRACE_REPEATS = 50
+
+SIZE = 8
+OPS = 20
+SPEEDUP_TARGET = 2.0  # eager / jit, at least
+NUMPY_TARGET = 1.3  # jit / hand-written NumPy, at most
+
+
+def model(xnp: Any, x: Any, y: Any, k: Any) -> Any:
+    """20 elementwise operations, written once for any jax.numpy-like module."""
+    a = x * 2.0  # 1
+    b = a + y  # 2
+    c = xnp.tanh(b)  # 3
+    d = c * c  # 4
+    e = d - 0.5  # 5
+    f = xnp.exp(e)  # 6
+    g = f / (y + 3.0)  # 7, 8
+    h = xnp.maximum(g, 0.1)  # 9
+    i = xnp.sqrt(h)  # 10
+    j = i * k  # 11: float32 times int8
+    m = xnp.sin(j) + xnp.cos(a)  # 12, 13, 14
+    n = xnp.log1p(xnp.square(m))  # 15, 16
+    o = xnp.abs(n - x)  # 17, 18
+    return xnp.minimum(o, 3.0) * 0.25  # 19, 20
+
+
+def model_numpy(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The same function hand-written in NumPy, every dtype explicit."""
+    f32 = np.float32
+    a = x * f32(2.0)
+    b = a + y
+    c = np.tanh(b)
+    d = c * c
+    e = d - f32(0.5)
+    f = np.exp(e)
+    g = f / (y + f32(3.0))
+    h = np.maximum(g, f32(0.1))
+    i = np.sqrt(h)
+    j = i * k.astype(f32)
+    m = np.sin(j) + np.cos(a)
+    n = np.log1p(np.square(m))
+    o = np.abs(n - x)
+    return np.minimum(o, f32(3.0)) * f32(0.25)
+
+
+def operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, SIZE).astype(np.float32)
+    y = rng.uniform(0, 1, SIZE).astype(np.float32)
+    k = rng.integers(-5, 5, SIZE).astype(np.int8)
+    return x, y, k
+
+
+def load_jax() -> Any:
+    try:
+        import jax
+    except Exception:
+        return None
+    return jax
+
+
+def main() -> int:
+    x, y, k = operands()
+    tx, ty, tk = tnp.asarray(x), tnp.asarray(y), tnp.asarray(k)
+
+    def eager(x: Any, y: Any, k: Any) -> Any:
+        return model(tnp, x, y, k)
+
+    jitted = tl.jit(eager)
+    jax = load_jax()
+
+    print("typelattice.jit benchmark")
+    print(
+        f"  Python {platform.python_version()}, NumPy {np.__version__}, "
+        f"typelattice {tl.__version__}, "
+        + (f"JAX {jax.__version__}" if jax is not None else "no JAX")
+    )
+    print(
+        f"  {OPS} elementwise operations on {SIZE}-element float32 arrays; time = "
+        f"best of {ROUNDS} interleaved timeit rounds of ~{ROUND_SECONDS * 1e3:.0f} ms"
+    )
+    print()
+
+    want = eager(tx, ty, tk)
+    got = jitted(tx, ty, tk)
+    plain = model_numpy(x, y, k)
+    problems = []
+    if (got.dtype, got.weak_type) != (want.dtype, want.weak_type):
+        problems.append(f"jit gave {got!r}, eager {want!r}")
+    elif not np.array_equal(np.asarray(got), np.asarray(want)):
+        problems.append(f"jit values {got!r} differ from eager {want!r}")
+    if want.dtype != plain.dtype or not np.allclose(np.asarray(want), plain):
+        problems.append(f"eager {want!r} differs from NumPy {plain!r}")
+    if problems:
+        print("wrong results; nothing was measured:")
+        for line in problems:
+            print(f"  {line}")
+        return 1
+
+    namespace = {
+        "eager": eager,
+        "jitted": jitted,
+        "model_numpy": model_numpy,
+        "tx": tx,
+        "ty": ty,
+        "tk": tk,
+        "x": x,
+        "y": y,
+        "k": k,
+    }
+    timers = {
+        "eager": timeit.Timer("eager(tx, ty, tk)", globals=namespace),
+        "jit": timeit.Timer("jitted(tx, ty, tk)", globals=namespace),
+        "numpy": timeit.Timer("model_numpy(x, y, k)", globals=namespace),
+    }
+    if jax is not None:
+        jax_fn = jax.jit(lambda x, y, k: model(jax.numpy, x, y, k))
+        jx, jy, jk = (jax.numpy.asarray(v) for v in (x, y, k))
+        namespace.update(jax_fn=jax_fn, jx=jx, jy=jy, jk=jk)
+        timers["jax.jit"] = timeit.Timer(
+            "jax_fn(jx, jy, jk).block_until_ready()", globals=namespace
+        )
+    best = best_seconds(
+        timers,
+        warmup=20,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
+
+    traces = []
+    for _ in range(TRACE_REPEATS):
+        fresh = tl.jit(eager)
+        start = time.perf_counter()
+        fresh(tx, ty, tk)
+        traces.append(time.perf_counter() - start)
+    trace_seconds = min(traces)
+
+    print(f"{'function':<10} {'µs/call':>9}")
+    print("-" * 20)
+    for name, seconds in best.items():
+        print(f"{name:<10} {seconds * 1e6:>9.2f}")
+    print()
+    speedup = best["eager"] / best["jit"]
+    vs_numpy = best["jit"] / best["numpy"]
+    verdict_speed = "PASS" if speedup >= SPEEDUP_TARGET else "MISS"
+    verdict_numpy = "PASS" if vs_numpy <= NUMPY_TARGET else "MISS"
+    print(
+        f"jit speed-up over eager:       {speedup:5.2f}x "
+        f"(target >= {SPEEDUP_TARGET}x)  {verdict_speed}"
+    )
+    print(
+        f"jit / hand-written NumPy:      {vs_numpy:5.2f}x "
+        f"(target <= {NUMPY_TARGET}x)  {verdict_numpy}"
+    )
+    if jax is not None:
+        print(f"jit / jax.jit:                 {best['jit'] / best['jax.jit']:5.2f}x")
+    print(
+        f"tracing (first call):         {trace_seconds * 1e3:6.2f} ms, "
+        f"{trace_seconds / OPS * 1e6:.0f} µs per operation (best of {TRACE_REPEATS})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
