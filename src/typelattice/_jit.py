@@ -104,7 +104,7 @@ TreeDef = tuple[Any, ...] | None
 
 
 def _flatten(obj: Any, leaves: list[Any]) -> TreeDef:
-    t = type(obj)
+    t = obj.__class__
     if t is tuple or t is list:
         return (t, None, tuple([_flatten(x, leaves) for x in obj]))
     if t is dict:
@@ -112,8 +112,9 @@ def _flatten(obj: Any, leaves: list[Any]) -> TreeDef:
         return (dict, tuple(keys), tuple([_flatten(obj[k], leaves) for k in keys]))
     if obj is None:
         return (None, None, ())
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple
-        return (t, None, tuple([_flatten(x, leaves) for x in obj]))
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # pyright: ignore[reportUnknownArgumentType] - a namedtuple
+        items: tuple[Any, ...] = obj  # pyright: ignore[reportUnknownVariableType]
+        return (t, None, tuple([_flatten(x, leaves) for x in items]))
     leaves.append(obj)
     return None
 
@@ -166,7 +167,7 @@ Abstract = tuple[_core.Aval, tuple[int, ...], object]
 
 def _abstract(leaf: Any, where: str) -> Abstract:
     """The abstract value an argument of eval_shape stands for."""
-    t = type(leaf)
+    t = leaf.__class__
     if isinstance(leaf, Array):
         key = _core.aval(leaf.dtype, leaf.weak_type)
         return key, leaf.shape, key
@@ -181,20 +182,21 @@ def _abstract(leaf: Any, where: str) -> Abstract:
         key = _scalar_key(t, _config.current().enable_x64)
         return key, (), bool if t is bool else key
     if isinstance(leaf, np.ndarray | np.generic):
-        dt = leaf.dtype
+        value: np.ndarray[Any, Any] = np.asarray(leaf)  # pyright: ignore[reportUnknownArgumentType]
+        dt = value.dtype
         if dt not in _dtypes.ALL_SET:
             raise TypeError(f"{where}: unsupported dtype {dt} of argument {leaf!r:.60}")
         if dt in _dtypes.TO_32 and not _config.current().enable_x64:
             dt = _dtypes.TO_32[dt]
         key = _core.aval(dt, False)
-        return key, leaf.shape, key
+        return key, value.shape, key
     raise _not_an_array(where, leaf, static_hint=False)
 
 
 def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
     """An output leaf as a tracer of ``trace`` or a concrete array."""
     if isinstance(leaf, _tr.Tracer):
-        if leaf._trace is not trace:
+        if leaf._trace is not trace:  # pyright: ignore[reportPrivateUsage]
             leaf.check()
         return leaf
     if isinstance(leaf, ArrayImpl):
@@ -393,7 +395,7 @@ class Jitted(Generic[P, R]):
         sig: list[Any] = []
         where = f"jit({self._name})"
         for leaf in leaves:
-            t = type(leaf)
+            t = leaf.__class__
             if t is ArrayImpl:
                 v = leaf._value
                 values.append(v)
@@ -408,8 +410,9 @@ class Jitted(Generic[P, R]):
                 key = _core.aval(v.dtype, False)
                 sig.append((key, v.shape, key))
             elif isinstance(leaf, ArrayImpl):
-                values.append(leaf._value)
-                sig.append((leaf._key, leaf._value.shape, leaf._key))
+                values.append(leaf._value)  # pyright: ignore[reportPrivateUsage]
+                key = leaf._key  # pyright: ignore[reportPrivateUsage]
+                sig.append((key, leaf._value.shape, key))  # pyright: ignore[reportPrivateUsage]
             elif isinstance(leaf, _tr.Tracer):
                 leaf.check()  # raises: no trace is running here
                 raise AssertionError("unreachable")
@@ -457,11 +460,12 @@ class Jitted(Generic[P, R]):
         consts: list[tuple[int, Any]] = []
         for pos, r in enumerate(results):
             if isinstance(r, _tr.Tracer):
-                outs.append(r._var)
-                keys.append(r._key)
+                outs.append(r._var)  # pyright: ignore[reportPrivateUsage]
+                keys.append(r._key)  # pyright: ignore[reportPrivateUsage]
             else:
                 consts.append((pos, r))
-        program = Program(trace, [t._var for t in tracers], outs)
+        ins = [t._var for t in tracers]  # pyright: ignore[reportPrivateUsage]
+        program = Program(trace, ins, outs)
         return _Entry(program, keys, consts, out_tree)
 
     def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
