@@ -23,3 +23,13 @@ def is_array_like(v: object) -> bool:
     # TypeError (the alias holds parameterized generics); use ArrayLikeTypes.
     # mypy lets it through, pyright does not.
     return isinstance(v, ArrayLike)  # E: reportArgumentType
+
+# A jitted function keeps its signature and result type.
+wrong: str = tl.jit(tnp.sum)(x)  # E: assignment, reportAssignmentType
+
+
+def twice(v: tl.Array) -> tl.Array:
+    return v * 2
+
+
+tl.jit(twice)("a")  # E: arg-type, reportArgumentType
