@@ -24,6 +24,7 @@ def is_array_like(v: object) -> bool:
     # mypy lets it through, pyright does not.
     return isinstance(v, ArrayLike)  # E: reportArgumentType
 
+
 # A jitted function keeps its signature and result type.
 wrong: str = tl.jit(tnp.sum)(x)  # E: assignment, reportAssignmentType
 
