@@ -14,12 +14,15 @@ alike.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from typelattice import _dtypes
 from typelattice.numpy import _core
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike
 
 __all__ = ["Array", "ArrayImpl"]
 
@@ -101,108 +104,108 @@ class Array:
     # -- operators -----------------------------------------------------------
     # Python operators on arrays and scalars, both orders (NumPy's names).
 
-    def __add__(self, other: Any) -> Array:
+    def __add__(self, other: ArrayLike) -> Array:
         return _ufuncs.add(self, other)
 
-    def __radd__(self, other: Any) -> Array:
+    def __radd__(self, other: ArrayLike) -> Array:
         return _ufuncs.add(other, self)
 
-    def __sub__(self, other: Any) -> Array:
+    def __sub__(self, other: ArrayLike) -> Array:
         return _ufuncs.subtract(self, other)
 
-    def __rsub__(self, other: Any) -> Array:
+    def __rsub__(self, other: ArrayLike) -> Array:
         return _ufuncs.subtract(other, self)
 
-    def __mul__(self, other: Any) -> Array:
+    def __mul__(self, other: ArrayLike) -> Array:
         return _ufuncs.multiply(self, other)
 
-    def __rmul__(self, other: Any) -> Array:
+    def __rmul__(self, other: ArrayLike) -> Array:
         return _ufuncs.multiply(other, self)
 
-    def __truediv__(self, other: Any) -> Array:
+    def __truediv__(self, other: ArrayLike) -> Array:
         return _ufuncs.true_divide(self, other)
 
-    def __rtruediv__(self, other: Any) -> Array:
+    def __rtruediv__(self, other: ArrayLike) -> Array:
         return _ufuncs.true_divide(other, self)
 
-    def __floordiv__(self, other: Any) -> Array:
+    def __floordiv__(self, other: ArrayLike) -> Array:
         return _ufuncs.floor_divide(self, other)
 
-    def __rfloordiv__(self, other: Any) -> Array:
+    def __rfloordiv__(self, other: ArrayLike) -> Array:
         return _ufuncs.floor_divide(other, self)
 
-    def __mod__(self, other: Any) -> Array:
+    def __mod__(self, other: ArrayLike) -> Array:
         return _ufuncs.remainder(self, other)
 
-    def __rmod__(self, other: Any) -> Array:
+    def __rmod__(self, other: ArrayLike) -> Array:
         return _ufuncs.remainder(other, self)
 
-    def __divmod__(self, other: Any) -> tuple[Array, Array]:
+    def __divmod__(self, other: ArrayLike) -> tuple[Array, Array]:
         return _ufuncs.divmod(self, other)
 
-    def __rdivmod__(self, other: Any) -> tuple[Array, Array]:
+    def __rdivmod__(self, other: ArrayLike) -> tuple[Array, Array]:
         return _ufuncs.divmod(other, self)
 
-    def __pow__(self, other: Any) -> Array:
+    def __pow__(self, other: ArrayLike) -> Array:
         return _ufuncs.power(self, other)
 
-    def __rpow__(self, other: Any) -> Array:
+    def __rpow__(self, other: ArrayLike) -> Array:
         return _ufuncs.power(other, self)
 
-    def __matmul__(self, other: Any) -> Array:
+    def __matmul__(self, other: ArrayLike) -> Array:
         return _linalg.matmul(self, other)
 
-    def __rmatmul__(self, other: Any) -> Array:
+    def __rmatmul__(self, other: ArrayLike) -> Array:
         return _linalg.matmul(other, self)
 
-    def __and__(self, other: Any) -> Array:
+    def __and__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_and(self, other)
 
-    def __rand__(self, other: Any) -> Array:
+    def __rand__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_and(other, self)
 
-    def __or__(self, other: Any) -> Array:
+    def __or__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_or(self, other)
 
-    def __ror__(self, other: Any) -> Array:
+    def __ror__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_or(other, self)
 
-    def __xor__(self, other: Any) -> Array:
+    def __xor__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_xor(self, other)
 
-    def __rxor__(self, other: Any) -> Array:
+    def __rxor__(self, other: ArrayLike) -> Array:
         return _ufuncs.bitwise_xor(other, self)
 
-    def __lshift__(self, other: Any) -> Array:
+    def __lshift__(self, other: ArrayLike) -> Array:
         return _ufuncs.left_shift(self, other)
 
-    def __rlshift__(self, other: Any) -> Array:
+    def __rlshift__(self, other: ArrayLike) -> Array:
         return _ufuncs.left_shift(other, self)
 
-    def __rshift__(self, other: Any) -> Array:
+    def __rshift__(self, other: ArrayLike) -> Array:
         return _ufuncs.right_shift(self, other)
 
-    def __rrshift__(self, other: Any) -> Array:
+    def __rrshift__(self, other: ArrayLike) -> Array:
         return _ufuncs.right_shift(other, self)
 
-    def __lt__(self, other: Any) -> Array:
+    def __lt__(self, other: ArrayLike) -> Array:
         return _ufuncs.less(self, other)
 
-    def __le__(self, other: Any) -> Array:
+    def __le__(self, other: ArrayLike) -> Array:
         return _ufuncs.less_equal(self, other)
 
-    def __gt__(self, other: Any) -> Array:
+    def __gt__(self, other: ArrayLike) -> Array:
         return _ufuncs.greater(self, other)
 
-    def __ge__(self, other: Any) -> Array:
+    def __ge__(self, other: ArrayLike) -> Array:
         return _ufuncs.greater_equal(self, other)
 
-    def __eq__(self, other: Any) -> Array:  # type: ignore[override]
+    def __eq__(self, other: ArrayLike) -> Array:  # type: ignore[override]
         if other is None or isinstance(other, str):
             return NotImplemented  # Python then says False, as JAX does
         return _ufuncs.equal(self, other)
 
-    def __ne__(self, other: Any) -> Array:  # type: ignore[override]
+    def __ne__(self, other: ArrayLike) -> Array:  # type: ignore[override]
         if other is None or isinstance(other, str):
             return NotImplemented
         return _ufuncs.not_equal(self, other)
@@ -316,7 +319,7 @@ class Array:
     def conjugate(self) -> Array:
         return _ufuncs.conj(self)
 
-    def dot(self, other: Any) -> Array:
+    def dot(self, other: ArrayLike) -> Array:
         return _linalg.dot(self, other)
 
     def take(self, indices: Any, axis: int | None = None) -> Array:

@@ -9,7 +9,7 @@ conversion of the operands that need it, and the ufunc.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._core import _EXTOBJ, _IGNORE
 from typelattice.numpy._tracer import Tracer
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike
 
 _new_object = object.__new__
 
@@ -308,7 +311,7 @@ def _cast_call(fn: Callable[..., Any], x: Any, y: Any, cd: DType) -> Any:
 # -- function factories -----------------------------------------------------
 
 
-def make_unary(op: Op) -> Callable[[Any], Array]:
+def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
     name = op.name
 
     def unary(x: Any, /) -> Array:
@@ -345,7 +348,7 @@ def make_unary(op: Op) -> Callable[[Any], Array]:
     return unary
 
 
-def make_binary(op: Op) -> Callable[[Any, Any], Array]:
+def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
     name = op.name
 
     def binary(x: Any, y: Any, /) -> Array:

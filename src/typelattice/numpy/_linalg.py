@@ -8,7 +8,7 @@ fast product for (float16, bfloat16, float8...) accumulate in float32.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._elementwise import promote, promotion_op
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike, DTypeLike
 
 _F32: Final = np.dtype("float32")
 _UPCAST: Final = frozenset(
@@ -74,7 +77,9 @@ def _check_preferred(name: str, cd: np.dtype[Any], out: np.dtype[Any]) -> None:
         )
 
 
-def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
+def matmul(
+    a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
+) -> Array:
     """Matrix product with broadcasting of leading axes (``a @ b``).
 
     >>> import typelattice.numpy as tnp
@@ -84,12 +89,16 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     return _product("matmul", (a, b), np.matmul, preferred_element_type, 1)
 
 
-def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
+def dot(
+    a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
+) -> Array:
     """Dot product (NumPy's ``dot``: scalars multiply)."""
     return _product("dot", (a, b), np.dot, preferred_element_type)
 
 
-def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
+def vdot(
+    a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
+) -> Array:
     """Dot product of the flattened arrays, conjugating ``a``."""
     if np.size(a) != np.size(b):
         raise TypeError(
@@ -99,18 +108,24 @@ def vdot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
     return _product("vdot", (a, b), np.vdot, preferred_element_type)
 
 
-def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Array:
+def inner(
+    a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
+) -> Array:
     """Sum of products over the last axes."""
     return _product("inner", (a, b), np.inner, preferred_element_type)
 
 
-def outer(a: Any, b: Any, out: None = None) -> Array:
+def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     """Outer product of the flattened arrays."""
     return _product("outer", (a, b), np.outer, None)
 
 
 def tensordot(
-    a: Any, b: Any, axes: Any = 2, *, preferred_element_type: Any = None
+    a: ArrayLike,
+    b: ArrayLike,
+    axes: Any = 2,
+    *,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Sum of products over the given axes."""
     if isinstance(axes, ArrayImpl):
@@ -130,7 +145,7 @@ def einsum(
     out: None = None,
     optimize: Any = "auto",
     precision: Any = None,
-    preferred_element_type: Any = None,
+    preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Einstein summation over the operands, promoted together.
 

@@ -9,13 +9,18 @@ import builtins
 import operator
 import warnings
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from typelattice import _config, _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, from_numpy
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from typelattice.typing import ArrayLike, DTypeLike
 
 _F32: Final = np.dtype("float32")
 _BOOL: Final = np.dtype(bool)
@@ -109,13 +114,13 @@ def _accumulating(
 
 
 def sum(  # noqa: A001
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    dtype: DTypeLike | None = None,
     out: None = None,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
     promote_integers: bool = True,
 ) -> Array:
     """Sum of elements. Bool and integers narrower than the default integer
@@ -133,13 +138,13 @@ def sum(  # noqa: A001
 
 
 def prod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    dtype: DTypeLike | None = None,
     out: None = None,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
     promote_integers: bool = True,
 ) -> Array:
     """Product of elements, widened like :func:`sum`."""
@@ -164,13 +169,13 @@ def _inexact(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
 
 
 def mean(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    dtype: DTypeLike | None = None,
     out: None = None,
     keepdims: bool = False,
     *,
-    where: Any = None,
+    where: ArrayLike | None = None,
 ) -> Array:
     """Arithmetic mean, in an inexact type: integers give the default float,
     float16/bfloat16 are accumulated in float32 and returned as themselves.
@@ -248,14 +253,14 @@ def _moment(
 
 
 def var(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    dtype: DTypeLike | None = None,
     out: None = None,
     ddof: int = 0,
     keepdims: bool = False,
     *,
-    where: Any = None,
+    where: ArrayLike | None = None,
     correction: Any = None,
 ) -> Array:
     """Variance (``ddof`` or ``correction`` for the divisor ``N - ddof``)."""
@@ -264,14 +269,14 @@ def var(
 
 
 def std(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    dtype: DTypeLike | None = None,
     out: None = None,
     ddof: int = 0,
     keepdims: bool = False,
     *,
-    where: Any = None,
+    where: ArrayLike | None = None,
     correction: Any = None,
 ) -> Array:
     """Standard deviation (the square root of :func:`var`)."""
@@ -319,24 +324,24 @@ def _extreme(
 
 
 def max(  # noqa: A001
-    a: Any,
-    axis: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
     out: None = None,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
 ) -> Array:
     """Largest element (NaN propagates); the input's dtype, strong."""
     return _extreme("max", np.maximum, a, axis, out, keepdims, initial, where)
 
 
 def min(  # noqa: A001
-    a: Any,
-    axis: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
     out: None = None,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike | None = None,
 ) -> Array:
     """Smallest element (NaN propagates); the input's dtype, strong."""
     return _extreme("min", np.minimum, a, axis, out, keepdims, initial, where)
@@ -362,7 +367,10 @@ def _arg(
 
 
 def argmax(
-    a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
+    a: ArrayLike,
+    axis: int | None = None,
+    out: None = None,
+    keepdims: bool | None = None,
 ) -> Array:
     """Index of the largest element (the default integer type)."""
     _no_out(out, "argmax")
@@ -370,7 +378,10 @@ def argmax(
 
 
 def argmin(
-    a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
+    a: ArrayLike,
+    axis: int | None = None,
+    out: None = None,
+    keepdims: bool | None = None,
 ) -> Array:
     """Index of the smallest element (the default integer type)."""
     _no_out(out, "argmin")
@@ -397,7 +408,10 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
 
 
 def cumsum(
-    a: Any, axis: int | None = None, dtype: Any = None, out: None = None
+    a: ArrayLike,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
 ) -> Array:
     """Running sum along an axis (the flattened array by default)."""
     _no_out(out, "cumsum")
@@ -405,7 +419,10 @@ def cumsum(
 
 
 def cumprod(
-    a: Any, axis: int | None = None, dtype: Any = None, out: None = None
+    a: ArrayLike,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    out: None = None,
 ) -> Array:
     """Running product along an axis (the flattened array by default)."""
     _no_out(out, "cumprod")
@@ -426,12 +443,12 @@ def _logical(
 
 
 def any(  # noqa: A001
-    a: Any,
-    axis: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
     out: None = None,
     keepdims: bool = False,
     *,
-    where: Any = None,
+    where: ArrayLike | None = None,
 ) -> Array:
     """Whether any element is true (nonzero)."""
     _no_out(out, "any")
@@ -439,12 +456,12 @@ def any(  # noqa: A001
 
 
 def all(  # noqa: A001
-    a: Any,
-    axis: Any = None,
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
     out: None = None,
     keepdims: bool = False,
     *,
-    where: Any = None,
+    where: ArrayLike | None = None,
 ) -> Array:
     """Whether every element is true (nonzero)."""
     _no_out(out, "all")

@@ -5,7 +5,7 @@ join several arrays promote them, as in jax.numpy."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
 from typelattice.numpy._elementwise import promote, promotion_op
 from typelattice.numpy._tracer import ConcretizationTypeError, Placeholder
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike, DTypeLike
 
 _ANY: Final = "biufc"
 
@@ -38,7 +41,7 @@ def _same(
 
 
 def reshape(
-    a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
+    a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None
 ) -> Array:
     """``a`` with a new shape (one axis may be -1); dtype and weak flag kept.
 
@@ -53,22 +56,22 @@ def reshape(
     return _same("reshape", np.reshape, a, tuple(shape), order=order)
 
 
-def ravel(a: Any, order: str = "C") -> Array:
+def ravel(a: ArrayLike, order: str = "C") -> Array:
     """``a`` flattened to one axis."""
     return _same("ravel", np.ravel, a, order=order)
 
 
-def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
+def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """``a`` with its axes permuted (reversed by default)."""
     return _same("transpose", np.transpose, a, axes)
 
 
-def permute_dims(a: Any, /, axes: Sequence[int]) -> Array:
+def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     """Array API name of :func:`transpose`."""
     return transpose(a, axes)
 
 
-def matrix_transpose(x: Any, /) -> Array:
+def matrix_transpose(x: ArrayLike, /) -> Array:
     """Swap the last two axes."""
     v, key = _one(x, "matrix_transpose")
     if v.ndim < 2:
@@ -78,27 +81,27 @@ def matrix_transpose(x: Any, /) -> Array:
     return wrap(np.swapaxes(v, -1, -2), key)
 
 
-def moveaxis(a: Any, source: Any, destination: Any) -> Array:
+def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     """Move axes to new positions."""
     return _same("moveaxis", np.moveaxis, a, source, destination)
 
 
-def swapaxes(a: Any, axis1: int, axis2: int) -> Array:
+def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Swap two axes."""
     return _same("swapaxes", np.swapaxes, a, axis1, axis2)
 
 
-def expand_dims(a: Any, axis: Any) -> Array:
+def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     """Insert axes of length 1."""
     return _same("expand_dims", np.expand_dims, a, axis)
 
 
-def squeeze(a: Any, axis: Any = None) -> Array:
+def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Remove axes of length 1."""
     return _same("squeeze", np.squeeze, a, axis)
 
 
-def broadcast_to(array: Any, shape: Any) -> Array:
+def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept."""
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)
@@ -110,7 +113,7 @@ def broadcast_to(array: Any, shape: Any) -> Array:
     return wrap(out, key)
 
 
-def broadcast_arrays(*args: Any) -> list[Array]:
+def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     """The arguments broadcast to one shape, each keeping its dtype."""
     parts = [_one(a, "broadcast_arrays") for a in args]
     shapes = [v.shape for v, _ in parts]
@@ -131,41 +134,41 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
         _core.broadcast_error("broadcast_shapes", [tuple(s) for s in shapes])
 
 
-def atleast_1d(*arys: Any) -> Any:
+def atleast_1d(*arys: ArrayLike) -> Any:
     """Each argument with at least one axis."""
     outs = [_same("atleast_1d", np.atleast_1d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-def atleast_2d(*arys: Any) -> Any:
+def atleast_2d(*arys: ArrayLike) -> Any:
     """Each argument with at least two axes."""
     outs = [_same("atleast_2d", np.atleast_2d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-def atleast_3d(*arys: Any) -> Any:
+def atleast_3d(*arys: ArrayLike) -> Any:
     """Each argument with at least three axes."""
     outs = [_same("atleast_3d", np.atleast_3d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-def flip(m: Any, axis: Any = None) -> Array:
+def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along axes."""
     return _same("flip", np.flip, m, axis)
 
 
-def roll(a: Any, shift: Any, axis: Any = None) -> Array:
+def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Shift elements cyclically along axes."""
     return _same("roll", np.roll, a, shift, axis)
 
 
-def tile(A: Any, reps: Any) -> Array:
+def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Repeat the whole array ``reps`` times."""
     return _same("tile", np.tile, A, reps)
 
 
 def repeat(
-    a: Any,
+    a: ArrayLike,
     repeats: Any,
     axis: int | None = None,
     *,
@@ -221,7 +224,9 @@ def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -
     return wrap(np.asarray(out), out_key)
 
 
-def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
+def concatenate(
+    arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: DTypeLike | None = None
+) -> Array:
     """Join arrays along an existing axis; their dtypes are promoted.
 
     >>> import typelattice.numpy as tnp
@@ -236,24 +241,29 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
     return out if dtype is None else _astype(out, dtype)
 
 
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
+def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     """Array API name of :func:`concatenate`."""
     return concatenate(arrays, axis=axis)
 
 
-def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Array:
+def stack(
+    arrays: Sequence[ArrayLike],
+    axis: int = 0,
+    out: None = None,
+    dtype: DTypeLike | None = None,
+) -> Array:
     """Join arrays along a new axis; their dtypes are promoted."""
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
     return res if dtype is None else _astype(res, dtype)
 
 
-def hstack(tup: Any, dtype: Any = None) -> Array:
+def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays)."""
     res = _joined("hstack", tup, np.hstack)
     return res if dtype is None else _astype(res, dtype)
 
 
-def vstack(tup: Any, dtype: Any = None) -> Array:
+def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows)."""
     res = _joined("vstack", tup, np.vstack)
     return res if dtype is None else _astype(res, dtype)
@@ -265,7 +275,7 @@ def _astype(x: Array, dtype: Any) -> Array:
     return astype(x, dtype)
 
 
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into sub-arrays along an axis; each keeps dtype and weak flag."""
     v, key = _one(ary, "split")
     if isinstance(indices_or_sections, Array):
@@ -308,8 +318,8 @@ def _getitem(a: Any, key: Any) -> Array:
 
 
 def take(
-    a: Any,
-    indices: Any,
+    a: ArrayLike,
+    indices: ArrayLike,
     axis: int | None = None,
     out: None = None,
     mode: str | None = None,
@@ -378,7 +388,7 @@ def _sort_operand(
 
 
 def sort(
-    a: Any,
+    a: ArrayLike,
     axis: int | None = -1,
     *,
     kind: Any = None,
@@ -395,7 +405,7 @@ def sort(
 
 
 def argsort(
-    a: Any,
+    a: ArrayLike,
     axis: int | None = -1,
     *,
     kind: Any = None,
@@ -417,7 +427,7 @@ def argsort(
 
 
 def nonzero(
-    a: Any, *, size: int | None = None, fill_value: Any = None
+    a: ArrayLike, *, size: int | None = None, fill_value: Any = None
 ) -> tuple[Array, ...]:
     """Indices of the nonzero elements, one array per axis.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from typelattice.numpy._elementwise import (
     promote,
     run,
 )
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike
 
 # The weak flags of results follow jax.numpy's, quirks included: log2 and
 # log10 are strong (JAX divides by a strong constant), isinf is strong, and
@@ -140,7 +143,7 @@ fmax = make_binary(Op("fmax", np.fmax, 2))
 fmin = make_binary(Op("fmin", np.fmin, 2))
 
 
-def power(x1: Any, x2: Any, /) -> Array:
+def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 ** x2`` elementwise, promoted as jax.numpy does.
 
     Raises:
@@ -208,7 +211,7 @@ def _negative_power_error() -> TypeError:
     )
 
 
-def divmod(x1: Any, x2: Any, /) -> tuple[Array, Array]:  # noqa: A001
+def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
     return floor_divide(x1, x2), remainder(x1, x2)
 
@@ -264,23 +267,23 @@ angle_op = Op("angle", np.angle, 1, to="default_float", out="real", strong_kinds
 _angle = make_unary(angle_op)
 
 
-def real(val: Any, /) -> Array:
+def real(val: ArrayLike, /) -> Array:
     """The real part (the array itself, copied, for real dtypes)."""
     return _real(val)
 
 
-def imag(val: Any, /) -> Array:
+def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros of the same dtype for real dtypes)."""
     return _imag(val)
 
 
-def angle(z: Any, deg: bool = False) -> Array:
+def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The argument of complex numbers, in radians (or degrees)."""
     out = _angle(z)
     return multiply(out, 180 / np.pi) if deg else out
 
 
-def round(a: Any, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
+def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
     """Round to ``decimals`` places; integer arrays are returned unchanged
     when ``decimals >= 0``, as in jax.numpy.
 
@@ -315,7 +318,7 @@ around = round
 
 
 def clip(
-    arr: Any = None,
+    arr: ArrayLike | None = None,
     /,
     min: Any = None,
     max: Any = None,  # noqa: A002
@@ -346,7 +349,7 @@ def clip(
     return out
 
 
-def positive_or_copy(x: Any) -> Array:
+def positive_or_copy(x: ArrayLike) -> Array:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
     v, key = _core.operand(x, "clip", 0)
     if not isinstance(key, _core.Aval):
@@ -356,7 +359,9 @@ def positive_or_copy(x: Any) -> Array:
     return wrap(np.asarray(v), key)
 
 
-def where(condition: Any, x: Any = None, y: Any = None, /) -> Array:
+def where(
+    condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /
+) -> Array:
     """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere.
 
     ``x`` and ``y`` are promoted together; ``condition`` is tested for
