@@ -16,13 +16,16 @@ generated, then compiled) that runs the recorded NumPy calls in order with
 floating point warnings off once for the whole program.
 """
 
+# Package-internal: reads the arrays' and tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import functools
 import itertools
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -50,28 +53,29 @@ _INT: Final = _elementwise._INT
 # -- finding and replacing tracers in arguments ------------------------------
 
 
+def _map(obj: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``obj`` rebuilt with ``leaf(x)`` for every item that is not a tuple,
+    list or dict (arguments such as ``concatenate([a, b])`` nest arrays)."""
+    t = obj.__class__
+    if t is tuple or t is list:
+        items = [_map(x, leaf) for x in cast("list[Any]", obj)]
+        return items if t is list else tuple(items)
+    if t is dict:
+        return {k: _map(v, leaf) for k, v in cast("dict[Any, Any]", obj).items()}
+    return leaf(obj)
+
+
 def _tracers_in(obj: Any, found: list[Tracer]) -> None:
-    if isinstance(obj, Tracer):
-        found.append(obj)
-    elif type(obj) is tuple or type(obj) is list:
-        for item in obj:
-            _tracers_in(item, found)
-    elif type(obj) is dict:
-        for item in obj.values():
-            _tracers_in(item, found)
+    def visit(x: Any) -> None:
+        if isinstance(x, Tracer):
+            found.append(x)
+
+    _map(obj, visit)
 
 
 def _replace(obj: Any, fn: Callable[[Tracer], Any]) -> Any:
     """``obj`` with every tracer (in tuples, lists, dicts) replaced by fn(it)."""
-    if isinstance(obj, Tracer):
-        return fn(obj)
-    if type(obj) is tuple:
-        return tuple([_replace(item, fn) for item in obj])
-    if type(obj) is list:
-        return [_replace(item, fn) for item in obj]
-    if type(obj) is dict:
-        return {k: _replace(v, fn) for k, v in obj.items()}
-    return obj
+    return _map(obj, lambda x: fn(x) if isinstance(x, Tracer) else x)
 
 
 class _Slot:
@@ -84,22 +88,14 @@ class _Slot:
 
 
 def _fill(obj: Any, values: dict[int, Any]) -> Any:
-    if type(obj) is _Slot:
-        return values[obj.var]
-    if type(obj) is tuple:
-        return tuple([_fill(item, values) for item in obj])
-    if type(obj) is list:
-        return [_fill(item, values) for item in obj]
-    if type(obj) is dict:
-        return {k: _fill(v, values) for k, v in obj.items()}
-    return obj
+    return _map(obj, lambda x: values[x.var] if x.__class__ is _Slot else x)
 
 
 def _array_leaves(obj: Any, out: list[ArrayImpl]) -> None:
     if isinstance(obj, ArrayImpl):
         out.append(obj)
     elif isinstance(obj, tuple | list):
-        for item in obj:
+        for item in cast("list[Any]", obj):
             _array_leaves(item, out)
 
 
@@ -108,9 +104,10 @@ def _outputs_as_tracers(obj: Any, trace: Trace, made: list[int]) -> Any:
         tracer = trace.new_tracer(obj._key, obj._value.shape)
         made.append(tracer._var)
         return tracer
-    if isinstance(obj, tuple | list):
-        items = [_outputs_as_tracers(item, trace, made) for item in obj]
-        return items if type(obj) is list else tuple(items)
+    kind = obj.__class__
+    if issubclass(kind, tuple | list):
+        items = [_outputs_as_tracers(x, trace, made) for x in cast("list[Any]", obj)]
+        return items if kind is list else tuple(items)
     return obj
 
 
@@ -362,7 +359,7 @@ class Program:
         lines = [f"program({', '.join(var(v) for v in self.ins)}):"]
         for eqn in self.eqns:
             if isinstance(eqn, Elementwise):
-                operands = []
+                operands: list[str] = []
                 for v, how in eqn.ins:
                     if v is None:
                         operands.append(_short(how))
@@ -379,11 +376,12 @@ class Program:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return f"{value.item()!r}:{value.dtype}"
-    if isinstance(value, np.ndarray):
-        return f"const:{value.dtype}{list(value.shape)}"
-    return repr(value)
+    if value.__class__ is not np.ndarray:
+        return repr(value)
+    array: np.ndarray[Any, Any] = value
+    if array.ndim == 0:
+        return f"{array.item()!r}:{array.dtype}"
+    return f"const:{array.dtype}{list(array.shape)}"
 
 
 def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
@@ -430,7 +428,7 @@ def _generate(
         if isinstance(eqn, Elementwise):
             fn = constant(eqn.fn)
             cd = constant(eqn.cd)
-            operands = []
+            operands: list[str] = []
             for v, how in eqn.ins:
                 if v is None:
                     operands.append(constant(how))

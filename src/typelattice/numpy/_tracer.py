@@ -15,6 +15,9 @@ values (a concrete integer exponent, a shape given as an array) are refused
 under tracing, as in JAX, instead of being taken with a made-up value.
 """
 
+# Package-internal: reads the arrays' and tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import contextvars
