@@ -1,7 +1,12 @@
-"""Shared test helpers: the type universe and the input forms of each type."""
+"""Shared test helpers: the type universe, the input forms of each type, and
+the golden recorder of the namespace tests."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -36,3 +41,22 @@ def forms(node: Any) -> list[Any]:
     if dt == np.dtype(bool):
         out.append(True)
     return out
+
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def golden_recorder() -> ModuleType:
+    """``golden/make_numpy_golden.py``, imported once: the operands, ops and
+    encoding that the recorded JAX results refer to."""
+    name = "_typelattice_numpy_golden_recorder"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        name, GOLDEN_DIR / "make_numpy_golden.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

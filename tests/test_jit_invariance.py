@@ -18,11 +18,7 @@ when JAX is installed).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -30,25 +26,9 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import golden_recorder
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
-
-
-def _load_recorder() -> ModuleType:
-    name = "_typelattice_numpy_golden_recorder"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, GOLDEN_DIR / "make_numpy_golden.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rec = _load_recorder()
+rec = golden_recorder()
 
 
 def _outcome(fn: Any, operands: list[Any]) -> Any:

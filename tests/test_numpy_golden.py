@@ -20,37 +20,20 @@ import importlib
 import importlib.util
 import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 import typelattice as tl
+from support import GOLDEN_DIR, golden_recorder
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
 MODULE = os.environ.get("TYPELATTICE_GOLDEN_MODULE", "typelattice.numpy")
 MAX_REPORTED = 30
 
 
-def _load_recorder() -> ModuleType:
-    name = "_typelattice_numpy_golden_recorder"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, GOLDEN_DIR / "make_numpy_golden.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rec = _load_recorder()
+rec = golden_recorder()
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "numpy_ops.json").read_text())
 
 xnp = importlib.import_module(MODULE)

@@ -216,6 +216,33 @@ def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
     )
 
 
+# -- tracing -------------------------------------------------------------------
+
+
+def _run_traced(
+    call: Callable[[Any, Any], Any],
+    tree: TreeDef,
+    avals: Sequence[Abstract],
+    where: str,
+) -> tuple[_tr.Trace, list[_tr.Tracer], list[Any], TreeDef]:
+    """Run ``call(args, kwargs)`` on tracers for the flattened arguments.
+
+    Returns the finished trace, the argument tracers, the result leaves
+    (tracers or concrete arrays) and the results' structure.
+    """
+    trace, token = _tr.start(where)
+    try:
+        tracers = [trace.new_tracer(*aval) for aval in avals]
+        targs, tkwargs = _unflatten(tree, tracers)
+        out = call(targs, tkwargs)
+        out_leaves: list[Any] = []
+        out_tree = _flatten(out, out_leaves)
+        results = [_output(leaf, trace, where) for leaf in out_leaves]
+    finally:
+        _tr.stop(trace, token)
+    return trace, tracers, results, out_tree
+
+
 # -- eval_shape -----------------------------------------------------------------
 
 
@@ -239,16 +266,11 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
     leaves: list[Any] = []
     tree = _flatten((args, kwargs), leaves)
     avals = [_abstract(leaf, where) for leaf in leaves]
-    trace, token = _tr.start(where)
-    try:
-        tracers = [trace.new_tracer(*aval) for aval in avals]
-        targs, tkwargs = _unflatten(tree, tracers)
-        out = fun(*targs, **tkwargs)
-        out_leaves: list[Any] = []
-        out_tree = _flatten(out, out_leaves)
-        results = [_output(leaf, trace, where) for leaf in out_leaves]
-    finally:
-        _tr.stop(trace, token)
+
+    def call(targs: Any, tkwargs: Any) -> Any:
+        return fun(*targs, **tkwargs)
+
+    _, _, results, out_tree = _run_traced(call, tree, avals, where)
     structs = [ShapeDtypeStruct(r.shape, r.dtype, r.weak_type) for r in results]
     return _unflatten(out_tree, structs)
 
@@ -443,18 +465,13 @@ class Jitted(Generic[P, R]):
         sig: Sequence[Abstract],
         where: str,
     ) -> _Entry:
-        trace, token = _tr.start(where)
-        try:
-            tracers = [trace.new_tracer(*aval) for aval in sig]
-            dyn_args, dyn_kwargs = _unflatten(tree, tracers)
+        fun: Callable[..., Any] = self._fun
+
+        def call(dyn_args: Any, dyn_kwargs: Any) -> Any:
             call_args, call_kwargs = self._merge(args, kwargs, dyn_args, dyn_kwargs)
-            fun: Callable[..., Any] = self._fun
-            out = fun(*call_args, **call_kwargs)
-            out_leaves: list[Any] = []
-            out_tree = _flatten(out, out_leaves)
-            results = [_output(leaf, trace, where) for leaf in out_leaves]
-        finally:
-            _tr.stop(trace, token)
+            return fun(*call_args, **call_kwargs)
+
+        trace, tracers, results, out_tree = _run_traced(call, tree, sig, where)
         outs: list[int] = []
         keys: list[_core.Aval] = []
         consts: list[tuple[int, Any]] = []

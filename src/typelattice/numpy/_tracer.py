@@ -107,7 +107,45 @@ def current_trace() -> Trace | None:
     return _current.get()
 
 
-class Tracer(Array):
+class _NoValues:
+    """Every conversion to a value raises (through ``_refuse``)."""
+
+    __slots__ = ()
+
+    def _refuse(self, what: str) -> NoReturn:
+        raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self) -> int:
+        self._refuse("int()")
+
+    def __float__(self) -> float:
+        self._refuse("float()")
+
+    def __complex__(self) -> complex:
+        self._refuse("complex()")
+
+    def __index__(self) -> int:
+        self._refuse("Use as a Python integer (operator.index)")
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        self._refuse("Conversion to a NumPy array (np.asarray)")
+
+    def __dlpack__(self, **kwargs: Any) -> NoReturn:
+        self._refuse("DLPack export")
+
+    def item(self, *args: int) -> NoReturn:
+        self._refuse(".item()")
+
+    def tolist(self) -> NoReturn:
+        self._refuse(".tolist()")
+
+
+class Tracer(_NoValues, Array):
     """An abstract array: shape, dtype and weak flag, no values.
 
     Made by :func:`typelattice.jit` and :func:`typelattice.eval_shape` for
@@ -187,35 +225,6 @@ class Tracer(Array):
     def __format__(self, spec: str) -> str:
         return format(repr(self), spec)
 
-    def __bool__(self) -> bool:
-        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
-
-    def __int__(self) -> int:
-        self._refuse("int()")
-
-    def __float__(self) -> float:
-        self._refuse("float()")
-
-    def __complex__(self) -> complex:
-        self._refuse("complex()")
-
-    def __index__(self) -> int:
-        self._refuse("Use as a Python integer (operator.index)")
-
-    def __array__(
-        self, dtype: Any = None, copy: bool | None = None
-    ) -> np.ndarray[Any, Any]:
-        self._refuse("Conversion to a NumPy array (np.asarray)")
-
-    def __dlpack__(self, **kwargs: Any) -> NoReturn:
-        self._refuse("DLPack export")
-
-    def item(self, *args: int) -> NoReturn:
-        self._refuse(".item()")
-
-    def tolist(self) -> NoReturn:
-        self._refuse(".tolist()")
-
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"cannot pickle {self!r}: it has no values")
 
@@ -226,7 +235,7 @@ class Tracer(Array):
         return self
 
 
-class Placeholder(ArrayImpl):
+class Placeholder(_NoValues, ArrayImpl):
     """A concrete-looking array that stands for a tracer's abstract value.
 
     Operations see an ordinary array (so they need no tracing code of their
@@ -247,35 +256,6 @@ class Placeholder(ArrayImpl):
 
     def __format__(self, spec: str) -> str:
         return format(repr(self), spec)
-
-    def __bool__(self) -> bool:
-        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
-
-    def __int__(self) -> int:
-        self._refuse("int()")
-
-    def __float__(self) -> float:
-        self._refuse("float()")
-
-    def __complex__(self) -> complex:
-        self._refuse("complex()")
-
-    def __index__(self) -> int:
-        self._refuse("Use as a Python integer (operator.index)")
-
-    def __array__(
-        self, dtype: Any = None, copy: bool | None = None
-    ) -> np.ndarray[Any, Any]:
-        self._refuse("Conversion to a NumPy array (np.asarray)")
-
-    def __dlpack__(self, **kwargs: Any) -> NoReturn:
-        self._refuse("DLPack export")
-
-    def item(self, *args: int) -> NoReturn:
-        self._refuse(".item()")
-
-    def tolist(self) -> NoReturn:
-        self._refuse(".tolist()")
 
 
 def placeholder(value: np.ndarray[Any, Any], key: _core.Aval) -> Placeholder:
