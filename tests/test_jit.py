@@ -523,11 +523,6 @@ class TestEvalShape:
 
         check(tl.jit(f)(arr([[1, 2], [3, 4]], "int8")), "int32", False, [1, 2])
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="an inner eval_shape refuses tracers of the enclosing trace "
-        "(closures), which JAX allows",
-    )
     def test_inner_eval_shape_may_close_over_outer_tracers(self) -> None:
         def f(x: Any) -> Any:
             inner = tl.eval_shape(lambda k: x * k, 2)
@@ -582,19 +577,12 @@ class TestShapeDtypeStruct:
             s.extra = 1  # type: ignore[attr-defined]
         assert s == S((2,), "int8")
 
-    @pytest.mark.xfail(
-        strict=True, reason="del s.shape removes the attribute of an immutable struct"
-    )
     def test_attributes_cannot_be_deleted(self) -> None:
         s = S((2,), "int8")
         with pytest.raises(AttributeError, match="immutable"):
             del s.shape
         assert s.shape == (2,)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="copy, deepcopy and pickle go through __setattr__, which refuses",
-    )
     @pytest.mark.parametrize(
         "duplicate",
         [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))],
@@ -741,11 +729,6 @@ class TestJitResults:
         with pytest.raises(TypeError):
             f(np.array(["a"]), 1)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="jit returns a view of a NumPy argument it passes through, so "
-        "the immutable result changes when the NumPy array is mutated",
-    )
     def test_results_do_not_alias_numpy_arguments(self) -> None:
         source = np.array([1, 2, 3], np.int8)
         out = tl.jit(lambda x: (x, x.reshape(3, 1)))(source)
@@ -987,11 +970,6 @@ class TestJitStatic:
             tl.jit(f, static_argnames="n")(x, n=[2, 2])
         check(tl.jit(f, static_argnums=1)(x, (2, 2)), "int8", False, [[1, 2], [3, 4]])
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="static values that compare equal but differ in type (2, 2.0, "
-        "True) share one traced program",
-    )
     def test_static_values_of_another_type_retrace(self) -> None:
         def f(x: Any, k: Any) -> Any:
             return x * k
@@ -1040,23 +1018,12 @@ class TestJitForms:
         # The inner function is still usable on its own.
         check(inner(x, 2), "int8", False, [2, 4, 6])
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="a jitted function called during another trace runs its "
-        "Python scalar arguments concretely (eager promotion) instead of as "
-        "weak tracers, so it differs from the same call outside",
-    )
     def test_nested_jit_matches_direct_call(self) -> None:
         power = tl.jit(lambda b, n: b**n)
         base = tnp.asarray(3)  # weak int32
         direct = power(base, 2)
         same(direct, tl.jit(lambda b: power(b, 2))(base))
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="a jitted function called during another trace does not make "
-        "its non-static arguments abstract",
-    )
     def test_nested_jit_arguments_are_traced(self) -> None:
         scale = tl.jit(lambda x, n: x * int(n))
         x = arr([1, 2], "int8")

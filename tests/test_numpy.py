@@ -52,6 +52,19 @@ class TestArray:
             "Array([], shape=(0, 3), dtype=int32)"
         )
 
+    def test_shape_functions_do_not_alias_numpy_input(self) -> None:
+        src = np.array([[1, 2], [3, 4]], np.int8)
+        results = [
+            tnp.reshape(src, (4,)),
+            tnp.ravel(src),
+            tnp.transpose(src),
+            tnp.squeeze(src),
+            tnp.expand_dims(src, 0),
+        ]
+        src[0, 0] = 100
+        for r in results:
+            assert int(np.asarray(r).flat[0]) == 1, repr(r)
+
     def test_immutable(self) -> None:
         x = arr([1, 2], "int8")
         with pytest.raises(TypeError, match=r"\.at\[idx\]\.set"):

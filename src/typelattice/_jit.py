@@ -72,6 +72,18 @@ class ShapeDtypeStruct:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("ShapeDtypeStruct is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("ShapeDtypeStruct is immutable")
+
+    def __reduce__(self) -> tuple[type[ShapeDtypeStruct], tuple[Any, ...]]:
+        return (ShapeDtypeStruct, (self.shape, self.dtype, self.weak_type))
+
+    def __copy__(self) -> ShapeDtypeStruct:
+        return self
+
+    def __deepcopy__(self, memo: object) -> ShapeDtypeStruct:
+        return self
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -224,13 +236,14 @@ def _run_traced(
     tree: TreeDef,
     avals: Sequence[Abstract],
     where: str,
+    abstract_only: bool = False,
 ) -> tuple[_tr.Trace, list[_tr.Tracer], list[Any], TreeDef]:
     """Run ``call(args, kwargs)`` on tracers for the flattened arguments.
 
     Returns the finished trace, the argument tracers, the result leaves
     (tracers or concrete arrays) and the results' structure.
     """
-    trace, token = _tr.start(where)
+    trace, token = _tr.start(where, abstract_only)
     try:
         tracers = [trace.new_tracer(*aval) for aval in avals]
         targs, tkwargs = _unflatten(tree, tracers)
@@ -270,7 +283,7 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
     def call(targs: Any, tkwargs: Any) -> Any:
         return fun(*targs, **tkwargs)
 
-    _, _, results, out_tree = _run_traced(call, tree, avals, where)
+    _, _, results, out_tree = _run_traced(call, tree, avals, where, True)
     structs = [ShapeDtypeStruct(r.shape, r.dtype, r.weak_type) for r in results]
     return _unflatten(out_tree, structs)
 
@@ -382,7 +395,9 @@ class Jitted(Generic[P, R]):
                     f"hashable, got {type(value).__name__} {value!r:.60}. Pass a "
                     "tuple instead of a list, or make it a dynamic (array) argument."
                 ) from None
-        return dyn_args, dyn_kwargs, tuple(statics)
+        # Equal values of different types (2, 2.0, True) trace differently.
+        typed = tuple((where, value.__class__, value) for where, value in statics)
+        return dyn_args, dyn_kwargs, typed
 
     def _merge(
         self,
@@ -403,9 +418,7 @@ class Jitted(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if _tr.current_trace() is not None:
-            # Inside another trace: trace through (the outer program records
-            # the operations).
-            return self._fun(*args, **kwargs)
+            return self._inline(args, kwargs)  # type: ignore[no-any-return]
         if self._has_static:
             dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         else:
@@ -427,7 +440,12 @@ class Jitted(Generic[P, R]):
                 values.append(_core.python_scalar_to(leaf, key[0], where))
                 sig.append((key, (), bool if t is bool else key))
             elif isinstance(leaf, np.ndarray | np.generic):
-                v = _core.from_numpy(leaf, where, len(values))
+                raw: Any = leaf  # pyright: ignore[reportUnknownVariableType]
+                v = _core.from_numpy(raw, where, len(values))
+                if raw.__class__ is np.ndarray and np.shares_memory(v, raw):
+                    # A result may be this argument or a view of it: it must
+                    # not change when the caller's array does.
+                    v = v.copy()
                 values.append(v)
                 key = _core.aval(v.dtype, False)
                 sig.append((key, v.shape, key))
@@ -456,6 +474,38 @@ class Jitted(Generic[P, R]):
         for pos, const in entry.consts:
             results.insert(pos, const)
         return _unflatten(entry.tree, results)  # type: ignore[no-any-return]
+
+    def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Called inside another trace: run ``fun`` there (the enclosing
+        program records its operations), with the concrete dynamic arguments
+        as placeholders, so that they are not concrete to ``fun``, as when
+        it is called directly."""
+        where = f"jit({self._name})"
+        dyn_args, dyn_kwargs, _ = (
+            self._split(args, kwargs) if self._has_static else (args, kwargs, ())
+        )
+        leaves: list[Any] = []
+        tree = _flatten((dyn_args, dyn_kwargs), leaves)
+        x64 = _config.current().enable_x64
+        held: list[Any] = []
+        for leaf in leaves:
+            if isinstance(leaf, _tr.Tracer):
+                held.append(leaf)
+            elif isinstance(leaf, ArrayImpl):
+                held.append(_tr.placeholder(leaf._value, leaf._key))  # pyright: ignore[reportPrivateUsage]
+            elif leaf.__class__ in _PY_KINDS or leaf.__class__ is bool:
+                key = _scalar_key(leaf.__class__, x64)
+                value = _core.python_scalar_to(leaf, key[0], where)
+                held.append(_tr.placeholder(np.asarray(value), key))
+            elif isinstance(leaf, np.ndarray | np.generic):
+                value = _core.from_numpy(leaf, where, len(held)).copy()
+                held.append(_tr.placeholder(value, _core.aval(value.dtype, False)))
+            else:
+                raise _not_an_array(where, leaf, static_hint=True)
+        inner_args, inner_kwargs = _unflatten(tree, held)
+        call_args, call_kwargs = self._merge(args, kwargs, inner_args, inner_kwargs)
+        fun: Callable[..., Any] = self._fun
+        return fun(*call_args, **call_kwargs)
 
     def _trace(
         self,

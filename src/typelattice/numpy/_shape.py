@@ -27,6 +27,9 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
         return a._value, a._key
     v, key = _core.operand(a, name, 0)
     if isinstance(key, _core.Aval):
+        if isinstance(a, np.ndarray) and np.shares_memory(v, a):
+            # Shape functions return views: not of the caller's mutable array.
+            v = v.copy()
         return np.asarray(v), key
     x64 = _config.current().enable_x64
     dt = _core.key_dtype(key, x64)

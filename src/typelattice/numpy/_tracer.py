@@ -77,11 +77,16 @@ class Trace:
     """One run of a function on tracers: the tracers it made, and the
     operations recorded on them (by :mod:`typelattice.numpy._trace`)."""
 
-    __slots__ = ("alive", "avals", "eqns", "name")
+    __slots__ = ("abstract_only", "alive", "avals", "eqns", "name", "parent")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, parent: Trace | None, abstract_only: bool) -> None:
         self.name = name
         self.alive = True
+        # The trace running when this one started, and whether this one is
+        # only evaluated (eval_shape: tracers of enclosing traces may enter,
+        # since nothing recorded here is run).
+        self.parent = parent
+        self.abstract_only = abstract_only
         # Per variable: its (key, shape); a Tracer is a variable number.
         self.avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
         self.eqns: list[Any] = []
@@ -197,10 +202,17 @@ class Tracer(_NoValues, Array):
         return self._key
 
     def check(self) -> Trace:
-        """This tracer's trace, if it is the one running; else raise."""
+        """This tracer's trace, if it is the one running (or encloses a running
+        eval_shape); else raise."""
         trace = self._trace
-        if trace.alive and _current.get() is trace:
+        running = _current.get()
+        if trace.alive and running is trace:
             return trace
+        inner = running
+        while trace.alive and inner is not None and inner.abstract_only:
+            inner = inner.parent
+            if inner is trace:
+                return trace
         if trace.alive:
             raise UnexpectedTracerError(
                 f"{self!r} belongs to a trace of {trace.name} that is running "
@@ -276,8 +288,10 @@ def is_abstract(x: object) -> bool:
     return isinstance(x, Tracer | Placeholder)
 
 
-def start(name: str) -> tuple[Trace, contextvars.Token[Trace | None]]:
-    trace = Trace(name)
+def start(
+    name: str, abstract_only: bool = False
+) -> tuple[Trace, contextvars.Token[Trace | None]]:
+    trace = Trace(name, _current.get(), abstract_only)
     ACTIVE.append(trace)
     return trace, _current.set(trace)
 
