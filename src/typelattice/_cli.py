@@ -223,7 +223,7 @@ def _compare_cmd(args: argparse.Namespace) -> int:
         sys.stdout.write("\r\n".join(parts))
         return 0
     color = _use_color(args) and fmt == "text"
-    blocks = []
+    blocks: list[str] = []
     for n, table in enumerate(tables):
         # On a terminal, each later table shows in green where it differs
         # from the first.
@@ -313,7 +313,7 @@ def _check(args: argparse.Namespace) -> int:
     def show(node: str) -> str:
         return labels.get(node, node)
 
-    problems = Lattice.problems(edges, label=show if labels else str)
+    problems = Lattice[str].problems(edges, label=show if labels else str)
     nodes = set(edges) | {b for ups in edges.values() for b in ups}
     n_edges = sum(len(set(ups)) for ups in edges.values())
     kinds = {p.kind for p in problems}

@@ -21,7 +21,7 @@ import importlib.util
 import itertools
 import json
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
@@ -64,7 +64,12 @@ _INSTALL: Final = {
 
 # Seed 001 stands Python scalars in for the weak types.
 _PYTHON_ZERO: Final[dict[str, object]] = {"i*": 0, "f*": 0.0, "c*": 0j}
-_PYTHON_CODE: Final = {int: "i*", float: "f*", complex: "c*", bool: "b1"}
+_PYTHON_CODE: Final[dict[type, str]] = {
+    int: "i*",
+    float: "f*",
+    complex: "c*",
+    bool: "b1",
+}
 
 #: Reports progress: (library, pairs measured, pairs in all). The first call,
 #: with 0 measured, comes before the library is imported.
@@ -136,7 +141,7 @@ def _jax(lax: bool) -> _Adapter:
         return jax.eval_shape(op, x, y)
 
     @contextlib.contextmanager
-    def scope(x64: bool) -> Iterator[None]:
+    def scope(x64: bool) -> Generator[None, None, None]:
         # Filtering the traceback of each refused sum costs ~8 ms, most of a
         # jax.lax table's time; nobody sees those tracebacks.
         flags = {"jax_enable_x64": x64, "jax_traceback_filtering": "off"}
@@ -212,7 +217,7 @@ def _typelattice() -> _Adapter:
         # Python scalars are 1, not 0: typelattice refuses a scalar that its
         # target cannot represent, and float8_e8m0fnu has no zero. The
         # dtype, which is all that is measured, does not depend on it.
-        one = {int: 1, float: 1.0, complex: 1 + 0j}
+        one: dict[type, object] = {int: 1, float: 1.0, complex: 1 + 0j}
         x = one.get(type(x), x)
         y = one.get(type(y), y)
         return tnp.add(x, y)
@@ -314,7 +319,7 @@ def measure_library(
                 pass
         done = 0
         for a in order:
-            row = []
+            row: list[str] = []
             for b in order:
                 row.append(_cell(adapter, operands, a, b))
                 done += 1
@@ -482,7 +487,7 @@ def check_laws(table: Table) -> Laws:
         if cells[index[a]][index[b]] != cells[index[b]][index[a]]
     )
     triples = one_sided = 0
-    failures = []
+    failures: list[Associativity] = []
     for a, b, c in itertools.product(table.codes, repeat=3):
         ab, bc = add(a, b), add(b, c)
         left = None if ab is None else add(ab, c)

@@ -157,8 +157,8 @@ def lattice_layout(
             )
         codes = _tables.SEED_CODES if types is None else types
         chosen: list[Any] = [_dtypes.code_to_dtype(c) for c in codes]
-        groups = [_group(n) for n in chosen]
-        tips = [_tooltip(n) for n in chosen]
+        groups: list[str] = [_group(n) for n in chosen]
+        tips: list[str] = [_tooltip(n) for n in chosen]
     else:
         lat = lattice
         chosen = list(lat.nodes if types is None else types)
@@ -191,7 +191,7 @@ def _covering(lat: Lattice[Any], chosen: Sequence[Any]) -> list[tuple[int, int]]
         {index[u] for u in ub[i] if u in index and index[u] != i}
         for i in range(len(chosen))
     ]
-    edges = []
+    edges: list[tuple[int, int]] = []
     for i, ups in enumerate(above):
         for j in sorted(ups):
             if not any(j in above[k] for k in ups if k != j):
@@ -226,7 +226,8 @@ def _place(
     col_w = [0.0] * n_cols
     for i in range(count):
         col_w[ranks[i]] = max(col_w[ranks[i]], widths[i])
-    col_x, x = [], _MARGIN + _BAND_LABEL_W
+    col_x: list[float] = []
+    x = _MARGIN + _BAND_LABEL_W
     for w in col_w:
         col_x.append(x + w / 2)
         x += w + _GAP
@@ -237,7 +238,8 @@ def _place(
     for i in range(count):
         cells.setdefault((groups[i], ranks[i]), []).append(i)
     used = sorted({g for g in groups}, key=_ORDER.__getitem__)
-    bands, top = [], _TITLE_H
+    bands: list[Band] = []
+    top = _TITLE_H
     band_top: dict[str, float] = {}
     for key in used:
         rows = max(len(v) for (g, _), v in cells.items() if g == key)

@@ -21,7 +21,7 @@ from typelattice._lattice import JoinError, Lattice, LatticeError
 
 __all__ = ["Explanation", "explain", "format_explanation"]
 
-_WEAK_NAMES: Final = {"int": builtins.int, "float": builtins.float}
+_WEAK_NAMES: Final[dict[str, type]] = {"int": builtins.int, "float": builtins.float}
 _WEAK_NAMES["complex"] = builtins.complex
 _WEAK_KIND: Final = {builtins.int: "i", builtins.float: "f", builtins.complex: "c"}
 
@@ -153,7 +153,8 @@ def explain(
         )
 
     bounds = [lat.upper_bounds(n) for n in nodes]
-    common = frozenset.intersection(*bounds)
+    # frozenset.intersection, unbound, is of unknown type for pyright.
+    common: frozenset[Any] = frozenset.intersection(*bounds)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     # A Lattice has a least common upper bound whenever it has any.
     minimal = [c for c in common if common <= lat.upper_bounds(c)]
     if len(minimal) == 1:
@@ -172,7 +173,7 @@ def explain(
         )
     if lattice is None:
         assert promotion is not None and x64 is not None
-        error = str(_promotion._no_join_error(nodes, promotion))
+        error = str(_promotion._no_join_error(nodes, promotion))  # pyright: ignore[reportPrivateUsage]
         cast = _cast(lat, nodes, promotion, x64)
     else:
         error = (
@@ -213,7 +214,7 @@ def _file_node(lat: Lattice[Any], x: object) -> Any:
 
 
 def _notes(nodes: Sequence[Any], x64: bool) -> list[str]:
-    notes = []
+    notes: list[str] = []
     for n in nodes:
         if isinstance(n, type):
             code = _promotion.node_label(n)
@@ -289,7 +290,7 @@ def _brief(codes: Sequence[str]) -> str:
     found = [c for c in codes if c in small]
     if len(found) < 3:
         return " ".join(codes)
-    shown = []
+    shown: list[str] = []
     for c in codes:
         if c not in small:
             shown.append(c)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar, cast
 
 __all__ = ["JoinError", "Lattice", "LatticeError", "LatticeProblem"]
 
@@ -91,6 +91,24 @@ class LatticeProblem:
         return self.message
 
 
+def _is_name_lists(value: object) -> TypeGuard[dict[str, list[str]]]:
+    """Whether ``value`` maps strings to lists of strings."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str)
+        and isinstance(v, list)
+        and all(isinstance(x, str) for x in cast("list[object]", v))
+        for k, v in cast("dict[object, object]", value).items()
+    )
+
+
+def _is_names(value: object) -> TypeGuard[dict[str, str]]:
+    """Whether ``value`` maps strings to strings."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str)
+        for k, v in cast("dict[object, object]", value).items()
+    )
+
+
 def _successors(edges: Mapping[Any, Iterable[Any]]) -> dict[Any, tuple[Any, ...]]:
     """Each node's distinct upward edges; targets become nodes too."""
     succ: dict[Any, tuple[Any, ...]] = {}
@@ -137,7 +155,8 @@ def _components(succ: Mapping[Any, Sequence[Any]]) -> list[list[Any]]:
         if root in assigned:
             continue
         assigned.add(root)
-        comp, todo = [], [root]
+        comp: list[Any] = []
+        todo = [root]
         while todo:
             node = todo.pop()
             comp.append(node)
@@ -247,7 +266,10 @@ class Lattice(Generic[N]):
         return ub
 
     def _minimal_common(self, nodes: Iterable[N]) -> set[N]:
-        common = frozenset.intersection(*(self._ub[n] for n in nodes))
+        # frozenset.intersection, unbound, is of unknown type for pyright.
+        common: frozenset[N] = frozenset.intersection(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            *(self._ub[n] for n in nodes)
+        )
         # c is minimal among the common upper bounds iff every common upper
         # bound is above it.
         return {c for c in common if common <= self._ub[c]}
@@ -559,24 +581,20 @@ class Lattice(Generic[N]):
         p = Path(path)
         text = p.read_text(encoding="utf-8")
         try:
-            data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+            data: object = (
+                json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+            )
         except (json.JSONDecodeError, tomllib.TOMLDecodeError) as err:
             raise ValueError(f"{p}: cannot parse lattice file: {err}") from None
-        edges = data.get("edges") if isinstance(data, dict) else None
-        if not isinstance(edges, dict) or not all(
-            isinstance(k, str)
-            and isinstance(v, list)
-            and all(isinstance(x, str) for x in v)
-            for k, v in edges.items()
-        ):
+        table = cast("dict[object, object]", data) if isinstance(data, dict) else {}
+        edges = table.get("edges")
+        if not _is_name_lists(edges):
             raise ValueError(
                 f"{p}: expected a table 'edges' mapping each node name to a "
                 'list of node names, e.g. edges = {a = ["b"]}'
             )
-        labels = data.get("labels", {})
-        if not isinstance(labels, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
-        ):
+        labels = table.get("labels", {})
+        if not _is_names(labels):
             raise ValueError(
                 f"{p}: expected 'labels' to map node names to display names, "
                 'e.g. labels = {a = "A"}'

@@ -97,9 +97,9 @@ def promotion_table(
         label = _promotion.node_label
         nodes = [_dtypes.code_to_dtype(c) for c in order]
         title = f"typelattice {promotion} lattice, {'64' if x64 else '32'}-bit mode"
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for a in nodes:
-        row = []
+        row: list[str] = []
         for b in nodes:
             try:
                 row.append(label(lat.join(a, b)))
@@ -228,9 +228,9 @@ def _text(
     # reads the same either way; without marks nothing is added.
     pad = 1 if marks and not color else 0
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    lines = []
+    lines: list[str] = []
     for n, row in enumerate([header, *body]):
-        cells = []
+        cells: list[str] = []
         for i, (value, width) in enumerate(zip(row, widths, strict=True)):
             is_head = n == 0 or i == 0
             mark = not is_head and (row[0], table.codes[i - 1]) in marks
@@ -261,7 +261,7 @@ def _html(table: Table, marks: set[tuple[str, str]]) -> str:
     )
     lines.append("<tbody>")
     for code, row in zip(table.codes, table.cells, strict=True):
-        cells = []
+        cells: list[str] = []
         for col, value in zip(table.codes, row, strict=True):
             if (code, col) in marks:
                 cells.append(
