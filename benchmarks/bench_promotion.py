@@ -24,6 +24,10 @@ typelattice/NumPy and typelattice/JAX and marks each case PASS or MISS
 against its target (result_type <= 1.0x NumPy, promote_types <= 2.0x NumPy,
 import <= 50 ms beyond numpy + ml_dtypes).
 
+The header says which implementation of the cached lookups ran: the C
+accelerator (``typelattice._speedups``) or pure Python (the extension is not
+built, or ``TYPELATTICE_NO_SPEEDUPS=1`` is set, which times the Python path).
+
 It is a report, not a test: a missed target does not change the exit status.
 Only a wrong answer from typelattice (checked once, before any timing) makes
 it exit with status 1, so it can never time a wrong answer.
@@ -53,6 +57,7 @@ import numpy as np
 
 import typelattice
 from _timing import best_seconds
+from typelattice import _promotion
 
 # Timing parameters: each round runs for about ROUND_SECONDS; the best of
 # ROUNDS rounds is kept (the minimum is the least disturbed by other load).
@@ -288,6 +293,8 @@ def main() -> int:
         f"typelattice {typelattice.__version__}, "
         + (f"JAX {sys.modules['jax'].__version__}" if jnp is not None else "no JAX")
     )
+    # The C accelerator (typelattice._speedups) or the pure-Python lookups.
+    print(f"  cached lookups: {_promotion.SPEEDUPS}")
     print(
         f"  us/call = best of {ROUNDS} timeit rounds of ~{ROUND_SECONDS * 1e3:.0f} ms"
         f"; import = median of {IMPORT_RUNS} fresh processes"

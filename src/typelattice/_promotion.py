@@ -8,13 +8,24 @@ turned into :class:`~typelattice.Lattice` objects, which check them once.
 ``result_type`` is on every operation's hot path, so answers are cached per
 promotion mode, keyed on the argument *types* (or dtypes) rather than values:
 see :func:`_arg_key` for why that key determines the answer.
+
+The cached lookups of ``result_type``, ``lattice_result_type`` and
+``promote_types`` have an optional C version, ``typelattice._speedups``, built
+when the package is installed with a C compiler at hand. It only reads the
+memos this module maintains, with the same keys, and calls the Python
+function on any miss or unusual input, so the answers are the same either
+way. Without the extension, or with the environment variable
+``TYPELATTICE_NO_SPEEDUPS=1`` at import, the Python functions run themselves;
+:data:`SPEEDUPS` says which is in use.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, cast, overload
+import functools
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, overload
 
 import numpy as np
 
@@ -30,6 +41,8 @@ from typelattice._dtypes import (
 from typelattice._lattice import JoinError, Lattice, LatticeError
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = [
@@ -358,6 +371,41 @@ def _arg_key(x: object) -> object:
 _NO_KEY: Final = object()
 _MEMO_LIMIT: Final = 20_000
 
+
+# -- the optional C accelerator ---------------------------------------------------
+
+_SPEEDUPS_API: Final = 1  # the extension's API_VERSION this module speaks
+
+
+def _load_speedups() -> tuple[ModuleType | None, str]:
+    """The C extension if it is to be used, and a description of the choice."""
+    raw = os.environ.get("TYPELATTICE_NO_SPEEDUPS", "").strip()
+    off = _config._BOOL_WORDS.get(raw.lower()) if raw else False  # pyright: ignore[reportPrivateUsage]
+    if off is None:
+        raise ValueError(
+            f"environment variable TYPELATTICE_NO_SPEEDUPS={raw!r}: must be "
+            f"one of {', '.join(_config._BOOL_WORDS)} or empty"  # pyright: ignore[reportPrivateUsage]
+        )
+    if off:
+        return None, "pure Python (TYPELATTICE_NO_SPEEDUPS is set)"
+    try:
+        import typelattice._speedups as _speedups
+    except ModuleNotFoundError as err:
+        if err.name != "typelattice._speedups":
+            raise
+        return None, "pure Python (typelattice._speedups is not built)"
+    except ImportError as err:  # built, but does not load here
+        return None, f"pure Python (typelattice._speedups does not load: {err})"
+    if getattr(_speedups, "API_VERSION", None) != _SPEEDUPS_API:
+        # An editable install whose extension was built from older sources.
+        return None, "pure Python (typelattice._speedups is stale: reinstall)"
+    _speedups.configure(_scope, np.ndarray)
+    return _speedups, "C (typelattice._speedups)"
+
+
+# SPEEDUPS says which implementation of the cached lookups is in use (reports).
+_speedups, SPEEDUPS = _load_speedups()
+
 # The global state's caches, kept current by _config (the common case: no
 # scope in force, one ContextVar read and one dict lookup).
 _global_memo: dict[Any, Any] = {}
@@ -367,6 +415,8 @@ _global_promotion_memo: dict[Any, Any] = {}
 def _track_global(state: _config.State) -> None:
     global _global_memo, _global_promotion_memo
     _global_memo, _global_promotion_memo = state.memo, state.promotion_memo
+    if _speedups is not None:
+        _speedups.set_global_memos(state.memo, state.promotion_memo)
 
 
 _config.on_global_change(_track_global)
@@ -582,3 +632,28 @@ def edges_literal(lattice: Lattice[Node]) -> Mapping[str, list[str]]:
         node_label(a): [node_label(b) for b in lattice.successors(a)]
         for a in lattice.nodes
     }
+
+
+# The pure-Python functions, whichever version the public names hold. The C
+# versions call them on a miss; tests compare the two.
+_py_result_type: Final = result_type
+_py_lattice_result_type: Final = lattice_result_type
+_py_promote_types: Final = promote_types
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _fast_path(
+    kind: Literal["result_type", "lattice_result_type", "promote_types"], fn: _F
+) -> _F:
+    """The C version of ``fn``, with its name, docstring and signature."""
+    assert _speedups is not None
+    fast = _speedups.FastPath(kind, fn)
+    functools.update_wrapper(fast, fn)  # also sets __wrapped__ = fn
+    return cast(_F, fast)
+
+
+if _speedups is not None:
+    result_type = _fast_path("result_type", result_type)
+    lattice_result_type = _fast_path("lattice_result_type", lattice_result_type)
+    promote_types = _fast_path("promote_types", promote_types)
