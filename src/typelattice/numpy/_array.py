@@ -11,6 +11,10 @@ namespace's functions, so every array-like class deriving from it behaves
 alike.
 """
 
+# Package-internal: the arrays' underscored slots and the namespace modules'
+# private helpers are read here by design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -201,12 +205,12 @@ class Array:
         return _ufuncs.greater_equal(self, other)
 
     def __eq__(self, other: ArrayLike) -> Array:  # type: ignore[override]
-        if other is None or isinstance(other, str):
+        if other is None or isinstance(other, str):  # pyright: ignore[reportUnnecessaryComparison]
             return NotImplemented  # Python then says False, as JAX does
         return _ufuncs.equal(self, other)
 
     def __ne__(self, other: ArrayLike) -> Array:  # type: ignore[override]
-        if other is None or isinstance(other, str):
+        if other is None or isinstance(other, str):  # pyright: ignore[reportUnnecessaryComparison]
             return NotImplemented
         return _ufuncs.not_equal(self, other)
 
@@ -248,7 +252,7 @@ class Array:
 
     def reshape(self, *shape: Any, order: str = "C") -> Array:
         if len(shape) == 1 and isinstance(shape[0], list | tuple):
-            shape = tuple(shape[0])
+            shape = tuple(shape[0])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
         return _shape.reshape(self, shape, order=order)
 
     def transpose(self, *axes: Any) -> Array:

@@ -9,6 +9,10 @@ lookup on top of NumPy's own work, and NumPy's promotion never decides a
 dtype.
 """
 
+# Package-internal: reads the arrays' underscored slots and the promotion
+# engine's private functions by design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import math
@@ -110,13 +114,13 @@ _EXTOBJ: Any
 _IGNORE: object = None
 try:
     from numpy._core._ufunc_config import (  # type: ignore[attr-defined,no-redef]
-        _extobj_contextvar as _EXTOBJ,  # pyright: ignore[reportAttributeAccessIssue]
+        _extobj_contextvar as _EXTOBJ,  # pyright: ignore[reportAttributeAccessIssue, reportConstantRedefinition, reportUnknownVariableType]
     )
 
     with np.errstate(all="ignore"):
-        _IGNORE = _EXTOBJ.get()
+        _IGNORE = _EXTOBJ.get()  # pyright: ignore[reportConstantRedefinition, reportUnknownMemberType, reportUnknownVariableType]
 except (ImportError, AttributeError):  # pragma: no cover - other NumPy layouts
-    _EXTOBJ = _ErrstateVar()
+    _EXTOBJ = _ErrstateVar()  # pyright: ignore[reportConstantRedefinition]
 
 
 def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -129,12 +133,6 @@ def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 # -- operands ---------------------------------------------------------------
-
-
-def _array_type() -> type[ArrayImpl]:
-    from typelattice.numpy._array import ArrayImpl
-
-    return ArrayImpl
 
 
 def _x64_fix() -> str:
@@ -239,7 +237,7 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
     Raises:
       TypeError: lists, tuples, strings, objects, non-numeric arrays (as JAX).
     """
-    t = type(x)
+    t = type(x)  # pyright: ignore[reportUnknownVariableType]
     if t is _ArrayImpl[0]:
         return x._value, x._key
     if t in _PY_SCALARS or t is bool:
@@ -256,7 +254,7 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
     if hasattr(x, "__array__") and not isinstance(x, list | tuple | str):
         value = from_numpy(np.asarray(x), fname, pos)
         return value, aval(value.dtype, False)
-    raise _not_arraylike(fname, pos, x)
+    raise _not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]
 
 
 # Filled by _array at import (a one-element list avoids an import cycle).
@@ -273,7 +271,7 @@ def key_dtype(key: object, x64: bool) -> DType:
 
 
 def key_weak(key: object) -> bool:
-    return bool(key[1]) if isinstance(key, tuple) else key is not bool
+    return bool(key[1]) if isinstance(key, tuple) else key is not bool  # pyright: ignore[reportUnknownArgumentType]
 
 
 def result_of(keys: Sequence[object], state: _config.State) -> tuple[DType, bool]:
@@ -296,7 +294,7 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
     lets finite floats become inf; we raise (SPEC §4).
     """
     kind = _dtypes.kind_of(dt)
-    t = type(value)
+    t = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind in "iu" and t is int:
         info = _dtypes.iinfo(dt)
         if not int(info.min) <= value <= int(info.max):
@@ -368,7 +366,7 @@ def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:
 
 def convert(value: Any, dt: DType, fname: str) -> Any:
     """One operand's value in dtype ``dt`` (Python scalars checked)."""
-    t = type(value)
+    t = type(value)  # pyright: ignore[reportUnknownVariableType]
     if t is np.ndarray:
         if value.dtype == dt:
             return value

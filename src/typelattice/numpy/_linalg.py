@@ -42,7 +42,9 @@ def _product(
                 f"got shape {v.shape}"
             )
     if preferred_element_type is not None:
-        from typelattice.numpy._creation import _requested
+        from typelattice.numpy._creation import (
+            _requested,  # pyright: ignore[reportPrivateUsage]
+        )
 
         out_dt = _requested(preferred_element_type, name)
         _check_preferred(name, cd, out_dt)
@@ -133,7 +135,7 @@ def tensordot(
     return _product(
         "tensordot",
         (a, b),
-        lambda x, y: np.tensordot(x, y, axes=axes),
+        lambda x, y: np.tensordot(x, y, axes=axes),  # pyright: ignore[reportUnknownArgumentType, reportUnknownLambdaType]
         preferred_element_type,
     )
 
@@ -153,7 +155,7 @@ def einsum(
     >>> tnp.einsum('i,i->', tnp.arange(3), tnp.arange(3))
     Array(5, dtype=int32)
     """
-    if not isinstance(subscripts, str):
+    if not isinstance(subscripts, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError("einsum: the first argument must be a subscripts string")
     opt = False if optimize == "auto" else optimize
     return _product(

@@ -46,9 +46,10 @@ def _logaddexp(a: Any, b: Any) -> Any:
         return np.logaddexp(a, b)
     a, b = np.broadcast_arrays(a, np.asarray(b, dtype=a.dtype))
     first = a.real >= b.real
-    big = np.where(first, a, b)
-    small = np.where(first, b, a)
-    return big + np.log1p(np.exp(small - big))
+    # NumPy's stubs give where() on arrays of type Any an unknown type.
+    big = np.where(first, a, b)  # pyright: ignore[reportUnknownVariableType]
+    small = np.where(first, b, a)  # pyright: ignore[reportUnknownVariableType]
+    return big + np.log1p(np.exp(small - big))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
 
 def _logaddexp2(a: Any, b: Any) -> Any:
@@ -194,7 +195,7 @@ def _integer_scalar(x: Any) -> int | None:
     """``x`` as an int if it is a concrete integer scalar (JAX's test)."""
     if isinstance(x, float | complex) or (
         isinstance(x, Array | np.ndarray | np.generic)
-        and (np.ndim(x) or _dtypes.kind_of(_dtypes.dtype_of(x)) not in "biu")
+        and (np.ndim(x) or _dtypes.kind_of(_dtypes.dtype_of(x)) not in "biu")  # pyright: ignore[reportUnknownArgumentType]
     ):
         return None
     index: Any = operator.index  # x is Any; pyright narrows it too far
