@@ -1,6 +1,10 @@
 """Making arrays: asarray/array, zeros/ones/full/empty and their ``_like``
 forms, ranges, eye, the scalar types (``tnp.int8(3)``) and ``astype``."""
 
+# Package-internal: reads the arrays' underscored slots and _core's tables by
+# design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import builtins
@@ -27,7 +31,7 @@ def _requested(dtype: Any, where: str) -> np.dtype[Any]:
 
 def _leaves(obj: Any, out: list[Any]) -> None:
     if isinstance(obj, list | tuple):
-        for item in obj:
+        for item in obj:  # pyright: ignore[reportUnknownVariableType]
             _leaves(item, out)
     else:
         out.append(obj)
@@ -85,7 +89,7 @@ def array(
 
 def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
     target = None if dtype is None else _requested(dtype, where)
-    t = type(a)
+    t = type(a)  # pyright: ignore[reportUnknownVariableType]
     if isinstance(a, Array):
         if target is None or target == a.dtype:
             return a
@@ -101,11 +105,11 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         value = _core.from_numpy(a, where, 0)
         if target is not None:
             value = _cast(value, target)
-        elif value is a or np.shares_memory(value, a):
+        elif value is a or np.shares_memory(value, a):  # pyright: ignore[reportUnknownArgumentType]
             value = np.array(value, copy=True)
         return from_numpy(value)
     if isinstance(a, list | tuple):
-        return from_numpy(_from_sequence(a, target, where))
+        return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(a, str | bytes) or a is None:
         raise TypeError(
             f"{where}: cannot convert {a!r} to an array: only numbers, arrays "
@@ -145,7 +149,7 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
 
 def _plain(a: Any) -> Any:
     if isinstance(a, list | tuple):
-        return [_plain(x) for x in a]
+        return [_plain(x) for x in a]  # pyright: ignore[reportUnknownVariableType]
     if isinstance(a, Array):
         return np.asarray(a)
     return a
@@ -345,7 +349,8 @@ def arange(
     else:
         dt = _requested(dtype, "arange")
     raw = np.arange(*plain)  # type: ignore[arg-type]
-    return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))
+    # NumPy's stubs find no overload of arange for *plain: raw is unknown.
+    return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))  # pyright: ignore[reportUnknownArgumentType]
 
 
 def linspace(

@@ -35,15 +35,15 @@ def _input(a: Any, name: str) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
     dt = _core.key_dtype(key, _config.current().enable_x64)
     if not isinstance(v, np.ndarray):
         v = _core.python_scalar_to(v, dt, name)
-    return v, dt
+    return v, dt  # pyright: ignore[reportUnknownVariableType]
 
 
 def _axis(axis: Any, ndim: int, name: str) -> int | tuple[int, ...] | None:
     if axis is None:
         return None
-    axes = axis if isinstance(axis, tuple | list) else (axis,)
-    out = []
-    for ax in axes:
+    axes = axis if isinstance(axis, tuple | list) else (axis,)  # pyright: ignore[reportUnknownVariableType]
+    out: list[int] = []
+    for ax in axes:  # pyright: ignore[reportUnknownVariableType]
         i = _core.index_of(ax, f"{name}: axis")
         if not -ndim <= i < builtins.max(ndim, 1) or (ndim == 0 and i not in (0, -1)):
             raise ValueError(
@@ -78,7 +78,9 @@ def _promote_integer(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
 
 
 def _explicit(dtype: Any, name: str) -> np.dtype[Any]:
-    from typelattice.numpy._creation import _requested
+    from typelattice.numpy._creation import (
+        _requested,  # pyright: ignore[reportPrivateUsage]
+    )
 
     return _requested(dtype, name)
 
