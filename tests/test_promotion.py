@@ -305,3 +305,25 @@ def test_cache_does_not_confuse_classes_and_instances() -> None:
         with pytest.raises(TypeError):
             tl.result_type(np.ndarray, 1)
         assert rt(None, "int8") == (np.dtype("float32"), False)
+
+
+@pytest.mark.parametrize("policy", ["allow", "error", "warn"])
+def test_64_bit_arrays_and_dtypes_do_not_share_answers_in_32_bit_mode(
+    policy: str,
+) -> None:
+    """An array of a 64-bit type is narrowed; the dtype itself follows
+    explicit_x64_dtypes, whatever was asked before (they share a cache key)."""
+    explicit = {"allow": np.dtype("float64"), "warn": np.dtype("float32")}
+    with tl.explicit_x64_dtypes(policy):
+        for _ in range(2):
+            assert tl.result_type(np.zeros(2)) == np.float32
+            assert tl.result_type(np.float64(2)) == np.float32
+            for form in (np.dtype("float64"), np.float64):
+                if policy == "error":
+                    with pytest.raises(ValueError, match="float64"):
+                        tl.result_type(form)
+                elif policy == "warn":
+                    with pytest.warns(tl.X64DtypeWarning):
+                        assert tl.result_type(form) == explicit[policy]
+                else:
+                    assert tl.result_type(form) == explicit[policy]

@@ -230,12 +230,15 @@ def _dtype_and_weak(
             return dt, weak, True
     if x64 or dt not in _dtypes.TO_32:
         return dt, weak, True
+    # Not cached: a 64-bit dtype and an array of it share a cache key (the
+    # dtype class), but the dtype follows explicit_x64_dtypes (it may warn,
+    # raise or stay 64-bit) and the array does not.
     if _dtypes.is_explicit(x):  # pyright: ignore[reportUnknownArgumentType]
         policy = state.explicit_x64_dtypes
-        return _dtypes.explicit_x64(dt, policy, "result_type"), weak, policy != "warn"
+        return _dtypes.explicit_x64(dt, policy, "result_type"), weak, False
     # Values of a 64-bit type (NumPy arrays, scalars) are canonicalized, as
     # in JAX: in 32-bit mode they stand for their 32-bit form.
-    return _dtypes.TO_32[dt], weak, True
+    return _dtypes.TO_32[dt], weak, False
 
 
 def _node(dt: np.dtype[Any], weak: bool) -> Node:
