@@ -2,6 +2,10 @@
 sorting. Functions of one array keep its dtype and weak flag; functions that
 join several arrays promote them, as in jax.numpy."""
 
+# Package-internal: reads the arrays' underscored slots by design, and defines
+# the private helpers of the arrays' indexing (_getitem, _scatter).
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -27,7 +31,7 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
         return a._value, a._key
     v, key = _core.operand(a, name, 0)
     if isinstance(key, _core.Aval):
-        if isinstance(a, np.ndarray) and np.shares_memory(v, a):
+        if isinstance(a, np.ndarray) and np.shares_memory(v, a):  # pyright: ignore[reportUnknownArgumentType]
             # Shape functions return views: not of the caller's mutable array.
             v = v.copy()
         return np.asarray(v), key
@@ -55,7 +59,7 @@ def reshape(
     if shape is None:
         shape = newshape
     if isinstance(shape, int | np.integer):
-        shape = (int(shape),)
+        shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     return _same("reshape", np.reshape, a, tuple(shape), order=order)
 
 
@@ -107,7 +111,7 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept."""
     if isinstance(shape, int | np.integer):
-        shape = (int(shape),)
+        shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     v, key = _one(array, "broadcast_to")
     try:
         out = np.broadcast_to(v, tuple(shape))
@@ -192,28 +196,36 @@ def repeat(
 # -- joining ----------------------------------------------------------------
 
 
-def _joined(name: str, arrays: Any, fn: Callable[..., Any], min_ndim: int = 0) -> Array:
-    if isinstance(arrays, Array | np.ndarray) and np.ndim(arrays):
-        arrays = list(arrays)  # an array joins its rows, as in NumPy and JAX
+def _joined(
+    name: str,
+    arrays: Any,
+    fn: Callable[[list[np.ndarray[Any, Any]]], Any],
+    min_ndim: int = 0,
+) -> Array:
+    # Narrowed by isinstance from Any, the arrays' NumPy types are unknown.
+    if isinstance(arrays, Array | np.ndarray) and np.ndim(arrays):  # pyright: ignore[reportUnknownArgumentType]
+        # An array joins its rows, as in NumPy and JAX.
+        arrays = list(arrays)  # pyright: ignore[reportUnknownArgumentType]
     if not isinstance(arrays, Sequence):
         raise TypeError(
-            f"{name}: expects a sequence of arrays, got {type(arrays).__name__}"
+            f"{name}: expects a sequence of arrays, got {type(arrays).__name__}"  # pyright: ignore[reportUnknownArgumentType]
         )
-    if not arrays:
+    elements: Sequence[Any] = arrays  # pyright: ignore[reportUnknownVariableType]
+    if not elements:
         raise ValueError(f"{name}: need at least one array")
-    for i, a in enumerate(arrays):
+    for i, a in enumerate(elements):
         if isinstance(a, list | tuple):
             raise TypeError(
-                f"{name}: element {i} is a {type(a).__name__}; convert it with "
+                f"{name}: element {i} is a {type(a).__name__}; convert it with "  # pyright: ignore[reportUnknownArgumentType]
                 "typelattice.numpy.asarray first"
             )
-    if min_ndim and not np.ndim(arrays[0]):
+    if min_ndim and not np.ndim(elements[0]):
         # Checked before promotion, as JAX does.
         raise ValueError(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(arrays))
+    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(elements))
     values = [np.asarray(v, dtype=cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
@@ -295,7 +307,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
 
 def _index(key: Any) -> Any:
     if isinstance(key, tuple):
-        return tuple(_index(k) for k in key)
+        return tuple(_index(k) for k in key)  # pyright: ignore[reportUnknownVariableType]
     if isinstance(key, Array):
         if not _dtypes.isdtype(key.dtype, ("integral", "bool")):
             raise IndexError(
@@ -315,7 +327,7 @@ def _index(key: Any) -> Any:
     return key
 
 
-def _getitem(a: Any, key: Any) -> Array:
+def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction]
     v, k = _one(a, "getitem")
     return wrap(np.asarray(v[_index(key)]), k)
 
@@ -339,7 +351,7 @@ def take(
     return wrap(out, key)
 
 
-def _scatter(
+def _scatter(  # pyright: ignore[reportUnusedFunction]
     x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str
 ) -> Array:
     """``x.at[index].<name>(values)``: a copy of ``x`` updated at ``index``.
