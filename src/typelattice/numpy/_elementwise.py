@@ -6,6 +6,10 @@ once per configuration and cached, so the hot path is a dict lookup, the
 conversion of the operands that need it, and the ufunc.
 """
 
+# Package-internal: reads the arrays' underscored slots and the configuration's
+# and _core's private state by design.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -189,7 +193,7 @@ def build_plan(
         fn = _identity
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
-    convs = []
+    convs: list[tuple[int, int, int]] = []
     for key in keys:
         if isinstance(key, tuple):
             if key[0] == cd:
@@ -233,8 +237,8 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
     ndarrays or, for Python scalars, 0-d arrays (ints in range may stay ints).
     """
     name = op.name
-    values = []
-    keys = []
+    values: list[Any] = []
+    keys: list[object] = []
     for i, a in enumerate(args):
         v, k = _core.operand(a, name, i)
         values.append(v)
@@ -246,7 +250,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
         plan = build_plan(op, tkeys, state)
         state.memo[(op, tkeys)] = plan
     _, convs, _, _, cd = plan
-    conv = []
+    conv: list[Any] = []
     for v, (how, lo, hi) in zip(values, convs, strict=True):
         if how == _KEEP:
             conv.append(v)
@@ -354,7 +358,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
     def binary(x: Any, y: Any, /) -> Array:
         # The hot path of every operator: written out, no helper calls for
         # arrays and Python scalars once the plan is cached.
-        tx = type(x)
+        tx = type(x)  # pyright: ignore[reportUnknownVariableType]
         if tx is ArrayImpl:
             vx = x._value
             kx: object = x._key
@@ -365,7 +369,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
             return _trace.elementwise(op, (x, y))
         else:
             vx, kx = _core.operand(x, name, 0)
-        ty = type(y)
+        ty = type(y)  # pyright: ignore[reportUnknownVariableType]
         if ty is ArrayImpl:
             vy = y._value
             ky: object = y._key
