@@ -365,7 +365,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         elif tx is int or tx is float or tx is complex or tx is bool:
             vx = x
             kx = tx
-        elif isinstance(x, Tracer) or isinstance(y, Tracer):
+        elif isinstance(x, Tracer):
             return _trace.elementwise(op, (x, y))
         else:
             vx, kx = _core.operand(x, name, 0)
