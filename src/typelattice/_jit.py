@@ -205,6 +205,30 @@ def _abstract(leaf: Any, where: str) -> Abstract:
     raise _not_an_array(where, leaf, static_hint=False)
 
 
+def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract]:
+    """A jit argument's value (canonical, checked, never the caller's
+    mutable array) and its abstract value."""
+    t = leaf.__class__
+    if t in _PY_KINDS or t is bool:
+        key = _scalar_key(t, x64)
+        value = np.asarray(_core.python_scalar_to(leaf, key[0], where))
+        return value, (key, (), bool if t is bool else key)
+    if isinstance(leaf, ArrayImpl):
+        key = leaf._key  # pyright: ignore[reportPrivateUsage]
+        value = leaf._value  # pyright: ignore[reportPrivateUsage]
+        return value, (key, value.shape, key)
+    if isinstance(leaf, np.ndarray | np.generic):
+        raw: Any = leaf  # pyright: ignore[reportUnknownVariableType]
+        value = _core.from_numpy(raw, where, pos)
+        if raw.__class__ is np.ndarray and np.shares_memory(value, raw):
+            # A result may be this argument or a view of it: it must not
+            # change when the caller's array does.
+            value = value.copy()
+        key = _core.aval(value.dtype, False)
+        return value, (key, value.shape, key)
+    raise _not_an_array(where, leaf, static_hint=True)
+
+
 def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
     """An output leaf as a tracer of ``trace`` or a concrete array."""
     if isinstance(leaf, _tr.Tracer):
@@ -399,6 +423,17 @@ class Jitted(Generic[P, R]):
         typed = tuple((where, value.__class__, value) for where, value in statics)
         return dyn_args, dyn_kwargs, typed
 
+    def _dynamic(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[TreeDef, list[Any], tuple[Any, ...]]:
+        """The dynamic arguments' structure and leaves, and the static values."""
+        if self._has_static:
+            dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        else:
+            dyn_args, dyn_kwargs, statics = args, kwargs, ()
+        leaves: list[Any] = []
+        return _flatten((dyn_args, dyn_kwargs), leaves), leaves, statics
+
     def _merge(
         self,
         args: tuple[Any, ...],
@@ -419,45 +454,23 @@ class Jitted(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if _tr.current_trace() is not None:
             return self._inline(args, kwargs)  # type: ignore[no-any-return]
-        if self._has_static:
-            dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-        else:
-            dyn_args, dyn_kwargs, statics = args, kwargs, ()
-        leaves: list[Any] = []
-        tree = _flatten((dyn_args, dyn_kwargs), leaves)
+        tree, leaves, statics = self._dynamic(args, kwargs)
         state = _config.current()
         values: list[Any] = []
         sig: list[Any] = []
         where = f"jit({self._name})"
         for leaf in leaves:
-            t = leaf.__class__
-            if t is ArrayImpl:
+            if leaf.__class__ is ArrayImpl:  # the common case, inline
                 v = leaf._value
                 values.append(v)
                 sig.append((leaf._key, v.shape, leaf._key))
-            elif t in _PY_KINDS or t is bool:
-                key = _scalar_key(t, state.enable_x64)
-                values.append(_core.python_scalar_to(leaf, key[0], where))
-                sig.append((key, (), bool if t is bool else key))
-            elif isinstance(leaf, np.ndarray | np.generic):
-                raw: Any = leaf  # pyright: ignore[reportUnknownVariableType]
-                v = _core.from_numpy(raw, where, len(values))
-                if raw.__class__ is np.ndarray and np.shares_memory(v, raw):
-                    # A result may be this argument or a view of it: it must
-                    # not change when the caller's array does.
-                    v = v.copy()
-                values.append(v)
-                key = _core.aval(v.dtype, False)
-                sig.append((key, v.shape, key))
-            elif isinstance(leaf, ArrayImpl):
-                values.append(leaf._value)  # pyright: ignore[reportPrivateUsage]
-                key = leaf._key  # pyright: ignore[reportPrivateUsage]
-                sig.append((key, leaf._value.shape, key))  # pyright: ignore[reportPrivateUsage]
             elif isinstance(leaf, _tr.Tracer):
                 leaf.check()  # raises: no trace is running here
                 raise AssertionError("unreachable")
             else:
-                raise _not_an_array(where, leaf, static_hint=True)
+                v, abstract = _argument(leaf, where, len(values), state.enable_x64)
+                values.append(v)
+                sig.append(abstract)
         cache_key = (tree, tuple(sig), statics, state)
         entry = self._cache.get(cache_key)
         if entry is None:
@@ -481,27 +494,15 @@ class Jitted(Generic[P, R]):
         as placeholders, so that they are not concrete to ``fun``, as when
         it is called directly."""
         where = f"jit({self._name})"
-        dyn_args, dyn_kwargs, _ = (
-            self._split(args, kwargs) if self._has_static else (args, kwargs, ())
-        )
-        leaves: list[Any] = []
-        tree = _flatten((dyn_args, dyn_kwargs), leaves)
+        tree, leaves, _ = self._dynamic(args, kwargs)
         x64 = _config.current().enable_x64
         held: list[Any] = []
         for leaf in leaves:
             if isinstance(leaf, _tr.Tracer):
                 held.append(leaf)
-            elif isinstance(leaf, ArrayImpl):
-                held.append(_tr.placeholder(leaf._value, leaf._key))  # pyright: ignore[reportPrivateUsage]
-            elif leaf.__class__ in _PY_KINDS or leaf.__class__ is bool:
-                key = _scalar_key(leaf.__class__, x64)
-                value = _core.python_scalar_to(leaf, key[0], where)
-                held.append(_tr.placeholder(np.asarray(value), key))
-            elif isinstance(leaf, np.ndarray | np.generic):
-                value = _core.from_numpy(leaf, where, len(held)).copy()
-                held.append(_tr.placeholder(value, _core.aval(value.dtype, False)))
             else:
-                raise _not_an_array(where, leaf, static_hint=True)
+                value, (key, _, _) = _argument(leaf, where, len(held), x64)
+                held.append(_tr.placeholder(value, key))
         inner_args, inner_kwargs = _unflatten(tree, held)
         call_args, call_kwargs = self._merge(args, kwargs, inner_args, inner_kwargs)
         fun: Callable[..., Any] = self._fun
@@ -547,11 +548,7 @@ class Jitted(Generic[P, R]):
           v3:int8[3] = add(v2, 1)
           return (v3)
         """
-        dyn_args, dyn_kwargs, _ = (
-            self._split(args, kwargs) if self._has_static else (args, kwargs, ())
-        )
-        leaves: list[Any] = []
-        tree = _flatten((dyn_args, dyn_kwargs), leaves)
+        tree, leaves, _ = self._dynamic(args, kwargs)
         where = f"jit({self._name})"
         sig = [_abstract(leaf, where) for leaf in leaves]
         return self._trace(args, kwargs, tree, sig, where).program
