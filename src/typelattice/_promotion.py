@@ -377,7 +377,7 @@ _MEMO_LIMIT: Final = 20_000
 
 # -- the optional C accelerator ---------------------------------------------------
 
-_SPEEDUPS_API: Final = 1  # the extension's API_VERSION this module speaks
+_SPEEDUPS_API: Final = 2  # the extension's API_VERSION this module speaks
 
 
 def _load_speedups() -> tuple[ModuleType | None, str]:
@@ -419,7 +419,9 @@ def _track_global(state: _config.State) -> None:
     global _global_memo, _global_promotion_memo
     _global_memo, _global_promotion_memo = state.memo, state.promotion_memo
     if _speedups is not None:
-        _speedups.set_global_memos(state.memo, state.promotion_memo)
+        _speedups.set_global_memos(
+            state.memo, state.promotion_memo, state.rank_promotion == "allow"
+        )
 
 
 _config.on_global_change(_track_global)

@@ -1,6 +1,7 @@
 /*
  * typelattice._speedups: C fast paths for result_type, lattice_result_type
- * and promote_types (typelattice._promotion).
+ * and promote_types (typelattice._promotion), and for the binary elementwise
+ * functions and operators of typelattice.numpy (FastBinary, further down).
  *
  * A fast path does only what its Python function does before the first cache
  * miss: read the scoped configuration (the ContextVar _config._scope), take
@@ -18,7 +19,9 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stddef.h>
+#include <structmember.h> /* T_OBJECT_EX: the slots of __slots__ */
 
 #ifdef Py_GIL_DISABLED
 /* The lookups below hold borrowed references from dicts, which is only safe
@@ -28,7 +31,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 1
+#define API_VERSION 2
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -416,6 +419,569 @@ static PyTypeObject FastPath_Type = {
     .tp_new = FastPath_new,
 };
 
+/* -- elementwise binary functions -------------------------------------------- */
+
+/*
+ * FastBinary(op, fallback, swap=False) runs the hot path of a binary
+ * elementwise function of typelattice.numpy (_elementwise.make_binary) for
+ * the common operands: arrays (exactly ArrayImpl) and Python scalars, with a
+ * cached plan and rank promotion allowed. It reads the plan the Python code
+ * built -- (fn, ((how, lo, hi), (how, lo, hi)), out_key, fp, cd) -- and does
+ * what the Python code does with it; the conversions that can raise call the
+ * Python helpers themselves. Anything else -- another operand type (tracers,
+ * lists, NumPy arrays), a missing plan, a scoped rank_promotion check, a
+ * ValueError from NumPy (whose message Python rewrites) -- is handed to
+ * fallback with the arguments exactly as given.
+ *
+ * With swap, the arguments are (self, other) of a reflected operator
+ * (__radd__): the function is applied to (other, self). The type is a
+ * method descriptor, so an instance can be an ArrayImpl operator.
+ */
+
+/* How an operand reaches the compute dtype: _elementwise._KEEP... */
+enum how { KEEP = 0, CAST = 1, INT = 2, SCALAR = 3, WEAK = 4 };
+
+/* Set by configure_binary(). */
+static PyTypeObject *array_type;
+static Py_ssize_t value_offset;
+static Py_ssize_t key_offset;
+static PyObject *fp_var;    /* NumPy's error-state ContextVar */
+static PyObject *fp_ignore; /* its value with every warning off */
+static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
+static PyObject *weak_to;   /* _core.weak_to(value, dtype, name) */
+static PyObject *cast_call; /* _elementwise._cast_call(fn, x, y, dtype) */
+static PyObject *finish;    /* _elementwise.finish(out, out_key) */
+static PyObject *asarray;   /* numpy.asarray(value, dtype) */
+/* Set by set_global_memos(): rank_promotion == 'allow' globally. */
+static int global_rank_allow;
+
+static PyObject *str_rank_promotion;
+static PyObject *str_allow;
+static PyObject *str_name;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback; /* called with the arguments as given */
+    PyObject *dict;
+    PyObject *op;   /* the _elementwise.Op: the plan cache key */
+    PyObject *name; /* op.name, for the messages of the conversions */
+    int swap;
+} FastBinary;
+
+/* The value and key of an ArrayImpl or a Python scalar (borrowed); 0 for
+ * any other operand. */
+static int
+binary_operand(PyObject *x, PyObject **value, PyObject **key)
+{
+    PyTypeObject *t = Py_TYPE(x);
+
+    if (t == array_type) {
+        *value = *(PyObject **)((char *)x + value_offset);
+        *key = *(PyObject **)((char *)x + key_offset);
+        return *value != NULL && *key != NULL;
+    }
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type ||
+        t == &PyBool_Type) {
+        *value = x;
+        *key = (PyObject *)t;
+        return 1;
+    }
+    return 0;
+}
+
+/* The memo of the configuration in force, as a new reference, when its
+ * rank_promotion is 'allow'. 1: found; 0: ask Python; -1: error. */
+static int
+binary_memo(PyObject **memo)
+{
+    PyObject *scope = NULL;
+    PyObject *state;
+    PyObject *rank;
+    int allow;
+
+    if (PyContextVar_Get(scope_var, NULL, &scope) < 0) {
+        return -1;
+    }
+    if (scope == NULL) {
+        return 0;
+    }
+    if (scope == Py_None) {
+        Py_DECREF(scope);
+        if (!global_rank_allow) {
+            return 0;
+        }
+        *memo = Py_NewRef(global_memo);
+        return 1;
+    }
+    state = PyObject_CallMethodNoArgs(scope, str_resolve);
+    Py_DECREF(scope);
+    if (state == NULL) {
+        return -1;
+    }
+    rank = PyObject_GetAttr(state, str_rank_promotion);
+    if (rank == NULL) {
+        Py_DECREF(state);
+        return -1;
+    }
+    allow = rank == str_allow || (PyUnicode_CheckExact(rank) &&
+                                  PyUnicode_Compare(rank, str_allow) == 0);
+    Py_DECREF(rank);
+    if (!allow) {
+        Py_DECREF(state);
+        return 0;
+    }
+    *memo = PyObject_GetAttr(state, str_memo);
+    Py_DECREF(state);
+    if (*memo == NULL) {
+        return -1;
+    }
+    if (!PyDict_CheckExact(*memo)) {
+        Py_CLEAR(*memo);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *
+call3(PyObject *fn, PyObject *a, PyObject *b, PyObject *c)
+{
+    PyObject *args[3] = {a, b, c};
+    return PyObject_Vectorcall(fn, args, 3, NULL);
+}
+
+/* An ordinary int within [lo, hi] (Python ints of a plan); 0 when unsure. */
+static int
+int_in_range(PyObject *value, PyObject *lo, PyObject *hi)
+{
+    int overflow;
+    long long v, bound;
+
+    v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    bound = PyLong_AsLongLongAndOverflow(lo, &overflow);
+    if (overflow || (bound == -1 && PyErr_Occurred()) || v < bound) {
+        PyErr_Clear();
+        return 0;
+    }
+    bound = PyLong_AsLongLongAndOverflow(hi, &overflow);
+    if (overflow > 0) { /* hi beyond long long: v is below it */
+        return 1;
+    }
+    if (overflow || (bound == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return v <= bound;
+}
+
+/* A Python float or int that converts to a floating dtype without
+ * overflow: its magnitude is at most bound, the dtype's largest finite
+ * value, which the plan gives for such conversions (else 0). Non-finite
+ * floats stay what they are. 0 when unsure. */
+static int
+scalar_fits(PyObject *value, PyObject *bound)
+{
+    double v;
+
+    if (!PyFloat_CheckExact(bound) || PyFloat_AS_DOUBLE(bound) <= 0.0) {
+        return 0;
+    }
+    if (PyFloat_CheckExact(value)) {
+        v = PyFloat_AS_DOUBLE(value);
+        return !isfinite(v) || fabs(v) <= PyFloat_AS_DOUBLE(bound);
+    }
+    if (PyLong_CheckExact(value)) {
+        v = PyLong_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return fabs(v) <= PyFloat_AS_DOUBLE(bound);
+    }
+    return 0;
+}
+
+/* One operand converted as its plan entry says, into *out (a new
+ * reference); *cast is set for an array the ufunc converts itself.
+ * 1: done; 0: ask Python (nothing raised); -1: error. */
+static int
+binary_convert(FastBinary *self, PyObject *conv, PyObject *value,
+               PyObject *cd, PyObject **out, int *cast)
+{
+    PyObject *checked;
+    long how;
+
+    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+        return 0;
+    }
+    how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
+    switch (how) {
+    case KEEP:
+        *out = Py_NewRef(value);
+        return 1;
+    case CAST:
+        *cast = 1;
+        *out = Py_NewRef(value);
+        return 1;
+    case INT:
+        if (!PyLong_CheckExact(value)) {
+            return 0;
+        }
+        if (!int_in_range(value, PyTuple_GET_ITEM(conv, 1),
+                          PyTuple_GET_ITEM(conv, 2))) {
+            /* As Python: the checked conversion raises if it does not
+               fit; the operand stays the Python int either way. */
+            checked = call3(scalar_to, value, cd, self->name);
+            if (checked == NULL) {
+                return -1;
+            }
+            Py_DECREF(checked);
+        }
+        *out = Py_NewRef(value);
+        return 1;
+    case SCALAR:
+        if (scalar_fits(value, PyTuple_GET_ITEM(conv, 2))) {
+            /* What the checked conversion computes when it cannot fail. */
+            PyObject *args[2] = {value, cd};
+            *out = PyObject_Vectorcall(asarray, args, 2, NULL);
+        }
+        else {
+            *out = call3(scalar_to, value, cd, self->name);
+        }
+        return *out == NULL ? -1 : 1;
+    case WEAK:
+        *out = call3(weak_to, value, cd, self->name);
+        return *out == NULL ? -1 : 1;
+    default:
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+        }
+        return 0;
+    }
+}
+
+/* An ArrayImpl holding value (an ndarray of key's dtype). */
+static PyObject *
+new_array(PyObject *value, PyObject *key)
+{
+    PyObject *obj = array_type->tp_alloc(array_type, 0);
+
+    if (obj == NULL) {
+        return NULL;
+    }
+    *(PyObject **)((char *)obj + value_offset) = Py_NewRef(value);
+    *(PyObject **)((char *)obj + key_offset) = Py_NewRef(key);
+    return obj;
+}
+
+/* The result of the plan on (vx, vy). NULL with an exception: error; NULL
+ * without one: ask Python. */
+static PyObject *
+binary_run(FastBinary *self, PyObject *plan, PyObject *vx, PyObject *vy)
+{
+    PyObject *fn, *convs, *out_key, *cd;
+    PyObject *cx = NULL, *cy = NULL;
+    PyObject *token = NULL;
+    PyObject *out = NULL;
+    PyObject *result = NULL;
+    PyObject *odt;
+    int cast = 0;
+    int status;
+
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        return NULL;
+    }
+    fn = PyTuple_GET_ITEM(plan, 0);
+    convs = PyTuple_GET_ITEM(plan, 1);
+    out_key = PyTuple_GET_ITEM(plan, 2);
+    cd = PyTuple_GET_ITEM(plan, 4);
+    if (!PyTuple_CheckExact(convs) || PyTuple_GET_SIZE(convs) != 2 ||
+        !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
+        return NULL;
+    }
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, &cx,
+                            &cast);
+    if (status <= 0) {
+        return NULL;
+    }
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, &cy,
+                            &cast);
+    if (status <= 0) {
+        goto done;
+    }
+    if (PyTuple_GET_ITEM(plan, 3) == Py_True) {
+        token = PyContextVar_Set(fp_var, fp_ignore);
+        if (token == NULL) {
+            goto done;
+        }
+    }
+    if (cast) {
+        PyObject *args[4] = {fn, cx, cy, cd};
+        out = PyObject_Vectorcall(cast_call, args, 4, NULL);
+    }
+    else {
+        PyObject *args[2] = {cx, cy};
+        out = PyObject_Vectorcall(fn, args, 2, NULL);
+    }
+    if (token != NULL) {
+        PyObject *type, *value, *traceback;
+        int reset;
+
+        PyErr_Fetch(&type, &value, &traceback);
+        reset = PyContextVar_Reset(fp_var, token);
+        if (out == NULL) {
+            PyErr_Restore(type, value, traceback);
+        }
+        else if (reset < 0) {
+            Py_CLEAR(out);
+        }
+    }
+    if (out == NULL) {
+        /* Python words NumPy's broadcasting errors its own way. */
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+        }
+        goto done;
+    }
+    if (Py_TYPE(out) == (PyTypeObject *)ndarray_type) {
+        PyObject *want = PyTuple_GET_ITEM(out_key, 0);
+        int same;
+
+        odt = PyObject_GetAttr(out, str_dtype);
+        if (odt == NULL) {
+            goto done;
+        }
+        same = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
+        Py_DECREF(odt);
+        if (same < 0) {
+            goto done;
+        }
+        if (same) {
+            result = new_array(out, out_key);
+            goto done;
+        }
+    }
+    {
+        PyObject *args[2] = {out, out_key};
+        result = PyObject_Vectorcall(finish, args, 2, NULL);
+    }
+done:
+    Py_XDECREF(token);
+    Py_XDECREF(cx);
+    Py_XDECREF(cy);
+    Py_XDECREF(out);
+    return result;
+}
+
+static PyObject *
+binary_vectorcall(FastBinary *self, PyObject *const *args, size_t nargsf,
+                  PyObject *kwnames)
+{
+    PyObject *vx, *kx, *vy, *ky;
+    PyObject *memo = NULL;
+    PyObject *key;
+    PyObject *plan;
+    PyObject *result;
+    int status;
+
+    if (PyVectorcall_NARGS(nargsf) != 2 ||
+        (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
+        array_type == NULL || scope_var == NULL || global_memo == NULL ||
+        !binary_operand(args[self->swap], &vx, &kx) ||
+        !binary_operand(args[1 - self->swap], &vy, &ky)) {
+        goto python;
+    }
+    status = binary_memo(&memo);
+    if (status < 0) {
+        return NULL;
+    }
+    if (status == 0) {
+        goto python;
+    }
+    key = PyTuple_Pack(3, self->op, kx, ky);
+    if (key == NULL) {
+        Py_DECREF(memo);
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(memo, key);
+    Py_XINCREF(plan);
+    Py_DECREF(key);
+    Py_DECREF(memo);
+    if (plan == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        goto python;
+    }
+    result = binary_run(self, plan, vx, vy);
+    Py_DECREF(plan);
+    if (result != NULL || PyErr_Occurred()) {
+        return result;
+    }
+python:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+FastBinary_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"op", "fallback", "swap", NULL};
+    PyObject *op;
+    PyObject *fallback;
+    PyObject *name;
+    int swap = 0;
+    FastBinary *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p:FastBinary", keywords,
+                                     &op, &fallback, &swap)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_Format(PyExc_TypeError, "fallback must be callable, not %R",
+                     fallback);
+        return NULL;
+    }
+    name = PyObject_GetAttr(op, str_name);
+    if (name == NULL) {
+        return NULL;
+    }
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "op.name must be a str, not %R", name);
+        Py_DECREF(name);
+        return NULL;
+    }
+    self = (FastBinary *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    self->op = Py_NewRef(op);
+    self->fallback = Py_NewRef(fallback);
+    self->name = name;
+    self->dict = NULL;
+    self->swap = swap;
+    self->vectorcall = (vectorcallfunc)binary_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+FastBinary_traverse(FastBinary *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    Py_VISIT(self->op);
+    Py_VISIT(self->name);
+    return 0;
+}
+
+static int
+FastBinary_clear(FastBinary *self)
+{
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->name);
+    return 0;
+}
+
+static void
+FastBinary_dealloc(FastBinary *self)
+{
+    PyObject_GC_UnTrack(self);
+    FastBinary_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+FastBinary_repr(FastBinary *self)
+{
+    return PyUnicode_FromFormat("<C fast path of %R>", self->fallback);
+}
+
+/* As a class attribute (an operator), bound like a function. */
+static PyObject *
+FastBinary_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+FastBinary_reduce(FastBinary *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyObject_GetAttr((PyObject *)self, str_qualname);
+}
+
+static PyObject *
+FastBinary_get_fallback(FastBinary *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->fallback);
+}
+
+static PyObject *
+FastBinary_get_op(FastBinary *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->op);
+}
+
+static PyObject *
+FastBinary_get_swap(FastBinary *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->swap);
+}
+
+static PyMethodDef FastBinary_methods[] = {
+    {"__reduce__", (PyCFunction)FastBinary_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef FastBinary_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"fallback", (getter)FastBinary_get_fallback, NULL,
+     "The Python function, called with the same arguments when the fast "
+     "path cannot answer.",
+     NULL},
+    {"op", (getter)FastBinary_get_op, NULL, "The elementwise Op.", NULL},
+    {"swap", (getter)FastBinary_get_swap, NULL,
+     "Whether the arguments are (self, other) of a reflected operator.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject FastBinary_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "typelattice._speedups.FastBinary",
+    .tp_basicsize = sizeof(FastBinary),
+    .tp_dealloc = (destructor)FastBinary_dealloc,
+    .tp_vectorcall_offset = offsetof(FastBinary, vectorcall),
+    .tp_repr = (reprfunc)FastBinary_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = PyDoc_STR(
+        "FastBinary(op, fallback, swap=False)\n--\n\n"
+        "A binary elementwise function (or, with swap, a reflected "
+        "operator) that runs cached plans of op on arrays and Python "
+        "scalars, and calls fallback, with the same arguments, whenever it "
+        "cannot."),
+    .tp_traverse = (traverseproc)FastBinary_traverse,
+    .tp_clear = (inquiry)FastBinary_clear,
+    .tp_methods = FastBinary_methods,
+    .tp_getset = FastBinary_getset,
+    .tp_descr_get = FastBinary_get,
+    .tp_dictoffset = offsetof(FastBinary, dict),
+    .tp_new = FastBinary_new,
+};
+
 /* -- module functions ---------------------------------------------------------- */
 
 static PyObject *
@@ -445,18 +1011,94 @@ static PyObject *
 set_global_memos(PyObject *Py_UNUSED(module), PyObject *const *args,
                  Py_ssize_t nargs)
 {
-    if (nargs != 2) {
+    int allow;
+
+    if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError,
-                        "set_global_memos(memo, promotion_memo) takes 2 "
-                        "arguments");
+                        "set_global_memos(memo, promotion_memo, rank_allow) "
+                        "takes 3 arguments");
         return NULL;
     }
     if (!PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "the memos must be dicts");
         return NULL;
     }
+    allow = PyObject_IsTrue(args[2]);
+    if (allow < 0) {
+        return NULL;
+    }
     Py_XSETREF(global_memo, Py_NewRef(args[0]));
     Py_XSETREF(global_promotion_memo, Py_NewRef(args[1]));
+    global_rank_allow = allow;
+    Py_RETURN_NONE;
+}
+
+/* The offset of a __slots__ slot of type, from its member descriptor. */
+static int
+slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset)
+{
+    PyMemberDef *member;
+
+    if (!PyObject_TypeCheck(descr, &PyMemberDescr_Type) ||
+        PyDescr_TYPE(descr) != (PyTypeObject *)type) {
+        PyErr_Format(PyExc_TypeError, "%R is not a slot of %R", descr, type);
+        return -1;
+    }
+    member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+        PyErr_Format(PyExc_TypeError, "%R is not a writable object slot",
+                     descr);
+        return -1;
+    }
+    *offset = member->offset;
+    return 0;
+}
+
+static PyObject *
+configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
+                 Py_ssize_t nargs)
+{
+    Py_ssize_t value_at, key_at;
+    Py_ssize_t i;
+
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure_binary(array_type, value_slot, key_slot, "
+                        "fp_var, fp_ignore, scalar_to, weak_to, cast_call, "
+                        "finish, asarray) takes 10 arguments");
+        return NULL;
+    }
+    if (!PyType_Check(args[0])) {
+        PyErr_Format(PyExc_TypeError, "array_type must be a type, not %R",
+                     args[0]);
+        return NULL;
+    }
+    if (slot_offset(args[0], args[1], &value_at) < 0 ||
+        slot_offset(args[0], args[2], &key_at) < 0) {
+        return NULL;
+    }
+    if (!PyContextVar_CheckExact(args[3])) {
+        PyErr_Format(PyExc_TypeError, "fp_var must be a ContextVar, not %R",
+                     args[3]);
+        return NULL;
+    }
+    for (i = 5; i < 10; i++) {
+        if (!PyCallable_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "%R is not callable", args[i]);
+            return NULL;
+        }
+    }
+    value_offset = value_at;
+    key_offset = key_at;
+    Py_XSETREF(fp_var, Py_NewRef(args[3]));
+    Py_XSETREF(fp_ignore, Py_NewRef(args[4]));
+    Py_XSETREF(scalar_to, Py_NewRef(args[5]));
+    Py_XSETREF(weak_to, Py_NewRef(args[6]));
+    Py_XSETREF(cast_call, Py_NewRef(args[7]));
+    Py_XSETREF(finish, Py_NewRef(args[8]));
+    Py_XSETREF(asarray, Py_NewRef(args[9]));
+    /* Last: binary_vectorcall is idle until array_type is set. */
+    Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
 }
 
@@ -467,8 +1109,17 @@ static PyMethodDef module_methods[] = {
                "ndarray type.")},
     {"set_global_memos", (PyCFunction)(void (*)(void))set_global_memos,
      METH_FASTCALL,
-     PyDoc_STR("set_global_memos(memo, promotion_memo)\n--\n\n"
-               "Set the memos of the global configuration state.")},
+     PyDoc_STR("set_global_memos(memo, promotion_memo, rank_allow)\n--\n\n"
+               "Set the memos of the global configuration state, and whether "
+               "its rank_promotion is 'allow'.")},
+    {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
+     METH_FASTCALL,
+     PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
+               "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray)"
+               "\n--\n\n"
+               "Set what FastBinary works with: the array type and its "
+               "slots, NumPy's error-state ContextVar and its 'ignore' value, "
+               "and the Python helpers it calls.")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -497,10 +1148,13 @@ PyInit__speedups(void)
         intern(&str_promotion_memo, "promotion_memo") < 0 ||
         intern(&str_dtype, "dtype") < 0 ||
         intern(&str_flag, "return_weak_type_flag") < 0 ||
-        intern(&str_qualname, "__qualname__") < 0) {
+        intern(&str_qualname, "__qualname__") < 0 ||
+        intern(&str_rank_promotion, "rank_promotion") < 0 ||
+        intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0) {
         return NULL;
     }
-    if (PyType_Ready(&FastPath_Type) < 0) {
+    if (PyType_Ready(&FastPath_Type) < 0 ||
+        PyType_Ready(&FastBinary_Type) < 0) {
         return NULL;
     }
     module = PyModule_Create(&speedups_module);
@@ -509,7 +1163,9 @@ PyInit__speedups(void)
     }
     if (PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0 ||
         PyModule_AddObjectRef(module, "FastPath", (PyObject *)&FastPath_Type) <
-            0) {
+            0 ||
+        PyModule_AddObjectRef(module, "FastBinary",
+                              (PyObject *)&FastBinary_Type) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1,4 +1,5 @@
-"""C fast paths for typelattice's cached promotion lookups (_speedups.c)."""
+"""C fast paths for typelattice's cached promotion lookups and binary
+elementwise functions (_speedups.c)."""
 
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -9,8 +10,25 @@ API_VERSION: Final[int]
 def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
     """Set the ContextVar holding the scoped configuration and the ndarray type."""
 
-def set_global_memos(memo: dict[Any, Any], promotion_memo: dict[Any, Any], /) -> None:
-    """Set the memos of the global configuration state."""
+def set_global_memos(
+    memo: dict[Any, Any], promotion_memo: dict[Any, Any], rank_allow: bool, /
+) -> None:
+    """Set the global state's memos, and whether its rank_promotion is 'allow'."""
+
+def configure_binary(
+    array_type: type,
+    value_slot: Any,
+    key_slot: Any,
+    fp_var: ContextVar[Any],
+    fp_ignore: object,
+    scalar_to: Callable[..., Any],
+    weak_to: Callable[..., Any],
+    cast_call: Callable[..., Any],
+    finish: Callable[..., Any],
+    asarray: Callable[..., Any],
+    /,
+) -> None:
+    """Set the array type, its slots, NumPy's error state and the helpers."""
 
 class FastPath:
     """Answers from the promotion memos; calls ``fallback`` when it cannot."""
@@ -25,3 +43,19 @@ class FastPath:
     def fallback(self) -> Callable[..., Any]: ...
     @property
     def kind(self) -> str: ...
+
+class FastBinary:
+    """A binary elementwise function run from its cached plans in C; calls
+    ``fallback`` with the same arguments when it cannot."""
+
+    def __init__(
+        self, op: Any, fallback: Callable[..., Any], swap: bool = False
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any: ...
+    @property
+    def fallback(self) -> Callable[..., Any]: ...
+    @property
+    def op(self) -> Any: ...
+    @property
+    def swap(self) -> bool: ...

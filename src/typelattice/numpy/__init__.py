@@ -270,13 +270,6 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
     return _np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
 
 
-# The operators of the concrete array call the functions directly (the base
-# class goes through a module lookup, which costs on every operation).
-ArrayImpl.__add__ = add  # type: ignore[method-assign]
-ArrayImpl.__mul__ = multiply  # type: ignore[method-assign]
-ArrayImpl.__sub__ = subtract  # type: ignore[method-assign]
-ArrayImpl.__truediv__ = true_divide  # type: ignore[method-assign]
-
 __all__ = [
     "Array",
     "ArrayImpl",

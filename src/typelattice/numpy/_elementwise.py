@@ -12,13 +12,16 @@ conversion of the operands that need it, and the ufunc.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+import functools
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
 from typelattice import _config, _dtypes
 from typelattice._config import _scope
+from typelattice._promotion import _speedups
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._core import _EXTOBJ, _IGNORE
@@ -193,7 +196,7 @@ def build_plan(
         fn = _identity
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
-    convs: list[tuple[int, int, int]] = []
+    convs: list[tuple[int, int, float]] = []
     for key in keys:
         if isinstance(key, tuple):
             if key[0] == cd:
@@ -207,6 +210,10 @@ def build_plan(
             convs.append((_INT, int(info.min), int(info.max)))
         elif key is bool and cd == _BOOL:
             convs.append((_KEEP, 0, 0))
+        elif (key is float or key is int) and _dtypes.kind_of(cd) == "f":
+            # The largest magnitude that converts without overflow: a fast
+            # path may skip the checked conversion below it.
+            convs.append((_SCALAR, 0, float(_dtypes.finfo(cd).max)))
         else:
             convs.append((_SCALAR, 0, 0))
     if op.out == "bool":
@@ -348,6 +355,7 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
         return wrap(out, out_key)
 
     unary.__name__ = unary.__qualname__ = name
+    unary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     unary._op = op  # type: ignore[attr-defined]
     return unary
 
@@ -436,9 +444,92 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         return result
 
     binary.__name__ = binary.__qualname__ = name
+    binary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     binary._op = op  # type: ignore[attr-defined]
-    return binary
+    if _speedups is None or not _FAST_BINARY:
+        return binary
+    # The same function in C for arrays and Python scalars with a cached
+    # plan; it calls `binary` for everything else.
+    fast = _speedups.FastBinary(op, binary)
+    functools.update_wrapper(fast, binary)
+    fast._op = op  # pyright: ignore[reportAttributeAccessIssue]
+    return cast("Callable[[ArrayLike, ArrayLike], Array]", fast)
 
+
+# ArrayImpl's binary operators: (namespace function, reflected).
+_OPERATORS: Final = {
+    "__add__": ("add", False),
+    "__radd__": ("add", True),
+    "__sub__": ("subtract", False),
+    "__rsub__": ("subtract", True),
+    "__mul__": ("multiply", False),
+    "__rmul__": ("multiply", True),
+    "__truediv__": ("true_divide", False),
+    "__rtruediv__": ("true_divide", True),
+    "__floordiv__": ("floor_divide", False),
+    "__rfloordiv__": ("floor_divide", True),
+    "__mod__": ("remainder", False),
+    "__rmod__": ("remainder", True),
+    "__and__": ("bitwise_and", False),
+    "__rand__": ("bitwise_and", True),
+    "__or__": ("bitwise_or", False),
+    "__ror__": ("bitwise_or", True),
+    "__xor__": ("bitwise_xor", False),
+    "__rxor__": ("bitwise_xor", True),
+    "__lshift__": ("left_shift", False),
+    "__rlshift__": ("left_shift", True),
+    "__rshift__": ("right_shift", False),
+    "__rrshift__": ("right_shift", True),
+    "__lt__": ("less", False),
+    "__le__": ("less_equal", False),
+    "__gt__": ("greater", False),
+    "__ge__": ("greater_equal", False),
+    "__eq__": ("equal", False),
+    "__ne__": ("not_equal", False),
+}
+
+
+def install_operators(functions: Mapping[str, Any]) -> None:
+    """Give ArrayImpl C versions of its binary operators, when built.
+
+    Each runs its function's plans directly (no Python frame for ``x + 2``)
+    and calls Array's Python operator, with the same arguments, for anything
+    else; so every answer and error is the Python one. ``functions``: the
+    namespace's functions by name.
+    """
+    if _speedups is None or not _FAST_BINARY:
+        # Pure Python: the forward operators call the functions directly
+        # (Array's go through a module lookup, which costs on every call).
+        for dunder, (name, swap) in _OPERATORS.items():
+            if not swap and dunder in ("__add__", "__sub__", "__mul__", "__truediv__"):
+                setattr(ArrayImpl, dunder, functions[name])
+        return
+    for dunder, (name, swap) in _OPERATORS.items():
+        fn = functions[name]
+        if type(fn) is not _speedups.FastBinary:
+            continue
+        fast = _speedups.FastBinary(fn.op, getattr(Array, dunder), swap)
+        functools.update_wrapper(fast, getattr(Array, dunder))
+        setattr(ArrayImpl, dunder, fast)
+
+
+# FastBinary reads ArrayImpl's slots and sets NumPy's error state through its
+# ContextVar (not np.errstate), and calls these helpers for the conversions
+# that can raise.
+_FAST_BINARY: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
+if _speedups is not None and _FAST_BINARY:
+    _speedups.configure_binary(
+        ArrayImpl,
+        vars(ArrayImpl)["_value"],
+        vars(ArrayImpl)["_key"],
+        _EXTOBJ,
+        _IGNORE,
+        _core.python_scalar_to,
+        _core.weak_to,
+        _cast_call,
+        finish,
+        np.asarray,
+    )
 
 # Recording on tracers needs build_plan: imported last.
 from typelattice.numpy import _trace  # noqa: E402

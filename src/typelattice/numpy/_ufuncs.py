@@ -21,6 +21,7 @@ from typelattice.numpy._elementwise import (
     Op,
     apply,
     finish,
+    install_operators,
     make_binary,
     make_unary,
     promote,
@@ -142,6 +143,7 @@ maximum = make_binary(Op("maximum", np.maximum, 2))
 minimum = make_binary(Op("minimum", np.minimum, 2))
 fmax = make_binary(Op("fmax", np.fmax, 2))
 fmin = make_binary(Op("fmin", np.fmin, 2))
+install_operators(globals())
 
 
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
