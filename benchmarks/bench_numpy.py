@@ -32,6 +32,9 @@ The results are checked first, before anything is timed: typelattice's dtype,
 weak flag and values must equal NumPy's computed at the promoted dtype, and a
 wrong result makes it exit with status 1 (so it never times a wrong answer).
 
+Operators run through the optional C extension when it is built (the report
+says which; ``TYPELATTICE_NO_SPEEDUPS=1`` times the pure-Python path).
+
 Run it with the interpreter that has typelattice installed::
 
     python benchmarks/bench_numpy.py
@@ -56,6 +59,7 @@ import numpy as np
 import typelattice
 import typelattice.numpy as tnp
 from _timing import best_seconds
+from typelattice import _promotion
 
 # Timing parameters: each round runs for about ROUND_SECONDS (at least one
 # call); the best of ROUNDS rounds is kept. Many short rounds find the quiet
@@ -251,6 +255,7 @@ def main() -> int:
         f"typelattice {typelattice.__version__}, "
         + (f"JAX {sys.modules['jax'].__version__}" if jnp is not None else "no JAX")
     )
+    print(f"  elementwise fast path: {_promotion.SPEEDUPS}")
     print(
         f"  time = best of {ROUNDS} interleaved timeit rounds of "
         f"~{ROUND_SECONDS * 1e3:.0f} ms; memory = tracemalloc peak of one "
