@@ -327,7 +327,7 @@ class CacheInfo(NamedTuple):
 class _Entry:
     """One traced signature: the program and how to build the results."""
 
-    __slots__ = ("consts", "keys", "program", "tree")
+    __slots__ = ("consts", "keys", "program", "single", "tree")
 
     def __init__(
         self,
@@ -340,6 +340,35 @@ class _Entry:
         self.keys = keys  # of the program's outputs
         self.consts = consts  # (position, array) of outputs that are constants
         self.tree = tree
+        # The key of the result when it is one computed array (the common
+        # case, built without walking the tree).
+        self.single = keys[0] if tree is None and not consts else None
+
+    def results(self, outs: Sequence[Any]) -> Any:
+        """The function's result from the program's outputs."""
+        single = self.single
+        if single is not None:
+            v = outs[0]
+            return wrap(v if type(v) is np.ndarray else np.asarray(v), single)
+        results: list[Any] = [
+            wrap(v if type(v) is np.ndarray else np.asarray(v), key)
+            for v, key in zip(outs, self.keys, strict=True)
+        ]
+        for pos, const in self.consts:
+            results.insert(pos, const)
+        return _unflatten(self.tree, results)
+
+
+# The structure _flatten gives to n positional arguments and no keywords.
+_POSITIONAL_TREES: dict[int, TreeDef] = {}
+
+
+def _positional_tree(n: int) -> TreeDef:
+    tree = _POSITIONAL_TREES.get(n)
+    if tree is None:
+        tree = _flatten((tuple(range(n)), {}), [])
+        _POSITIONAL_TREES[n] = tree
+    return tree
 
 
 class Jitted(Generic[P, R]):
@@ -454,10 +483,33 @@ class Jitted(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if _tr.current_trace() is not None:
             return self._inline(args, kwargs)  # type: ignore[no-any-return]
+        if not kwargs and not self._has_static:
+            # The common call, arrays as positional arguments, already
+            # traced: the same cache key as below, built directly.
+            sig: list[Any] = []
+            arrays: list[ArrayImpl] = []
+            for a in args:
+                if type(a) is not ArrayImpl:
+                    break
+                arrays.append(a)
+                key = a._key  # pyright: ignore[reportPrivateUsage]
+                sig.append((key, a._value.shape, key))  # pyright: ignore[reportPrivateUsage]
+            else:
+                cache_key = (
+                    _positional_tree(len(args)),
+                    tuple(sig),
+                    (),
+                    _config.current(),
+                )
+                entry = self._cache.get(cache_key)
+                if entry is not None:
+                    self._hits += 1
+                    outs = entry.program.run(*[a._value for a in arrays])  # pyright: ignore[reportPrivateUsage]
+                    return entry.results(outs)  # type: ignore[no-any-return]
         tree, leaves, statics = self._dynamic(args, kwargs)
         state = _config.current()
         values: list[Any] = []
-        sig: list[Any] = []
+        sig = []
         where = f"jit({self._name})"
         for leaf in leaves:
             if leaf.__class__ is ArrayImpl:  # the common case, inline
@@ -479,14 +531,7 @@ class Jitted(Generic[P, R]):
             self._cache[cache_key] = entry
         else:
             self._hits += 1
-        outs = entry.program.run(*values)
-        results: list[Any] = [
-            wrap(v if type(v) is np.ndarray else np.asarray(v), key)
-            for v, key in zip(outs, entry.keys, strict=True)
-        ]
-        for pos, const in entry.consts:
-            results.insert(pos, const)
-        return _unflatten(entry.tree, results)  # type: ignore[no-any-return]
+        return entry.results(entry.program.run(*values))  # type: ignore[no-any-return]
 
     def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Called inside another trace: run ``fun`` there (the enclosing
