@@ -1,7 +1,7 @@
 /*
  * typelattice._speedups: C fast paths for result_type, lattice_result_type
  * and promote_types (typelattice._promotion), and for the binary elementwise
- * functions and operators of typelattice.numpy (FastBinary, further down).
+ * functions and operators of typelattice.numpy (FastElementwise, further down).
  *
  * A fast path does only what its Python function does before the first cache
  * miss: read the scoped configuration (the ContextVar _config._scope), take
@@ -419,19 +419,20 @@ static PyTypeObject FastPath_Type = {
     .tp_new = FastPath_new,
 };
 
-/* -- elementwise binary functions -------------------------------------------- */
+/* -- elementwise functions -------------------------------------------- */
 
 /*
- * FastBinary(op, fallback, swap=False) runs the hot path of a binary
- * elementwise function of typelattice.numpy (_elementwise.make_binary) for
- * the common operands: arrays (exactly ArrayImpl) and Python scalars, with a
- * cached plan and rank promotion allowed. It reads the plan the Python code
- * built -- (fn, ((how, lo, hi), (how, lo, hi)), out_key, fp, cd) -- and does
- * what the Python code does with it; the conversions that can raise call the
- * Python helpers themselves. Anything else -- another operand type (tracers,
- * lists, NumPy arrays), a missing plan, a scoped rank_promotion check, a
- * ValueError from NumPy (whose message Python rewrites) -- is handed to
- * fallback with the arguments exactly as given.
+ * FastElementwise(op, fallback, swap=False) runs the hot path of a unary or
+ * binary elementwise function of typelattice.numpy (_elementwise.make_unary,
+ * make_binary) for the common operands: arrays (exactly ArrayImpl) and
+ * Python scalars, with a cached plan and (binary) rank promotion allowed. It
+ * reads the plan the Python code built -- (fn, convs, out_key, fp, cd), a
+ * (how, lo, hi) conversion per operand -- and does what the Python code does
+ * with it; the conversions that can raise call the Python helpers
+ * themselves. Anything else -- another operand type (tracers, lists, NumPy
+ * arrays), a missing plan, a rank_promotion check, a ValueError from a binary
+ * NumPy call (whose message Python rewrites) -- is handed to fallback with
+ * the arguments exactly as given.
  *
  * With swap, the arguments are (self, other) of a reflected operator
  * (__radd__): the function is applied to (other, self). The type is a
@@ -458,6 +459,7 @@ static int global_rank_allow;
 static PyObject *str_rank_promotion;
 static PyObject *str_allow;
 static PyObject *str_name;
+static PyObject *str_nin;
 
 typedef struct {
     PyObject_HEAD
@@ -467,7 +469,9 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
-} FastBinary;
+} FastElementwise;
+
+static PyObject *str_astype;
 
 /* The value and key of an ArrayImpl or a Python scalar (borrowed); 0 for
  * any other operand. */
@@ -609,7 +613,7 @@ scalar_fits(PyObject *value, PyObject *bound)
  * reference); *cast is set for an array the ufunc converts itself.
  * 1: done; 0: ask Python (nothing raised); -1: error. */
 static int
-binary_convert(FastBinary *self, PyObject *conv, PyObject *value,
+binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
                PyObject *cd, PyObject **out, int *cast)
 {
     PyObject *checked;
@@ -679,17 +683,45 @@ new_array(PyObject *value, PyObject *key)
     return obj;
 }
 
+/* The Array of a NumPy function's result out: wrapped as it is when it is
+ * an ndarray of out_key's dtype, else by the Python finish(). */
+static PyObject *
+finish_result(PyObject *out, PyObject *out_key)
+{
+    PyObject *want = PyTuple_GET_ITEM(out_key, 0);
+    PyObject *odt;
+    int same;
+
+    if (Py_TYPE(out) == (PyTypeObject *)ndarray_type) {
+        odt = PyObject_GetAttr(out, str_dtype);
+        if (odt == NULL) {
+            return NULL;
+        }
+        same = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
+        Py_DECREF(odt);
+        if (same < 0) {
+            return NULL;
+        }
+        if (same) {
+            return new_array(out, out_key);
+        }
+    }
+    {
+        PyObject *args[2] = {out, out_key};
+        return PyObject_Vectorcall(finish, args, 2, NULL);
+    }
+}
+
 /* The result of the plan on (vx, vy). NULL with an exception: error; NULL
  * without one: ask Python. */
 static PyObject *
-binary_run(FastBinary *self, PyObject *plan, PyObject *vx, PyObject *vy)
+binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
 {
     PyObject *fn, *convs, *out_key, *cd;
     PyObject *cx = NULL, *cy = NULL;
     PyObject *token = NULL;
     PyObject *out = NULL;
     PyObject *result = NULL;
-    PyObject *odt;
     int cast = 0;
     int status;
 
@@ -748,28 +780,7 @@ binary_run(FastBinary *self, PyObject *plan, PyObject *vx, PyObject *vy)
         }
         goto done;
     }
-    if (Py_TYPE(out) == (PyTypeObject *)ndarray_type) {
-        PyObject *want = PyTuple_GET_ITEM(out_key, 0);
-        int same;
-
-        odt = PyObject_GetAttr(out, str_dtype);
-        if (odt == NULL) {
-            goto done;
-        }
-        same = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
-        Py_DECREF(odt);
-        if (same < 0) {
-            goto done;
-        }
-        if (same) {
-            result = new_array(out, out_key);
-            goto done;
-        }
-    }
-    {
-        PyObject *args[2] = {out, out_key};
-        result = PyObject_Vectorcall(finish, args, 2, NULL);
-    }
+    result = finish_result(out, out_key);
 done:
     Py_XDECREF(token);
     Py_XDECREF(cx);
@@ -779,7 +790,7 @@ done:
 }
 
 static PyObject *
-binary_vectorcall(FastBinary *self, PyObject *const *args, size_t nargsf,
+binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
                   PyObject *kwnames)
 {
     PyObject *vx, *kx, *vy, *ky;
@@ -827,23 +838,179 @@ python:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
+/* fn(value) with NumPy's floating point warnings off when fp. */
 static PyObject *
-FastBinary_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+call_quietly(PyObject *fn, PyObject *value, int fp)
+{
+    PyObject *token;
+    PyObject *out;
+    PyObject *type, *exc, *traceback;
+    int reset;
+
+    if (!fp) {
+        return PyObject_CallOneArg(fn, value);
+    }
+    token = PyContextVar_Set(fp_var, fp_ignore);
+    if (token == NULL) {
+        return NULL;
+    }
+    out = PyObject_CallOneArg(fn, value);
+    PyErr_Fetch(&type, &exc, &traceback);
+    reset = PyContextVar_Reset(fp_var, token);
+    Py_DECREF(token);
+    if (out == NULL) {
+        PyErr_Restore(type, exc, traceback);
+    }
+    else if (reset < 0) {
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
+/* The result of a unary plan on v, as make_unary's function computes it.
+ * NULL with an exception: error; NULL without one: ask Python. */
+static PyObject *
+unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
+{
+    PyObject *fn, *convs, *conv, *out_key, *cd;
+    PyObject *cv = NULL;
+    PyObject *out = NULL;
+    PyObject *result = NULL;
+    long how;
+
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+        return NULL;
+    }
+    fn = PyTuple_GET_ITEM(plan, 0);
+    convs = PyTuple_GET_ITEM(plan, 1);
+    out_key = PyTuple_GET_ITEM(plan, 2);
+    cd = PyTuple_GET_ITEM(plan, 4);
+    if (!PyTuple_CheckExact(convs) || PyTuple_GET_SIZE(convs) != 1 ||
+        !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
+        return NULL;
+    }
+    conv = PyTuple_GET_ITEM(convs, 0);
+    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+        return NULL;
+    }
+    how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
+    if (how == KEEP) {
+        cv = Py_NewRef(v);
+    }
+    else if (how == CAST) {
+        PyObject *astype = PyObject_GetAttr(v, str_astype);
+        if (astype == NULL) {
+            return NULL;
+        }
+        cv = call_quietly(astype, cd, 1);
+        Py_DECREF(astype);
+    }
+    else if (how == WEAK) {
+        cv = call3(weak_to, v, cd, self->name);
+    }
+    else if (how == INT || how == SCALAR) {
+        cv = call3(scalar_to, v, cd, self->name);
+    }
+    else {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (cv == NULL) {
+        return NULL;
+    }
+    out = call_quietly(fn, cv, PyTuple_GET_ITEM(plan, 3) == Py_True);
+    Py_DECREF(cv);
+    if (out == NULL) {
+        return NULL;
+    }
+    result = finish_result(out, out_key);
+    Py_DECREF(out);
+    return result;
+}
+
+static PyObject *
+unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
+                 PyObject *kwnames)
+{
+    PyObject *v, *k;
+    PyObject *memo = NULL;
+    PyObject *key;
+    PyObject *plan;
+    PyObject *result;
+
+    if (PyVectorcall_NARGS(nargsf) != 1 ||
+        (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
+        array_type == NULL || scope_var == NULL || global_memo == NULL ||
+        !binary_operand(args[0], &v, &k)) {
+        goto python;
+    }
+    memo = memo_in_force(global_memo, str_memo);
+    if (memo == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        goto python;
+    }
+    key = PyTuple_Pack(2, self->op, k);
+    if (key == NULL) {
+        Py_DECREF(memo);
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(memo, key);
+    Py_XINCREF(plan);
+    Py_DECREF(key);
+    Py_DECREF(memo);
+    if (plan == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        goto python;
+    }
+    result = unary_run(self, plan, v);
+    Py_DECREF(plan);
+    if (result != NULL || PyErr_Occurred()) {
+        return result;
+    }
+python:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *keywords[] = {"op", "fallback", "swap", NULL};
     PyObject *op;
     PyObject *fallback;
     PyObject *name;
+    PyObject *nin_obj;
+    long nin;
     int swap = 0;
-    FastBinary *self;
+    FastElementwise *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p:FastBinary", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p:FastElementwise", keywords,
                                      &op, &fallback, &swap)) {
         return NULL;
     }
     if (!PyCallable_Check(fallback)) {
         PyErr_Format(PyExc_TypeError, "fallback must be callable, not %R",
                      fallback);
+        return NULL;
+    }
+    nin_obj = PyObject_GetAttr(op, str_nin);
+    if (nin_obj == NULL) {
+        return NULL;
+    }
+    nin = PyLong_Check(nin_obj) ? PyLong_AsLong(nin_obj) : -1;
+    Py_DECREF(nin_obj);
+    if (nin != 1 && nin != 2) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "op.nin must be 1 or 2");
+        }
+        return NULL;
+    }
+    if (nin == 1 && swap) {
+        PyErr_SetString(PyExc_ValueError, "swap is for binary functions");
         return NULL;
     }
     name = PyObject_GetAttr(op, str_name);
@@ -855,7 +1022,7 @@ FastBinary_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         Py_DECREF(name);
         return NULL;
     }
-    self = (FastBinary *)type->tp_alloc(type, 0);
+    self = (FastElementwise *)type->tp_alloc(type, 0);
     if (self == NULL) {
         Py_DECREF(name);
         return NULL;
@@ -865,12 +1032,13 @@ FastBinary_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->name = name;
     self->dict = NULL;
     self->swap = swap;
-    self->vectorcall = (vectorcallfunc)binary_vectorcall;
+    self->vectorcall = nin == 1 ? (vectorcallfunc)unary_vectorcall
+                                : (vectorcallfunc)binary_vectorcall;
     return (PyObject *)self;
 }
 
 static int
-FastBinary_traverse(FastBinary *self, visitproc visit, void *arg)
+FastElementwise_traverse(FastElementwise *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->fallback);
     Py_VISIT(self->dict);
@@ -880,7 +1048,7 @@ FastBinary_traverse(FastBinary *self, visitproc visit, void *arg)
 }
 
 static int
-FastBinary_clear(FastBinary *self)
+FastElementwise_clear(FastElementwise *self)
 {
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->dict);
@@ -890,22 +1058,22 @@ FastBinary_clear(FastBinary *self)
 }
 
 static void
-FastBinary_dealloc(FastBinary *self)
+FastElementwise_dealloc(FastElementwise *self)
 {
     PyObject_GC_UnTrack(self);
-    FastBinary_clear(self);
+    FastElementwise_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *
-FastBinary_repr(FastBinary *self)
+FastElementwise_repr(FastElementwise *self)
 {
     return PyUnicode_FromFormat("<C fast path of %R>", self->fallback);
 }
 
 /* As a class attribute (an operator), bound like a function. */
 static PyObject *
-FastBinary_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
+FastElementwise_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
 {
     if (obj == NULL || obj == Py_None) {
         return Py_NewRef(self);
@@ -914,72 +1082,72 @@ FastBinary_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
 }
 
 static PyObject *
-FastBinary_reduce(FastBinary *self, PyObject *Py_UNUSED(ignored))
+FastElementwise_reduce(FastElementwise *self, PyObject *Py_UNUSED(ignored))
 {
     return PyObject_GetAttr((PyObject *)self, str_qualname);
 }
 
 static PyObject *
-FastBinary_get_fallback(FastBinary *self, void *Py_UNUSED(closure))
+FastElementwise_get_fallback(FastElementwise *self, void *Py_UNUSED(closure))
 {
     return Py_NewRef(self->fallback);
 }
 
 static PyObject *
-FastBinary_get_op(FastBinary *self, void *Py_UNUSED(closure))
+FastElementwise_get_op(FastElementwise *self, void *Py_UNUSED(closure))
 {
     return Py_NewRef(self->op);
 }
 
 static PyObject *
-FastBinary_get_swap(FastBinary *self, void *Py_UNUSED(closure))
+FastElementwise_get_swap(FastElementwise *self, void *Py_UNUSED(closure))
 {
     return PyBool_FromLong(self->swap);
 }
 
-static PyMethodDef FastBinary_methods[] = {
-    {"__reduce__", (PyCFunction)FastBinary_reduce, METH_NOARGS, NULL},
+static PyMethodDef FastElementwise_methods[] = {
+    {"__reduce__", (PyCFunction)FastElementwise_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef FastBinary_getset[] = {
+static PyGetSetDef FastElementwise_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
-    {"fallback", (getter)FastBinary_get_fallback, NULL,
+    {"fallback", (getter)FastElementwise_get_fallback, NULL,
      "The Python function, called with the same arguments when the fast "
      "path cannot answer.",
      NULL},
-    {"op", (getter)FastBinary_get_op, NULL, "The elementwise Op.", NULL},
-    {"swap", (getter)FastBinary_get_swap, NULL,
+    {"op", (getter)FastElementwise_get_op, NULL, "The elementwise Op.", NULL},
+    {"swap", (getter)FastElementwise_get_swap, NULL,
      "Whether the arguments are (self, other) of a reflected operator.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject FastBinary_Type = {
+static PyTypeObject FastElementwise_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "typelattice._speedups.FastBinary",
-    .tp_basicsize = sizeof(FastBinary),
-    .tp_dealloc = (destructor)FastBinary_dealloc,
-    .tp_vectorcall_offset = offsetof(FastBinary, vectorcall),
-    .tp_repr = (reprfunc)FastBinary_repr,
+    .tp_name = "typelattice._speedups.FastElementwise",
+    .tp_basicsize = sizeof(FastElementwise),
+    .tp_dealloc = (destructor)FastElementwise_dealloc,
+    .tp_vectorcall_offset = offsetof(FastElementwise, vectorcall),
+    .tp_repr = (reprfunc)FastElementwise_repr,
     .tp_call = PyVectorcall_Call,
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
                 Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = PyDoc_STR(
-        "FastBinary(op, fallback, swap=False)\n--\n\n"
-        "A binary elementwise function (or, with swap, a reflected "
+        "FastElementwise(op, fallback, swap=False)\n--\n\n"
+        "A unary or binary elementwise function (or, with swap, a reflected "
         "operator) that runs cached plans of op on arrays and Python "
         "scalars, and calls fallback, with the same arguments, whenever it "
         "cannot."),
-    .tp_traverse = (traverseproc)FastBinary_traverse,
-    .tp_clear = (inquiry)FastBinary_clear,
-    .tp_methods = FastBinary_methods,
-    .tp_getset = FastBinary_getset,
-    .tp_descr_get = FastBinary_get,
-    .tp_dictoffset = offsetof(FastBinary, dict),
-    .tp_new = FastBinary_new,
+    .tp_traverse = (traverseproc)FastElementwise_traverse,
+    .tp_clear = (inquiry)FastElementwise_clear,
+    .tp_methods = FastElementwise_methods,
+    .tp_getset = FastElementwise_getset,
+    .tp_descr_get = FastElementwise_get,
+    .tp_dictoffset = offsetof(FastElementwise, dict),
+    .tp_new = FastElementwise_new,
 };
 
 /* -- module functions ---------------------------------------------------------- */
@@ -1117,7 +1285,7 @@ static PyMethodDef module_methods[] = {
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
                "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray)"
                "\n--\n\n"
-               "Set what FastBinary works with: the array type and its "
+               "Set what FastElementwise works with: the array type and its "
                "slots, NumPy's error-state ContextVar and its 'ignore' value, "
                "and the Python helpers it calls.")},
     {NULL, NULL, 0, NULL},
@@ -1150,11 +1318,12 @@ PyInit__speedups(void)
         intern(&str_flag, "return_weak_type_flag") < 0 ||
         intern(&str_qualname, "__qualname__") < 0 ||
         intern(&str_rank_promotion, "rank_promotion") < 0 ||
-        intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0) {
+        intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0 ||
+        intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0) {
         return NULL;
     }
     if (PyType_Ready(&FastPath_Type) < 0 ||
-        PyType_Ready(&FastBinary_Type) < 0) {
+        PyType_Ready(&FastElementwise_Type) < 0) {
         return NULL;
     }
     module = PyModule_Create(&speedups_module);
@@ -1164,8 +1333,8 @@ PyInit__speedups(void)
     if (PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0 ||
         PyModule_AddObjectRef(module, "FastPath", (PyObject *)&FastPath_Type) <
             0 ||
-        PyModule_AddObjectRef(module, "FastBinary",
-                              (PyObject *)&FastBinary_Type) < 0) {
+        PyModule_AddObjectRef(module, "FastElementwise",
+                              (PyObject *)&FastElementwise_Type) < 0) {
         Py_DECREF(module);
         return NULL;
     }

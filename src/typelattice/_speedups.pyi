@@ -44,7 +44,7 @@ class FastPath:
     @property
     def kind(self) -> str: ...
 
-class FastBinary:
+class FastElementwise:
     """A binary elementwise function run from its cached plans in C; calls
     ``fallback`` with the same arguments when it cannot."""
 

@@ -357,7 +357,7 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
     unary.__name__ = unary.__qualname__ = name
     unary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     unary._op = op  # type: ignore[attr-defined]
-    return unary
+    return cast("Callable[[ArrayLike], Array]", _fast(op, unary))
 
 
 def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
@@ -446,17 +446,22 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
     binary.__name__ = binary.__qualname__ = name
     binary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     binary._op = op  # type: ignore[attr-defined]
-    if _speedups is None or not _FAST_BINARY:
-        return binary
-    # The same function in C for arrays and Python scalars with a cached
-    # plan; it calls `binary` for everything else.
-    fast = _speedups.FastBinary(op, binary)
-    functools.update_wrapper(fast, binary)
+    return cast("Callable[[ArrayLike, ArrayLike], Array]", _fast(op, binary))
+
+
+def _fast(op: Op, fn: Callable[..., Array]) -> Callable[..., Array]:
+    """``fn``, or when the extension is built the same function in C for
+    arrays and Python scalars with a cached plan (it calls ``fn`` for
+    everything else)."""
+    if _speedups is None or not _FAST:
+        return fn
+    fast = _speedups.FastElementwise(op, fn)
+    functools.update_wrapper(fast, fn)
     fast._op = op  # pyright: ignore[reportAttributeAccessIssue]
-    return cast("Callable[[ArrayLike, ArrayLike], Array]", fast)
+    return cast("Callable[..., Array]", fast)
 
 
-# ArrayImpl's binary operators: (namespace function, reflected).
+# ArrayImpl's operators: (namespace function, reflected).
 _OPERATORS: Final = {
     "__add__": ("add", False),
     "__radd__": ("add", True),
@@ -486,18 +491,22 @@ _OPERATORS: Final = {
     "__ge__": ("greater_equal", False),
     "__eq__": ("equal", False),
     "__ne__": ("not_equal", False),
+    "__neg__": ("negative", False),
+    "__pos__": ("positive", False),
+    "__abs__": ("abs", False),
+    "__invert__": ("invert", False),
 }
 
 
 def install_operators(functions: Mapping[str, Any]) -> None:
-    """Give ArrayImpl C versions of its binary operators, when built.
+    """Give ArrayImpl C versions of its elementwise operators, when built.
 
     Each runs its function's plans directly (no Python frame for ``x + 2``)
     and calls Array's Python operator, with the same arguments, for anything
     else; so every answer and error is the Python one. ``functions``: the
     namespace's functions by name.
     """
-    if _speedups is None or not _FAST_BINARY:
+    if _speedups is None or not _FAST:
         # Pure Python: the forward operators call the functions directly
         # (Array's go through a module lookup, which costs on every call).
         for dunder, (name, swap) in _OPERATORS.items():
@@ -506,18 +515,18 @@ def install_operators(functions: Mapping[str, Any]) -> None:
         return
     for dunder, (name, swap) in _OPERATORS.items():
         fn = functions[name]
-        if type(fn) is not _speedups.FastBinary:
+        if type(fn) is not _speedups.FastElementwise:
             continue
-        fast = _speedups.FastBinary(fn.op, getattr(Array, dunder), swap)
+        fast = _speedups.FastElementwise(fn.op, getattr(Array, dunder), swap)
         functools.update_wrapper(fast, getattr(Array, dunder))
         setattr(ArrayImpl, dunder, fast)
 
 
-# FastBinary reads ArrayImpl's slots and sets NumPy's error state through its
+# FastElementwise reads ArrayImpl's slots and sets NumPy's error state through its
 # ContextVar (not np.errstate), and calls these helpers for the conversions
 # that can raise.
-_FAST_BINARY: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
-if _speedups is not None and _FAST_BINARY:
+_FAST: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
+if _speedups is not None and _FAST:
     _speedups.configure_binary(
         ArrayImpl,
         vars(ArrayImpl)["_value"],

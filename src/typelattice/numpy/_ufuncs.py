@@ -143,7 +143,6 @@ maximum = make_binary(Op("maximum", np.maximum, 2))
 minimum = make_binary(Op("minimum", np.minimum, 2))
 fmax = make_binary(Op("fmax", np.fmax, 2))
 fmin = make_binary(Op("fmin", np.fmin, 2))
-install_operators(globals())
 
 
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
@@ -392,3 +391,5 @@ def where(
 
 
 _WHERE = Op("where", np.where, 2)
+
+install_operators(globals())

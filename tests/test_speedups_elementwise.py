@@ -1,10 +1,10 @@
-"""The C binary elementwise path (typelattice._speedups.FastBinary) answers as
+"""The C elementwise path (typelattice._speedups.FastElementwise) answers as
 the Python code.
 
-When the extension is built, every binary elementwise function of
-typelattice.numpy made from an Op, and ArrayImpl's binary operators, are
-FastBinary objects: they run cached plans for arrays and Python scalars in C
-and call the Python function for anything else. These tests make the same
+When the extension is built, every unary and binary elementwise function of
+typelattice.numpy made from an Op, and ArrayImpl's elementwise operators, are
+FastElementwise objects: they run cached plans for arrays and Python scalars
+in C and call the Python function for anything else. These tests make the same
 calls through both and require the same outcome: the result's type, dtype,
 weak flag, shape and bytes, or the exception's type and message, and the
 warnings; and NumPy's error state left as it was.
@@ -38,15 +38,15 @@ BUILT = _promotion._speedups is not None
 needs_c = pytest.mark.skipif(not BUILT, reason=_promotion.SPEEDUPS)
 
 
-def fast_functions() -> dict[str, Any]:
-    """The namespace's binary functions that have a C path, by name."""
+def fast_functions(nin: int = 2) -> dict[str, Any]:
+    """The namespace's functions of ``nin`` operands with a C path, by name."""
     if _promotion._speedups is None:
         return {}
-    fast_type = _promotion._speedups.FastBinary
+    fast_type = _promotion._speedups.FastElementwise
     return {
         name: fn
         for name, fn in vars(_ufuncs).items()
-        if type(fn) is fast_type and not name.startswith("_")
+        if type(fn) is fast_type and not name.startswith("_") and fn.op.nin == nin
     }
 
 
@@ -178,6 +178,19 @@ def test_functions_answer_as_python(mode_name: str) -> None:
 
 
 @needs_c
+@pytest.mark.parametrize("mode_name", ["default", "x64 scoped", "strict global"])
+def test_unary_functions_answer_as_python(mode_name: str) -> None:
+    functions = fast_functions(nin=1)
+    assert len(functions) >= 40
+    with mode(mode_name):
+        for name, fn in functions.items():
+            for x in OPERANDS + OTHERS:
+                for _ in range(2):
+                    got = outcome(fn, x)
+                    assert got == outcome(fn.fallback, x), (name, x)
+
+
+@needs_c
 @pytest.mark.parametrize("mode_name", ["default", "x64 scoped", "rank raise global"])
 def test_operators_answer_as_python(mode_name: str) -> None:
     """``x + y``, ``y + x`` (reflected) and the comparisons, against Array's
@@ -188,6 +201,10 @@ def test_operators_answer_as_python(mode_name: str) -> None:
             python_op = getattr(Array, dunder)
             assert getattr(ArrayImpl, dunder) is not python_op
             for x in arrays:
+                if getattr(ArrayImpl, dunder).op.nin == 1:
+                    got = outcome(getattr(x, dunder))
+                    assert got == outcome(python_op, x), (dunder, x)
+                    continue
                 for y in OPERANDS + OTHERS:
                     got = outcome(getattr(x, dunder), y)
                     assert got == outcome(python_op, x, y), (dunder, x, y)
@@ -200,6 +217,9 @@ def test_python_syntax_reaches_the_c_operators() -> None:
     assert describe(2 - x) == describe(_ufuncs.subtract.fallback(2, x))
     assert describe(x == 2) == describe(_ufuncs.equal.fallback(x, 2))
     assert describe(1.5 * x) == describe(_ufuncs.multiply.fallback(1.5, x))
+    assert describe(-x) == describe(_ufuncs.negative.fallback(x))
+    assert describe(abs(x)) == describe(_ufuncs.abs.fallback(x))
+    assert describe(~x) == describe(_ufuncs.invert.fallback(x))
     # NumPy arrays on the left still defer to us (through __array_ufunc__).
     got = np.asarray([1, 2, 3], "int8") + x
     assert isinstance(got, Array) and got.dtype == np.int8
@@ -228,6 +248,10 @@ def test_floating_point_errors_are_silent_and_restored() -> None:
         warnings.simplefilter("error")
         got = x / 0
         np.testing.assert_array_equal(np.asarray(got), [np.inf, np.nan, -np.inf])
+        got = tnp.sqrt(array([-1.0, 4.0], "float32"))
+        np.testing.assert_array_equal(np.asarray(got), [np.nan, 2.0])
+        got = tnp.sqrt(array([-1, 4], "int32"))  # converted, then computed
+        np.testing.assert_array_equal(np.asarray(got), [np.nan, 2.0])
         # An error raised inside the ufunc call restores NumPy's state too.
         with pytest.raises(ValueError, match="do not broadcast"):
             x / array([1.0, 2.0], "float32")
@@ -236,7 +260,7 @@ def test_floating_point_errors_are_silent_and_restored() -> None:
 
 @needs_c
 def test_functions_stand_for_the_python_functions() -> None:
-    for name, fn in fast_functions().items():
+    for name, fn in {**fast_functions(1), **fast_functions(2)}.items():
         py = fn.fallback
         assert inspect.isfunction(py)
         assert fn.__wrapped__ is py
@@ -263,11 +287,13 @@ def test_operators_bind_like_methods() -> None:
 
 @needs_c
 def test_constructor_arguments() -> None:
-    fast_binary = _promotion._speedups.FastBinary  # type: ignore[union-attr]
+    fast_type = _promotion._speedups.FastElementwise  # type: ignore[union-attr]
     with pytest.raises(TypeError, match="must be callable"):
-        fast_binary(_ufuncs.add.op, 3)
+        fast_type(_ufuncs.add.op, 3)
     with pytest.raises(AttributeError):
-        fast_binary(object(), _ufuncs.add.fallback)
+        fast_type(object(), _ufuncs.add.fallback)
+    with pytest.raises(ValueError, match="swap is for binary"):
+        fast_type(_ufuncs.sqrt.op, _ufuncs.sqrt.fallback, True)
 
 
 def test_pure_python_mode_gives_plain_functions() -> None:
