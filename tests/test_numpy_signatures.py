@@ -89,3 +89,307 @@ class TestMoments:
         check(out, "complex64", False)
         np.testing.assert_allclose(complex(out), np.var(np.asarray(z)), 1e-6)
         check(tnp.var(z), "float32", False)
+
+
+# -- ufunc methods ----------------------------------------------------------
+
+UFUNCS = [
+    "add", "multiply", "subtract", "maximum", "minimum", "logaddexp",
+    "logaddexp2", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor",
+]  # fmt: skip
+
+
+class TestUfuncMethods:
+    def test_attributes(self) -> None:
+        identities = {"add": 0, "multiply": 1, "bitwise_and": -1, "logical_and": True}
+        for name in UFUNCS:
+            u = getattr(tnp, name)
+            assert isinstance(u, tnp.ufunc)
+            assert (u.nin, u.nout, u.nargs, u.__name__) == (2, 1, 2, name)
+            if name in identities:
+                assert u.identity == identities[name]
+        assert tnp.maximum.identity is None
+        assert tnp.logaddexp.identity == -np.inf
+        assert not isinstance(tnp.divide, tnp.ufunc)
+        # The function itself is unchanged: the operators still use it.
+        assert tnp.ArrayImpl.__add__ is tnp.add
+
+    def test_reduce_dtypes_follow_jax(self) -> None:
+        i8 = arr([100, 100, 3], "int8")
+        # add/multiply widen as sum/prod; the others keep the dtype.
+        check(tnp.add.reduce(i8), "int32", False, 203)
+        check(tnp.multiply.reduce(i8), "int32", False, 30000)
+        check(tnp.add.reduce(arr([200, 100], "uint8")), "uint32", False, 300)
+        check(tnp.maximum.reduce(i8), "int8", False, 100)
+        check(tnp.subtract.reduce(i8), "int8", False, np.subtract.reduce(i8))
+        check(tnp.bitwise_or.reduce(i8), "int8", False, 103)
+        check(tnp.logical_xor.reduce(i8), "bool", False, True)
+        x = np.array([0.5, 1.0, 2.0], "float32")
+        out = tnp.logaddexp.reduce(arr([0, 1, 2], "int32"))
+        check(out, "float32", False)
+        np.testing.assert_allclose(float(out), np.logaddexp.reduce([0.0, 1, 2]), 1e-6)
+        out = tnp.logaddexp2.reduce(tnp.asarray(x))
+        np.testing.assert_allclose(float(out), np.logaddexp2.reduce(x), 1e-6)
+        z = np.array([1 + 1j, 2 + 0j, 0.5j], "complex64")
+        out = tnp.logaddexp.reduce(tnp.asarray(z))
+        check(out, "complex64", False)
+        np.testing.assert_allclose(
+            complex(out), np.log(np.exp(z.astype(complex)).sum()), 1e-5
+        )
+        # Weak input, strong result.
+        check(tnp.subtract.reduce(tnp.full(3, 2.0)), "float32", False, -2.0)
+
+    def test_reduce_keywords(self) -> None:
+        x = arr([[1, 2, 3], [4, 5, 6]], "int16")
+        check(tnp.subtract.reduce(x, axis=1), "int16", False, [-4, -7])
+        check(tnp.subtract.reduce(x, axis=None), "int16", False, 1 - 2 - 3 - 4 - 5 - 6)
+        check(tnp.bitwise_xor.reduce(x, axis=(0, 1)), "int16", False, 7)
+        check(tnp.add.reduce(x, keepdims=True), "int32", False, [[5, 7, 9]])
+        check(tnp.subtract.reduce(x, axis=0, initial=10), "int16", False, [5, 3, 1])
+        mask = tnp.asarray([True, False, True])
+        i8 = arr([100, 100, 3], "int8")
+        check(tnp.add.reduce(i8, where=mask), "int32", False, 103)
+        check(tnp.subtract.reduce(i8, where=mask, initial=0), "int8", False, -103)
+        check(tnp.add.reduce(i8, dtype="float32"), "float32", False, 203)
+        check(tnp.subtract.reduce(i8, dtype="int32"), "int32", False, -3)
+        check(tnp.maximum.reduce(i8, dtype="int16"), "int16", False, 100)
+        check(tnp.bitwise_and.reduce(tnp.zeros(0, "uint8")), "uint8", False, 255)
+        check(tnp.logaddexp.reduce(tnp.zeros(0)), "float32", False, -np.inf)
+
+    def test_reduce_errors(self) -> None:
+        i8 = arr([100, 100, 3], "int8")
+        with pytest.raises(ValueError, match="needs initial="):
+            tnp.subtract.reduce(i8, where=tnp.asarray([True, False, True]))
+        with pytest.raises(ValueError, match="initial"):
+            tnp.maximum.reduce(i8, where=tnp.asarray([True, False, True]))
+        with pytest.raises(ValueError, match="no identity.*initial"):
+            tnp.subtract.reduce(tnp.zeros(0))
+        with pytest.raises(ValueError, match="0-d array; pass axis=None"):
+            tnp.add.reduce(3.0)
+        with pytest.raises(OverflowError, match="1000 does not fit in int8"):
+            tnp.subtract.reduce(i8, initial=1000)
+        with pytest.raises(TypeError, match="cannot start from float32 values"):
+            tnp.subtract.reduce(i8, initial=1.5)
+        with pytest.raises(TypeError, match="out argument"):
+            tnp.add.reduce(i8, out=i8)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="not reorderable"):
+            tnp.subtract.reduce(tnp.ones((2, 2)), axis=(0, 1))
+
+    def test_accumulate(self) -> None:
+        i8 = arr([100, 100, 3], "int8")
+        check(tnp.add.accumulate(i8), "int8", False, [100, -56, -53])  # wraps, as JAX
+        check(tnp.add.accumulate(arr([True, True], "bool")), "int32", False, [1, 2])
+        check(
+            tnp.subtract.accumulate(arr([10, 2, 3], "int32")),
+            "int32",
+            False,
+            [10, 8, 5],
+        )
+        check(
+            tnp.maximum.accumulate(arr([1, 3, 2], "int32")), "int32", False, [1, 3, 3]
+        )
+        check(tnp.subtract.accumulate(i8, dtype="int32"), "int32", False, [100, 0, -3])
+        ones = tnp.ones((2, 3), "int8")
+        check(tnp.add.accumulate(ones, axis=1), "int8", False, [[1, 2, 3]] * 2)
+        check(tnp.add.accumulate(ones, axis=None), "int8", False, [1, 2, 3, 4, 5, 6])
+        check(tnp.maximum.accumulate(tnp.asarray(3.0)), "float32", False, [3.0])
+        z = np.array([1 + 1j, 2 + 0j, 0.5j], "complex64")
+        out = np.asarray(tnp.logaddexp.accumulate(tnp.asarray(z)))
+        expect = np.log(np.cumsum(np.exp(z.astype(complex))))
+        np.testing.assert_allclose(out, expect, 1e-5)
+
+    def test_outer(self) -> None:
+        i8 = arr([1, 2, 3], "int8")
+        check(tnp.add.outer(i8, 2), "int8", False, [3, 4, 5])
+        check(tnp.add.outer(2, 3.0), "float32", True, 5.0)
+        out = tnp.subtract.outer(i8, arr([[1, 2]], "int8"))
+        check(out, "int8", False, np.subtract.outer([1, 2, 3], [[1, 2]]))
+        assert out.shape == (3, 1, 2)
+        with pytest.raises(OverflowError):
+            tnp.add.outer(i8, 1000)
+
+    def test_at(self) -> None:
+        i8 = arr([100, 100, 3], "int8")
+        idx = tnp.asarray([0, 0])
+        check(tnp.add.at(i8, idx, 1, inplace=False), "int8", False, [102, 100, 3])
+        check(tnp.subtract.at(i8, idx, 1, inplace=False), "int8", False, [98, 100, 3])
+        check(tnp.maximum.at(i8, 0, 120, inplace=False), "int8", False, [120, 100, 3])
+        check(
+            tnp.bitwise_xor.at(tnp.zeros(4, "int8"), idx, 1, inplace=False),
+            "int8", False, [0, 0, 0, 0],
+        )  # fmt: skip
+        out = tnp.logaddexp.at(tnp.zeros(2), idx, 0.0, inplace=False)
+        check(out, "float32", False)
+        np.testing.assert_allclose(np.asarray(out), [np.log(3), 0], 1e-6)
+        w = tnp.full(3, 2.0)
+        check(tnp.add.at(w, 0, 1, inplace=False), "float32", True, [3, 2, 2])
+        check(tnp.maximum.at(w, 0, 1, inplace=False), "float32", False, [2, 2, 2])
+        check(tnp.logical_xor.at(w, 0, 1, inplace=False), "bool", False, [0, 1, 1])
+        with pytest.raises(NotImplementedError, match="inplace=False"):
+            tnp.add.at(i8, 0, 1)
+        with pytest.raises(TypeError, match="give the values"):
+            tnp.add.at(i8, 0, inplace=False)
+        with pytest.raises(TypeError, match="cannot store float32 values in a int8"):
+            tnp.add.at(i8, 0, 1.5, inplace=False)
+        with pytest.raises(IndexError):
+            tnp.add.at(i8, 5, 1, inplace=False)
+
+    def test_reduceat(self) -> None:
+        x = tnp.arange(8)
+        idx = tnp.asarray([0, 4, 1, 5])
+        check(tnp.add.reduceat(x, idx), "int32", False, [6, 4, 10, 18])
+        check(
+            tnp.maximum.reduceat(tnp.arange(8.0), tnp.asarray([0, 4, 6, 5])),
+            "float32", False, [3, 5, 6, 7],
+        )  # fmt: skip
+        i8 = arr([100, 100, 3], "int8")
+        check(tnp.add.reduceat(i8, tnp.asarray([0, 2])), "int8", False, [-56, 3])
+        check(
+            tnp.add.reduceat(i8, tnp.asarray([0, 2]), dtype="int32"),
+            "int32",
+            False,
+            [200, 3],
+        )
+        check(
+            tnp.add.reduceat(tnp.full(3, 2.0), tnp.asarray([0, 1])),
+            "float32",
+            True,
+            [2, 4],
+        )
+        out = tnp.add.reduceat(tnp.ones((3, 4)), tnp.asarray([0, 2]), axis=1)
+        check(out, "float32", False, np.full((3, 2), 2.0))
+        with pytest.raises(IndexError, match="index 9 is out of bounds"):
+            tnp.add.reduceat(x, tnp.asarray([0, 9]))
+        with pytest.raises(IndexError, match="index -3"):
+            tnp.add.reduceat(x, tnp.asarray([-3, 7]))
+        with pytest.raises(ValueError, match="one-dimensional"):
+            tnp.add.reduceat(x, tnp.asarray([[0, 2]]))
+        with pytest.raises(TypeError, match="pass dtype='float32'"):
+            tnp.logaddexp.reduceat(x, tnp.asarray([0, 2]))
+
+    def test_under_tracing(self) -> None:
+        i8 = arr([100, 100, 3], "int8")
+        f = tl.jit(lambda x: tnp.add.reduce(x) + tnp.subtract.accumulate(x))
+        check(f(i8), "int32", False, [303, 203, 200])
+        check(f(i8), "int32", False, [303, 203, 200])  # replayed
+        g = tl.jit(lambda x, i: tnp.add.at(x, i, 1, inplace=False))
+        check(g(i8, tnp.asarray([2, 2])), "int8", False, [100, 100, 5])
+        shape = tl.eval_shape(lambda x: tnp.multiply.outer(x, x), i8)
+        assert (shape.shape, shape.dtype) == ((3, 3), np.dtype("int8"))
+        shape = tl.eval_shape(lambda x: tnp.add.reduceat(x, tnp.asarray([0, 1])), i8)
+        assert (shape.shape, shape.dtype) == ((2,), np.dtype("int8"))
+
+
+# -- take, .at[] modes and apply ----------------------------------------------
+
+
+class TestTake:
+    def test_default_fills_like_jax(self) -> None:
+        x = arr([1.0, 2.0, 3.0], "float32")
+        idx = tnp.asarray([0, 3, -1, -4, 5])
+        check(tnp.take(x, idx), "float32", False, [1, np.nan, 3, np.nan, np.nan])
+        i8 = arr([1, 2, 3], "int8")
+        check(tnp.take(i8, tnp.asarray([0, 3, -1])), "int8", False, [1, -128, 3])
+        check(tnp.take(arr([1, 2], "uint8"), tnp.asarray([5])), "uint8", False, [255])
+        check(tnp.take(arr([False], "bool"), tnp.asarray([5])), "bool", False, [True])
+        check(
+            tnp.take(tnp.full(3, 2.0), tnp.asarray([0, 3])),
+            "float32",
+            True,
+            [2, np.nan],
+        )
+        check(tnp.take(i8, tnp.asarray([0, 3]), fill_value=7), "int8", False, [1, 7])
+        out = tnp.take(tnp.ones((2, 3)), tnp.asarray([0, 3]), axis=1)
+        check(out, "float32", False, [[1, np.nan], [1, np.nan]])
+
+    def test_modes(self) -> None:
+        i8 = arr([1, 2, 3], "int8")
+        idx = tnp.asarray([0, 3, -1, -4])
+        check(tnp.take(i8, idx, mode="clip"), "int8", False, [1, 3, 1, 1])
+        check(tnp.take(i8, idx, mode="wrap"), "int8", False, [1, 1, 3, 3])
+        check(tnp.take(i8, tnp.asarray([-1]), mode="raise"), "int8", False, [3])
+        with pytest.raises(IndexError, match="index 3 is out of bounds"):
+            tnp.take(i8, idx, mode="raise")
+        with pytest.raises(ValueError, match="mode='bogus' is not one of"):
+            tnp.take(i8, idx, mode="bogus")
+
+    def test_fill_values_that_would_change_are_refused(self) -> None:
+        i8 = arr([1, 2, 3], "int8")
+        with pytest.raises(OverflowError, match="1000 does not fit"):
+            tnp.take(i8, tnp.asarray([5]), fill_value=1000)
+        with pytest.raises(TypeError, match="cannot fill with float32"):
+            tnp.take(i8, tnp.asarray([5]), fill_value=1.5)
+        with pytest.raises(ValueError, match="no NaN.*fill_value"):
+            tnp.take(tnp.ones(2, "float4_e2m1fn"), tnp.asarray([5]))
+
+
+class TestAtModes:
+    x = np.array([1.0, 2.0, 3.0], "float32")
+
+    def test_get(self) -> None:
+        x = tnp.asarray(self.x)
+        idx = tnp.asarray([0, 3, -1, -4])
+        check(x.at[idx].get(mode="fill"), "float32", False, [1, np.nan, 3, np.nan])
+        check(x.at[idx].get(mode="clip"), "float32", False, [1, 3, 3, 1])
+        i8 = arr([1, 2, 3], "int8")
+        check(i8.at[idx].get(mode="drop", fill_value=9), "int8", False, [1, 9, 3, 9])
+        for mode in (None, "promise_in_bounds"):
+            with pytest.raises(IndexError, match="out of bounds"):
+                x.at[idx].get(mode=mode)
+        check(
+            x.at[-1].get(wrap_negative_indices=False, mode="fill"),
+            "float32",
+            False,
+            np.nan,
+        )
+        m = tnp.zeros((2, 3))
+        check(m.at[..., 5].get(mode="fill"), "float32", False, [np.nan, np.nan])
+        with pytest.raises(ValueError, match="mode='wrap' is not one of"):
+            x.at[0].get(mode="wrap")
+
+    def test_updates(self) -> None:
+        x = tnp.asarray(self.x)
+        idx = tnp.asarray([0, 3, -1, -4])
+        for mode in ("fill", "drop"):
+            check(x.at[idx].set(9.0, mode=mode), "float32", False, [9, 2, 9])
+            check(x.at[idx].add(9.0, mode=mode), "float32", False, [10, 2, 12])
+        check(x.at[idx].add(9.0, mode="clip"), "float32", False, [19, 2, 21])
+        with pytest.raises(IndexError, match="mode='clip'"):
+            x.at[idx].set(9.0)
+        check(
+            x.at[-1].set(9.0, mode="drop", wrap_negative_indices=False),
+            "float32",
+            False,
+            self.x,
+        )
+        m = tnp.zeros((2, 3))
+        out = m.at[:, tnp.asarray([0, 5])].set(1.0, mode="drop")
+        check(out, "float32", False, [[1, 0, 0], [1, 0, 0]])
+        check(
+            x.at[tnp.asarray([0, 0])].add(
+                1.0, unique_indices=True, indices_are_sorted=True
+            ),
+            "float32",
+            False,
+            [3, 2, 3],
+        )
+
+    def test_apply(self) -> None:
+        x = tnp.asarray(self.x)
+        check(x.at[tnp.asarray([0, 0])].apply(tnp.negative), "float32", False, self.x)
+        check(
+            x.at[tnp.asarray([0, 2])].apply(tnp.negative), "float32", False, [-1, 2, -3]
+        )
+        out = tnp.full(3, 2.0).at[0].apply(tnp.sin)
+        check(out, "float32", True, [np.sin(np.float32(2)), 2, 2])
+        i8 = arr([1, 2, 3], "int8")
+        check(i8.at[0].apply(lambda v: v * 2), "int8", False, [2, 2, 3])
+        check(x.at[5].apply(tnp.negative, mode="clip"), "float32", False, [1, 2, -3])
+        check(x.at[5].apply(tnp.negative, mode="drop"), "float32", False, self.x)
+        with pytest.raises(TypeError, match="sin turned int8 values into float32"):
+            i8.at[0].apply(tnp.sin)
+        with pytest.raises(IndexError):
+            x.at[5].apply(tnp.negative)
+        f = tl.jit(lambda x, i: x.at[i].apply(tnp.negative, mode="drop"))
+        check(f(x, tnp.asarray([1, 7])), "float32", False, [1, -2, 3])

@@ -101,6 +101,7 @@ from typelattice.numpy._shape import (
     transpose,
     vstack,
 )
+from typelattice.numpy._ufunc import ufunc
 from typelattice.numpy._ufuncs import (
     abs,
     absolute,
@@ -476,6 +477,7 @@ __all__ = [
     "uint32",
     "uint64",
     "uint8",
+    "ufunc",
     "unsignedinteger",
     "var",
     "vdot",

@@ -17,7 +17,7 @@ alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -575,8 +575,17 @@ class _IndexUpdateRef:
 
     Each method returns a new array of ``x``'s dtype and weak flag; ``x`` is
     unchanged. Repeated indices accumulate for ``add``, ``multiply``, ``min``
-    and ``max``; for ``set`` the last one wins. Out-of-bounds indices raise
-    IndexError (JAX drops them silently).
+    and ``max`` (and ``apply`` runs once per occurrence); for ``set`` the
+    last one wins.
+
+    ``mode`` says what an out-of-bounds index does, as in JAX: ``'clip'``
+    clamps it; ``'drop'`` and ``'fill'`` skip that update (``get`` returns
+    ``fill_value`` there: NaN, the smallest signed or largest unsigned
+    integer, or True, by default). By default, and with
+    ``'promise_in_bounds'``, an out-of-bounds index raises IndexError (JAX
+    clamps or drops it silently). Negative indices count from the end unless
+    ``wrap_negative_indices=False``. ``indices_are_sorted`` and
+    ``unique_indices`` are hints that do not change the result.
     """
 
     __slots__ = ("array", "index")
@@ -585,34 +594,143 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def get(self) -> Array:
-        return self.array[self.index]
+    def get(
+        self,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        fill_value: ArrayLike | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        if mode is None and wrap_negative_indices:
+            return self.array[self.index]
+        return _shape._gather(
+            self.array, self.index, mode, fill_value, wrap_negative_indices
+        )
 
-    def set(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, None, "set")
+    def _update(
+        self,
+        values: Any,
+        ufunc: np.ufunc | None,
+        name: str,
+        mode: str | None,
+        wrap_negative: bool,
+    ) -> Array:
+        return _shape._scatter(
+            self.array, self.index, values, ufunc, name, mode, wrap_negative
+        )
 
-    def add(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.add, "add")
+    def set(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, None, "set", mode, wrap_negative_indices)
 
-    def subtract(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.subtract, "subtract")
+    def add(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.add, "add", mode, wrap_negative_indices)
 
-    def multiply(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.multiply, "multiply")
+    def subtract(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.subtract, "subtract", mode, wrap_negative_indices
+        )
+
+    def multiply(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.multiply, "multiply", mode, wrap_negative_indices
+        )
 
     mul = multiply
 
-    def divide(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.true_divide, "divide")
+    def divide(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.true_divide, "divide", mode, wrap_negative_indices
+        )
 
-    def power(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.power, "power")
+    def power(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.power, "power", mode, wrap_negative_indices)
 
-    def min(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.minimum, "min")
+    def min(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.minimum, "min", mode, wrap_negative_indices)
 
-    def max(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.maximum, "max")
+    def max(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.maximum, "max", mode, wrap_negative_indices)
+
+    def apply(
+        self,
+        func: Callable[[Array], Array],
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        """``func`` (e.g. ``tnp.negative``) applied to the elements at the
+        index, once per occurrence; it must keep the dtype."""
+        return _shape._scatter_apply(
+            self.array, self.index, func, mode, wrap_negative_indices
+        )
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"

@@ -228,8 +228,9 @@ def _int_sum(
     v: np.ndarray[Any, Any], axes: Any, keepdims: bool, mask: Any
 ) -> np.ndarray[Any, Any]:
     """Sum in ``v``'s integer dtype, wrapping on overflow (as JAX)."""
+    add: Any = np.add  # NumPy's stubs have no overload for a runtime keepdims
     return np.asarray(
-        np.add.reduce(v, axis=axes, dtype=v.dtype, keepdims=keepdims, where=mask)
+        add.reduce(v, axis=axes, dtype=v.dtype, keepdims=keepdims, where=mask)
     )
 
 
