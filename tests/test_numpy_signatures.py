@@ -393,3 +393,145 @@ class TestAtModes:
             x.at[5].apply(tnp.negative)
         f = tl.jit(lambda x, i: x.at[i].apply(tnp.negative, mode="drop"))
         check(f(x, tnp.asarray([1, 7])), "float32", False, [1, -2, 3])
+
+
+# -- where(condition), nonzero, sorting -----------------------------------------
+
+
+def test_where_with_the_condition_alone_is_nonzero() -> None:
+    c = arr([[0, 1], [2, 0]], "int32")
+    rows, cols = tnp.where(c)
+    check(rows, "int32", False, [0, 1])
+    check(cols, "int32", False, [1, 0])
+    rows, cols = tnp.where(c, size=3, fill_value=-1)
+    check(rows, "int32", False, [0, 1, -1])
+    rows, cols = tnp.where(c, size=3, fill_value=(-1, -2))
+    check(cols, "int32", False, [1, 0, -2])
+    rows, _ = tnp.nonzero(c, size=3, fill_value=1.5)  # promoted, as JAX
+    check(rows, "float32", True, [0, 1, 1.5])
+    (short,) = tnp.nonzero(arr([0, 3, 4, 5], "int8"), size=2)
+    check(short, "int32", False, [1, 2])
+    with pytest.raises(ValueError, match="size and fill_value are for where"):
+        tnp.where(c, 1, 2, size=3)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="atleast_1d"):
+        tnp.where(tnp.asarray(1))
+    with pytest.raises(ValueError, match="one per dimension"):
+        tnp.nonzero(c, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(OverflowError):
+        tnp.nonzero(c, size=3, fill_value=2**40)
+    f = tl.jit(lambda c: tnp.where(c, size=3, fill_value=-1))
+    rows, cols = f(c)
+    check(rows, "int32", False, [0, 1, -1])
+    with pytest.raises(tl.ConcretizationTypeError):
+        tl.jit(lambda c: tnp.where(c))(c)
+
+
+def test_sort_keywords() -> None:
+    x = arr([3, 1, 1, 2], "int8")
+    check(tnp.argsort(x, descending=True), "int32", False, [0, 3, 1, 2])
+    check(tnp.argsort(x, dtype="int8"), "int8", False, [1, 2, 3, 0])
+    check(x.argsort(stable=False), "int32", False, [1, 2, 3, 0])
+    check(
+        tnp.sort(arr([3, np.nan, 1], "float32"), descending=True),
+        "float32",
+        False,
+        [np.nan, 3, 1],
+    )
+    for fn in (tnp.sort, tnp.argsort):
+        with pytest.raises(TypeError, match="stable=True or stable=False"):
+            fn(x, kind="quicksort")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="order"):
+            fn(x, order="f")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="integer type"):
+        tnp.argsort(x, dtype="float32")
+    with pytest.raises(OverflowError, match="do not fit in int8"):
+        tnp.argsort(tnp.arange(300), dtype="int8")
+
+
+# -- Array methods ----------------------------------------------------------
+
+
+class TestArrayMethods:
+    def test_ptp_trace_diagonal(self) -> None:
+        i8 = arr([100, -100, 3], "int8")
+        check(i8.ptp(), "int8", False, -56)  # wraps, as JAX
+        check(tnp.ptp(arr([[1, 5], [2, 9]], "int32"), axis=1), "int32", False, [4, 7])
+        check(tnp.full(3, 2.0).ptp(), "float32", False, 0)
+        with pytest.raises(TypeError, match="bool"):
+            tnp.ptp(arr([True, False], "bool"))
+        m = tnp.arange(9).reshape(3, 3)
+        check(m.diagonal(offset=1), "int32", False, [1, 5])
+        check(tnp.full((2, 2), 2.0).diagonal(), "float32", False, [2, 2])  # strong
+        check(tnp.ones((3, 3), "int8").trace(), "int32", False, 3)
+        check(m.trace(offset=-1), "int32", False, 3 + 7)
+        check(tnp.trace(tnp.ones((3, 3), "int8"), dtype="float16"), "float16", False, 3)
+        with pytest.raises(ValueError, match="at least 2 dimensions"):
+            tnp.diagonal(tnp.arange(3))
+
+    def test_searchsorted(self) -> None:
+        a = arr([1, 2, 3], "int8")
+        check(a.searchsorted(2), "int32", False, 1)
+        check(
+            tnp.searchsorted(a, tnp.asarray([2, 5.5]), side="right"),
+            "int32",
+            False,
+            [2, 3],
+        )
+        check(
+            tnp.searchsorted(arr([3, 1, 2], "int32"), 2, sorter=tnp.asarray([1, 2, 0])),
+            "int32",
+            False,
+            1,
+        )
+        check(
+            tnp.searchsorted(
+                arr([1, 2, np.nan], "float32"), tnp.asarray([np.nan, 3.0])
+            ),
+            "int32",
+            False,
+            [2, 2],
+        )
+        with pytest.raises(ValueError, match="side='x'"):
+            a.searchsorted(2, side="x")
+        with pytest.raises(ValueError, match="1-dimensional"):
+            tnp.searchsorted(tnp.ones((2, 2)), 1.0)
+
+    def test_view(self) -> None:
+        x = arr([1.0, 2.0], "float32")
+        raw = np.array([1.0, 2.0], "float32")
+        check(x.view("int32"), "int32", False, raw.view("int32"))
+        check(x.view("uint8"), "uint8", False, raw.view("uint8"))
+        check(x.view("float16"), "float16", False, raw.view("float16"))
+        check(
+            tnp.full(2, 2.0).view("int32"),
+            "int32",
+            False,
+            np.full(2, 2.0, "float32").view("int32"),
+        )
+        check(arr([0, 2], "uint8").view(bool), "bool", False, [False, True])
+        check(
+            tnp.ones((2, 2), "float32").view("uint16").reshape(-1),
+            "uint16",
+            False,
+            np.ones(4, "float32").view("uint16"),
+        )
+        assert x.view().dtype == np.float32
+        with pytest.raises(ValueError, match="0-d array"):
+            tnp.asarray(1.0).view("uint16")
+        assert x.tobytes() == raw.tobytes()
+
+    def test_compress_and_take(self) -> None:
+        i8 = arr([100, -100, 3], "int8")
+        cond = tnp.asarray([True, False, True])
+        check(i8.compress(cond), "int8", False, [100, 3])
+        check(tnp.compress(cond, tnp.full(3, 2.0)), "float32", True, [2, 2])
+        check(tnp.compress(cond, i8, size=3, fill_value=7), "int8", False, [100, 3, 7])
+        check(i8.compress(tnp.asarray([True]), size=2), "int8", False, [100, 0])
+        check(i8.take(tnp.asarray([0, 5]), mode="clip"), "int8", False, [100, 3])
+
+    def test_methods_under_tracing(self) -> None:
+        x = arr([[1.0, 4.0], [2.0, 3.0]], "float32")
+        out = tl.jit(lambda x: x.ptp() + x.trace() + x.diagonal().sum())(x)
+        check(out, "float32", False, 3 + 4 + 4)
+        shape = tl.eval_shape(lambda x: x.view("uint8"), x)
+        assert (shape.shape, shape.dtype) == ((2, 8), np.dtype("uint8"))

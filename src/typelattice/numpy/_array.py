@@ -26,7 +26,9 @@ from typelattice import _dtypes
 from typelattice.numpy import _core
 
 if TYPE_CHECKING:
-    from typelattice.typing import ArrayLike
+    from collections.abc import Sequence
+
+    from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = ["Array", "ArrayImpl"]
 
@@ -326,8 +328,26 @@ class Array:
     def dot(self, other: ArrayLike) -> Array:
         return _linalg.dot(self, other)
 
-    def take(self, indices: Any, axis: int | None = None) -> Array:
-        return _shape.take(self, indices, axis=axis)
+    def take(
+        self,
+        indices: ArrayLike,
+        axis: int | None = None,
+        out: None = None,
+        mode: str | None = None,
+        unique_indices: bool = False,
+        indices_are_sorted: bool = False,
+        fill_value: ArrayLike | None = None,
+    ) -> Array:
+        return _shape.take(
+            self,
+            indices,
+            axis=axis,
+            out=out,
+            mode=mode,
+            unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted,
+            fill_value=fill_value,
+        )
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Array:
         return _shape.repeat(self, repeats, axis=axis)
@@ -336,28 +356,99 @@ class Array:
         self,
         axis: int | None = -1,
         *,
-        kind: Any = None,
-        order: Any = None,
+        kind: None = None,
+        order: None = None,
         stable: bool = True,
         descending: bool = False,
     ) -> Array:
-        return _shape.sort(self, axis=axis, descending=descending)
+        return _shape.sort(
+            self,
+            axis=axis,
+            kind=kind,
+            order=order,
+            stable=stable,
+            descending=descending,
+        )
 
     def argsort(
         self,
         axis: int | None = -1,
         *,
-        kind: Any = None,
-        order: Any = None,
+        kind: None = None,
+        order: None = None,
         stable: bool = True,
         descending: bool = False,
     ) -> Array:
-        return _shape.argsort(self, axis=axis, descending=descending)
+        return _shape.argsort(
+            self,
+            axis=axis,
+            kind=kind,
+            order=order,
+            stable=stable,
+            descending=descending,
+        )
 
     def nonzero(
-        self, *, size: int | None = None, fill_value: Any = None
+        self,
+        *,
+        fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+        size: int | None = None,
     ) -> tuple[Array, ...]:
         return _shape.nonzero(self, size=size, fill_value=fill_value)
+
+    def ptp(
+        self,
+        axis: int | Sequence[int] | None = None,
+        out: None = None,
+        keepdims: bool = False,
+    ) -> Array:
+        return _reductions.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def searchsorted(
+        self,
+        v: ArrayLike,
+        side: str = "left",
+        sorter: ArrayLike | None = None,
+        *,
+        method: str = "scan",
+    ) -> Array:
+        return _shape.searchsorted(self, v, side=side, sorter=sorter, method=method)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        return _shape.diagonal(self, offset, axis1, axis2)
+
+    def trace(
+        self,
+        offset: int = 0,
+        axis1: int = 0,
+        axis2: int = 1,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array:
+        return _reductions.trace(self, offset, axis1, axis2, dtype=dtype, out=out)
+
+    def compress(
+        self,
+        condition: ArrayLike,
+        axis: int | None = None,
+        *,
+        out: None = None,
+        size: int | None = None,
+        fill_value: ArrayLike = 0,
+    ) -> Array:
+        return _shape.compress(
+            condition, self, axis, size=size, fill_value=fill_value, out=out
+        )
+
+    def view(self, dtype: DTypeLike | None = None, type: None = None) -> Array:  # noqa: A002
+        """The same bytes read as ``dtype`` (the last axis changes length
+        when the item sizes differ), as ``jax.Array.view``."""
+        if type is not None:
+            raise TypeError("view: the type argument is not supported")
+        return _shape._view(self, dtype)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return np.asarray(self).tobytes(order=order)  # type: ignore[arg-type]
 
     def copy(self) -> Array:
         return _creation.array(self, copy=True)

@@ -625,3 +625,52 @@ def all(  # noqa: A001
     """Whether every element is true (nonzero)."""
     _no_out(out, "all")
     return _logical("all", np.logical_and, a, axis, keepdims, where)
+
+
+def ptp(
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    out: None = None,
+    keepdims: bool = False,
+) -> Array:
+    """Range of values (``max - min``) along ``axis``: ``a``'s dtype, strong,
+    as jax.numpy (integers wrap as integer subtraction does; bool is
+    refused).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.ptp(tnp.asarray([[1, 5], [2, 9]]), axis=1)
+    Array([4, 7], dtype=int32)
+    """
+    _no_out(out, "ptp")
+    _, dt = _input(a, "ptp")
+    if dt == _BOOL:
+        raise TypeError(
+            "ptp does not accept dtype bool (max - min is a subtraction); cast "
+            "first, e.g. x.astype('int32')"
+        )
+    top = max(a, axis, keepdims=keepdims)
+    bottom = min(a, axis, keepdims=keepdims)
+    with np.errstate(all="ignore"):
+        res = np.asarray(top) - np.asarray(bottom)
+    return from_numpy(np.asarray(res).astype(dt))
+
+
+def trace(
+    a: ArrayLike,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+) -> Array:
+    """Sum along a diagonal, with :func:`sum`'s dtype rules (narrow integers
+    widen to the default integer).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.trace(tnp.ones((3, 3), dtype='int8'))
+    Array(3, dtype=int32)
+    """
+    _no_out(out, "trace")
+    from typelattice.numpy._shape import diagonal
+
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

@@ -651,9 +651,16 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
 
 
 def _sort_operand(
-    a: Any, axis: int | None, name: str
+    a: Any, axis: int | None, name: str, kind: Any, order: Any
 ) -> tuple[np.ndarray[Any, Any], _core.Aval, int]:
     """The value to sort, its key, and the axis (None: the flattened array)."""
+    if kind is not None:
+        raise TypeError(
+            f"{name}: the kind argument is not supported (as in jax.numpy); "
+            "say stable=True or stable=False instead"
+        )
+    if order is not None:
+        raise TypeError(f"{name}: the order argument is not supported (no fields)")
     v, key = _one(a, name)
     if axis is None:
         return v.reshape(-1), key, 0
@@ -666,13 +673,15 @@ def sort(
     a: ArrayLike,
     axis: int | None = -1,
     *,
-    kind: Any = None,
-    order: Any = None,
+    kind: None = None,
+    order: None = None,
     stable: bool = True,
     descending: bool = False,
 ) -> Array:
-    """Sorted copy (NaNs last); dtype and weak flag kept."""
-    v, key, axis = _sort_operand(a, axis, "sort")
+    """Sorted copy (NaNs last, first when ``descending``); dtype and weak
+    flag kept. The sort is always stable (``stable=False`` allows any order
+    of equal elements, and this one is allowed)."""
+    v, key, axis = _sort_operand(a, axis, "sort", kind, order)
     out = np.sort(v, axis=axis, kind="stable")
     if descending:
         out = np.flip(out, axis=axis)
@@ -683,13 +692,16 @@ def argsort(
     a: ArrayLike,
     axis: int | None = -1,
     *,
-    kind: Any = None,
-    order: Any = None,
+    kind: None = None,
+    order: None = None,
     stable: bool = True,
     descending: bool = False,
+    dtype: DTypeLike | None = None,
 ) -> Array:
-    """Indices that sort ``a`` (the default integer type)."""
-    v, _, axis = _sort_operand(a, axis, "argsort")
+    """Indices that sort ``a``: the default integer type, or ``dtype`` (an
+    integer type that can hold every index). Equal elements keep their
+    order (descending too), as JAX's stable sort."""
+    v, _, axis = _sort_operand(a, axis, "argsort", kind, order)
     if descending:
         out = np.flip(
             np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis
@@ -698,16 +710,44 @@ def argsort(
     else:
         out = np.argsort(v, axis=axis, kind="stable")
     x64 = _config.current().enable_x64
-    return from_numpy(out.astype(_dtypes.default_dtype("i", x64)))
+    if dtype is None:
+        dt = _dtypes.default_dtype("i", x64)
+    else:
+        dt = _astype_dtype(dtype, "argsort")
+        if _dtypes.kind_of(dt) not in "iu":
+            raise TypeError(f"argsort: dtype must be an integer type, got {dt}")
+        size = v.shape[axis] if v.ndim else 1
+        if size - 1 > int(_dtypes.iinfo(dt).max):
+            raise OverflowError(
+                f"argsort: indices up to {size - 1} do not fit in {dt}; give a "
+                "wider dtype"
+            )
+    return from_numpy(out.astype(dt))
+
+
+def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
+    from typelattice.numpy._creation import _requested
+
+    return _requested(dtype, where)
 
 
 def nonzero(
-    a: ArrayLike, *, size: int | None = None, fill_value: Any = None
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
 ) -> tuple[Array, ...]:
-    """Indices of the nonzero elements, one array per axis.
+    """Indices of the nonzero elements, one array per axis (the default
+    integer type).
 
     With ``size``, exactly that many: the first ``size`` ones, padded with
-    ``fill_value`` (0 by default), as in jax.numpy.
+    ``fill_value`` (0 by default; a tuple gives one per axis), as in
+    jax.numpy: the result's dtype is the default integer promoted with the
+    fill value's (a Python float gives weak floats, as in JAX).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
+    (Array([ 1,  3, -1], dtype=int32),)
     """
     if size is None and isinstance(a, Placeholder):
         raise ConcretizationTypeError(
@@ -716,14 +756,178 @@ def nonzero(
             "fixed-size result."
         )
     v, _ = _one(a, "nonzero")
-    x64 = _config.current().enable_x64
-    dt = _dtypes.default_dtype("i", x64)
-    found = np.nonzero(np.atleast_1d(v))
-    if size is not None:
-        size = _core.index_of(size, "nonzero: size")
-        fill = 0 if fill_value is None else fill_value
-        found = tuple(
-            np.concatenate([i[:size], np.full(max(0, size - len(i)), fill, i.dtype)])
-            for i in found
+    if not v.ndim:
+        raise ValueError(
+            "nonzero: a 0-d array has no indices; use atleast_1d(x) first, as "
+            "jax.numpy requires"
         )
-    return tuple(from_numpy(i.astype(dt)) for i in found)
+    state = _config.current()
+    dt = _dtypes.default_dtype("i", state.enable_x64)
+    found = np.nonzero(v)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("nonzero: fill_value needs size=")
+        return tuple(from_numpy(i.astype(dt)) for i in found)
+    size = _core.index_of(size, "nonzero: size")
+    fills: tuple[Any, ...]
+    if isinstance(fill_value, tuple):
+        fills = fill_value
+        if len(fills) != v.ndim:
+            raise ValueError(
+                f"nonzero: fill_value has {len(fills)} values for an array of "
+                f"{v.ndim} dimensions; give one per dimension, or a scalar"
+            )
+    else:
+        fills = (0 if fill_value is None else fill_value,) * v.ndim
+    out: list[Array] = []
+    for i, fill in zip(found, fills, strict=True):
+        if np.ndim(fill):
+            raise ValueError(
+                "nonzero: fill_value must be a scalar (or a tuple of them)"
+            )
+        fv, fkey = _core.operand(fill, "nonzero", 1)
+        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
+        head = i[:size].astype(out_dt)
+        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, "nonzero"))
+        out.append(
+            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
+        )
+    return tuple(out)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
+
+    A strong array of ``a``'s dtype, as in jax.numpy.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.diagonal(tnp.arange(9).reshape(3, 3), offset=1)
+    Array([1, 5], dtype=int32)
+    """
+    v, _ = _one(a, "diagonal")
+    if v.ndim < 2:
+        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {v.shape}")
+    offset = _core.index_of(offset, "diagonal: offset")
+    try:
+        out = np.diagonal(v, offset, axis1, axis2)
+    except ValueError as err:
+        raise ValueError(f"diagonal: {err}") from None
+    return from_numpy(np.array(out))
+
+
+def searchsorted(
+    a: ArrayLike,
+    v: ArrayLike,
+    side: str = "left",
+    sorter: ArrayLike | None = None,
+    *,
+    method: str = "scan",
+) -> Array:
+    """Where ``v``'s elements would be inserted into the sorted 1-d ``a``
+    (the default integer type). ``a`` and ``v`` are compared in their
+    promoted type; NaNs sort last. ``method`` is accepted for jax.numpy
+    compatibility (every method gives the same result).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.searchsorted(tnp.asarray([1, 2, 3]), tnp.asarray([2, 5]), side='right')
+    Array([2, 3], dtype=int32)
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side={side!r}; expected 'left' or 'right'")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(
+            f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
+            "'sort' or 'compare_all'"
+        )
+    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
+    if sorted_.ndim != 1:
+        raise ValueError(
+            f"searchsorted: a must be 1-dimensional, got shape {sorted_.shape}"
+        )
+    order = None
+    if sorter is not None:
+        sv, _ = _core.operand(sorter, "searchsorted", 2)
+        order = np.asarray(sv)
+        if order.dtype.kind not in "iu" or order.shape != sorted_.shape:
+            raise ValueError(
+                "searchsorted: sorter must be integer indices of a's length"
+            )
+    if _dtypes.kind_of(cd) == "c":
+        raise TypeError("searchsorted: complex values have no order")
+    out = np.searchsorted(sorted_, values, side=side, sorter=order)  # type: ignore[call-overload]
+    x64 = _config.current().enable_x64
+    return from_numpy(np.asarray(out).astype(_dtypes.default_dtype("i", x64)))
+
+
+def compress(
+    condition: ArrayLike,
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike = 0,
+    out: None = None,
+) -> Array:
+    """The slices of ``a`` along ``axis`` (of the flattened ``a`` by
+    default) where ``condition`` is true; with ``size``, exactly that many,
+    padded with ``fill_value``. ``a``'s dtype and weak flag are kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.compress(tnp.asarray([True, False, True]), tnp.asarray([1, 2, 3]))
+    Array([1, 3], dtype=int32)
+    """
+    if out is not None:
+        raise TypeError("compress: the out argument is not supported")
+    if size is None and isinstance(condition, Placeholder):
+        raise ConcretizationTypeError(
+            f"compress with a traced condition {condition!r}: the result's "
+            "length is not known while tracing; give size= (and fill_value=)"
+        )
+    cv, _ = _core.operand(condition, "compress", 0)
+    cond = np.asarray(cv).astype(bool)
+    if cond.ndim != 1:
+        raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}")
+    v, key = _one(a, "compress")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
+    ax = _core.index_of(axis, "compress: axis") % max(v.ndim, 1)
+    n = v.shape[ax]
+    if cond.size > n:
+        cond, extra = cond[:n], cond[n:]
+        if extra.any():
+            raise ValueError(
+                f"compress: condition has true values beyond the axis length {n}"
+            )
+    picked = np.compress(cond, v, axis=ax)
+    if size is not None:
+        size = _core.index_of(size, "compress: size")
+        fill = _fitting(fill_value, key[0], "compress", "fill with")
+        picked = np.take(picked, np.arange(min(size, picked.shape[ax])), axis=ax)
+        missing = size - picked.shape[ax]
+        if missing:
+            slab = list(picked.shape)
+            slab[ax] = missing
+            picked = np.concatenate([picked, np.full(slab, fill, key[0])], axis=ax)
+    return wrap(np.array(picked), key)
+
+
+def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFunction]
+    """``x.view(dtype)``: the same bytes read as ``dtype`` (a strong array;
+    the last axis changes length when the item sizes differ)."""
+    v, _ = _one(x, "view")
+    if dtype is None:
+        return from_numpy(np.array(v))
+    dt = _astype_dtype(dtype, "view")
+    if v.ndim == 0 and dt.itemsize != v.dtype.itemsize:
+        raise ValueError(
+            f"view: a 0-d array can only be viewed as a type of the same item "
+            f"size ({v.dtype.itemsize} bytes), not {dt}; reshape it to 1-d first"
+        )
+    try:
+        out = np.ascontiguousarray(v).view(dt)
+    except ValueError as err:
+        raise ValueError(f"view: {err}") from None
+    if dt == np.dtype(bool):
+        out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
+    return from_numpy(np.array(out))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -394,25 +394,62 @@ def positive_or_copy(x: ArrayLike) -> Array:
     return wrap(np.asarray(v), key)
 
 
+@overload
 def where(
-    condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /
-) -> Array:
+    condition: ArrayLike,
+    x: None = None,
+    y: None = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> tuple[Array, ...]: ...
+
+
+@overload
+def where(
+    condition: ArrayLike,
+    x: ArrayLike,
+    y: ArrayLike,
+    /,
+    *,
+    size: None = None,
+    fill_value: None = None,
+) -> Array: ...
+
+
+def where(
+    condition: ArrayLike,
+    x: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array | tuple[Array, ...]:
     """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere.
 
     ``x`` and ``y`` are promoted together; ``condition`` is tested for
-    truth whatever its dtype.
+    truth whatever its dtype. With the condition alone it is
+    :func:`nonzero` (``size`` and ``fill_value`` as there).
 
     >>> import typelattice.numpy as tnp
     >>> tnp.where(tnp.asarray([True, False]), tnp.asarray([1, 2], dtype='int8'), 0)
     Array([1, 0], dtype=int8)
+    >>> tnp.where(tnp.asarray([0, 3, 4]), size=3, fill_value=-1)
+    (Array([ 1,  2, -1], dtype=int32),)
     """
+    if x is None and y is None:
+        from typelattice.numpy._shape import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        if x is None and y is None:
-            raise TypeError(
-                "where with one argument is nonzero(condition), which has a "
-                "data-dependent shape; use typelattice.numpy.nonzero instead"
-            )
         raise ValueError("where: give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError(
+            "where: size and fill_value are for where(condition) alone (the "
+            "nonzero form), not with x and y"
+        )
     cv, _ = _core.operand(condition, "where", 0)
     cond = np.asarray(cv, dtype=bool)
     (vx, vy), (_, _, out_key, _, _) = promote(_WHERE, (x, y))
