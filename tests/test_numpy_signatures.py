@@ -535,3 +535,50 @@ class TestArrayMethods:
         check(out, "float32", False, 3 + 4 + 4)
         shape = tl.eval_shape(lambda x: x.view("uint8"), x)
         assert (shape.shape, shape.dtype) == ((2, 8), np.dtype("uint8"))
+
+
+# -- values that differed from JAX ------------------------------------------
+
+
+def test_arange_with_float_bounds_and_an_integer_dtype() -> None:
+    # The length from the float bounds; start and step converted (as NumPy).
+    for args, dtype in [
+        ((0.5, 5.5), "int32"),
+        ((0, 2, 0.3), "int32"),
+        ((-2.5, 2, 1.5), "int32"),
+        ((1.7,), "int8"),
+    ]:
+        check(
+            tnp.arange(*args, dtype=dtype), dtype, False, np.arange(*args, dtype=dtype)
+        )
+    # JAX's values (NumPy: [5, 3, 1], from a step of int(5 - 1.5) - 5).
+    check(tnp.arange(5, 0.5, -1.5, dtype="int16"), "int16", False, [5, 4, 3])
+    # NumPy wraps -1 to 255 here; the conversion saturates, as JAX.
+    check(tnp.arange(-1.5, 3, dtype="uint8"), "uint8", False, [0, 1, 2, 3, 4])
+    with pytest.raises(TypeError, match="dtype bool"):
+        tnp.arange(2, dtype=bool)
+    with pytest.raises(OverflowError):
+        tnp.arange(0.5, 300.5, dtype="int8")
+
+
+def test_complex_products_with_a_real_preferred_type() -> None:
+    a = np.array([1.5 + 2j, 2.5 - 1j], "complex64")
+    b = np.array([2.5 + 1j, -1.25 + 0.5j], "complex64")
+    product = np.dot(a, b)
+    with pytest.warns(np.exceptions.ComplexWarning, match="imaginary"):
+        out = tnp.dot(tnp.asarray(a), tnp.asarray(b), preferred_element_type="float32")
+    check(out, "float32", False, product.real)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        out = tnp.matmul(
+            tnp.asarray(a[None]),
+            tnp.asarray(b[:, None]),
+            preferred_element_type="float32",
+        )
+    check(out, "float32", False, [[product.real]])
+    with pytest.warns(np.exceptions.ComplexWarning):
+        out = tnp.einsum(
+            "i,i->", tnp.asarray(a), tnp.asarray(b), preferred_element_type="int32"
+        )
+    check(out, "int32", False, int(product.real))
+    with pytest.raises(TypeError, match="narrower"):
+        tnp.dot(tnp.asarray(a), tnp.asarray(b), preferred_element_type="bfloat16")
