@@ -17,7 +17,7 @@ alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -26,7 +26,9 @@ from typelattice import _dtypes
 from typelattice.numpy import _core
 
 if TYPE_CHECKING:
-    from typelattice.typing import ArrayLike
+    from collections.abc import Sequence
+
+    from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = ["Array", "ArrayImpl"]
 
@@ -326,8 +328,26 @@ class Array:
     def dot(self, other: ArrayLike) -> Array:
         return _linalg.dot(self, other)
 
-    def take(self, indices: Any, axis: int | None = None) -> Array:
-        return _shape.take(self, indices, axis=axis)
+    def take(
+        self,
+        indices: ArrayLike,
+        axis: int | None = None,
+        out: None = None,
+        mode: str | None = None,
+        unique_indices: bool = False,
+        indices_are_sorted: bool = False,
+        fill_value: ArrayLike | None = None,
+    ) -> Array:
+        return _shape.take(
+            self,
+            indices,
+            axis=axis,
+            out=out,
+            mode=mode,
+            unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted,
+            fill_value=fill_value,
+        )
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Array:
         return _shape.repeat(self, repeats, axis=axis)
@@ -336,28 +356,99 @@ class Array:
         self,
         axis: int | None = -1,
         *,
-        kind: Any = None,
-        order: Any = None,
+        kind: None = None,
+        order: None = None,
         stable: bool = True,
         descending: bool = False,
     ) -> Array:
-        return _shape.sort(self, axis=axis, descending=descending)
+        return _shape.sort(
+            self,
+            axis=axis,
+            kind=kind,
+            order=order,
+            stable=stable,
+            descending=descending,
+        )
 
     def argsort(
         self,
         axis: int | None = -1,
         *,
-        kind: Any = None,
-        order: Any = None,
+        kind: None = None,
+        order: None = None,
         stable: bool = True,
         descending: bool = False,
     ) -> Array:
-        return _shape.argsort(self, axis=axis, descending=descending)
+        return _shape.argsort(
+            self,
+            axis=axis,
+            kind=kind,
+            order=order,
+            stable=stable,
+            descending=descending,
+        )
 
     def nonzero(
-        self, *, size: int | None = None, fill_value: Any = None
+        self,
+        *,
+        fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+        size: int | None = None,
     ) -> tuple[Array, ...]:
         return _shape.nonzero(self, size=size, fill_value=fill_value)
+
+    def ptp(
+        self,
+        axis: int | Sequence[int] | None = None,
+        out: None = None,
+        keepdims: bool = False,
+    ) -> Array:
+        return _reductions.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def searchsorted(
+        self,
+        v: ArrayLike,
+        side: str = "left",
+        sorter: ArrayLike | None = None,
+        *,
+        method: str = "scan",
+    ) -> Array:
+        return _shape.searchsorted(self, v, side=side, sorter=sorter, method=method)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        return _shape.diagonal(self, offset, axis1, axis2)
+
+    def trace(
+        self,
+        offset: int = 0,
+        axis1: int = 0,
+        axis2: int = 1,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array:
+        return _reductions.trace(self, offset, axis1, axis2, dtype=dtype, out=out)
+
+    def compress(
+        self,
+        condition: ArrayLike,
+        axis: int | None = None,
+        *,
+        out: None = None,
+        size: int | None = None,
+        fill_value: ArrayLike = 0,
+    ) -> Array:
+        return _shape.compress(
+            condition, self, axis, size=size, fill_value=fill_value, out=out
+        )
+
+    def view(self, dtype: DTypeLike | None = None, type: None = None) -> Array:  # noqa: A002
+        """The same bytes read as ``dtype`` (the last axis changes length
+        when the item sizes differ), as ``jax.Array.view``."""
+        if type is not None:
+            raise TypeError("view: the type argument is not supported")
+        return _shape._view(self, dtype)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return np.asarray(self).tobytes(order=order)  # type: ignore[arg-type]
 
     def copy(self) -> Array:
         return _creation.array(self, copy=True)
@@ -575,8 +666,17 @@ class _IndexUpdateRef:
 
     Each method returns a new array of ``x``'s dtype and weak flag; ``x`` is
     unchanged. Repeated indices accumulate for ``add``, ``multiply``, ``min``
-    and ``max``; for ``set`` the last one wins. Out-of-bounds indices raise
-    IndexError (JAX drops them silently).
+    and ``max`` (and ``apply`` runs once per occurrence); for ``set`` the
+    last one wins.
+
+    ``mode`` says what an out-of-bounds index does, as in JAX: ``'clip'``
+    clamps it; ``'drop'`` and ``'fill'`` skip that update (``get`` returns
+    ``fill_value`` there: NaN, the smallest signed or largest unsigned
+    integer, or True, by default). By default, and with
+    ``'promise_in_bounds'``, an out-of-bounds index raises IndexError (JAX
+    clamps or drops it silently). Negative indices count from the end unless
+    ``wrap_negative_indices=False``. ``indices_are_sorted`` and
+    ``unique_indices`` are hints that do not change the result.
     """
 
     __slots__ = ("array", "index")
@@ -585,34 +685,143 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def get(self) -> Array:
-        return self.array[self.index]
+    def get(
+        self,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        fill_value: ArrayLike | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        if mode is None and wrap_negative_indices:
+            return self.array[self.index]
+        return _shape._gather(
+            self.array, self.index, mode, fill_value, wrap_negative_indices
+        )
 
-    def set(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, None, "set")
+    def _update(
+        self,
+        values: Any,
+        ufunc: np.ufunc | None,
+        name: str,
+        mode: str | None,
+        wrap_negative: bool,
+    ) -> Array:
+        return _shape._scatter(
+            self.array, self.index, values, ufunc, name, mode, wrap_negative
+        )
 
-    def add(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.add, "add")
+    def set(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, None, "set", mode, wrap_negative_indices)
 
-    def subtract(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.subtract, "subtract")
+    def add(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.add, "add", mode, wrap_negative_indices)
 
-    def multiply(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.multiply, "multiply")
+    def subtract(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.subtract, "subtract", mode, wrap_negative_indices
+        )
+
+    def multiply(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.multiply, "multiply", mode, wrap_negative_indices
+        )
 
     mul = multiply
 
-    def divide(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.true_divide, "divide")
+    def divide(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(
+            values, np.true_divide, "divide", mode, wrap_negative_indices
+        )
 
-    def power(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.power, "power")
+    def power(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.power, "power", mode, wrap_negative_indices)
 
-    def min(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.minimum, "min")
+    def min(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.minimum, "min", mode, wrap_negative_indices)
 
-    def max(self, values: Any) -> Array:
-        return _shape._scatter(self.array, self.index, values, np.maximum, "max")
+    def max(
+        self,
+        values: ArrayLike,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        return self._update(values, np.maximum, "max", mode, wrap_negative_indices)
+
+    def apply(
+        self,
+        func: Callable[[Array], Array],
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        """``func`` (e.g. ``tnp.negative``) applied to the elements at the
+        index, once per occurrence; it must keep the dtype."""
+        return _shape._scatter_apply(
+            self.array, self.index, func, mode, wrap_negative_indices
+        )
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"

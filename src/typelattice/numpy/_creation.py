@@ -348,9 +348,39 @@ def arange(
         dt, _ = _promotion.lattice_result_type(*args)
     else:
         dt = _requested(dtype, "arange")
+    kind = _dtypes.kind_of(dt)
+    if kind == "b":
+        raise TypeError(
+            "arange: dtype bool is not supported (as in jax.numpy); compare "
+            "instead, e.g. arange(n) > 0"
+        )
+    if kind in "iu" and any(isinstance(x, float | np.floating) for x in plain):
+        return from_numpy(_integer_range(plain, dt))
     raw = np.arange(*plain)  # type: ignore[arg-type]
     # NumPy's stubs find no overload of arange for *plain: raw is unknown.
     return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _integer_range(plain: list[Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """``arange`` with float bounds and an integer dtype, as NumPy and JAX
+    compute it: the length from the float bounds, then ``start`` and
+    ``step`` converted to the dtype (truncated, saturated) and the values
+    ``start + i * step`` (so ``arange(0, 2, 0.3, dtype=int)`` is all 0)."""
+    start: Any
+    stop: Any
+    step: Any
+    if len(plain) == 1:
+        start, stop, step = 0, plain[0], 1
+    else:
+        start, stop = plain[0], plain[1]
+        step = plain[2] if len(plain) > 2 else 1
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    n = max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
+    first = int(_cast(np.asarray(start, np.float64), dt))
+    stride = int(_cast(np.asarray(step, np.float64), dt))
+    values = first + np.arange(n, dtype=np.int64) * stride
+    return _core.checked_cast(values, dt, "arange", _fix_for(dt))
 
 
 def linspace(

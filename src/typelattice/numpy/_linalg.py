@@ -50,7 +50,13 @@ def _product(
         _check_preferred(name, cd, out_dt)
         out_key = _core.aval(out_dt, False)
     out_dt = out_key[0]
-    compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
+    from_complex = _dtypes.kind_of(cd) == "c" and _dtypes.kind_of(out_dt) != "c"
+    if from_complex:
+        # As JAX: the complex product, then its real part in the requested
+        # type (discarding the imaginary part, which astype warns about).
+        compute = np.dtype("complex128") if out_dt.itemsize == 8 else cd
+    else:
+        compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
     # Operands are converted to the preferred type first (a float operand
     # with an integer preferred type is truncated), as JAX does.
     values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
@@ -58,6 +64,12 @@ def _product(
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
+    if from_complex:
+        from typelattice.numpy._creation import (
+            _cast,  # pyright: ignore[reportPrivateUsage]
+        )
+
+        return wrap(_cast(np.asarray(out), out_dt), out_key)
     return wrap(
         np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key
     )
@@ -71,7 +83,11 @@ def _check_preferred(name: str, cd: np.dtype[Any], out: np.dtype[Any]) -> None:
     (JAX raises too): a narrower type would silently lose values."""
     src, dst = _dtypes.kind_of(cd), _dtypes.kind_of(out)
     narrower = _FAMILY[src] == _FAMILY[dst] and out.itemsize < cd.itemsize
-    if narrower or (src == "c" and dst != "c"):
+    # A real type from complex operands takes the real part (as JAX), in a
+    # type at least as wide as its components.
+    if src == "c" and dst != "c":
+        narrower = out.itemsize < cd.itemsize // 2
+    if narrower:
         raise TypeError(
             f"{name}: preferred_element_type={out} is narrower than the "
             f"operands' type {cd}; ask for {cd} or wider, or cast the operands "

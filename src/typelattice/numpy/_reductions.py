@@ -182,30 +182,86 @@ def mean(
     """Arithmetic mean, in an inexact type: integers give the default float,
     float16/bfloat16 are accumulated in float32 and returned as themselves.
 
+    An integer ``dtype`` computes as jax.numpy does: the values are
+    converted to it, summed in it (wrapping on overflow, as integer
+    arithmetic does) and divided by the count rounding toward zero.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.mean(tnp.asarray([1, 2], dtype='int8'))
     Array(1.5, dtype=float32)
+    >>> tnp.mean(tnp.asarray([1, 2, 4], dtype='int8'), dtype='int32')
+    Array(2, dtype=int32)
     """
     _no_out(out, "mean")
     v, dt = _input(a, "mean")
     x64 = _config.current().enable_x64
     out_dt = _explicit(dtype, "mean") if dtype is not None else _inexact(dt, x64)
+    axes = _axis(axis, v.ndim, "mean")
+    mask = _where(where, "mean")
+    kind = _dtypes.kind_of(out_dt)
+    if kind == "b":
+        raise TypeError(
+            "mean: dtype=bool is not supported (a mean is a number); give an "
+            "integer or floating dtype"
+        )
+    if kind in "iu":
+        total = _int_sum(_to_int(v, out_dt), axes, keepdims, mask)
+        return from_numpy(_int_div(total, _count(v.shape, axes, keepdims, mask)))
     compute = _F32 if out_dt in _UPCAST else out_dt
-    if _dtypes.kind_of(compute) not in "fc":
-        compute = _dtypes.default_dtype("f", x64)
     res = _core.ignore_fp_errors(
-        np.mean,
-        v.astype(compute),
-        axis=_axis(axis, v.ndim, "mean"),
-        keepdims=keepdims,
-        where=_where(where, "mean"),
+        np.mean, v.astype(compute), axis=axes, keepdims=keepdims, where=mask
     )
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
+def _to_int(v: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """``v`` converted to an integer dtype as ``astype`` does (floats
+    truncated and saturated, as JAX)."""
+    from typelattice.numpy._creation import (
+        _cast,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    return _cast(v, dt)
+
+
+def _int_sum(
+    v: np.ndarray[Any, Any], axes: Any, keepdims: bool, mask: Any
+) -> np.ndarray[Any, Any]:
+    """Sum in ``v``'s integer dtype, wrapping on overflow (as JAX)."""
+    add: Any = np.add  # NumPy's stubs have no overload for a runtime keepdims
+    return np.asarray(
+        add.reduce(v, axis=axes, dtype=v.dtype, keepdims=keepdims, where=mask)
+    )
+
+
+def _count(
+    shape: tuple[int, ...], axes: Any, keepdims: bool, mask: Any
+) -> np.ndarray[Any, Any]:
+    """How many elements each reduction counts (``where`` applied)."""
+    selected = np.broadcast_to(np.asarray(mask, dtype=bool), shape)
+    return np.asarray(np.sum(selected, axis=axes, keepdims=keepdims))
+
+
+def _int_div(total: np.ndarray[Any, Any], count: Any) -> np.ndarray[Any, Any]:
+    """``total / count`` in ``total``'s integer dtype, rounded toward zero as
+    JAX's integer division; a count of 0 gives 0 (NumPy's value)."""
+    dt = total.dtype
+    signed = dt.kind == "i"
+    num = total.astype(np.int64 if signed else np.uint64)
+    den = np.asarray(count).astype(num.dtype)
+    safe = np.where(den == 0, 1, den)
+    if signed:
+        q = np.abs(num) // np.abs(safe)
+        q = np.where((num < 0) != (safe < 0), -q, q)
+    else:
+        q = num // safe
+    q = np.where(den == 0, 0, q)
+    out: np.ndarray[Any, Any] = _core.ignore_fp_errors(np.asarray(q).astype, dt)
+    return out
+
+
 def _moment(
     name: str,
-    fn: Callable[..., Any],
     a: Any,
     axis: Any,
     dtype: Any,
@@ -213,45 +269,133 @@ def _moment(
     keepdims: bool,
     where: Any,
     correction: Any,
+    mean: Any,
 ) -> Array:
     if correction is not None:
         if ddof != 0:
             raise ValueError(f"{name}: give ddof or correction, not both")
         ddof = correction
     v, dt = _input(a, name)
-    x64 = _config.current().enable_x64
+    state = _config.current()
+    axes = _axis(axis, v.ndim, name)
+    mask = _where(where, name)
     if dtype is not None:
         out_dt = _explicit(dtype, name)
-    else:
-        out_dt = _inexact(dt, x64)
-        if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
-            out_dt = (
-                np.dtype("float32") if out_dt == np.complex64 else np.dtype("float64")
+        kind = _dtypes.kind_of(out_dt)
+        if _dtypes.kind_of(dt) == "c" and kind != "c":
+            raise ValueError(
+                f"{name}: dtype={out_dt} is real but the input is {dt}; as in "
+                "jax.numpy, a real computation type is refused for complex "
+                "input (it would drop the imaginary parts). Omit dtype (the "
+                "result is real), or give a complex dtype such as 'complex64'."
             )
-    compute = _F32 if out_dt in _UPCAST else _inexact(dt, x64)
-    if _dtypes.kind_of(compute) == "f" and compute in _UPCAST:
-        compute = _F32
-    with warnings.catch_warnings():
-        # "Degrees of freedom <= 0": handled below.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = _core.ignore_fp_errors(
-            fn,
-            v.astype(compute),
-            axis=_axis(axis, v.ndim, name),
-            ddof=ddof,
-            keepdims=keepdims,
-            where=_where(where, name),
-        )
-    res = np.asarray(res)
-    count = np.sum(
-        np.broadcast_to(np.asarray(_where(where, name)), v.shape),
-        axis=_axis(axis, v.ndim, name),
-        keepdims=keepdims,
+        if kind == "b" or (name == "std" and kind in "iu"):
+            raise (ValueError if name == "std" else TypeError)(
+                f"{name}: dtype={out_dt} is not supported; give an inexact "
+                "dtype such as 'float32'"
+            )
+        if kind in "iu":
+            return _int_var(v, out_dt, axes, ddof, keepdims, mask, mean, state)
+        compute = _F32 if out_dt in _UPCAST else out_dt
+    else:
+        compute = _inexact(dt, state.enable_x64)
+        out_dt = compute
+        if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
+            out_dt = _real_of(out_dt)
+        if compute in _UPCAST:
+            compute = _F32
+    values = _core.ignore_fp_errors(v.astype, compute)
+    if mean is None:
+        with warnings.catch_warnings():
+            # The mean of nothing: nan, and the result is nan below.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            center = _core.ignore_fp_errors(
+                np.mean, values, axis=axes, keepdims=True, where=mask
+            )
+    else:
+        center = _given_mean(mean, v.shape, compute, name)
+    res = _core.ignore_fp_errors(
+        _divided_squares, values, center, axes, keepdims, mask, ddof, name
     )
-    if np.any(count <= ddof):
-        # No degrees of freedom left: nan, as JAX (NumPy divides by zero).
-        res = np.where(count <= ddof, np.nan, res)
-    return from_numpy(_core.ignore_fp_errors(res.astype, out_dt))
+    return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
+
+
+def _divided_squares(
+    values: Any, center: Any, axes: Any, keepdims: bool, mask: Any, ddof: Any, name: str
+) -> Any:
+    centered = values - center
+    if values.dtype.kind == "c":
+        squares = (centered * centered.conj()).real
+    else:
+        squares = centered * centered
+    total = np.sum(squares, axis=axes, keepdims=keepdims, where=mask)
+    divisor = _count(values.shape, axes, keepdims, mask) - ddof
+    # No degrees of freedom left: nan, as JAX (NumPy divides by zero).
+    res = np.where(divisor > 0, total / np.where(divisor > 0, divisor, 1), np.nan)
+    return np.sqrt(res) if name == "std" else res
+
+
+def _real_of(dt: np.dtype[Any]) -> np.dtype[Any]:
+    return np.dtype("float32") if dt == np.complex64 else np.dtype("float64")
+
+
+def _given_mean(
+    mean: Any, shape: tuple[int, ...], compute: np.dtype[Any], name: str
+) -> np.ndarray[Any, Any]:
+    """The ``mean=`` argument in the computation dtype, checked to line up
+    with the input (the reduced axes kept, with length 1)."""
+    m, mdt = _input(mean, name)
+    fits = m.ndim in (0, len(shape))
+    if fits:
+        try:
+            fits = np.broadcast_shapes(m.shape, shape) == shape
+        except ValueError:
+            fits = False
+    if not fits:
+        raise ValueError(
+            f"{name}: mean= has shape {m.shape}, which does not line up with the "
+            f"input's shape {shape}; give it the shape of the mean with the "
+            "reduced axes kept: tnp.mean(x, axis=..., keepdims=True)"
+        )
+    if _dtypes.kind_of(mdt) == "c" and _dtypes.kind_of(compute) != "c":
+        raise ValueError(
+            f"{name}: mean= is complex ({mdt}) but the computation is real "
+            f"({compute}); pass tnp.real(mean) if that is what you mean"
+        )
+    out: np.ndarray[Any, Any] = _core.ignore_fp_errors(m.astype, compute)
+    return out
+
+
+def _int_var(
+    v: np.ndarray[Any, Any],
+    dt: np.dtype[Any],
+    axes: Any,
+    ddof: Any,
+    keepdims: bool,
+    mask: Any,
+    mean: Any,
+    state: _config.State,
+) -> Array:
+    """``var`` with an integer ``dtype`` as jax.numpy computes it: integer
+    arithmetic throughout (the mean and the quotient rounded toward zero,
+    sums wrapping), then a weak float with nan where no degrees of freedom
+    are left."""
+    values = _to_int(v, dt)
+    if mean is None:
+        center = _int_div(
+            _int_sum(values, axes, True, mask), _count(v.shape, axes, True, mask)
+        )
+    else:
+        center = _to_int(_given_mean(mean, v.shape, np.dtype("float64"), "var"), dt)
+    with np.errstate(all="ignore"):
+        centered = values - center
+        squares = centered * centered
+    total = _int_sum(squares, axes, keepdims, mask)
+    divisor = _count(v.shape, axes, keepdims, mask) - int(ddof)
+    quotient = _int_div(total, np.where(divisor > 0, divisor, 0))
+    out_dt, weak = _core.result_of([_core.aval(dt, False), float], state)
+    res = np.where(divisor > 0, quotient.astype(out_dt), np.nan).astype(out_dt)
+    return from_numpy(res, weak=weak)
 
 
 def var(
@@ -263,11 +407,22 @@ def var(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
-    correction: Any = None,
+    mean: ArrayLike | None = None,
+    correction: int | float | None = None,
 ) -> Array:
-    """Variance (``ddof`` or ``correction`` for the divisor ``N - ddof``)."""
+    """Variance (``ddof`` or ``correction`` for the divisor ``N - ddof``).
+
+    ``mean`` is a precomputed mean with the reduced axes kept (length 1), as
+    ``mean(a, axis, keepdims=True)`` returns it. An integer ``dtype``
+    computes in integer arithmetic, as jax.numpy does.
+
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.asarray([[1.0, 3.0], [2.0, 6.0]])
+    >>> tnp.var(x, axis=1, mean=tnp.mean(x, axis=1, keepdims=True))
+    Array([1., 4.], dtype=float32)
+    """
     _no_out(out, "var")
-    return _moment("var", np.var, a, axis, dtype, ddof, keepdims, where, correction)
+    return _moment("var", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
 
 def std(
@@ -279,11 +434,13 @@ def std(
     keepdims: bool = False,
     *,
     where: ArrayLike | None = None,
-    correction: Any = None,
+    mean: ArrayLike | None = None,
+    correction: int | float | None = None,
 ) -> Array:
-    """Standard deviation (the square root of :func:`var`)."""
+    """Standard deviation (the square root of :func:`var`); ``dtype``, if
+    given, must be inexact, as in jax.numpy."""
     _no_out(out, "std")
-    return _moment("std", np.std, a, axis, dtype, ddof, keepdims, where, correction)
+    return _moment("std", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
 
 def _extreme(
@@ -468,3 +625,52 @@ def all(  # noqa: A001
     """Whether every element is true (nonzero)."""
     _no_out(out, "all")
     return _logical("all", np.logical_and, a, axis, keepdims, where)
+
+
+def ptp(
+    a: ArrayLike,
+    axis: int | Sequence[int] | None = None,
+    out: None = None,
+    keepdims: bool = False,
+) -> Array:
+    """Range of values (``max - min``) along ``axis``: ``a``'s dtype, strong,
+    as jax.numpy (integers wrap as integer subtraction does; bool is
+    refused).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.ptp(tnp.asarray([[1, 5], [2, 9]]), axis=1)
+    Array([4, 7], dtype=int32)
+    """
+    _no_out(out, "ptp")
+    _, dt = _input(a, "ptp")
+    if dt == _BOOL:
+        raise TypeError(
+            "ptp does not accept dtype bool (max - min is a subtraction); cast "
+            "first, e.g. x.astype('int32')"
+        )
+    top = max(a, axis, keepdims=keepdims)
+    bottom = min(a, axis, keepdims=keepdims)
+    with np.errstate(all="ignore"):
+        res = np.asarray(top) - np.asarray(bottom)
+    return from_numpy(np.asarray(res).astype(dt))
+
+
+def trace(
+    a: ArrayLike,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: DTypeLike | None = None,
+    out: None = None,
+) -> Array:
+    """Sum along a diagonal, with :func:`sum`'s dtype rules (narrow integers
+    widen to the default integer).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.trace(tnp.ones((3, 3), dtype='int8'))
+    Array(3, dtype=int32)
+    """
+    _no_out(out, "trace")
+    from typelattice.numpy._shape import diagonal
+
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

@@ -332,34 +332,253 @@ def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction
     return wrap(np.asarray(v[_index(key)]), k)
 
 
+_GATHER_MODES: Final = ("promise_in_bounds", "clip", "fill", "drop")
+
+
+def _default_fill(dt: np.dtype[Any], where: str) -> Any:
+    """What JAX puts at out-of-bounds positions: NaN for inexact types, the
+    smallest signed, the largest unsigned integer, True for bool."""
+    kind = _dtypes.kind_of(dt)
+    if kind == "b":
+        return np.asarray(True)
+    if kind in "iu":
+        info = _dtypes.iinfo(dt)
+        return np.asarray(int(info.min) if kind == "i" else int(info.max), dt)
+    value = _core.ignore_fp_errors(np.asarray(np.nan).astype, dt)
+    if kind != "c" and not np.isnan(value.astype(np.float32)):
+        raise ValueError(
+            f"{where}: {dt} has no NaN to mark out-of-bounds positions with; "
+            "pass fill_value=... explicitly"
+        )
+    return value
+
+
+def _fill_for(fill_value: Any, dt: np.dtype[Any], where: str) -> Any:
+    if fill_value is None:
+        return _default_fill(dt, where)
+    if np.ndim(fill_value):
+        raise ValueError(f"{where}: fill_value must be a scalar")
+    return np.asarray(_fitting(fill_value, dt, where, "fill with"))
+
+
+def _part(p: Any) -> Any:
+    """One part of an index, a list made an array (as NumPy reads it)."""
+    if isinstance(p, list):
+        items: list[Any] = p  # pyright: ignore[reportUnknownVariableType]
+        return np.asarray(items)
+    return p
+
+
+def _is_mask(a: Any) -> bool:
+    dtype: Any = getattr(a, "dtype", None)
+    return isinstance(a, np.ndarray) and dtype == np.dtype(bool)
+
+
+def _resolve(
+    shape: tuple[int, ...],
+    index: Any,
+    mode: str | None,
+    wrap_negative: bool,
+    where: str,
+) -> tuple[Any, list[int]]:
+    """``index`` with its integer parts checked or adjusted for ``mode``.
+
+    Returns the index for NumPy and the axes that need one extra slot at
+    their end: with ``'fill'``/``'drop'``, out-of-bounds integers point
+    there (filled for a get, dropped for an update).
+    """
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    parts: list[Any] = (
+        list(_index(index)) if isinstance(index, tuple) else [_index(index)]  # pyright: ignore[reportUnknownArgumentType]
+    )
+    consumed = 0
+    for p in parts:
+        if p is None or p is Ellipsis or isinstance(p, bool):
+            continue
+        a = _part(p)
+        if _is_mask(a):
+            consumed += np.ndim(a)
+        else:
+            consumed += 1
+    out: list[Any] = []
+    pad: list[int] = []
+    axis = 0
+    for p in parts:
+        if p is Ellipsis:
+            out.append(p)
+            axis += len(shape) - consumed
+            continue
+        if p is None or isinstance(p, bool):
+            out.append(p)
+            continue
+        a = _part(p)
+        if isinstance(a, slice) or _is_mask(a):
+            out.append(a)
+            axis += 1 if isinstance(a, slice) else np.ndim(a)
+            continue
+        if axis >= len(shape):
+            raise IndexError(
+                f"{where}: too many indices for an array of dimension {len(shape)}"
+            )
+        n = shape[axis]
+        ints: np.ndarray[Any, Any] = np.asarray(a)
+        if ints.dtype.kind not in "iu":
+            raise IndexError(
+                f"{where}: indices must be integers, slices, None, ... or bool "
+                f"arrays, got {ints.dtype}"
+            )
+        ints = ints.astype(np.int64)
+        if wrap_negative:
+            ints = np.where(ints < 0, ints + n, ints)
+        bad = (ints < 0) | (ints >= n)
+        if mode in (None, "promise_in_bounds"):
+            if bad.any():
+                value = int(np.asarray(a).reshape(-1)[np.flatnonzero(bad)[0]])
+                raise IndexError(
+                    f"{where}: index {value} is out of bounds for axis {axis} "
+                    f"with size {n}; pass mode='clip' to clamp indices, or "
+                    "mode='fill' (mode='drop') to fill (skip) those positions"
+                )
+        elif mode == "clip":
+            if n == 0:
+                raise IndexError(
+                    f"{where}: cannot clip indices to an empty axis {axis}"
+                )
+            ints = np.clip(ints, 0, n - 1)
+        else:
+            ints = np.where(bad, n, ints)
+            pad.append(axis)
+        out.append(ints if ints.ndim else int(ints))
+        axis += 1
+    return tuple(out), pad
+
+
+def _padded(v: np.ndarray[Any, Any], pad: list[int], fill: Any) -> np.ndarray[Any, Any]:
+    """``v`` with one more slot, holding ``fill``, at the end of each of ``pad``."""
+    for axis in pad:
+        slab = list(v.shape)
+        slab[axis] = 1
+        v = np.concatenate([v, np.broadcast_to(np.asarray(fill, v.dtype), slab)], axis)
+    return v
+
+
+def _gather(  # pyright: ignore[reportUnusedFunction]
+    a: Any,
+    index: Any,
+    mode: str | None,
+    fill_value: Any,
+    wrap_negative: bool,
+) -> Array:
+    """``x.at[index].get(mode=..., fill_value=...)``."""
+    where = "x.at[...].get"
+    v, k = _one(a, where)
+    idx, pad = _resolve(v.shape, index, mode, wrap_negative, where)
+    if pad:
+        v = _padded(v, pad, _fill_for(fill_value, k[0], where))
+    return wrap(np.array(v[idx]), k)
+
+
 def take(
     a: ArrayLike,
     indices: ArrayLike,
     axis: int | None = None,
     out: None = None,
     mode: str | None = None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value: ArrayLike | None = None,
 ) -> Array:
-    """Elements of ``a`` at ``indices`` (along ``axis``, or of the flattened
-    array). Out-of-range indices raise IndexError (JAX fills them)."""
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened
+    array by default), as jax.numpy's ``take``.
+
+    ``mode`` says what an out-of-bounds index gives: ``'fill'``
+    ``fill_value``, by default NaN for inexact types, the smallest signed
+    or largest unsigned integer, True for bool (negative indices count from
+    the end); ``'clip'`` the nearest element; ``'wrap'`` the element at the
+    index modulo the length; ``'raise'`` an IndexError. The default
+    (``None``) is ``'raise'``: jax.numpy's default is ``'fill'``, which
+    would turn a wrong index into a NaN or a sentinel value without a word,
+    so here that must be asked for. ``unique_indices`` and
+    ``indices_are_sorted`` are hints that do not change the result.
+
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.asarray([1.0, 2.0, 3.0])
+    >>> tnp.take(x, tnp.asarray([0, -1, 3]), mode='fill')
+    Array([ 1.,  3., nan], dtype=float32)
+    >>> tnp.take(x, tnp.asarray([0, 3]), mode='clip')
+    Array([1., 3.], dtype=float32)
+    """
+    if out is not None:
+        raise TypeError(
+            "take: the out argument is not supported (arrays are immutable)"
+        )
     v, key = _one(a, "take")
     if isinstance(indices, list | tuple):
         raise TypeError("take: indices must be an array, not a list; use asarray")
-    idx = np.asarray(indices._value if isinstance(indices, ArrayImpl) else indices)
+    iv, _ = _core.operand(indices, "take", 1)
+    idx = np.asarray(iv)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
-    out = np.take(v, idx, axis=axis, mode="raise" if mode is None else mode)  # type: ignore[call-overload]
-    return wrap(out, key)
+    if axis is None:
+        v = v.reshape(-1)
+        ax = 0
+    else:
+        ax = _core.index_of(axis, "take: axis")
+        if not -v.ndim <= ax < v.ndim:
+            raise ValueError(
+                f"take: axis {ax} is out of bounds for an array of dimension {v.ndim}"
+            )
+        ax %= v.ndim
+    n = v.shape[ax]
+    idx = idx.astype(np.int64)
+    if mode is None or mode == "raise":
+        bad = (idx < -n) | (idx >= n)
+        if bad.any():
+            raise IndexError(
+                f"take: index {int(idx[bad].flat[0])} is out of bounds for axis "
+                f"{ax} with size {n}; pass mode='fill' (with fill_value=), "
+                "'clip' or 'wrap' to say what an out-of-bounds index gives"
+            )
+        return wrap(np.take(v, idx, axis=ax), key)
+    if mode in ("clip", "wrap"):
+        if n == 0:
+            raise IndexError(f"take: cannot {mode} indices to an empty axis {ax}")
+        safe = np.clip(idx, 0, n - 1) if mode == "clip" else idx % n
+        return wrap(np.take(v, safe, axis=ax), key)
+    if mode != "fill":
+        raise ValueError(
+            f"take: mode={mode!r} is not one of 'fill', 'clip', 'wrap' "
+            "(or 'raise', to raise IndexError for an out-of-bounds index)"
+        )
+    fill = _fill_for(fill_value, key[0], "take")
+    idx = np.where(idx < 0, idx + n, idx)
+    bad = (idx < 0) | (idx >= n)
+    padded = _padded(v, [ax], fill)
+    return wrap(np.take(padded, np.where(bad, n, idx), axis=ax), key)
 
 
 def _scatter(  # pyright: ignore[reportUnusedFunction]
-    x: Any, index: Any, values: Any, ufunc: np.ufunc | None, name: str
+    x: Any,
+    index: Any,
+    values: Any,
+    ufunc: np.ufunc | None,
+    name: str,
+    mode: str | None = None,
+    wrap_negative: bool = True,
+    label: str | None = None,
 ) -> Array:
     """``x.at[index].<name>(values)``: a copy of ``x`` updated at ``index``.
 
     The values must fit ``x``'s dtype without changing (their promotion with
     ``x`` is ``x``'s dtype); otherwise a TypeError names the explicit cast.
+    Out-of-bounds indices raise IndexError unless ``mode`` is ``'clip'``
+    (clamped) or ``'drop'``/``'fill'`` (those updates are skipped).
     """
-    where = f"x.at[...].{name}"
+    where = label or f"x.at[...].{name}"
     target, key = _one(x, where)
     dt = key[0]
     if name == "divide" and _dtypes.kind_of(dt) not in "fc":
@@ -367,33 +586,83 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
             f"{where}: dividing an {dt} array in place would need a float "
             "result; convert first with x.astype('float32')"
         )
-    v, vkey = _core.operand(values, where, 1)
+    update = _fitting(values, dt, where, "store")
+    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
+    out = _padded(target, pad, 0) if pad else target.copy()
+    if ufunc is None:
+        out[idx] = update
+    else:
+        _core.ignore_fp_errors(ufunc.at, out, idx, update)
+    if pad:
+        out = np.array(out[tuple(slice(0, n) for n in target.shape)])
+    return wrap(out, key)
+
+
+def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
+    x: Any,
+    index: Any,
+    func: Callable[[Array], Array],
+    mode: str | None = None,
+    wrap_negative: bool = True,
+) -> Array:
+    """``x.at[index].apply(func)``: ``func`` applied to the elements at
+    ``index``, once per occurrence of a position in the index."""
+    where = "x.at[...].apply"
+    target, key = _one(x, where)
+    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
+    positions: np.ndarray[Any, Any] = np.arange(target.size, dtype=np.int64)
+    positions = positions.reshape(target.shape)
+    if pad:
+        positions = _padded(positions, pad, -1)
+    chosen: np.ndarray[Any, Any] = np.asarray(positions[idx]).reshape(-1)
+    chosen = chosen[chosen >= 0]
+    flat = target.reshape(-1).copy()
+    unique, counts = np.unique(chosen, return_counts=True)
+    for round_ in range(int(counts.max()) if counts.size else 0):
+        at = unique[counts > round_]
+        result: Any = func(wrap(flat[at], key))
+        if not isinstance(result, Array) or result.dtype != key[0]:
+            got = getattr(result, "dtype", type(result).__name__)
+            raise TypeError(
+                f"{where}: {getattr(func, '__name__', 'the function')} turned "
+                f"{key[0]} values into {got}; it must keep the dtype (cast x "
+                "first, e.g. x.astype('float32'))"
+            )
+        flat[at] = np.asarray(result).reshape(-1)
+    return wrap(flat.reshape(target.shape), key)
+
+
+def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
+    """``value`` converted to ``dt``, which must not change it: its promotion
+    with a strong ``dt`` must be ``dt`` (a float into an integer array is
+    refused), and a Python scalar must fit (range checked)."""
+    v, vkey = _core.operand(value, where, 1)
     state = _config.current()
     joined, _ = _core.result_of([_core.aval(dt, False), vkey], state)
     if joined != dt:
         shown = _core.key_dtype(vkey, state.enable_x64)
         raise TypeError(
-            f"{where}: cannot store {shown} values in a {dt} array without "
+            f"{where}: cannot {verb} {shown} values in a {dt} array without "
             f"changing them (they promote to {joined}); cast them explicitly, "
             f"e.g. values.astype('{dt}')"
         )
-    update = _core.convert(v, dt, where)
-    out = target.copy()
-    idx = _index(index)
-    if ufunc is None:
-        out[idx] = update
-    else:
-        _core.ignore_fp_errors(ufunc.at, out, idx, update)
-    return wrap(out, key)
+    return _core.convert(v, dt, where)
 
 
 # -- sorting ----------------------------------------------------------------
 
 
 def _sort_operand(
-    a: Any, axis: int | None, name: str
+    a: Any, axis: int | None, name: str, kind: Any, order: Any
 ) -> tuple[np.ndarray[Any, Any], _core.Aval, int]:
     """The value to sort, its key, and the axis (None: the flattened array)."""
+    if kind is not None:
+        raise TypeError(
+            f"{name}: the kind argument is not supported (as in jax.numpy); "
+            "say stable=True or stable=False instead"
+        )
+    if order is not None:
+        raise TypeError(f"{name}: the order argument is not supported (no fields)")
     v, key = _one(a, name)
     if axis is None:
         return v.reshape(-1), key, 0
@@ -406,13 +675,15 @@ def sort(
     a: ArrayLike,
     axis: int | None = -1,
     *,
-    kind: Any = None,
-    order: Any = None,
+    kind: None = None,
+    order: None = None,
     stable: bool = True,
     descending: bool = False,
 ) -> Array:
-    """Sorted copy (NaNs last); dtype and weak flag kept."""
-    v, key, axis = _sort_operand(a, axis, "sort")
+    """Sorted copy (NaNs last, first when ``descending``); dtype and weak
+    flag kept. The sort is always stable (``stable=False`` allows any order
+    of equal elements, and this one is allowed)."""
+    v, key, axis = _sort_operand(a, axis, "sort", kind, order)
     out = np.sort(v, axis=axis, kind="stable")
     if descending:
         out = np.flip(out, axis=axis)
@@ -423,13 +694,16 @@ def argsort(
     a: ArrayLike,
     axis: int | None = -1,
     *,
-    kind: Any = None,
-    order: Any = None,
+    kind: None = None,
+    order: None = None,
     stable: bool = True,
     descending: bool = False,
+    dtype: DTypeLike | None = None,
 ) -> Array:
-    """Indices that sort ``a`` (the default integer type)."""
-    v, _, axis = _sort_operand(a, axis, "argsort")
+    """Indices that sort ``a``: the default integer type, or ``dtype`` (an
+    integer type that can hold every index). Equal elements keep their
+    order (descending too), as JAX's stable sort."""
+    v, _, axis = _sort_operand(a, axis, "argsort", kind, order)
     if descending:
         out = np.flip(
             np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis
@@ -438,16 +712,44 @@ def argsort(
     else:
         out = np.argsort(v, axis=axis, kind="stable")
     x64 = _config.current().enable_x64
-    return from_numpy(out.astype(_dtypes.default_dtype("i", x64)))
+    if dtype is None:
+        dt = _dtypes.default_dtype("i", x64)
+    else:
+        dt = _astype_dtype(dtype, "argsort")
+        if _dtypes.kind_of(dt) not in "iu":
+            raise TypeError(f"argsort: dtype must be an integer type, got {dt}")
+        size = v.shape[axis] if v.ndim else 1
+        if size - 1 > int(_dtypes.iinfo(dt).max):
+            raise OverflowError(
+                f"argsort: indices up to {size - 1} do not fit in {dt}; give a "
+                "wider dtype"
+            )
+    return from_numpy(out.astype(dt))
+
+
+def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
+    from typelattice.numpy._creation import _requested
+
+    return _requested(dtype, where)
 
 
 def nonzero(
-    a: ArrayLike, *, size: int | None = None, fill_value: Any = None
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
 ) -> tuple[Array, ...]:
-    """Indices of the nonzero elements, one array per axis.
+    """Indices of the nonzero elements, one array per axis (the default
+    integer type).
 
     With ``size``, exactly that many: the first ``size`` ones, padded with
-    ``fill_value`` (0 by default), as in jax.numpy.
+    ``fill_value`` (0 by default; a tuple gives one per axis), as in
+    jax.numpy: the result's dtype is the default integer promoted with the
+    fill value's (a Python float gives weak floats, as in JAX).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
+    (Array([ 1,  3, -1], dtype=int32),)
     """
     if size is None and isinstance(a, Placeholder):
         raise ConcretizationTypeError(
@@ -456,14 +758,178 @@ def nonzero(
             "fixed-size result."
         )
     v, _ = _one(a, "nonzero")
-    x64 = _config.current().enable_x64
-    dt = _dtypes.default_dtype("i", x64)
-    found = np.nonzero(np.atleast_1d(v))
-    if size is not None:
-        size = _core.index_of(size, "nonzero: size")
-        fill = 0 if fill_value is None else fill_value
-        found = tuple(
-            np.concatenate([i[:size], np.full(max(0, size - len(i)), fill, i.dtype)])
-            for i in found
+    if not v.ndim:
+        raise ValueError(
+            "nonzero: a 0-d array has no indices; use atleast_1d(x) first, as "
+            "jax.numpy requires"
         )
-    return tuple(from_numpy(i.astype(dt)) for i in found)
+    state = _config.current()
+    dt = _dtypes.default_dtype("i", state.enable_x64)
+    found = np.nonzero(v)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("nonzero: fill_value needs size=")
+        return tuple(from_numpy(i.astype(dt)) for i in found)
+    size = _core.index_of(size, "nonzero: size")
+    fills: tuple[Any, ...]
+    if isinstance(fill_value, tuple):
+        fills = fill_value
+        if len(fills) != v.ndim:
+            raise ValueError(
+                f"nonzero: fill_value has {len(fills)} values for an array of "
+                f"{v.ndim} dimensions; give one per dimension, or a scalar"
+            )
+    else:
+        fills = (0 if fill_value is None else fill_value,) * v.ndim
+    out: list[Array] = []
+    for i, fill in zip(found, fills, strict=True):
+        if np.ndim(fill):
+            raise ValueError(
+                "nonzero: fill_value must be a scalar (or a tuple of them)"
+            )
+        fv, fkey = _core.operand(fill, "nonzero", 1)
+        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
+        head = i[:size].astype(out_dt)
+        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, "nonzero"))
+        out.append(
+            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
+        )
+    return tuple(out)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
+
+    A strong array of ``a``'s dtype, as in jax.numpy.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.diagonal(tnp.arange(9).reshape(3, 3), offset=1)
+    Array([1, 5], dtype=int32)
+    """
+    v, _ = _one(a, "diagonal")
+    if v.ndim < 2:
+        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {v.shape}")
+    offset = _core.index_of(offset, "diagonal: offset")
+    try:
+        out = np.diagonal(v, offset, axis1, axis2)
+    except ValueError as err:
+        raise ValueError(f"diagonal: {err}") from None
+    return from_numpy(np.array(out))
+
+
+def searchsorted(
+    a: ArrayLike,
+    v: ArrayLike,
+    side: str = "left",
+    sorter: ArrayLike | None = None,
+    *,
+    method: str = "scan",
+) -> Array:
+    """Where ``v``'s elements would be inserted into the sorted 1-d ``a``
+    (the default integer type). ``a`` and ``v`` are compared in their
+    promoted type; NaNs sort last. ``method`` is accepted for jax.numpy
+    compatibility (every method gives the same result).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.searchsorted(tnp.asarray([1, 2, 3]), tnp.asarray([2, 5]), side='right')
+    Array([2, 3], dtype=int32)
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side={side!r}; expected 'left' or 'right'")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(
+            f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
+            "'sort' or 'compare_all'"
+        )
+    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
+    if sorted_.ndim != 1:
+        raise ValueError(
+            f"searchsorted: a must be 1-dimensional, got shape {sorted_.shape}"
+        )
+    order = None
+    if sorter is not None:
+        sv, _ = _core.operand(sorter, "searchsorted", 2)
+        order = np.asarray(sv)
+        if order.dtype.kind not in "iu" or order.shape != sorted_.shape:
+            raise ValueError(
+                "searchsorted: sorter must be integer indices of a's length"
+            )
+    if _dtypes.kind_of(cd) == "c":
+        raise TypeError("searchsorted: complex values have no order")
+    out = np.searchsorted(sorted_, values, side=side, sorter=order)  # type: ignore[call-overload]
+    x64 = _config.current().enable_x64
+    return from_numpy(np.asarray(out).astype(_dtypes.default_dtype("i", x64)))
+
+
+def compress(
+    condition: ArrayLike,
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike = 0,
+    out: None = None,
+) -> Array:
+    """The slices of ``a`` along ``axis`` (of the flattened ``a`` by
+    default) where ``condition`` is true; with ``size``, exactly that many,
+    padded with ``fill_value``. ``a``'s dtype and weak flag are kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.compress(tnp.asarray([True, False, True]), tnp.asarray([1, 2, 3]))
+    Array([1, 3], dtype=int32)
+    """
+    if out is not None:
+        raise TypeError("compress: the out argument is not supported")
+    if size is None and isinstance(condition, Placeholder):
+        raise ConcretizationTypeError(
+            f"compress with a traced condition {condition!r}: the result's "
+            "length is not known while tracing; give size= (and fill_value=)"
+        )
+    cv, _ = _core.operand(condition, "compress", 0)
+    cond = np.asarray(cv).astype(bool)
+    if cond.ndim != 1:
+        raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}")
+    v, key = _one(a, "compress")
+    if axis is None:
+        v, axis = v.reshape(-1), 0
+    ax = _core.index_of(axis, "compress: axis") % max(v.ndim, 1)
+    n = v.shape[ax]
+    if cond.size > n:
+        cond, extra = cond[:n], cond[n:]
+        if extra.any():
+            raise ValueError(
+                f"compress: condition has true values beyond the axis length {n}"
+            )
+    picked = np.compress(cond, v, axis=ax)
+    if size is not None:
+        size = _core.index_of(size, "compress: size")
+        fill = _fitting(fill_value, key[0], "compress", "fill with")
+        picked = np.take(picked, np.arange(min(size, picked.shape[ax])), axis=ax)
+        missing = size - picked.shape[ax]
+        if missing:
+            slab = list(picked.shape)
+            slab[ax] = missing
+            picked = np.concatenate([picked, np.full(slab, fill, key[0])], axis=ax)
+    return wrap(np.array(picked), key)
+
+
+def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFunction]
+    """``x.view(dtype)``: the same bytes read as ``dtype`` (a strong array;
+    the last axis changes length when the item sizes differ)."""
+    v, _ = _one(x, "view")
+    if dtype is None:
+        return from_numpy(np.array(v))
+    dt = _astype_dtype(dtype, "view")
+    if v.ndim == 0 and dt.itemsize != v.dtype.itemsize:
+        raise ValueError(
+            f"view: a 0-d array can only be viewed as a type of the same item "
+            f"size ({v.dtype.itemsize} bytes), not {dt}; reshape it to 1-d first"
+        )
+    try:
+        out = np.ascontiguousarray(v).view(dt)
+    except ValueError as err:
+        raise ValueError(f"view: {err}") from None
+    if dt == np.dtype(bool):
+        out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
+    return from_numpy(np.array(out))

@@ -298,7 +298,13 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
 # -- installing -----------------------------------------------------------------
 
 # Used by Array's methods and operators, not exported.
-_PRIVATE_ENTRY_POINTS: Final = ("_getitem", "_scatter")
+_PRIVATE_ENTRY_POINTS: Final = (
+    "_getitem",
+    "_gather",
+    "_scatter",
+    "_scatter_apply",
+    "_view",
+)
 
 
 def install(namespace: dict[str, Any], modules: Sequence[ModuleType]) -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
 from typelattice import _config, _dtypes
-from typelattice.numpy import _core
+from typelattice.numpy import _core, _ufunc
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._elementwise import (
     Op,
@@ -27,6 +27,7 @@ from typelattice.numpy._elementwise import (
     promote,
     run,
 )
+from typelattice.numpy._ufunc import ufunc
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
@@ -75,9 +76,18 @@ def _arctan2(y: Any, x: Any) -> Any:
 
 # -- binary ------------------------------------------------------------------
 
-add = make_binary(Op("add", np.add, 2))
-subtract = make_binary(Op("subtract", np.subtract, 2, accept=_NUM))
-multiply = make_binary(Op("multiply", np.multiply, 2))
+add = cast(
+    "ufunc",
+    make_binary(Op("add", np.add, 2)),
+)
+subtract = cast(
+    "ufunc",
+    make_binary(Op("subtract", np.subtract, 2, accept=_NUM)),
+)
+multiply = cast(
+    "ufunc",
+    make_binary(Op("multiply", np.multiply, 2)),
+)
 true_divide = make_binary(Op("true_divide", np.true_divide, 2, to="inexact"))
 divide = make_binary(Op("divide", np.true_divide, 2, to="inexact"))
 floor_divide = make_binary(
@@ -92,11 +102,17 @@ _power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
 # The base alone, in its numeric type (bool becomes int32), weak flag kept.
 _power_base = make_unary(Op("power", np.positive, 1, to="numeric"))
 float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
-logaddexp = make_binary(
-    Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact", weak_if_all="complex")
+logaddexp = cast(
+    "ufunc",
+    make_binary(
+        Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact", weak_if_all="complex")
+    ),
 )
-logaddexp2 = make_binary(
-    Op("logaddexp2", _logaddexp2, 2, accept="fc", to="inexact", weak_if_all=True)
+logaddexp2 = cast(
+    "ufunc",
+    make_binary(
+        Op("logaddexp2", _logaddexp2, 2, accept="fc", to="inexact", weak_if_all=True)
+    ),
 )
 arctan2 = make_binary(Op("arctan2", _arctan2, 2, accept="fc", to="inexact"))
 hypot = make_binary(
@@ -121,26 +137,44 @@ less = make_binary(Op("less", np.less, 2, out="bool"))
 less_equal = make_binary(Op("less_equal", np.less_equal, 2, out="bool"))
 greater = make_binary(Op("greater", np.greater, 2, out="bool"))
 greater_equal = make_binary(Op("greater_equal", np.greater_equal, 2, out="bool"))
-logical_and = make_binary(
-    Op("logical_and", np.logical_and, 2, out="bool", weak_if_all=True)
+logical_and = cast(
+    "ufunc",
+    make_binary(Op("logical_and", np.logical_and, 2, out="bool", weak_if_all=True)),
 )
-logical_or = make_binary(
-    Op("logical_or", np.logical_or, 2, out="bool", weak_if_all=True)
+logical_or = cast(
+    "ufunc",
+    make_binary(Op("logical_or", np.logical_or, 2, out="bool", weak_if_all=True)),
 )
-logical_xor = make_binary(
-    Op("logical_xor", np.logical_xor, 2, out="bool", weak_if_all=True)
+logical_xor = cast(
+    "ufunc",
+    make_binary(Op("logical_xor", np.logical_xor, 2, out="bool", weak_if_all=True)),
 )
-bitwise_and = make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT))
-bitwise_or = make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT))
-bitwise_xor = make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT))
+bitwise_and = cast(
+    "ufunc",
+    make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT)),
+)
+bitwise_or = cast(
+    "ufunc",
+    make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT)),
+)
+bitwise_xor = cast(
+    "ufunc",
+    make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT)),
+)
 left_shift = make_binary(Op("left_shift", np.left_shift, 2, to="numeric", accept="iu"))
 right_shift = make_binary(
     Op("right_shift", np.right_shift, 2, to="numeric", accept="iu")
 )
 bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
-maximum = make_binary(Op("maximum", np.maximum, 2))
-minimum = make_binary(Op("minimum", np.minimum, 2))
+maximum = cast(
+    "ufunc",
+    make_binary(Op("maximum", np.maximum, 2)),
+)
+minimum = cast(
+    "ufunc",
+    make_binary(Op("minimum", np.minimum, 2)),
+)
 fmax = make_binary(Op("fmax", np.fmax, 2))
 fmin = make_binary(Op("fmin", np.fmin, 2))
 
@@ -361,25 +395,62 @@ def positive_or_copy(x: ArrayLike) -> Array:
     return wrap(np.asarray(v), key)
 
 
+@overload
 def where(
-    condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /
-) -> Array:
+    condition: ArrayLike,
+    x: None = None,
+    y: None = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> tuple[Array, ...]: ...
+
+
+@overload
+def where(
+    condition: ArrayLike,
+    x: ArrayLike,
+    y: ArrayLike,
+    /,
+    *,
+    size: None = None,
+    fill_value: None = None,
+) -> Array: ...
+
+
+def where(
+    condition: ArrayLike,
+    x: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array | tuple[Array, ...]:
     """Elements of ``x`` where ``condition`` is true, of ``y`` elsewhere.
 
     ``x`` and ``y`` are promoted together; ``condition`` is tested for
-    truth whatever its dtype.
+    truth whatever its dtype. With the condition alone it is
+    :func:`nonzero` (``size`` and ``fill_value`` as there).
 
     >>> import typelattice.numpy as tnp
     >>> tnp.where(tnp.asarray([True, False]), tnp.asarray([1, 2], dtype='int8'), 0)
     Array([1, 0], dtype=int8)
+    >>> tnp.where(tnp.asarray([0, 3, 4]), size=3, fill_value=-1)
+    (Array([ 1,  2, -1], dtype=int32),)
     """
+    if x is None and y is None:
+        from typelattice.numpy._shape import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        if x is None and y is None:
-            raise TypeError(
-                "where with one argument is nonzero(condition), which has a "
-                "data-dependent shape; use typelattice.numpy.nonzero instead"
-            )
         raise ValueError("where: give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError(
+            "where: size and fill_value are for where(condition) alone (the "
+            "nonzero form), not with x and y"
+        )
     cv, _ = _core.operand(condition, "where", 0)
     cond = np.asarray(cv, dtype=bool)
     (vx, vy), (_, _, out_key, _, _) = promote(_WHERE, (x, y))
@@ -392,4 +463,27 @@ def where(
 
 _WHERE = Op("where", np.where, 2)
 
+
+def _attach_ufunc_methods() -> None:
+    """The ufunc methods (``add.reduce``...) of the functions that are
+    ufuncs in jax.numpy, with their identities."""
+    for fn, identity in (
+        (add, 0),
+        (multiply, 1),
+        (subtract, None),
+        (maximum, None),
+        (minimum, None),
+        (logaddexp, -np.inf),
+        (logaddexp2, -np.inf),
+        (logical_and, True),
+        (logical_or, False),
+        (logical_xor, False),
+        (bitwise_and, -1),
+        (bitwise_or, 0),
+        (bitwise_xor, 0),
+    ):
+        _ufunc.attach(fn, identity)
+
+
+_attach_ufunc_methods()
 install_operators(globals())

@@ -1,0 +1,539 @@
+"""The ufunc methods of the binary elementwise functions, as jax.numpy's.
+
+``tnp.add.reduce``, ``.accumulate``, ``.outer``, ``.at`` and ``.reduceat``
+(and ``nin``, ``nout``, ``nargs``, ``identity``) are attributes set on the
+functions themselves by :func:`attach`, so the functions stay what
+``make_binary`` made. :class:`ufunc` is the protocol they satisfy, for type
+checkers and ``isinstance``.
+
+The dtype rules are jax.numpy's: ``add.reduce`` is ``sum`` (narrow integers
+widen), ``multiply.reduce`` is ``prod``, ``maximum``/``minimum`` are
+``max``/``min``, ``logical_and``/``logical_or`` are ``all``/``any``; the
+other functions reduce in the dtype the function gives for the input with
+itself (``subtract.reduce`` of int8 is int8, ``logaddexp.reduce`` of int32
+is float32). Reductions and accumulations are strong; ``outer`` follows the
+function's own weak-type rule.
+"""
+
+# Package-internal: reads the arrays' underscored slots and the namespace
+# modules' private helpers by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+
+from typelattice import _dtypes
+from typelattice.numpy import _core, _elementwise
+from typelattice.numpy._array import Array, from_numpy, wrap
+from typelattice.numpy._trace import traced
+
+if TYPE_CHECKING:
+    from typelattice.typing import ArrayLike, DTypeLike
+
+__all__ = ["attach", "ufunc"]
+
+
+@runtime_checkable
+class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
+    """A binary elementwise function with NumPy's ufunc methods.
+
+    ``tnp.add``, ``tnp.multiply``, ``tnp.subtract``, ``tnp.maximum``,
+    ``tnp.minimum``, ``tnp.logaddexp``, ``tnp.logaddexp2`` and the logical
+    and bitwise functions are ufuncs, as in jax.numpy:
+
+    >>> import typelattice.numpy as tnp
+    >>> isinstance(tnp.add, tnp.ufunc)
+    True
+    >>> tnp.add.reduce(tnp.asarray([100, 100], dtype='int8'))
+    Array(200, dtype=int32)
+    >>> tnp.subtract.outer(tnp.arange(3), tnp.arange(2))
+    Array([[ 0, -1],
+           [ 1,  0],
+           [ 2,  1]], dtype=int32)
+    """
+
+    __name__: str
+    nin: int
+    nout: int
+    nargs: int
+    identity: bool | int | float | None
+
+    def __call__(self, x: ArrayLike, y: ArrayLike, /) -> Array: ...
+
+    def reduce(
+        self,
+        a: ArrayLike,
+        axis: int | Sequence[int] | None = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: ArrayLike | None = None,
+        where: ArrayLike | None = None,
+    ) -> Array: ...
+
+    def accumulate(
+        self,
+        a: ArrayLike,
+        axis: int | None = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array: ...
+
+    def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array: ...
+
+    def at(
+        self,
+        a: ArrayLike,
+        indices: Any,
+        b: ArrayLike | None = None,
+        /,
+        *,
+        inplace: bool = True,
+    ) -> Array: ...
+
+    def reduceat(
+        self,
+        a: ArrayLike,
+        indices: ArrayLike,
+        axis: int = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array: ...
+
+
+# Functions whose methods are other namespace functions, as in jax.numpy.
+_REDUCERS: Final = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
+_ACCUMULATORS: Final = {"add": "cumsum", "multiply": "cumprod"}
+# The functions whose .at keeps the array's dtype and weak flag (x.at[i].op).
+_AT_UPDATES: Final = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract}
+
+
+def _no_out(out: object, where: str) -> None:
+    if out is not None:
+        raise TypeError(
+            f"{where}: the out argument is not supported (arrays are immutable)"
+        )
+
+
+def _plan(op: _elementwise.Op, key: _core.Aval) -> tuple[Any, ...]:
+    return _elementwise.build_plan(op, (key, key), _elementwise._state())
+
+
+def _result_dtype(op: _elementwise.Op, key: _core.Aval) -> np.dtype[Any]:
+    """The dtype ``op`` gives for an array of ``key`` with itself."""
+    out_key: _core.Aval = _plan(op, key)[2]
+    return out_key[0]
+
+
+def _in_dtype(
+    op: _elementwise.Op, v: np.ndarray[Any, Any], dt: np.dtype[Any], where: str
+) -> tuple[np.ndarray[Any, Any], Callable[..., Any]]:
+    """``v`` converted to ``dt``, and the NumPy function computing ``op`` on
+    two arrays of ``dt`` (whose result must be ``dt`` again)."""
+    from typelattice.numpy._creation import _cast
+
+    fn, _, out_key, _, cd = _plan(op, _core.aval(dt, False))
+    if out_key[0] != dt:
+        raise TypeError(
+            f"{where}: {op.name} of two {dt} arrays gives {out_key[0]}, so it "
+            f"cannot be carried out in {dt}; choose dtype={out_key[0]}"
+        )
+    if cd != dt:  # logical_xor computes in the operands' type, gives bool
+        v = v.astype(bool)
+    return _cast(v, dt), _numpy_ufunc(fn, op, dt)
+
+
+def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
+    """NumPy's ufunc for ``op`` on real ``dt`` where the plan has a wrapper
+    (logaddexp: the wrapper adds complex support)."""
+    if not isinstance(fn, np.ufunc) and _dtypes.kind_of(dt) != "c":
+        found = getattr(np, op.name, None)
+        if isinstance(found, np.ufunc):
+            return found
+    return fn
+
+
+def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
+    from typelattice.numpy._shape import _fitting
+
+    if np.ndim(initial):
+        raise ValueError(f"{where}: initial must be a scalar")
+    return np.asarray(_fitting(initial, dt, where, "start from"))[()]
+
+
+def _logsumexp(
+    op: _elementwise.Op,
+    values: np.ndarray[Any, Any],
+    axis: int,
+    keepdims: bool,
+    mask: Any,
+) -> Any:
+    """``logaddexp``/``logaddexp2`` reduced along ``axis`` (complex too)."""
+    base2 = op.name == "logaddexp2"
+    x = values * np.log(2).astype(values.dtype) if base2 else values
+    real = x.real if x.dtype.kind == "c" else x
+    top = np.max(real, axis=axis, keepdims=True, where=mask, initial=-np.inf)
+    top = np.where(np.isfinite(top), top, 0)
+    total = np.sum(np.exp(x - top), axis=axis, keepdims=True, where=mask)
+    res = np.log(total) + top
+    if base2:
+        res = res / np.log(2).astype(values.dtype)
+    return res if keepdims else np.squeeze(res, axis)
+
+
+def _reduce_axis(v: np.ndarray[Any, Any], axis: Any, where: str) -> Any:
+    """``axis`` checked: an int, a tuple of ints, or None (every axis)."""
+    from typelattice.numpy._reductions import _axis
+
+    if axis is not None and v.ndim == 0:
+        raise ValueError(
+            f"{where}: axis {axis!r} is out of bounds for a 0-d array; pass axis=None"
+        )
+    return _axis(axis, v.ndim, where)
+
+
+def _generic_reduce(
+    op: _elementwise.Op,
+    identity: Any,
+    a: Any,
+    axis: Any,
+    dtype: Any,
+    keepdims: bool,
+    initial: Any,
+    where: Any,
+) -> Array:
+    from typelattice.numpy._reductions import _explicit, _input
+    from typelattice.numpy._reductions import _where as mask_of
+
+    name = f"{op.name}.reduce"
+    v, _ = _input(a, name)
+    key = _core.operand(a, name, 0)[1]
+    key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
+    dt = _explicit(dtype, name) if dtype is not None else _result_dtype(op, key)
+    values, fn = _in_dtype(op, v, dt, name)
+    axes = _reduce_axis(v, axis, name)
+    if where is not None and initial is None and identity is None:
+        raise ValueError(
+            f"{name}: {op.name} has no identity, so reducing with where= needs "
+            "initial= (the result where nothing is selected)"
+        )
+    mask = np.broadcast_to(mask_of(where, name), v.shape)
+    if axes is None:
+        values, mask = values.reshape(-1), mask.reshape(-1)
+        flat_axes: Any = 0
+    else:
+        flat_axes = axes
+    start = None if initial is None else _initial(initial, dt, name)
+    if values.size == 0 and start is None and identity is None:
+        raise ValueError(
+            f"{name}: reducing an axis of length 0 has no result ({op.name} has "
+            "no identity); pass initial=..."
+        )
+    if isinstance(fn, np.ufunc):
+        kwargs: dict[str, Any] = {} if where is None else {"where": mask}
+        if start is not None:
+            kwargs["initial"] = start
+        try:
+            res = _core.ignore_fp_errors(
+                fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
+            )
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+    else:  # complex logaddexp: no NumPy ufunc
+        res = values
+        axes_list: list[int] = list(
+            flat_axes if isinstance(flat_axes, tuple) else (flat_axes,)  # pyright: ignore[reportUnknownArgumentType]
+        )
+        for ax in sorted(axes_list)[::-1]:
+            res = _core.ignore_fp_errors(_logsumexp, op, res, ax, keepdims, mask)
+            mask = np.ones(np.shape(res), bool)
+        if start is not None:
+            res = _core.ignore_fp_errors(fn, start, res)
+    res = np.asarray(res)
+    if axes is None and keepdims:
+        res = res.reshape((1,) * v.ndim)
+    return from_numpy(_core.ignore_fp_errors(res.astype, dt))
+
+
+def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., Array]:
+    name = op.name
+    delegate = _REDUCERS.get(name)
+
+    def reduce(
+        a: ArrayLike,
+        axis: int | Sequence[int] | None = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: ArrayLike | None = None,
+        where: ArrayLike | None = None,
+    ) -> Array:
+        """Reduce ``a`` along ``axis`` (0 by default; None: every axis) by
+        applying the function repeatedly, as jax.numpy's ufunc.reduce."""
+        where_ = f"{name}.reduce"
+        _no_out(out, where_)
+        if delegate is None:
+            return _generic_reduce(
+                op, identity, a, axis, dtype, keepdims, initial, where
+            )
+        from typelattice.numpy import _creation, _reductions
+
+        v, _ = _reductions._input(a, where_)
+        _reduce_axis(v, axis, where_)
+        target = getattr(_reductions, delegate)
+        if delegate in ("sum", "prod"):
+            return target(  # type: ignore[no-any-return]
+                a, axis, dtype, keepdims=keepdims, initial=initial, where=where
+            )
+        if delegate in ("max", "min"):
+            if dtype is not None:
+                a = _creation.astype(a, dtype)
+            return target(  # type: ignore[no-any-return]
+                a, axis, keepdims=keepdims, initial=initial, where=where
+            )
+        res: Array = target(a, axis, keepdims=keepdims, where=where)
+        if initial is not None:
+            res = fn(res, _creation.astype(initial, bool))
+            res = from_numpy(np.asarray(res))
+        return res if dtype is None else _creation.astype(res, dtype)
+
+    return reduce
+
+
+def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
+    name = op.name
+    delegate = _ACCUMULATORS.get(name)
+
+    def accumulate(
+        a: ArrayLike,
+        axis: int | None = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array:
+        """The running reduction along ``axis`` (None: the flattened array),
+        as jax.numpy's ufunc.accumulate."""
+        where_ = f"{name}.accumulate"
+        _no_out(out, where_)
+        from typelattice.numpy import _reductions
+
+        if delegate is not None:
+            return getattr(_reductions, delegate)(a, axis, dtype)  # type: ignore[no-any-return]
+        v, _ = _reductions._input(a, where_)
+        key = _core.operand(a, where_, 0)[1]
+        key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
+        dt = (
+            _reductions._explicit(dtype, where_)
+            if dtype is not None
+            else _result_dtype(op, key)
+        )
+        values, fn = _in_dtype(op, v, dt, where_)
+        if values.ndim == 0:
+            values = values.reshape(1)
+        if axis is None:
+            values, ax = values.reshape(-1), 0
+        else:
+            ax = _core.index_of(_reductions._axis(axis, values.ndim, where_), where_)
+        if isinstance(fn, np.ufunc):
+            res = _core.ignore_fp_errors(fn.accumulate, values, axis=ax)
+        else:
+            moved = np.moveaxis(values, ax, 0).copy()
+            for i in range(1, moved.shape[0]):
+                moved[i] = _core.ignore_fp_errors(fn, moved[i - 1], moved[i])
+            res = np.moveaxis(moved, 0, ax)
+        return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, dt))
+
+    return accumulate
+
+
+def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
+    def outer(A: ArrayLike, B: ArrayLike, /) -> Array:
+        """The function of every pair: ``result[i..., j...] = f(A[i...], B[j...])``."""
+        from typelattice.numpy._shape import _one, reshape
+
+        a, _ = _one(A, f"{name}.outer")
+        b, _ = _one(B, f"{name}.outer")
+        first = reshape(A, a.shape + (1,) * b.ndim)
+        return fn(first, B)  # type: ignore[no-any-return]
+
+    return outer
+
+
+def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
+    name = op.name
+    update = _AT_UPDATES.get(name)
+
+    def at(
+        a: ArrayLike,
+        indices: Any,
+        b: ArrayLike | None = None,
+        /,
+        *,
+        inplace: bool = True,
+    ) -> Array:
+        """``a`` with the function applied at ``indices`` with ``b``
+        (repeated indices apply it repeatedly). Arrays are immutable: pass
+        ``inplace=False`` and use the result, as in jax.numpy."""
+        where_ = f"{name}.at"
+        if inplace:
+            raise NotImplementedError(
+                f"{where_}: arrays are immutable, so the update cannot be made "
+                f"in place; pass inplace=False and use the result: "
+                f"a = tnp.{name}.at(a, indices, b, inplace=False)"
+            )
+        if b is None:
+            raise TypeError(
+                f"{where_}: {name} takes two operands; give the values: "
+                f"tnp.{name}.at(a, indices, b, inplace=False)"
+            )
+        from typelattice.numpy._shape import _fitting, _index, _one, _scatter
+
+        if update is not None:
+            return _scatter(a, indices, b, update, name, label=where_)
+        # Other functions, as JAX: the result has the function's dtype for
+        # a and b (strong); both are converted to it first.
+        target, key = _one(a, where_)
+        bv, bkey = _core.operand(b, where_, 1)
+        state = _elementwise._state()
+        fn, _, out_key, _, cd = _elementwise.build_plan(op, (key, bkey), state)
+        dt = out_key[0]
+        values, fn = _in_dtype(op, target, dt, where_)
+        out = values.copy()
+        if cd != dt:  # logical_xor: b's truth value
+            bv = np.asarray(_fitting(bv, cd, where_, "use")).astype(bool)
+        else:
+            bv = _fitting(bv, dt, where_, "use")
+        idx = _index(indices)
+        if isinstance(fn, np.ufunc):
+            _core.ignore_fp_errors(fn.at, out, idx, bv)
+        else:
+            pairwise = np.frompyfunc(
+                lambda x, y: _core.ignore_fp_errors(fn, np.asarray(x, dt), y), 2, 1
+            )
+            boxed = out.astype(object)
+            pairwise.at(boxed, idx, np.asarray(bv, dt).astype(object))
+            out = boxed.astype(dt)
+        return from_numpy(np.asarray(out, dtype=dt))
+
+    return at
+
+
+def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
+    name = op.name
+
+    def reduceat(
+        a: ArrayLike,
+        indices: ArrayLike,
+        axis: int = 0,
+        dtype: DTypeLike | None = None,
+        out: None = None,
+    ) -> Array:
+        """Reductions over the slices ``indices[i]:indices[i + 1]`` along
+        ``axis`` (the last one to the end); where ``indices[i] >=
+        indices[i + 1]`` the element at ``indices[i]`` (NumPy's rule). The
+        result has ``a``'s dtype and weak flag (``dtype`` if given). An
+        out-of-range index raises IndexError (JAX gives unspecified values).
+        """
+        where_ = f"{name}.reduceat"
+        _no_out(out, where_)
+        from typelattice.numpy._reductions import _explicit
+        from typelattice.numpy._shape import _one
+
+        v, key = _one(a, where_)
+        if isinstance(indices, list | tuple):
+            raise TypeError(
+                f"{where_}: indices must be an array, not a list; use asarray"
+            )
+        iv, _ = _core.operand(indices, where_, 1)
+        idx = np.asarray(iv)
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"{where_}: indices must be integers, got {idx.dtype}")
+        if v.ndim == 0:
+            raise ValueError(f"{where_}: a must have at least one dimension")
+        if idx.ndim != 1:
+            raise ValueError(
+                f"{where_}: indices must be one-dimensional, got shape {idx.shape}"
+            )
+        if axis is None or isinstance(axis, tuple | list):  # pyright: ignore[reportUnnecessaryComparison]
+            raise ValueError(f"{where_}: needs a single integer axis, got {axis!r}")
+        ax = _core.index_of(axis, f"{where_}: axis")
+        if not -v.ndim <= ax < v.ndim:
+            raise ValueError(
+                f"{where_}: axis {ax} is out of bounds for an array of "
+                f"dimension {v.ndim}"
+            )
+        ax %= v.ndim
+        n = v.shape[ax]
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise IndexError(
+                f"{where_}: index {int(idx[bad][0])} is out of bounds for axis "
+                f"{ax} with size {n} (indices must be in [0, {n}))"
+            )
+        if dtype is not None:
+            dt = _explicit(dtype, where_)
+            out_key = _core.aval(dt, False)
+        else:
+            dt, out_key = key[0], key
+        fn, _, op_key, _, cd = _plan(op, _core.aval(dt, False))
+        if op_key[0] != dt and op.out != "bool":
+            raise TypeError(
+                f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
+                f"result dtype {dt} cannot hold; pass dtype='{op_key[0]}'"
+            )
+        from typelattice.numpy._creation import _cast
+
+        values = _cast(v, cd)
+        fn = _numpy_ufunc(fn, op, cd)
+        if isinstance(fn, np.ufunc):
+            res = _core.ignore_fp_errors(fn.reduceat, values, idx, axis=ax)
+        else:
+            starts: list[int] = idx.tolist()
+            ends = [*starts[1:], n]
+            parts: list[np.ndarray[Any, Any]] = []
+            for start, end in zip(starts, ends, strict=True):
+                stop = end if end > start else start + 1
+                part = np.take(values, np.arange(start, stop), axis=ax)
+                mask = np.ones(part.shape, bool)
+                parts.append(_logsumexp(op, part, ax, True, mask))
+            res = (
+                np.concatenate(parts, axis=ax)
+                if parts
+                else np.take(values, idx, axis=ax)
+            )
+        return wrap(_core.ignore_fp_errors(np.asarray(res).astype, dt), out_key)
+
+    return reduceat
+
+
+def attach(fn: Any, identity: bool | int | float | None) -> None:
+    """Give the binary elementwise function ``fn`` its ufunc methods and
+    attributes (``fn`` itself is unchanged otherwise)."""
+    op: _elementwise.Op = fn._op
+    name = op.name
+    methods: dict[str, Callable[..., Array]] = {
+        "reduce": _make_reduce(fn, op, identity),
+        "accumulate": _make_accumulate(op),
+        "outer": _make_outer(fn, name),
+        "at": _make_at(op),
+        "reduceat": _make_reduceat(op),
+    }
+    for method, impl in methods.items():
+        impl.__name__ = method
+        impl.__qualname__ = f"{name}.{method}"
+        # Accept tracers (jit, eval_shape): recorded as one call each.
+        setattr(fn, method, traced(impl, f"{name}.{method}"))
+    fn.nin = 2
+    fn.nout = 1
+    fn.nargs = 2
+    fn.identity = identity
