@@ -115,7 +115,16 @@ def _shape(x: Any) -> Shape | None:
         shape: Shape = x._value.shape
         return shape
     if isinstance(x, np.ndarray | np.generic):
-        return tuple(x.shape)
+        shape = cast("np.ndarray[Any, Any]", x).shape
+        return shape
+    return None
+
+
+def _count(x: Any) -> int | None:
+    """``x`` as an int if it is an integer (not a bool), else None."""
+    kind: type[Any] = x.__class__
+    if kind is int or issubclass(kind, np.integer):
+        return operator.index(x)
     return None
 
 
@@ -306,7 +315,10 @@ def _outer(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
-    shape = (math.prod(_shape_or_scalar(bound.arguments["a"])), math.prod(_shape_or_scalar(bound.arguments["b"])))
+    shape = (
+        math.prod(_shape_or_scalar(bound.arguments["a"])),
+        math.prod(_shape_or_scalar(bound.arguments["b"])),
+    )
     return _rebuild(_run_small(fn, args, kwargs), lambda _: shape)
 
 
@@ -395,9 +407,8 @@ def _vstack(
 def _small_count(n: Any) -> Any:
     """A count (of repetitions) for a stand-in run: at most 1, so that the
     run stays small, and invalid counts (negative) kept as they are."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer):
-        return n
-    return min(int(n), 1)
+    count = _count(n)
+    return n if count is None else min(count, 1)
 
 
 def _tile(
@@ -428,8 +439,8 @@ def _repeat(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
-    repeats = bound.arguments["repeats"]
-    if isinstance(repeats, bool) or not isinstance(repeats, int | np.integer):
+    repeats = _count(bound.arguments["repeats"])
+    if repeats is None:
         raise Fallback  # an array of counts: no rule here
     total = bound.arguments["total_repeat_length"]
     bound.arguments["repeats"] = _small_count(repeats)
@@ -438,10 +449,10 @@ def _repeat(
     shape = _shape_or_scalar(bound.arguments["a"])
     axis = bound.arguments["axis"]
     if axis is None:
-        real: Shape = (math.prod(shape) * int(repeats),)
+        real: Shape = (math.prod(shape) * repeats,)
     else:
         ax = _normal_axis(axis, len(shape))
-        real = (*shape[:ax], shape[ax] * int(repeats), *shape[ax + 1 :])
+        real = (*shape[:ax], shape[ax] * repeats, *shape[ax + 1 :])
     if total is not None and real[axis or 0] != total:
         raise Fallback  # the real call raises it
     return _rebuild(out, lambda _: real)
@@ -509,14 +520,12 @@ def _nonzero(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
-    size = bound.arguments["size"]
-    if size is None or isinstance(size, bool) or not isinstance(size, int | np.integer):
-        raise Fallback
-    if size < 0:
+    count = _count(bound.arguments["size"])
+    if count is None or count < 0:
         raise Fallback
     bound.arguments["size"] = 0
     out = _run_small(fn, bound.args, bound.kwargs)
-    return _rebuild(out, lambda _: (int(size),))
+    return _rebuild(out, lambda _: (count,))
 
 
 # -- indexing -------------------------------------------------------------------
@@ -526,6 +535,10 @@ def _is_index_bound(x: Any) -> bool:
     return x is None or (
         isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
     )
+
+
+def _slice_bounds(s: Any) -> tuple[Any, Any, Any]:
+    return s.start, s.stop, s.step
 
 
 def _index_result(
@@ -546,7 +559,7 @@ def _index_result(
     shape = _shape(x)
     if shape is None:
         return None
-    parts: tuple[Any, ...] = cast("tuple[Any, ...]", key) if type(key) is tuple else (key,)
+    parts: tuple[Any, ...] = key if type(key) is tuple else (key,)  # pyright: ignore[reportUnknownVariableType]
     kinds: list[str] = []
     consumed = 0
     for p in parts:
@@ -555,12 +568,8 @@ def _index_result(
         elif p is Ellipsis:
             kinds.append("ellipsis")
         elif isinstance(p, slice):
-            if not (
-                _is_index_bound(p.start)
-                and _is_index_bound(p.stop)
-                and _is_index_bound(p.step)
-                and p.step != 0
-            ):
+            bounds = _slice_bounds(p)
+            if not all(map(_is_index_bound, bounds)) or bounds[2] == 0:
                 return None
             kinds.append("slice")
             consumed += 1
@@ -667,7 +676,10 @@ def _index_result(
     if (
         [got[i] for i in free] != list(lengths)
         or len(block_at) != len(small_block)
-        or (block_at and block_at != list(range(block_at[0], block_at[0] + len(block_at))))
+        or (
+            block_at
+            and block_at != list(range(block_at[0], block_at[0] + len(block_at)))
+        )
     ):
         raise Fallback  # not what was expected: evaluate for real
     try:
@@ -699,7 +711,11 @@ def _scatter(
     abstractly; the update is checked on a stand-in of that shape indexed
     whole, with values of small sizes."""
     bound = _bind(fn, args, kwargs)
-    x, index, values = bound.arguments["x"], bound.arguments["index"], bound.arguments["values"]
+    x, index, values = (
+        bound.arguments["x"],
+        bound.arguments["index"],
+        bound.arguments["values"],
+    )
     shape = _shape(x)
     if shape is None or not isinstance(x, Array):
         raise Fallback
@@ -766,9 +782,15 @@ def _filled(
         given["shape"] = small_fill
     out = _run(fn, bound.args, bound.kwargs)
     if dims is None:
-        dims = _shape_or_scalar(like) if requested is None else shape_of(requested, name)
-    if fill_shape and np.broadcast_shapes(fill_shape, dims) != dims:
-        raise Fallback  # raised by the real call
+        dims = (
+            _shape_or_scalar(like) if requested is None else shape_of(requested, name)
+        )
+    try:
+        fits = np.broadcast_shapes(fill_shape, dims) == dims
+    except ValueError:
+        fits = False
+    if not fits:
+        raise Fallback  # raised by the real call, before any allocation
     real = dims
     return _rebuild(out, lambda _: real)
 
@@ -834,15 +856,16 @@ def _linspace(
 ) -> Any:
     bound = _bind(fn, args, kwargs)
     if not all(
-        type(bound.arguments[k]) in (bool, int, float, complex) for k in ("start", "stop")
+        type(bound.arguments[k]) in (bool, int, float, complex)
+        for k in ("start", "stop")
     ):
         raise Fallback
-    num = bound.arguments["num"]
-    if isinstance(num, bool) or not isinstance(num, int | np.integer) or num < 0:
+    count = _count(bound.arguments["num"])
+    if count is None or count < 0:
         raise Fallback
-    bound.arguments["num"] = min(int(num), 2)
+    bound.arguments["num"] = min(count, 2)
     out = _run(fn, bound.args, bound.kwargs)
-    return _rebuild(out, _shapes([(int(num),), ()]))
+    return _rebuild(out, _shapes([(count,), ()]))
 
 
 # -- the tables -------------------------------------------------------------------
@@ -898,6 +921,8 @@ def creating(name: str) -> Rule | None:
     return rule
 
 
-def create(rule: Rule, name: str, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+def create(
+    rule: Rule, name: str, fn: Callable[..., Any], args: Any, kwargs: Any
+) -> Any:
     """The result of a creation function as placeholders (see :func:`creating`)."""
     return rule(name, fn, args, kwargs)

@@ -225,7 +225,7 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
             out = rule(name, fn, args, kwargs)
         except _abstract.Fallback as fallback:
             if fallback.error is not None:
-                raise fallback.error  # (the stand-in's sizes are not in it)
+                raise fallback.error from None  # (no stand-in sizes in it)
             return fn(*args, **kwargs)  # evaluated for real
     else:
         trace = _this_trace(tracers)
