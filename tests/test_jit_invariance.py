@@ -5,7 +5,8 @@ and Python scalars that the golden tests replay against JAX), in every mode,
 is run eagerly and under :func:`typelattice.jit`, with the operands passed
 as arguments (Python scalars become weak tracers): the dtype, the weak flag
 and the values must agree, and a call that raises eagerly must raise the
-same exception class under jit.
+same exception class under jit. eval_shape gives the eager call's shapes,
+dtypes and weak flags (and exception classes) on the same grid.
 
 The differences are JAX's own, in ``power`` with a weak integer scalar
 exponent (a Python int, or a weak int array). Eagerly the exponent is a

@@ -51,7 +51,7 @@ from typelattice.numpy._tracer import (
     dummy,
 )
 
-__all__ = ["RULES", "Fallback", "create", "creating"]
+__all__ = ["RERUN_LIMIT", "RULES", "Fallback", "creating"]
 
 Shape = tuple[int, ...]
 Rule = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
@@ -919,10 +919,3 @@ def creating(name: str) -> Rule | None:
     if trace is None or not trace.abstract_only:
         return None
     return rule
-
-
-def create(
-    rule: Rule, name: str, fn: Callable[..., Any], args: Any, kwargs: Any
-) -> Any:
-    """The result of a creation function as placeholders (see :func:`creating`)."""
-    return rule(name, fn, args, kwargs)

@@ -6,10 +6,12 @@ Two kinds of equation are recorded:
   at trace time (the plan: compute dtype, conversions, result dtype and weak
   flag; Python scalars converted and range-checked once). Its replay is one
   NumPy call, written into the generated program as it would be by hand.
-- *call*: any other function is evaluated abstractly on placeholders (see
-  :mod:`typelattice.numpy._tracer`), and replayed by calling the same
-  function on placeholders that hold the real values: the same code path,
-  so the same dtypes and weak flags, which replay checks.
+- *call*: any other function is evaluated abstractly, on small stand-ins
+  with a rule for its result's shape (see :mod:`typelattice.numpy._abstract`)
+  or on full-size placeholders (see :mod:`typelattice.numpy._tracer`), and
+  replayed by calling the same function on placeholders that hold the real
+  values: the same code path, so the same dtypes and weak flags, which
+  replay checks (the shapes too).
 
 :class:`Program` turns a finished trace into one Python function (source
 generated, then compiled) that runs the recorded NumPy calls in order with

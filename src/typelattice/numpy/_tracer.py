@@ -9,7 +9,8 @@ accepts them and returns tracers, and records itself in the current
 
 Operations other than the elementwise ones are evaluated abstractly by
 running them on a :class:`Placeholder`: an ordinary array whose values are
-never read (a broadcast 1 of the right shape and dtype) and which refuses
+never read (a broadcast 1 of the right dtype, of the tracer's shape or of a
+small stand-in shape, see :mod:`typelattice.numpy._abstract`) and which refuses
 every conversion to a Python value, so that code paths taken for concrete
 values (a concrete integer exponent, a shape given as an array) are refused
 under tracing, as in JAX, instead of being taken with a made-up value.
