@@ -232,7 +232,7 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
     else:
         trace = _this_trace(tracers)
         try:
-            out = _evaluate(fn, name, args, kwargs, tracers)
+            out = _evaluate(fn, name, args, kwargs, tracers, trace.abstract_only)
         except ConcretizationTypeError as err:
             err.add_note(f"(in typelattice.numpy.{name})")
             raise
@@ -254,11 +254,20 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
 
 
 def _evaluate(
-    fn: Callable[..., Any], name: str, args: Any, kwargs: Any, tracers: list[Tracer]
+    fn: Callable[..., Any],
+    name: str,
+    args: Any,
+    kwargs: Any,
+    tracers: list[Tracer],
+    abstract_only: bool,
 ) -> Any:
     """``fn``'s result on the tracers' abstract values, as placeholders: by
     its abstract rule if it has one (:mod:`typelattice.numpy._abstract`),
-    else by running it on full-size placeholders."""
+    else by running it on full-size placeholders.
+
+    A call the rule finds invalid is run on full-size placeholders too, for
+    the exact error, except in an abstract-only trace (eval_shape) when the
+    operands are too big: there the rule's error is raised."""
     rule = _abstract.RULES.get(name)
     error: Exception | None = None
     if rule is not None:
@@ -266,7 +275,7 @@ def _evaluate(
             return rule(name, fn, args, kwargs)
         except _abstract.Fallback as fallback:
             error = fallback.error
-    if error is not None:
+    if error is not None and abstract_only:
         distinct = {t._var: t for t in tracers}.values()
         if sum(math.prod(t._shape) for t in distinct) > _abstract.RERUN_LIMIT:
             # Too big to run for real: the stand-ins' error, said so.
