@@ -12,6 +12,7 @@ gigabytes if anything were allocated at full size.
 from __future__ import annotations
 
 import operator
+import random
 import time
 import tracemalloc
 import warnings
@@ -228,6 +229,7 @@ add_cases(
             lambda a: tnp.repeat(a, 2, axis=1, total_repeat_length=9),
         ),
         ("repeat_negative", "a", lambda a: tnp.repeat(a, -1)),
+        ("repeat_scalar", "s", lambda s: (tnp.repeat(s, 2), tnp.repeat(s, 3, axis=0))),
         ("repeat_counts", "v", lambda v: tnp.repeat(v, C("v"))),
         (
             "concatenate",
@@ -561,6 +563,62 @@ def test_cases_cover_the_namespace() -> None:
         and f"tnp.{name}(" not in source
     ]
     assert not missing
+
+
+def _random_key(rng: random.Random) -> tuple[Any, ...]:
+    """An index: slices, integers, None, an ellipsis, integer index arrays
+    (traced: their stand-in values, 1, are their values here) and concrete
+    boolean masks, in any order."""
+
+    def shape() -> tuple[int, ...]:
+        return tuple(rng.choice([0, 1, 2, 3, 5]) for _ in range(rng.randint(0, 2)))
+
+    def part() -> Any:
+        c = rng.random()
+        if c < 0.2:
+            return slice(
+                rng.choice([None, 0, 1, -1]),
+                rng.choice([None, 2, -1]),
+                rng.choice([None, 1, 2, -1]),
+            )
+        if c < 0.35:
+            return rng.choice([0, 1, -1, 2])
+        if c < 0.6:
+            return tnp.ones(shape(), "int32")
+        if c < 0.75:
+            return None
+        if c < 0.85:
+            return Ellipsis
+        size = rng.choice([0, 1, 2, 3, 5])
+        return tnp.asarray(np.array([rng.random() < 0.5 for _ in range(size)]))
+
+    return tuple(part() for _ in range(rng.randint(1, 4)))
+
+
+def test_indexing_random_keys() -> None:
+    """Indexing with arrays mixed with slices, None and ellipses, in every
+    placement NumPy distinguishes: eval_shape gives the eager shape (or
+    error class)."""
+    rng = random.Random(7)
+    for _ in range(400):
+        x = tnp.ones(
+            tuple(rng.choice([0, 1, 2, 3, 5]) for _ in range(rng.randint(0, 4)))
+        )
+        key = _random_key(rng)
+        traced = [k for k in key if isinstance(k, tnp.Array) and k.dtype != bool]
+
+        def f(x: Any, *indices: Any, key: Any = key) -> Any:
+            it = iter(indices)
+            return x[
+                tuple(
+                    next(it) if isinstance(k, tnp.Array) and k.dtype != bool else k
+                    for k in key
+                )
+            ]
+
+        eager = _outcome(f, [x, *traced])
+        shaped = _outcome(lambda *a, f=f: tl.eval_shape(f, *a), [x, *traced])
+        _compare(eager, shaped, f"eval_shape of x{x.shape}[{key}]", message=False)
 
 
 # -- huge shapes -------------------------------------------------------------------

@@ -446,7 +446,8 @@ def _repeat(
     bound.arguments["repeats"] = _small_count(repeats)
     bound.arguments["total_repeat_length"] = None
     out = _run_small(fn, bound.args, bound.kwargs)
-    shape = _shape_or_scalar(bound.arguments["a"])
+    # NumPy repeats a 0-d array along an axis as a 1-d one.
+    shape = _shape_or_scalar(bound.arguments["a"]) or (1,)
     axis = bound.arguments["axis"]
     if axis is None:
         real: Shape = (math.prod(shape) * repeats,)
