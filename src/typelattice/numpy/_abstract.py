@@ -205,7 +205,7 @@ def _stand_in(x: Any, shape: Shape) -> Any:
     if isinstance(x, Tracer | Placeholder):
         return dummy(x._key, shape)
     if isinstance(x, ArrayImpl):
-        return wrap(np.broadcast_to(np.ones((), x._key[0]), shape), x._key)
+        return wrap(dummy(x._key, shape)._value, x._key)
     raise TypeError(f"no stand-in for {type(x).__name__}")  # pragma: no cover
 
 
