@@ -51,7 +51,7 @@ from typelattice.numpy._tracer import (
     dummy,
 )
 
-__all__ = ["RERUN_LIMIT", "RULES", "Fallback", "creating"]
+__all__ = ["RERUN_LIMIT", "RULES", "Fallback", "creating", "run_placeholders"]
 
 Shape = tuple[int, ...]
 Rule = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
@@ -218,6 +218,16 @@ def _run(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         raise
     except Exception as err:
         raise Fallback(err) from None
+    finally:
+        _BUSY.reset(token)
+
+
+def run_placeholders(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """``fn`` on arguments holding full-size placeholders (no tracers), with
+    the creation functions it calls evaluated for real."""
+    token = _BUSY.set(True)
+    try:
+        return fn(*args, **kwargs)
     finally:
         _BUSY.reset(token)
 

@@ -285,9 +285,10 @@ def _evaluate(
                 f"sizes for {shown}: sizes in this message are the stand-ins')"
             )
             raise error
-    return fn(
-        *_replace(args, lambda t: dummy(t._key, t._shape)),
-        **_replace(kwargs, lambda t: dummy(t._key, t._shape)),
+    return _abstract.run_placeholders(
+        fn,
+        _replace(args, lambda t: dummy(t._key, t._shape)),
+        _replace(kwargs, lambda t: dummy(t._key, t._shape)),
     )
 
 
