@@ -5,7 +5,8 @@ and Python scalars that the golden tests replay against JAX), in every mode,
 is run eagerly and under :func:`typelattice.jit`, with the operands passed
 as arguments (Python scalars become weak tracers): the dtype, the weak flag
 and the values must agree, and a call that raises eagerly must raise the
-same exception class under jit.
+same exception class under jit. eval_shape gives the eager call's shapes,
+dtypes and weak flags (and exception classes) on the same grid.
 
 The differences are JAX's own, in ``power`` with a weak integer scalar
 exponent (a Python int, or a weak int array). Eagerly the exponent is a
@@ -18,6 +19,7 @@ when JAX is installed).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -105,6 +107,51 @@ def test_jit_matches_eager(mode: str, name: str) -> None:
         shown = "\n".join(mismatches[:30])
         pytest.fail(
             f"{len(mismatches)} calls differ under jit in mode {mode}:\n{shown}",
+            pytrace=False,
+        )
+
+
+def _same_struct(eager: Any, shaped: Any) -> str | None:
+    """Why the result of ``eval_shape`` differs from ``eager``'s, or None."""
+    if isinstance(eager, BaseException) or isinstance(shaped, BaseException):
+        if isinstance(eager, BaseException) and isinstance(shaped, type(eager)):
+            return None
+        return f"eager {eager!r:.120}, eval_shape {shaped!r:.120}"
+    a, b = _leaves(eager), _leaves(shaped)
+    if len(a) != len(b):
+        return f"eager gave {len(a)} arrays, eval_shape {len(b)}"
+    for x, y in zip(a, b, strict=True):
+        if not isinstance(y, tl.ShapeDtypeStruct):
+            return f"eval_shape gave {type(y).__name__}"
+        if (x.shape, x.dtype, x.weak_type) != (y.shape, y.dtype, y.weak_type):
+            return f"eager {x!r}, eval_shape {y!r}"
+    return None
+
+
+@pytest.mark.parametrize(("mode", "name"), CASES)
+def test_eval_shape_matches_eager(mode: str, name: str) -> None:
+    """eval_shape gives the shape, dtype and weak flag of the eager call (the
+    same exception class when that raises), as jit does (with the same
+    differences, from traced Python scalar exponents)."""
+    op = rec.OPS[name]
+    x64, promotion = rec.MODES[mode]
+    mismatches = []
+    with tl.enable_x64(x64), tl.dtype_promotion(promotion):
+        values = {label: rec.make_operand(tnp, label) for label in op.labels(mode)}
+
+        def eager(*operands: Any) -> Any:
+            return op.fn(tnp, *operands)
+
+        for combo in op.combinations(mode):
+            operands = [values[label] for label in combo]
+            shaped = _outcome(functools.partial(tl.eval_shape, eager), operands)
+            why = _same_struct(_outcome(eager, operands), shaped)
+            if why is not None and not _jax_difference(name, combo):
+                mismatches.append(f"{name}({', '.join(combo)}): {why}")
+    if mismatches:
+        shown = "\n".join(mismatches[:30])
+        pytest.fail(
+            f"{len(mismatches)} calls differ under eval_shape in mode {mode}:\n{shown}",
             pytrace=False,
         )
 

@@ -288,10 +288,12 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
     Arguments are arrays, :class:`ShapeDtypeStruct` objects or Python
     scalars (weak), nested in tuples, lists and dicts; ``fun`` runs once on
-    tracers, elementwise operations compute nothing, and the result has the
-    structure of ``fun``'s with a :class:`ShapeDtypeStruct` for each array.
-    Other operations run on placeholders that take no memory per input
-    element (their results are allocated at full size).
+    tracers, and the result has the structure of ``fun``'s with a
+    :class:`ShapeDtypeStruct` for each array. Nothing is computed at the
+    arrays' sizes: elementwise operations resolve their dtypes, the other
+    functions run on small stand-ins with rules for their result shapes
+    (see :mod:`typelattice.numpy._abstract`), and creation functions
+    (``zeros``, ``arange``...) called in ``fun`` give tracers, as in JAX.
 
     >>> import typelattice.numpy as tnp
     >>> x = ShapeDtypeStruct((1000, 1000), 'int8')

@@ -6,10 +6,12 @@ Two kinds of equation are recorded:
   at trace time (the plan: compute dtype, conversions, result dtype and weak
   flag; Python scalars converted and range-checked once). Its replay is one
   NumPy call, written into the generated program as it would be by hand.
-- *call*: any other function is evaluated abstractly on placeholders (see
-  :mod:`typelattice.numpy._tracer`), and replayed by calling the same
-  function on placeholders that hold the real values: the same code path,
-  so the same dtypes and weak flags, which replay checks.
+- *call*: any other function is evaluated abstractly, on small stand-ins
+  with a rule for its result's shape (see :mod:`typelattice.numpy._abstract`)
+  or on full-size placeholders (see :mod:`typelattice.numpy._tracer`), and
+  replayed by calling the same function on placeholders that hold the real
+  values: the same code path, so the same dtypes and weak flags, which
+  replay checks (the shapes too).
 
 :class:`Program` turns a finished trace into one Python function (source
 generated, then compiled) that runs the recorded NumPy calls in order with
@@ -23,13 +25,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, Final, cast
 
 import numpy as np
 
-from typelattice.numpy import _core, _elementwise
+from typelattice.numpy import _abstract, _core, _elementwise
 from typelattice.numpy._array import Array, ArrayImpl
 from typelattice.numpy._tracer import (
     ACTIVE,
@@ -215,16 +218,24 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
     _tracers_in(args, tracers)
     _tracers_in(kwargs, tracers)
     if not tracers:
-        return fn(*args, **kwargs)
-    trace = _this_trace(tracers)
-    try:
-        out = fn(
-            *_replace(args, lambda t: dummy(t._key, t._shape)),
-            **_replace(kwargs, lambda t: dummy(t._key, t._shape)),
-        )
-    except ConcretizationTypeError as err:
-        err.add_note(f"(in typelattice.numpy.{name})")
-        raise
+        rule = _abstract.creating(name)
+        if rule is None:
+            return fn(*args, **kwargs)
+        trace = current_trace()
+        assert trace is not None
+        try:
+            out = rule(name, fn, args, kwargs)
+        except _abstract.Fallback as fallback:
+            if fallback.error is not None:
+                raise fallback.error from None  # (no stand-in sizes in it)
+            return fn(*args, **kwargs)  # evaluated for real
+    else:
+        trace = _this_trace(tracers)
+        try:
+            out = _evaluate(fn, name, args, kwargs, tracers, trace.abstract_only)
+        except ConcretizationTypeError as err:
+            err.add_note(f"(in typelattice.numpy.{name})")
+            raise
     ins = list(dict.fromkeys(t._var for t in tracers))
     made: list[int] = []
     result = _outputs_as_tracers(out, trace, made)
@@ -240,6 +251,45 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
         )
     )
     return result
+
+
+def _evaluate(
+    fn: Callable[..., Any],
+    name: str,
+    args: Any,
+    kwargs: Any,
+    tracers: list[Tracer],
+    abstract_only: bool,
+) -> Any:
+    """``fn``'s result on the tracers' abstract values, as placeholders: by
+    its abstract rule if it has one (:mod:`typelattice.numpy._abstract`),
+    else by running it on full-size placeholders.
+
+    A call the rule finds invalid is run on full-size placeholders too, for
+    the exact error, except in an abstract-only trace (eval_shape) when the
+    operands are too big: there the rule's error is raised."""
+    rule = _abstract.RULES.get(name)
+    error: Exception | None = None
+    if rule is not None:
+        try:
+            return rule(name, fn, args, kwargs)
+        except _abstract.Fallback as fallback:
+            error = fallback.error
+    if error is not None and abstract_only:
+        distinct = {t._var: t for t in tracers}.values()
+        if sum(math.prod(t._shape) for t in distinct) > _abstract.RERUN_LIMIT:
+            # Too big to run for real: the stand-ins' error, said so.
+            shown = ", ".join(repr(t) for t in distinct)
+            error.add_note(
+                f"(typelattice.numpy.{name} was evaluated on stand-ins of small "
+                f"sizes for {shown}: sizes in this message are the stand-ins')"
+            )
+            raise error
+    return _abstract.run_placeholders(
+        fn,
+        _replace(args, lambda t: dummy(t._key, t._shape)),
+        _replace(kwargs, lambda t: dummy(t._key, t._shape)),
+    )
 
 
 def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:

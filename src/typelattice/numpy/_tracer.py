@@ -9,7 +9,8 @@ accepts them and returns tracers, and records itself in the current
 
 Operations other than the elementwise ones are evaluated abstractly by
 running them on a :class:`Placeholder`: an ordinary array whose values are
-never read (a broadcast 1 of the right shape and dtype) and which refuses
+never read (a broadcast 1 of the right dtype, of the tracer's shape or of a
+small stand-in shape, see :mod:`typelattice.numpy._abstract`) and which refuses
 every conversion to a Python value, so that code paths taken for concrete
 values (a concrete integer exponent, a shape given as an array) are refused
 under tracing, as in JAX, instead of being taken with a made-up value.
@@ -277,10 +278,20 @@ def placeholder(value: np.ndarray[Any, Any], key: _core.Aval) -> Placeholder:
     return out
 
 
+# Per dtype: a read-only 1, which dummies repeat (with zero strides).
+_ONES: dict[np.dtype[Any], np.ndarray[Any, Any]] = {}
+
+
 def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
     """A placeholder for an abstract value: a broadcast 1, no memory per
     element."""
-    return placeholder(np.broadcast_to(np.ones((), key[0]), shape), key)
+    dt = key[0]
+    one = _ONES.get(dt)
+    if one is None:
+        one = _ONES[dt] = np.ones(1, dt)
+        one.flags.writeable = False
+    value: np.ndarray[Any, Any] = np.ndarray(shape, dt, one, 0, (0,) * len(shape))
+    return placeholder(value, key)
 
 
 def is_abstract(x: object) -> bool:
