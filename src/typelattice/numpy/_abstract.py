@@ -51,7 +51,14 @@ from typelattice.numpy._tracer import (
     dummy,
 )
 
-__all__ = ["RERUN_LIMIT", "RULES", "Fallback", "creating", "run_placeholders"]
+__all__ = [
+    "RERUN_LIMIT",
+    "RULES",
+    "Fallback",
+    "creating",
+    "rule_for",
+    "run_placeholders",
+]
 
 Shape = tuple[int, ...]
 Rule = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
@@ -309,6 +316,23 @@ def _like(
     if _bind(fn, args, kwargs).arguments["shape"] is None:
         return _copying(name, fn, args, kwargs)
     return _filled(name, fn, args, kwargs)
+
+
+def _diagonal(
+    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The other axes, then the diagonal, whose length the offset decides."""
+    bound = _bind(fn, args, kwargs)
+    given = bound.arguments
+    out = _run_small(fn, args, kwargs)
+    shape = _shape_or_scalar(given["a"])
+    ax1 = _normal_axis(given["axis1"], len(shape))
+    ax2 = _normal_axis(given["axis2"], len(shape))
+    offset = operator.index(given["offset"])
+    n1, n2 = shape[ax1], shape[ax2]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    rest = tuple(d for i, d in enumerate(shape) if i not in (ax1, ax2))
+    return _rebuild(out, lambda _: (*rest, length))
 
 
 # -- flattening and joining -----------------------------------------------------
@@ -882,8 +906,8 @@ def _linspace(
 # -- the tables -------------------------------------------------------------------
 
 _COPYING: Final = """
-sum prod mean var std max min amax amin argmax argmin any all
-astype asarray array roll
+sum prod mean var std max min amax amin argmax argmin any all ptp trace
+astype asarray array roll searchsorted
 matmul dot inner tensordot einsum
 where clip positive_or_copy power divmod real imag angle round around
 """.split()
@@ -895,6 +919,7 @@ RULES: Final[dict[str, Rule]] = {
     **dict.fromkeys(("zeros_like", "ones_like", "empty_like", "full_like"), _like),
     "full": _filled,
     "ravel": _ravel,
+    "diagonal": _diagonal,
     "outer": _outer,
     "vdot": _vdot,
     "concatenate": _concatenate,
@@ -909,6 +934,19 @@ RULES: Final[dict[str, Rule]] = {
     "getitem": _getitem,
     "scatter": _scatter,
 }
+
+# The ufunc methods (``add.reduce``...) whose results' sizes are sizes of
+# their operands; ``at`` and ``reduceat`` depend on index values: no rule.
+_UFUNC_COPYING: Final = (".reduce", ".accumulate", ".outer")
+
+
+def rule_for(name: str) -> Rule | None:
+    """The abstract rule of the namespace function (or ufunc method) ``name``."""
+    rule = RULES.get(name)
+    if rule is None and name.endswith(_UFUNC_COPYING):
+        rule = _copying
+    return rule
+
 
 #: Rules for the creation functions inside an abstract-only trace.
 _CREATION: Final[dict[str, Rule]] = {

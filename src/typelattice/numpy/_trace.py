@@ -268,7 +268,7 @@ def _evaluate(
     A call the rule finds invalid is run on full-size placeholders too, for
     the exact error, except in an abstract-only trace (eval_shape) when the
     operands are too big: there the rule's error is raised."""
-    rule = _abstract.RULES.get(name)
+    rule = _abstract.rule_for(name)
     error: Exception | None = None
     if rule is not None:
         try:
