@@ -28,6 +28,8 @@ from typelattice.numpy import _tracer as _tr
 from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._trace import Program
 
+_new_object = object.__new__
+
 __all__ = ["CacheInfo", "ShapeDtypeStruct", "eval_shape", "jit"]
 
 P = ParamSpec("P")
@@ -361,18 +363,6 @@ class _Entry:
         return _unflatten(self.tree, results)
 
 
-# The structure _flatten gives to n positional arguments and no keywords.
-_POSITIONAL_TREES: dict[int, TreeDef] = {}
-
-
-def _positional_tree(n: int) -> TreeDef:
-    tree = _POSITIONAL_TREES.get(n)
-    if tree is None:
-        tree = _flatten((tuple(range(n)), {}), [])
-        _POSITIONAL_TREES[n] = tree
-    return tree
-
-
 class Jitted(Generic[P, R]):
     """A function traced once per abstract signature and replayed on NumPy.
 
@@ -408,6 +398,9 @@ class Jitted(Generic[P, R]):
         self._names = frozenset(names)
         self._has_static = bool(nums or names)
         self._cache: dict[Hashable, _Entry] = {}
+        # The same entries, for calls with arrays as positional arguments
+        # only, under a flat key: (configuration, aval, shape, aval, ...).
+        self._fast: dict[tuple[Any, ...], _Entry] = {}
         self._hits = 0
         self._misses = 0
 
@@ -429,6 +422,7 @@ class Jitted(Generic[P, R]):
     def clear_cache(self) -> None:
         """Forget every traced program (the next call traces again)."""
         self._cache.clear()
+        self._fast.clear()
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -485,33 +479,37 @@ class Jitted(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if _tr.current_trace() is not None:
             return self._inline(args, kwargs)  # type: ignore[no-any-return]
+        fast_key: tuple[Any, ...] | None = None
         if not kwargs and not self._has_static:
-            # The common call, arrays as positional arguments, already
-            # traced: the same cache key as below, built directly.
-            sig: list[Any] = []
-            arrays: list[ArrayImpl] = []
+            # The common call: arrays as positional arguments. Its entry is
+            # also kept under a flat key (the configuration, then each
+            # array's abstract value and shape), cheap to hash and compare.
+            flat: list[Any] = [_config.current()]
+            arrays: list[Any] = []
             for a in args:
                 if type(a) is not ArrayImpl:
                     break
-                arrays.append(a)
-                key = a._key  # pyright: ignore[reportPrivateUsage]
-                sig.append((key, a._value.shape, key))  # pyright: ignore[reportPrivateUsage]
+                v = a._value  # pyright: ignore[reportPrivateUsage]
+                arrays.append(v)
+                flat.append(a._key)  # pyright: ignore[reportPrivateUsage]
+                flat.append(v.shape)
             else:
-                cache_key = (
-                    _positional_tree(len(args)),
-                    tuple(sig),
-                    (),
-                    _config.current(),
-                )
-                entry = self._cache.get(cache_key)
+                fast_key = tuple(flat)
+                entry = self._fast.get(fast_key)
                 if entry is not None:
                     self._hits += 1
-                    outs = entry.program.run(*[a._value for a in arrays])  # pyright: ignore[reportPrivateUsage]
+                    outs = entry.program.run(*arrays)
+                    single = entry.single
+                    if single is not None and type(outs[0]) is np.ndarray:
+                        result: ArrayImpl = _new_object(ArrayImpl)
+                        result._value = outs[0]  # pyright: ignore[reportPrivateUsage]
+                        result._key = single  # pyright: ignore[reportPrivateUsage]
+                        return result  # type: ignore[return-value]
                     return entry.results(outs)  # type: ignore[no-any-return]
         tree, leaves, statics = self._dynamic(args, kwargs)
         state = _config.current()
         values: list[Any] = []
-        sig = []
+        sig: list[Any] = []
         where = f"jit({self._name})"
         for leaf in leaves:
             if leaf.__class__ is ArrayImpl:  # the common case, inline
@@ -533,6 +531,8 @@ class Jitted(Generic[P, R]):
             self._cache[cache_key] = entry
         else:
             self._hits += 1
+        if fast_key is not None:
+            self._fast[fast_key] = entry
         return entry.results(entry.program.run(*values))  # type: ignore[no-any-return]
 
     def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
