@@ -423,6 +423,17 @@ def test_products() -> None:
         preferred_element_type="int32",
     )
     check(mixed, "int32", False, 3)  # operands truncated first, as JAX
+    # Floats of one type: their product, then converted (as JAX).
+    f = arr([1.5, 1.7], "float32")
+    check(tnp.dot(f, f, preferred_element_type="int32"), "int32", False, 5)
+    h = arr([1.5, 1.5], "bfloat16")
+    check(tnp.dot(h, h, preferred_element_type="int8"), "int8", False, 4)
+    check(
+        tnp.dot(f, arr([1.5, 1.5], "float16"), preferred_element_type="int32"),
+        "int32",
+        False,
+        2,
+    )
     bf = tnp.ones((2, 300), "bfloat16")
     check(bf @ tnp.ones(300, "bfloat16"), "bfloat16", False, [300, 300])
     with pytest.raises(ValueError, match="dimension"):

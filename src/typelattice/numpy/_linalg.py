@@ -15,7 +15,7 @@ import numpy as np
 from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import promote, promotion_op
+from typelattice.numpy._elementwise import _CAST, promote, promotion_op
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -33,8 +33,10 @@ def _product(
     preferred_element_type: Any,
     min_ndim: int = 0,
 ) -> Array:
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), args)
+    conv, (_, convs, out_key, _, cd) = promote(promotion_op(name), args)
     values = [np.asarray(v, dtype=cd) for v in conv]
+    # Operands already of one type (Python scalars defer to it).
+    one_type = all(how != _CAST for how, _, _ in convs)
     for i, v in enumerate(values):
         if v.ndim < min_ndim:
             raise ValueError(
@@ -51,20 +53,27 @@ def _product(
         out_key = _core.aval(out_dt, False)
     out_dt = out_key[0]
     from_complex = _dtypes.kind_of(cd) == "c" and _dtypes.kind_of(out_dt) != "c"
+    from_float = (
+        one_type and _dtypes.kind_of(cd) == "f" and _dtypes.kind_of(out_dt) in "biu"
+    )
     if from_complex:
         # As JAX: the complex product, then its real part in the requested
         # type (discarding the imaginary part, which astype warns about).
         compute = np.dtype("complex128") if out_dt.itemsize == 8 else cd
+    elif from_float:
+        # As JAX: floats of one type give their product, then converted as
+        # astype converts (toward zero, saturating). Operands of different
+        # types are converted to the preferred type first (below).
+        compute = _F32 if cd in _UPCAST else cd
     else:
         compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
-    # Operands are converted to the preferred type first (a float operand
-    # with an integer preferred type is truncated), as JAX does.
+    # Otherwise the operands are converted to the preferred type first.
     values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-    if from_complex:
+    if from_complex or from_float:
         from typelattice.numpy._creation import (
             _cast,  # pyright: ignore[reportPrivateUsage]
         )
