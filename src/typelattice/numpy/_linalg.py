@@ -15,7 +15,11 @@ import numpy as np
 from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import _CAST, promote, promotion_op
+from typelattice.numpy._elementwise import (
+    _CAST,  # pyright: ignore[reportPrivateUsage]
+    promote,
+    promotion_op,
+)
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
