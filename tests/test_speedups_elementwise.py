@@ -317,3 +317,62 @@ def test_pure_python_mode_gives_plain_functions() -> None:
         "Array([3, 4, 5], dtype=int8) "
         "Array([2.5, 5. , 7.5], dtype=float32, weak_type=True)",
     ]
+
+
+# -- jit calls ------------------------------------------------------------------------
+
+
+@needs_c
+def test_jit_calls_answer_as_python() -> None:
+    """Jitted.__call__ in C (traced calls with arrays as positional arguments)
+    gives what the Python method gives, counts its hits, and leaves every
+    other call to the Python method."""
+    from typelattice._jit import Jitted
+
+    c_call = vars(Jitted)["__call__"]
+    assert type(c_call) is _promotion._speedups.JitCall  # type: ignore[union-attr]
+    python_call = c_call.fallback
+
+    @tl.jit
+    def f(x: Any, y: Any) -> Any:
+        return x * 2 + y
+
+    @tl.jit
+    def pair(x: Any, y: Any) -> Any:
+        return {"sum": x + y, "first": x}
+
+    x = array([1, 2, 3], "int8")
+    y = array([0.5, 1.5, 2.5], "float32")
+    for fn in (f, pair):
+        expected = describe(python_call(fn, x, y))  # traces
+        assert fn.cache_info().misses == 1
+        for _ in range(3):
+            assert describe(fn(x, y)) == expected
+        assert describe(python_call(fn, x, y)) == expected
+        assert fn.cache_info().hits == 4
+    # A new configuration, shape or weak flag traces again.
+    with tl.enable_x64(True):
+        f(x, y)
+    f(array([1, 2], "int8"), array([1.0, 2.0], "float32"))
+    f(x, array(2.0, "float32", weak=True))
+    assert f.cache_info().misses == 4
+    tl.config.update("dtype_promotion", "strict")
+    try:
+        with pytest.raises(tl.TypePromotionError):
+            f(x, y)
+    finally:
+        tl.config.reset()
+    # Other arguments go to the Python method: same answers as eagerly.
+    assert describe(f(x, 1.5)) == describe(x * 2 + 1.5)
+    assert describe(f(np.asarray([1, 2, 3], "int8"), y)) == describe(f(x, y))
+    assert describe(f(x, y=y)) == describe(f(x, y))
+
+
+@needs_c
+def test_jit_calls_inside_a_trace_run_inline() -> None:
+    inner = tl.jit(lambda x: x + 1)
+    outer = tl.jit(lambda x: inner(x) * 2)
+    x = array([1, 2], "int8")
+    inner(x)  # cached for concrete calls
+    assert describe(outer(x)) == describe((x + 1) * 2)
+    assert "add" in str(outer.program(x))

@@ -23,6 +23,9 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 import numpy as np
 
 from typelattice import _config, _dtypes
+from typelattice._promotion import (
+    _speedups,  # pyright: ignore[reportPrivateUsage]
+)
 from typelattice.numpy import _core
 from typelattice.numpy import _tracer as _tr
 from typelattice.numpy._array import Array, ArrayImpl, wrap
@@ -331,7 +334,7 @@ class CacheInfo(NamedTuple):
 class _Entry:
     """One traced signature: the program and how to build the results."""
 
-    __slots__ = ("consts", "keys", "program", "single", "tree")
+    __slots__ = ("consts", "keys", "program", "run", "single", "tree")
 
     def __init__(
         self,
@@ -341,6 +344,7 @@ class _Entry:
         tree: TreeDef,
     ) -> None:
         self.program = program
+        self.run = program.run
         self.keys = keys  # of the program's outputs
         self.consts = consts  # (position, array) of outputs that are constants
         self.tree = tree
@@ -599,6 +603,13 @@ class Jitted(Generic[P, R]):
         where = f"jit({self._name})"
         sig = [_abstract(leaf, where) for leaf in leaves]
         return self._trace(args, kwargs, tree, sig, where).program
+
+
+if _speedups is not None:
+    # The flat-key path of __call__ in C (the method stays the fallback).
+    _speedups.configure_jit(_tr._current)  # pyright: ignore[reportPrivateUsage]
+    _python_call: Callable[..., Any] = vars(Jitted)["__call__"]
+    setattr(Jitted, "__call__", _speedups.JitCall(_python_call))  # noqa: B010
 
 
 @overload

@@ -377,7 +377,7 @@ _MEMO_LIMIT: Final = 20_000
 
 # -- the optional C accelerator ---------------------------------------------------
 
-_SPEEDUPS_API: Final = 2  # the extension's API_VERSION this module speaks
+_SPEEDUPS_API: Final = 3  # the extension's API_VERSION this module speaks
 
 
 def _load_speedups() -> tuple[ModuleType | None, str]:
@@ -420,7 +420,7 @@ def _track_global(state: _config.State) -> None:
     _global_memo, _global_promotion_memo = state.memo, state.promotion_memo
     if _speedups is not None:
         _speedups.set_global_memos(
-            state.memo, state.promotion_memo, state.rank_promotion == "allow"
+            state.memo, state.promotion_memo, state.rank_promotion == "allow", state
         )
 
 

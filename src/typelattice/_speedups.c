@@ -31,7 +31,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 2
+#define API_VERSION 3
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -47,6 +47,7 @@ static PyObject *ndarray_type;
 /* Set by set_global_memos(): the global state's memo and promotion_memo. */
 static PyObject *global_memo;
 static PyObject *global_promotion_memo;
+static PyObject *global_state; /* the global _config.State */
 
 static PyObject *str_resolve;
 static PyObject *str_memo;
@@ -1150,6 +1151,291 @@ static PyTypeObject FastElementwise_Type = {
     .tp_new = FastElementwise_new,
 };
 
+/* -- jit calls ------------------------------------------------------------------ */
+
+/*
+ * JitCall(fallback) is typelattice.jit's Jitted.__call__ for its commonest
+ * call, already traced: no trace running, positional arguments only, each
+ * exactly an ArrayImpl. It builds the flat key the Python method stores the
+ * entry under in Jitted._fast -- (configuration state, aval, shape, aval,
+ * shape, ...) -- counts a hit, runs entry.run on the arrays' values and
+ * wraps a single result (entry.single) or lets entry.results build the
+ * results. Anything else (no entry yet, keywords, other arguments, static
+ * arguments: their calls are never stored under a flat key) is handed to
+ * fallback, the Python method, with the arguments as given.
+ */
+
+static PyObject *trace_var; /* _tracer._current */
+static PyObject *str_fast;
+static PyObject *str_hits;
+static PyObject *str_run;
+static PyObject *str_single;
+static PyObject *str_results;
+static PyObject *str_shape;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback;
+    PyObject *dict;
+} JitCall;
+
+/* The result of a cached call; NULL without an exception: ask Python. */
+static PyObject *
+jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *scope = NULL;
+    PyObject *state;
+    PyObject *fast = NULL;
+    PyObject *key = NULL;
+    PyObject *entry = NULL;
+    PyObject *values[64];
+    PyObject *result = NULL;
+    PyObject *run, *outs, *single, *hits, *more;
+    Py_ssize_t i;
+
+    if (n > 64 || array_type == NULL || global_state == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (Py_TYPE(args[i]) != array_type) {
+            return NULL;
+        }
+        values[i] = *(PyObject **)((char *)args[i] + value_offset);
+        if (values[i] == NULL) {
+            return NULL;
+        }
+    }
+    if (PyContextVar_Get(scope_var, NULL, &scope) < 0) {
+        return NULL;
+    }
+    if (scope == NULL) {
+        return NULL;
+    }
+    if (scope == Py_None) {
+        state = Py_NewRef(global_state);
+    }
+    else {
+        state = PyObject_CallMethodNoArgs(scope, str_resolve);
+    }
+    Py_DECREF(scope);
+    if (state == NULL) {
+        return NULL;
+    }
+    key = PyTuple_New(1 + 2 * n);
+    if (key == NULL) {
+        Py_DECREF(state);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(key, 0, state);
+    for (i = 0; i < n; i++) {
+        PyObject *aval = *(PyObject **)((char *)args[i] + key_offset);
+        PyObject *shape;
+
+        if (aval == NULL) {
+            goto done;
+        }
+        shape = PyObject_GetAttr(values[i], str_shape);
+        if (shape == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(key, 1 + 2 * i, Py_NewRef(aval));
+        PyTuple_SET_ITEM(key, 2 + 2 * i, shape);
+    }
+    fast = PyObject_GetAttr(jitted, str_fast);
+    if (fast == NULL || !PyDict_CheckExact(fast)) {
+        goto done;
+    }
+    entry = PyDict_GetItemWithError(fast, key);
+    if (entry == NULL) {
+        goto done;
+    }
+    Py_INCREF(entry);
+    hits = PyObject_GetAttr(jitted, str_hits);
+    if (hits == NULL) {
+        goto done;
+    }
+    {
+        Py_ssize_t count = PyLong_AsSsize_t(hits);
+
+        Py_DECREF(hits);
+        if (count == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        more = PyLong_FromSsize_t(count + 1);
+    }
+    if (more == NULL || PyObject_SetAttr(jitted, str_hits, more) < 0) {
+        Py_XDECREF(more);
+        goto done;
+    }
+    Py_DECREF(more);
+    run = PyObject_GetAttr(entry, str_run);
+    if (run == NULL) {
+        goto done;
+    }
+    outs = PyObject_Vectorcall(run, values, n, NULL);
+    Py_DECREF(run);
+    if (outs == NULL) {
+        goto done;
+    }
+    single = PyObject_GetAttr(entry, str_single);
+    if (single == NULL) {
+        Py_DECREF(outs);
+        goto done;
+    }
+    if (single != Py_None && PyTuple_CheckExact(outs) &&
+        PyTuple_GET_SIZE(outs) >= 1 &&
+        Py_TYPE(PyTuple_GET_ITEM(outs, 0)) == (PyTypeObject *)ndarray_type) {
+        result = new_array(PyTuple_GET_ITEM(outs, 0), single);
+    }
+    else {
+        result = PyObject_CallMethodOneArg(entry, str_results, outs);
+    }
+    Py_DECREF(single);
+    Py_DECREF(outs);
+done:
+    Py_XDECREF(entry);
+    Py_XDECREF(fast);
+    Py_DECREF(key);
+    return result;
+}
+
+static PyObject *
+jit_vectorcall(JitCall *self, PyObject *const *args, size_t nargsf,
+               PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *running = NULL;
+    PyObject *result;
+
+    if (nargs < 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
+        trace_var == NULL || scope_var == NULL) {
+        goto python;
+    }
+    if (PyContextVar_Get(trace_var, NULL, &running) < 0) {
+        return NULL;
+    }
+    if (running != Py_None) { /* a trace runs here (or no default) */
+        Py_XDECREF(running);
+        goto python;
+    }
+    Py_DECREF(running);
+    result = jit_run(args[0], args + 1, nargs - 1);
+    if (result != NULL || PyErr_Occurred()) {
+        return result;
+    }
+python:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+JitCall_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"fallback", NULL};
+    PyObject *fallback;
+    JitCall *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:JitCall", keywords,
+                                     &fallback)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_Format(PyExc_TypeError, "fallback must be callable, not %R",
+                     fallback);
+        return NULL;
+    }
+    self = (JitCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->fallback = Py_NewRef(fallback);
+    self->dict = NULL;
+    self->vectorcall = (vectorcallfunc)jit_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+JitCall_traverse(JitCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+JitCall_clear(JitCall *self)
+{
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+JitCall_dealloc(JitCall *self)
+{
+    PyObject_GC_UnTrack(self);
+    JitCall_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+JitCall_repr(JitCall *self)
+{
+    return PyUnicode_FromFormat("<C fast path of %R>", self->fallback);
+}
+
+static PyObject *
+JitCall_get_fallback(JitCall *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->fallback);
+}
+
+static PyGetSetDef JitCall_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"fallback", (getter)JitCall_get_fallback, NULL,
+     "The Python method, called with the same arguments when the fast path "
+     "cannot answer.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject JitCall_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "typelattice._speedups.JitCall",
+    .tp_basicsize = sizeof(JitCall),
+    .tp_dealloc = (destructor)JitCall_dealloc,
+    .tp_vectorcall_offset = offsetof(JitCall, vectorcall),
+    .tp_repr = (reprfunc)JitCall_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = PyDoc_STR(
+        "JitCall(fallback)\n--\n\n"
+        "Jitted.__call__ for traced calls with arrays as positional "
+        "arguments; calls fallback, with the same arguments, otherwise."),
+    .tp_traverse = (traverseproc)JitCall_traverse,
+    .tp_clear = (inquiry)JitCall_clear,
+    .tp_getset = JitCall_getset,
+    .tp_descr_get = FastElementwise_get,
+    .tp_dictoffset = offsetof(JitCall, dict),
+    .tp_new = JitCall_new,
+};
+
+static PyObject *
+configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
+              Py_ssize_t nargs)
+{
+    if (nargs != 1 || !PyContextVar_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure_jit(trace_var) takes a ContextVar");
+        return NULL;
+    }
+    Py_XSETREF(trace_var, Py_NewRef(args[0]));
+    Py_RETURN_NONE;
+}
+
 /* -- module functions ---------------------------------------------------------- */
 
 static PyObject *
@@ -1181,10 +1467,10 @@ set_global_memos(PyObject *Py_UNUSED(module), PyObject *const *args,
 {
     int allow;
 
-    if (nargs != 3) {
+    if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError,
-                        "set_global_memos(memo, promotion_memo, rank_allow) "
-                        "takes 3 arguments");
+                        "set_global_memos(memo, promotion_memo, rank_allow, "
+                        "state) takes 4 arguments");
         return NULL;
     }
     if (!PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
@@ -1198,6 +1484,7 @@ set_global_memos(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(global_memo, Py_NewRef(args[0]));
     Py_XSETREF(global_promotion_memo, Py_NewRef(args[1]));
     global_rank_allow = allow;
+    Py_XSETREF(global_state, Py_NewRef(args[3]));
     Py_RETURN_NONE;
 }
 
@@ -1277,9 +1564,14 @@ static PyMethodDef module_methods[] = {
                "ndarray type.")},
     {"set_global_memos", (PyCFunction)(void (*)(void))set_global_memos,
      METH_FASTCALL,
-     PyDoc_STR("set_global_memos(memo, promotion_memo, rank_allow)\n--\n\n"
-               "Set the memos of the global configuration state, and whether "
-               "its rank_promotion is 'allow'.")},
+     PyDoc_STR("set_global_memos(memo, promotion_memo, rank_allow, state)"
+               "\n--\n\n"
+               "Set the memos of the global configuration state, whether "
+               "its rank_promotion is 'allow', and the state itself.")},
+    {"configure_jit", (PyCFunction)(void (*)(void))configure_jit,
+     METH_FASTCALL,
+     PyDoc_STR("configure_jit(trace_var)\n--\n\n"
+               "Set the ContextVar holding the trace running here.")},
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
      METH_FASTCALL,
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
@@ -1319,11 +1611,16 @@ PyInit__speedups(void)
         intern(&str_qualname, "__qualname__") < 0 ||
         intern(&str_rank_promotion, "rank_promotion") < 0 ||
         intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0 ||
-        intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0) {
+        intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0 ||
+        intern(&str_fast, "_fast") < 0 || intern(&str_hits, "_hits") < 0 ||
+        intern(&str_run, "run") < 0 || intern(&str_single, "single") < 0 ||
+        intern(&str_results, "results") < 0 ||
+        intern(&str_shape, "shape") < 0) {
         return NULL;
     }
     if (PyType_Ready(&FastPath_Type) < 0 ||
-        PyType_Ready(&FastElementwise_Type) < 0) {
+        PyType_Ready(&FastElementwise_Type) < 0 ||
+        PyType_Ready(&JitCall_Type) < 0) {
         return NULL;
     }
     module = PyModule_Create(&speedups_module);
@@ -1334,7 +1631,9 @@ PyInit__speedups(void)
         PyModule_AddObjectRef(module, "FastPath", (PyObject *)&FastPath_Type) <
             0 ||
         PyModule_AddObjectRef(module, "FastElementwise",
-                              (PyObject *)&FastElementwise_Type) < 0) {
+                              (PyObject *)&FastElementwise_Type) < 0 ||
+        PyModule_AddObjectRef(module, "JitCall", (PyObject *)&JitCall_Type) <
+            0) {
         Py_DECREF(module);
         return NULL;
     }

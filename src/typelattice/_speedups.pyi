@@ -11,9 +11,17 @@ def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
     """Set the ContextVar holding the scoped configuration and the ndarray type."""
 
 def set_global_memos(
-    memo: dict[Any, Any], promotion_memo: dict[Any, Any], rank_allow: bool, /
+    memo: dict[Any, Any],
+    promotion_memo: dict[Any, Any],
+    rank_allow: bool,
+    state: object,
+    /,
 ) -> None:
-    """Set the global state's memos, and whether its rank_promotion is 'allow'."""
+    """Set the global state's memos, whether its rank_promotion is 'allow',
+    and the state itself."""
+
+def configure_jit(trace_var: ContextVar[Any], /) -> None:
+    """Set the ContextVar holding the trace running here."""
 
 def configure_binary(
     array_type: type,
@@ -59,3 +67,13 @@ class FastElementwise:
     def op(self) -> Any: ...
     @property
     def swap(self) -> bool: ...
+
+class JitCall:
+    """``Jitted.__call__`` for traced calls with arrays as positional
+    arguments; calls ``fallback`` with the same arguments otherwise."""
+
+    def __init__(self, fallback: Callable[..., Any]) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any: ...
+    @property
+    def fallback(self) -> Callable[..., Any]: ...
