@@ -713,6 +713,35 @@ finish_result(PyObject *out, PyObject *out_key)
     }
 }
 
+/* fn(*args) with NumPy's floating point warnings off when fp. */
+static PyObject *
+call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
+{
+    PyObject *token;
+    PyObject *out;
+    PyObject *type, *exc, *traceback;
+    int reset;
+
+    if (!fp) {
+        return PyObject_Vectorcall(fn, args, n, NULL);
+    }
+    token = PyContextVar_Set(fp_var, fp_ignore);
+    if (token == NULL) {
+        return NULL;
+    }
+    out = PyObject_Vectorcall(fn, args, n, NULL);
+    PyErr_Fetch(&type, &exc, &traceback);
+    reset = PyContextVar_Reset(fp_var, token);
+    Py_DECREF(token);
+    if (out == NULL) {
+        PyErr_Restore(type, exc, traceback);
+    }
+    else if (reset < 0) {
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
 /* The result of the plan on (vx, vy). NULL with an exception: error; NULL
  * without one: ask Python. */
 static PyObject *
@@ -720,10 +749,10 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
 {
     PyObject *fn, *convs, *out_key, *cd;
     PyObject *cx = NULL, *cy = NULL;
-    PyObject *token = NULL;
     PyObject *out = NULL;
     PyObject *result = NULL;
     int cast = 0;
+    int fp;
     int status;
 
     if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
@@ -747,32 +776,14 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
     if (status <= 0) {
         goto done;
     }
-    if (PyTuple_GET_ITEM(plan, 3) == Py_True) {
-        token = PyContextVar_Set(fp_var, fp_ignore);
-        if (token == NULL) {
-            goto done;
-        }
-    }
+    fp = PyTuple_GET_ITEM(plan, 3) == Py_True;
     if (cast) {
         PyObject *args[4] = {fn, cx, cy, cd};
-        out = PyObject_Vectorcall(cast_call, args, 4, NULL);
+        out = call_quietly(cast_call, args, 4, fp);
     }
     else {
         PyObject *args[2] = {cx, cy};
-        out = PyObject_Vectorcall(fn, args, 2, NULL);
-    }
-    if (token != NULL) {
-        PyObject *type, *value, *traceback;
-        int reset;
-
-        PyErr_Fetch(&type, &value, &traceback);
-        reset = PyContextVar_Reset(fp_var, token);
-        if (out == NULL) {
-            PyErr_Restore(type, value, traceback);
-        }
-        else if (reset < 0) {
-            Py_CLEAR(out);
-        }
+        out = call_quietly(fn, args, 2, fp);
     }
     if (out == NULL) {
         /* Python words NumPy's broadcasting errors its own way. */
@@ -783,7 +794,6 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
     }
     result = finish_result(out, out_key);
 done:
-    Py_XDECREF(token);
     Py_XDECREF(cx);
     Py_XDECREF(cy);
     Py_XDECREF(out);
@@ -839,35 +849,6 @@ python:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
-/* fn(value) with NumPy's floating point warnings off when fp. */
-static PyObject *
-call_quietly(PyObject *fn, PyObject *value, int fp)
-{
-    PyObject *token;
-    PyObject *out;
-    PyObject *type, *exc, *traceback;
-    int reset;
-
-    if (!fp) {
-        return PyObject_CallOneArg(fn, value);
-    }
-    token = PyContextVar_Set(fp_var, fp_ignore);
-    if (token == NULL) {
-        return NULL;
-    }
-    out = PyObject_CallOneArg(fn, value);
-    PyErr_Fetch(&type, &exc, &traceback);
-    reset = PyContextVar_Reset(fp_var, token);
-    Py_DECREF(token);
-    if (out == NULL) {
-        PyErr_Restore(type, exc, traceback);
-    }
-    else if (reset < 0) {
-        Py_CLEAR(out);
-    }
-    return out;
-}
-
 /* The result of a unary plan on v, as make_unary's function computes it.
  * NULL with an exception: error; NULL without one: ask Python. */
 static PyObject *
@@ -904,7 +885,7 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
         if (astype == NULL) {
             return NULL;
         }
-        cv = call_quietly(astype, cd, 1);
+        cv = call_quietly(astype, &cd, 1, 1);
         Py_DECREF(astype);
     }
     else if (how == WEAK) {
@@ -920,7 +901,7 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
     if (cv == NULL) {
         return NULL;
     }
-    out = call_quietly(fn, cv, PyTuple_GET_ITEM(plan, 3) == Py_True);
+    out = call_quietly(fn, &cv, 1, PyTuple_GET_ITEM(plan, 3) == Py_True);
     Py_DECREF(cv);
     if (out == NULL) {
         return NULL;
