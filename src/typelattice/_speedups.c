@@ -71,18 +71,17 @@ fall_back(FastPath *self, PyObject *const *args, size_t nargsf,
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
-/* The memo in force here, as a new reference: the global one, or the
- * attribute `name` of scope.resolve(). NULL with an exception set when a
- * step failed; NULL without one when there is nothing to look up in (not
- * configured, or not a dict), which means "ask Python". */
+/* The configuration state in force here (the global one, or the scope's
+ * scope.resolve()) as a new reference; *global says which. NULL with an
+ * exception set when a step failed; NULL without one when not configured,
+ * which means "ask Python". */
 static PyObject *
-memo_in_force(PyObject *global, PyObject *name)
+state_in_force(int *global)
 {
     PyObject *scope = NULL;
     PyObject *state;
-    PyObject *memo;
 
-    if (scope_var == NULL || global == NULL) {
+    if (scope_var == NULL || global_state == NULL) {
         return NULL;
     }
     if (PyContextVar_Get(scope_var, NULL, &scope) < 0) {
@@ -91,21 +90,42 @@ memo_in_force(PyObject *global, PyObject *name)
     if (scope == NULL) { /* no value and no default: not ours to explain */
         return NULL;
     }
-    if (scope == Py_None) {
+    *global = scope == Py_None;
+    if (*global) {
         Py_DECREF(scope);
-        memo = Py_NewRef(global);
+        return Py_NewRef(global_state);
     }
-    else {
-        state = PyObject_CallMethodNoArgs(scope, str_resolve);
-        Py_DECREF(scope);
-        if (state == NULL) {
-            return NULL;
-        }
-        memo = PyObject_GetAttr(state, name);
+    state = PyObject_CallMethodNoArgs(scope, str_resolve);
+    Py_DECREF(scope);
+    return state;
+}
+
+/* The memo in force here, as a new reference: the global one, or the
+ * attribute `name` of the scoped state. NULL with an exception set when a
+ * step failed; NULL without one when there is nothing to look up in (not
+ * configured, or not a dict), which means "ask Python". */
+static PyObject *
+memo_in_force(PyObject *global, PyObject *name)
+{
+    PyObject *state;
+    PyObject *memo;
+    int is_global;
+
+    if (global == NULL) {
+        return NULL;
+    }
+    state = state_in_force(&is_global);
+    if (state == NULL) {
+        return NULL;
+    }
+    if (is_global) {
         Py_DECREF(state);
-        if (memo == NULL) {
-            return NULL;
-        }
+        return Py_NewRef(global);
+    }
+    memo = PyObject_GetAttr(state, name);
+    Py_DECREF(state);
+    if (memo == NULL) {
+        return NULL;
     }
     if (!PyDict_CheckExact(memo)) {
         Py_DECREF(memo);
@@ -500,29 +520,22 @@ binary_operand(PyObject *x, PyObject **value, PyObject **key)
 static int
 binary_memo(PyObject **memo)
 {
-    PyObject *scope = NULL;
     PyObject *state;
     PyObject *rank;
+    int is_global;
     int allow;
 
-    if (PyContextVar_Get(scope_var, NULL, &scope) < 0) {
-        return -1;
+    state = state_in_force(&is_global);
+    if (state == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
     }
-    if (scope == NULL) {
-        return 0;
-    }
-    if (scope == Py_None) {
-        Py_DECREF(scope);
+    if (is_global) {
+        Py_DECREF(state);
         if (!global_rank_allow) {
             return 0;
         }
         *memo = Py_NewRef(global_memo);
         return 1;
-    }
-    state = PyObject_CallMethodNoArgs(scope, str_resolve);
-    Py_DECREF(scope);
-    if (state == NULL) {
-        return -1;
     }
     rank = PyObject_GetAttr(state, str_rank_promotion);
     if (rank == NULL) {
@@ -1165,7 +1178,6 @@ typedef struct {
 static PyObject *
 jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
 {
-    PyObject *scope = NULL;
     PyObject *state;
     PyObject *fast = NULL;
     PyObject *key = NULL;
@@ -1174,8 +1186,9 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     PyObject *result = NULL;
     PyObject *run, *outs, *single, *hits, *more;
     Py_ssize_t i;
+    int is_global;
 
-    if (n > 64 || array_type == NULL || global_state == NULL) {
+    if (n > 64 || array_type == NULL) {
         return NULL;
     }
     for (i = 0; i < n; i++) {
@@ -1187,19 +1200,7 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
             return NULL;
         }
     }
-    if (PyContextVar_Get(scope_var, NULL, &scope) < 0) {
-        return NULL;
-    }
-    if (scope == NULL) {
-        return NULL;
-    }
-    if (scope == Py_None) {
-        state = Py_NewRef(global_state);
-    }
-    else {
-        state = PyObject_CallMethodNoArgs(scope, str_resolve);
-    }
-    Py_DECREF(scope);
+    state = state_in_force(&is_global);
     if (state == NULL) {
         return NULL;
     }
