@@ -49,7 +49,7 @@ def test_svg_of_every_type_has_a_label_per_type_and_an_arrow_per_edge(
 
 def test_the_default_drawing_is_seed_001s_figure() -> None:
     labels, edges, _ = parse(tl.lattice_svg("standard", x64=True))
-    assert sorted(labels) == sorted(_tables.SEED_CODES)
+    assert sorted(labels) == sorted(_tables.DEFAULT_CODES)
     assert len(edges) == 24
     assert ("u4", "i8") in edges and ("i8", "f*") in edges and ("f*", "bf") in edges
 
@@ -112,7 +112,7 @@ def test_dot_names_every_node_and_edge() -> None:
     assert dot.startswith("digraph typelattice {") and dot.endswith("}\n")
     lattice = tl.get_lattice("standard", True)
     for a, b in lattice.edges:
-        if {lattice.label(a), lattice.label(b)} <= set(_tables.SEED_CODES):
+        if {lattice.label(a), lattice.label(b)} <= set(_tables.DEFAULT_CODES):
             assert f'"{lattice.label(a)}" -> "{lattice.label(b)}";' in dot
     assert dot.count(" -> ") == 24
     assert 'subgraph "cluster_weak"' in dot

@@ -66,7 +66,7 @@ def _codes(args: argparse.Namespace, lattice: Lattice[str] | None) -> list[str]:
     """The types ``--types`` selects (codes, or node names with a lattice)."""
     spec = args.types
     if lattice is not None:
-        if spec in (None, "all", "seed"):
+        if spec in (None, "all", "default"):
             return list(lattice.nodes)
         names = [c.strip() for c in spec.split(",") if c.strip()]
         known = set(lattice.nodes)
@@ -77,8 +77,8 @@ def _codes(args: argparse.Namespace, lattice: Lattice[str] | None) -> list[str]:
                     f"{', '.join(lattice.nodes)}"
                 )
         return names
-    if spec is None or spec == "seed":
-        return list(_tables.SEED_CODES)
+    if spec is None or spec == "default":
+        return list(_tables.DEFAULT_CODES)
     if spec == "all":
         return list(_tables.all_codes())
     codes = [c.strip() for c in spec.split(",") if c.strip()]
@@ -376,7 +376,8 @@ def _check(args: argparse.Namespace) -> int:
 # -- the parser -----------------------------------------------------------------------
 
 _CODES_HELP = (
-    "Types are written as seed 000's codes: b1, u1 u2 u4 u8 (uint8..uint64), "
+    "Types are written as the codes of JAX's promotion table: b1, u1 u2 u4 u8 "
+    "(uint8..uint64), "
     "i1 i2 i4 i8 (int8..int64), bf f2 f4 f8 (bfloat16, float16..float64), c8 "
     "c16 (complex64, complex128), i* f* c* (weak: Python int, float, complex), "
     "and for the extended types f8e4m3fn-style small floats and i4b-style "
@@ -433,8 +434,9 @@ def _add_types(p: argparse.ArgumentParser, what: str) -> None:
         "--types",
         default=None,
         metavar="CODES",
-        help=f"comma-separated codes to {what}, 'seed' for seed 000's 18 (the "
-        "default) or 'all' to add the extended types (small floats such as "
+        help=f"comma-separated codes to {what}, 'default' for the 18 of JAX's "
+        "promotion table (the standard types and i* f* c*; the default) or "
+        "'all' to add the extended types (small floats such as "
         "f8e4m3fn, narrow ints such as i4b); with --lattice, node names",
     )
 
@@ -501,8 +503,9 @@ def _parser() -> argparse.ArgumentParser:
     compare = sub.add_parser(
         "compare",
         help="measure the promotion tables of array libraries and compare them",
-        description="Measure each library's promotion table live, as seed 001's "
-        "appendix does: add zeros of each pair of types (Python int, float, "
+        description="Measure each library's promotion table live, as the "
+        "appendix of JAX's type promotion design note (JEP 9407) does: add "
+        "zeros of each pair of types (Python int, float, "
         "complex for i*, f*, c*); '-' where the library lacks the type or "
         "refuses the addition. With several libraries, print each table, then "
         "the cells where they differ. JAX and typelattice are measured in "

@@ -1,7 +1,8 @@
 """Promotion tables measured live on array libraries, and the laws they keep.
 
-Seed 001's appendix prints the tables of NumPy, TensorFlow, PyTorch,
-jax.numpy and jax.lax, measured by adding zeros of each pair of types, with
+The appendix of JAX's design note on type promotion (JEP 9407) prints the
+tables of NumPy, TensorFlow, PyTorch, jax.numpy and jax.lax, measured by
+adding zeros of each pair of types, with
 Python ``int``/``float``/``complex`` scalars standing for ``i*``/``f*``/``c*``.
 :func:`measure_library` repeats that measurement on whichever of those
 libraries is installed; :func:`compare_libraries` puts several side by side
@@ -28,7 +29,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from typelattice import _dtypes
-from typelattice._tables import NO_JOIN, SEED_CODES, Table, format_rows
+from typelattice._tables import DEFAULT_CODES, NO_JOIN, Table, format_rows
 
 __all__ = [
     "LIBRARIES",
@@ -62,7 +63,7 @@ _INSTALL: Final = {
     "typelattice": ("typelattice", "typelattice"),
 }
 
-# Seed 001 stands Python scalars in for the weak types.
+# As in JAX's design note, Python scalars stand in for the weak types.
 _PYTHON_ZERO: Final[dict[str, object]] = {"i*": 0, "f*": 0.0, "c*": 0j}
 _PYTHON_CODE: Final[dict[type, str]] = {
     int: "i*",
@@ -279,9 +280,10 @@ def measure_library(
 
     Args:
       library: one of :data:`LIBRARIES`.
-      codes: the types, as codes (seed 000's 18 by default).
+      codes: the types, as codes (by default the standard types and
+        ``i* f* c*``, as in JAX's documented table).
       x64: 64-bit mode, for the libraries that have one (JAX and
-        typelattice); the appendix measures JAX in 64-bit mode.
+        typelattice); JAX's design note measures JAX in 64-bit mode.
       progress: called after each pair (see :data:`Progress`).
 
     Returns:
@@ -297,7 +299,7 @@ def measure_library(
     >>> t.cell('i1', 'u1'), t.cell('i1', 'f2'), t.cell('bf', 'i1')
     ('i2', 'f2', '-')
     """
-    order = tuple(SEED_CODES if codes is None else codes)
+    order = tuple(DEFAULT_CODES if codes is None else codes)
     dtypes = {c: _dtypes.code_to_dtype(c) for c in order}  # unknown codes fail
     total = len(order) ** 2
     if progress is not None:
@@ -367,7 +369,8 @@ def compare_libraries(
 
     Args:
       libraries: names from :data:`LIBRARIES`.
-      codes: the types, as codes (seed 000's 18 by default).
+      codes: the types, as codes (by default the standard types and
+        ``i* f* c*``).
       x64: 64-bit mode for the libraries that have one.
       progress: called after each pair of each library.
 
@@ -442,7 +445,7 @@ class Laws:
         seen: dict[frozenset[str], Associativity] = {}
         for t in self.non_associative:
             seen.setdefault(frozenset((t.a, t.b, t.c)), t)
-        rank = {code: i for i, code in enumerate(SEED_CODES)}
+        rank = {code: i for i, code in enumerate(DEFAULT_CODES)}
 
         def key(t: Associativity) -> tuple[int, list[int]]:
             kinds = {t.a, t.b, t.c}

@@ -231,8 +231,19 @@ class Config:
     def update(self, name: str, value: object) -> None:
         """Set a flag globally (scoped overrides in force still win).
 
+        Args:
+          name: ``'enable_x64'``, ``'dtype_promotion'``,
+            ``'explicit_x64_dtypes'`` or ``'rank_promotion'``.
+          value: the new value (see docs/semantics.md, "Modes").
+
         Raises:
           ValueError: for an unknown flag or value, listing the valid ones.
+
+        >>> import typelattice
+        >>> typelattice.config.update('enable_x64', True)
+        >>> typelattice.result_type(1.0)
+        dtype('float64')
+        >>> typelattice.config.update('enable_x64', False)
         """
         global _global
         value = validate(name, value)
@@ -241,14 +252,30 @@ class Config:
             _notify()
 
     def reset(self) -> None:
-        """Restore every flag to its value at import (defaults or environment)."""
+        """Restore every flag to its value at import (defaults or environment).
+
+        >>> import typelattice
+        >>> typelattice.config.update('rank_promotion', 'raise')
+        >>> typelattice.config.reset()
+        >>> typelattice.config.rank_promotion
+        'allow'
+        """
         global _global
         with _lock:
             _global = _state(_initial)
             _notify()
 
     def values(self) -> dict[str, object]:
-        """Every flag and the value in force here."""
+        """Every flag and the value in force here.
+
+        Returns:
+          A dict of flag names to values, scoped overrides included.
+
+        >>> import typelattice
+        >>> with typelattice.enable_x64():
+        ...     typelattice.config.values()['enable_x64']
+        True
+        """
         return current().as_dict()
 
     @property
@@ -331,7 +358,18 @@ class _Setting:
 def enable_x64(new_val: bool = True) -> _Setting:
     """Scope in which 64-bit mode is on (or off, with ``False``).
 
-    Works as a context manager and as a decorator.
+    Works as a context manager and as a decorator (of plain and ``async``
+    functions); it applies to the current thread and asyncio task only
+    (docs/semantics.md, "Modes").
+
+    Args:
+      new_val: the value of ``enable_x64`` inside the scope.
+
+    Returns:
+      The scope.
+
+    Raises:
+      ValueError: ``new_val`` is not a bool.
 
     >>> import typelattice
     >>> with typelattice.enable_x64():
@@ -346,6 +384,19 @@ def enable_x64(new_val: bool = True) -> _Setting:
 def dtype_promotion(new_val: str) -> _Setting:
     """Scope using the ``'standard'``, ``'strict'`` or a registered lattice.
 
+    Works as a context manager and as a decorator, for the current thread
+    and asyncio task.
+
+    Args:
+      new_val: ``'standard'``, ``'strict'`` or a name given to
+        :func:`~typelattice.register_lattice`.
+
+    Returns:
+      The scope.
+
+    Raises:
+      ValueError: an unknown name, listing the valid ones.
+
     >>> import typelattice
     >>> @typelattice.dtype_promotion('strict')
     ... def add_types(a, b):
@@ -359,8 +410,18 @@ def dtype_promotion(new_val: str) -> _Setting:
 def explicit_x64_dtypes(new_val: str) -> _Setting:
     """Scope setting what explicit 64-bit dtypes do in 32-bit mode.
 
-    ``'warn'`` (truncate to 32 bits with a warning), ``'error'`` or
-    ``'allow'`` (keep 64 bits).
+    Works as a context manager and as a decorator, for the current thread
+    and asyncio task.
+
+    Args:
+      new_val: ``'warn'`` (truncate to 32 bits with a warning), ``'error'``
+        or ``'allow'`` (keep 64 bits).
+
+    Returns:
+      The scope.
+
+    Raises:
+      ValueError: any other value.
 
     >>> import typelattice
     >>> with typelattice.explicit_x64_dtypes('error'):
@@ -372,6 +433,20 @@ def explicit_x64_dtypes(new_val: str) -> _Setting:
 
 def rank_promotion(new_val: str) -> _Setting:
     """Scope setting implicit rank promotion: ``'allow'``, ``'warn'``, ``'raise'``.
+
+    With ``'warn'`` or ``'raise'``, broadcasting operands of different ranks
+    (scalars aside) warns with ``RankPromotionWarning`` or raises ValueError.
+    Works as a context manager and as a decorator, for the current thread
+    and asyncio task.
+
+    Args:
+      new_val: ``'allow'``, ``'warn'`` or ``'raise'``.
+
+    Returns:
+      The scope.
+
+    Raises:
+      ValueError: any other value.
 
     >>> import typelattice
     >>> with typelattice.rank_promotion('raise'):

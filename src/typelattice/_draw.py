@@ -1,8 +1,8 @@
 """Draw a promotion lattice as a layered Hasse diagram: SVG, DOT or PNG.
 
-Types flow left to right, as in the final figure of seed 001: a node's
-column is the length of the longest chain of edges below it, so every arrow
-points right. Rows group the types by kind (floating, complex, weak,
+Types flow left to right, as in the lattice figure of JAX's documentation: a
+node's column is the length of the longest chain of edges below it, so every
+arrow points right. Rows group the types by kind (floating, complex, weak,
 8/6/4-bit floats, signed, unsigned, narrow integers, bool), each on its own
 tinted band; weak types have a dashed outline. SVG and DOT are written
 directly (no graphviz needed); PNG is drawn with matplotlib when installed.
@@ -130,7 +130,7 @@ def lattice_layout(
       lattice: draw this lattice instead (e.g. from
         :meth:`Lattice.from_file`); a node whose name is a type code is drawn
         in that type's band.
-      types: the codes to draw (seed 000's 18 by default;
+      types: the codes to draw (the standard types and ``i* f* c*`` by default;
         :func:`~typelattice._tables.all_codes` for every type), or with
         ``lattice`` its node names (all by default). An arrow joins each to
         the next higher ones among them.
@@ -155,7 +155,7 @@ def lattice_layout(
             title = (
                 f"typelattice: the {mode} lattice, {'64' if bits else '32'}-bit mode"
             )
-        codes = _tables.SEED_CODES if types is None else types
+        codes = _tables.DEFAULT_CODES if types is None else types
         chosen: list[Any] = [_dtypes.code_to_dtype(c) for c in codes]
         groups: list[str] = [_group(n) for n in chosen]
         tips: list[str] = [_tooltip(n) for n in chosen]

@@ -41,7 +41,8 @@ __all__ = [
 
 # -- the universe -------------------------------------------------------------
 
-# Seed 000's codes, in its order.
+# The standard types' codes, in the order of JAX's documented promotion table
+# (docs/semantics.md, "Lattices").
 _STANDARD: Final = {
     "b1": "bool",
     "u1": "uint8",
@@ -102,7 +103,7 @@ _CODE_TO_DTYPE: Final[dict[str, np.dtype[Any]]] = {
     **{_narrow_int_code(n): d for n, d in NARROW_INTS.items()},
 }
 
-#: The 15 strong types of seed 000's table, in its order.
+#: The 15 standard strong types, in the order of the promotion table.
 STANDARD_DTYPES: Final = tuple(_CODE_TO_DTYPE[c] for c in _STANDARD)
 #: Every small float and narrow integer the installed ml_dtypes provides.
 EXTENDED_DTYPES: Final = (*SMALL_FLOATS.values(), *NARROW_INTS.values())
@@ -327,7 +328,19 @@ def is_explicit(x: object) -> bool:
 
 
 class X64DtypeWarning(UserWarning):
-    """An explicitly requested 64-bit dtype was truncated in 32-bit mode."""
+    """An explicitly requested 64-bit dtype was truncated in 32-bit mode.
+
+    Raised instead with ``explicit_x64_dtypes('error')``; nothing happens
+    with ``'allow'`` or in 64-bit mode (docs/semantics.md, "Modes").
+
+    >>> import warnings, typelattice
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter('always')
+    ...     typelattice.dtype('int64')
+    dtype('int32')
+    >>> caught[0].category.__name__
+    'X64DtypeWarning'
+    """
 
 
 _X64_FIX: Final = (
@@ -413,7 +426,14 @@ def canonicalize_dtype(x: DTypeLike) -> np.dtype[Any]:
 
     With ``enable_x64`` off (the default), int64, uint64, float64 and
     complex128 become int32, uint32, float32 and complex64; everything else
-    is unchanged.
+    is unchanged. Unlike :func:`dtype`, an explicit 64-bit name is narrowed
+    without a warning.
+
+    Args:
+      x: a dtype-like.
+
+    Returns:
+      The ``np.dtype`` in force for it.
 
     >>> import typelattice
     >>> canonicalize_dtype('float64')
@@ -432,12 +452,23 @@ def canonicalize_dtype(x: DTypeLike) -> np.dtype[Any]:
 
 
 def dtype_code(x: DTypeLike, weak: bool = False) -> str:
-    """The short code of a dtype-like's lattice node (seed 000's notation).
+    """The short code of a dtype-like's lattice node (the notation of JAX's
+    promotion table; see docs/semantics.md, "Lattices").
 
     Strong types give ``b1 u1 ... c16``, ``bf``, and for the extended types
     ``f8e4m3fn``-style (small floats) and ``i4b``-style (narrow integers)
     codes. ``int``/``float``/``complex``, or any numeric dtype with
     ``weak=True``, give ``i*``, ``f*`` or ``c*`` (a weak bool stays ``b1``).
+
+    Args:
+      x: a dtype-like.
+      weak: give the weak node of ``x``'s kind.
+
+    Returns:
+      The code, a str.
+
+    Raises:
+      TypeError: ``x`` is not a dtype of the universe.
 
     >>> dtype_code('uint8')
     'u1'
@@ -457,11 +488,18 @@ def dtype_code(x: DTypeLike, weak: bool = False) -> str:
 def code_to_dtype(code: str) -> np.dtype[Any] | type:
     """The dtype for a short code, or the Python type for a weak code.
 
-    >>> code_to_dtype('u1'), code_to_dtype('f*')
-    (dtype('uint8'), <class 'float'>)
+    Args:
+      code: a code such as ``'u1'``, ``'bf'``, ``'f8e4m3fn'``, ``'i4b'`` or
+        ``'f*'``.
+
+    Returns:
+      The ``np.dtype``, or ``int``/``float``/``complex`` for ``i* f* c*``.
 
     Raises:
       TypeError: for an unknown code, listing the known ones.
+
+    >>> code_to_dtype('u1'), code_to_dtype('f*')
+    (dtype('uint8'), <class 'float'>)
     """
     if code in _CODE_TO_DTYPE:
         return _CODE_TO_DTYPE[code]
@@ -488,6 +526,14 @@ def issubdtype(arg1: DTypeLike, arg2: DTypeLike) -> bool:
     they are: bfloat16 and the float8 types are ``np.floating``, ``int4`` is
     a ``np.signedinteger`` (NumPy calls them all ``np.void``).
 
+    Args:
+      arg1: a dtype-like.
+      arg2: a dtype-like, or one of NumPy's abstract classes
+        (``np.floating``, ``np.integer``, ``np.number``...).
+
+    Returns:
+      Whether ``arg1`` is ``arg2`` or belongs to it.
+
     >>> import numpy as np
     >>> issubdtype('bfloat16', np.floating), issubdtype('int4', np.signedinteger)
     (True, True)
@@ -512,6 +558,12 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | tuple[DTypeLike, ...]) -> bool:
         ``'unsigned integer'``, ``'integral'``, ``'real floating'``,
         ``'complex floating'``, ``'numeric'``), a dtype, or a tuple of these.
 
+    Returns:
+      Whether ``dtype`` is in (one of) the categories or is the dtype.
+
+    Raises:
+      ValueError: an unknown category name, listing the valid ones.
+
     >>> isdtype('bfloat16', 'real floating'), isdtype('uint4', 'integral')
     (True, True)
     >>> isdtype('int8', ('bool', 'complex floating'))
@@ -534,11 +586,17 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | tuple[DTypeLike, ...]) -> bool:
 def finfo(x: DTypeLike) -> ml_dtypes.finfo:
     """Machine limits of a floating or complex dtype, ml_dtypes types included.
 
-    >>> finfo('bfloat16').bits, float(finfo('float8_e4m3fn').max)
-    (16, 448.0)
+    Args:
+      x: a floating or complex dtype-like.
+
+    Returns:
+      ``ml_dtypes.finfo`` for it (``bits``, ``eps``, ``max``, ``tiny``...).
 
     Raises:
       TypeError: for a non-floating dtype, naming the fix (``iinfo``).
+
+    >>> finfo('bfloat16').bits, float(finfo('float8_e4m3fn').max)
+    (16, 448.0)
     """
     dt = dtype_of(x)
     if dt not in _REAL_FLOATING and dt not in _COMPLEX:
@@ -552,11 +610,17 @@ def finfo(x: DTypeLike) -> ml_dtypes.finfo:
 def iinfo(x: DTypeLike) -> ml_dtypes.iinfo:
     """Machine limits of an integer dtype, narrow integers included.
 
-    >>> iinfo('int4').min, iinfo('uint8').max
-    (-8, 255)
+    Args:
+      x: an integer dtype-like.
+
+    Returns:
+      ``ml_dtypes.iinfo`` for it (``bits``, ``min``, ``max``).
 
     Raises:
       TypeError: for a non-integer dtype, naming the fix (``finfo``).
+
+    >>> iinfo('int4').min, iinfo('uint8').max
+    (-8, 255)
     """
     dt = dtype_of(x)
     if dt not in _SIGNED and dt not in _UNSIGNED:

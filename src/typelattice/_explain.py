@@ -1,10 +1,10 @@
 """Explain a join step by step: nodes, upper bounds, the least common one.
 
-The promotion of some types is their join on the lattice (seed 001): follow
-each input's edges upward, keep the nodes every input reaches, and take the
-lowest of them. :func:`explain` returns each of those steps as data, and for
-inputs with no join, why, the error ``result_type`` raises for them and the
-explicit cast that makes them promote.
+The promotion of some types is their join on the lattice (docs/semantics.md,
+"Lattices"): follow each input's edges upward, keep the nodes every input
+reaches, and take the lowest of them. :func:`explain` returns each of those
+steps as data, and for inputs with no join, why, the error ``result_type``
+raises for them and the explicit cast that makes them promote.
 """
 
 from __future__ import annotations

@@ -44,8 +44,23 @@ _PY_KINDS = {int: "i", float: "f", complex: "c"}
 class ShapeDtypeStruct:
     """A shape, a dtype and a weak flag: an array without values.
 
-    >>> ShapeDtypeStruct((2, 3), 'float32')
+    What :func:`eval_shape` returns for each array, and what it takes in
+    place of one. Immutable and hashable.
+
+    Args:
+      shape: the dimensions, non-negative integers.
+      dtype: a dtype-like, kept as given (no 32-bit narrowing).
+      weak_type: whether it stands for a weak array.
+
+    Raises:
+      TypeError: a shape entry that is not an integer, or no dtype.
+      ValueError: a negative dimension.
+
+    >>> s = ShapeDtypeStruct((2, 3), 'float32')
+    >>> s
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+    >>> s.ndim, s.size, s.weak_type
+    (2, 6, False)
     """
 
     __slots__ = ("dtype", "shape", "weak_type")
@@ -91,10 +106,12 @@ class ShapeDtypeStruct:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return math.prod(self.shape)
 
     def __repr__(self) -> str:
@@ -300,6 +317,21 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     (see :mod:`typelattice.numpy._abstract`), and creation functions
     (``zeros``, ``arange``...) called in ``fun`` give tracers, as in JAX.
 
+    Args:
+      fun: the function to evaluate abstractly.
+      *args: its positional arguments: arrays, :class:`ShapeDtypeStruct`
+        objects, Python scalars (weak tracers), or containers of them.
+      **kwargs: its keyword arguments, likewise.
+
+    Returns:
+      ``fun``'s result with each array replaced by a
+      :class:`ShapeDtypeStruct` (other values as ``fun`` returned them).
+
+    Raises:
+      Whatever the eager call would raise for those dtypes and shapes
+      (TypePromotionError, OverflowError, ValueError...);
+      ConcretizationTypeError where ``fun`` needs a value (``bool(x)``).
+
     >>> import typelattice.numpy as tnp
     >>> x = ShapeDtypeStruct((1000, 1000), 'int8')
     >>> eval_shape(lambda x, y: (x * y, x.sum(axis=0)), x, 2)
@@ -323,7 +355,20 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
 
 
 class CacheInfo(NamedTuple):
-    """Statistics of a jitted function's cache of traced programs."""
+    """Statistics of a jitted function's cache of traced programs.
+
+    Attributes:
+      hits: calls that found their program in the cache.
+      misses: calls that traced (a new signature).
+      traces: traces run (as many as misses).
+      currsize: programs in the cache now.
+
+    >>> import typelattice, typelattice.numpy as tnp
+    >>> f = typelattice.jit(lambda x: x + 1)
+    >>> _ = f(tnp.zeros(2)), f(tnp.ones(2)), f(tnp.zeros(3))
+    >>> f.cache_info()
+    CacheInfo(hits=1, misses=2, traces=2, currsize=2)
+    """
 
     hits: int
     misses: int
@@ -370,7 +415,23 @@ class _Entry:
 class Jitted(Generic[P, R]):
     """A function traced once per abstract signature and replayed on NumPy.
 
-    Made by :func:`jit`; call it like the function it wraps.
+    Made by :func:`jit`; call it like the function it wraps. It keeps the
+    wrapped function's name and docstring.
+
+    Args:
+      fun: the function.
+      static_argnums: positions of the static arguments.
+      static_argnames: names of the static arguments.
+
+    >>> import typelattice, typelattice.numpy as tnp
+    >>> @typelattice.jit
+    ... def double(x):
+    ...     'Twice x.'
+    ...     return 2 * x
+    >>> double, double.__doc__
+    (<jitted double>, 'Twice x.')
+    >>> double(tnp.asarray([1, 2], dtype='uint8'))
+    Array([2, 4], dtype=uint8)
     """
 
     def __init__(
@@ -420,11 +481,29 @@ class Jitted(Generic[P, R]):
         return functools.partial(call, bound)
 
     def cache_info(self) -> CacheInfo:
-        """Hits, misses (each a trace) and cached programs."""
+        """Hits, misses (each a trace) and cached programs.
+
+        Returns:
+          A :class:`CacheInfo`.
+
+        >>> import typelattice, typelattice.numpy as tnp
+        >>> f = typelattice.jit(lambda x, k: x * k)
+        >>> _ = f(tnp.zeros(2), 2), f(tnp.zeros(2), 3)   # k: a weak tracer
+        >>> f.cache_info()
+        CacheInfo(hits=1, misses=1, traces=1, currsize=1)
+        """
         return CacheInfo(self._hits, self._misses, self._misses, len(self._cache))
 
     def clear_cache(self) -> None:
-        """Forget every traced program (the next call traces again)."""
+        """Forget every traced program (the next call traces again).
+
+        >>> import typelattice, typelattice.numpy as tnp
+        >>> f = typelattice.jit(lambda x: -x)
+        >>> _ = f(tnp.zeros(2))
+        >>> f.clear_cache()
+        >>> f.cache_info().currsize
+        0
+        """
         self._cache.clear()
         self._fast.clear()
 
@@ -591,6 +670,13 @@ class Jitted(Generic[P, R]):
         """The program traced for these arguments (traced now if needed):
         its operations with their resolved dtypes, for inspection.
 
+        Args:
+          *args: arguments as for a call.
+          **kwargs: keyword arguments as for a call.
+
+        Returns:
+          The program; ``print`` it to read it.
+
         >>> import typelattice.numpy as tnp
         >>> f = jit(lambda x, y: x * y + 1)
         >>> print(f.program(tnp.zeros(3, 'int8'), 2))
@@ -645,9 +731,16 @@ def jit(
 
     Args:
       fun: the function; or omit it to get a decorator.
-      static_argnums, static_argnames: arguments passed to ``fun`` as they
-        are (hashable; each new value traces again), for values that decide
+      static_argnums: positions of arguments passed to ``fun`` as they are
+        (hashable; each new value traces again), for values that decide
         shapes or Python control flow.
+      static_argnames: names of such arguments.
+
+    Returns:
+      A :class:`Jitted` function (without ``fun``: a decorator making one).
+
+    Raises:
+      TypeError: ``fun`` is not callable.
 
     >>> import typelattice.numpy as tnp
     >>> @jit

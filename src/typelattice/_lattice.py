@@ -28,12 +28,18 @@ N = TypeVar("N", bound=Hashable)
 
 
 class LatticeError(ValueError):
-    """The edges given do not describe a lattice.
+    """The edges given do not describe a lattice, or a node is not on it.
 
     Attributes:
       kind: ``"cycle"``, ``"ambiguous join"`` or ``"unknown node"``.
       nodes: the nodes at fault (the cycle, in order, or the pair).
       candidates: for an ambiguous join, the minimal common upper bounds.
+
+    >>> try:
+    ...     Lattice({"a": ["b"], "b": ["a"]}, label=str)
+    ... except LatticeError as err:
+    ...     print(err.kind, err.nodes)
+    cycle ('a', 'b', 'a')
     """
 
     def __init__(
@@ -50,7 +56,17 @@ class LatticeError(ValueError):
 
 
 class JoinError(ValueError):
-    """Nodes that have no common upper bound, so no join."""
+    """Nodes that have no common upper bound, so no join.
+
+    Attributes:
+      nodes: the nodes given to :meth:`Lattice.join`.
+
+    >>> try:
+    ...     Lattice({"a": [], "b": []}).join("a", "b")
+    ... except JoinError as err:
+    ...     print(err.nodes)
+    ('a', 'b')
+    """
 
     def __init__(self, nodes: Sequence[object], message: str = "") -> None:
         self.nodes = tuple(nodes)
@@ -399,29 +415,83 @@ class Lattice(Generic[N]):
     def label(self, node: N) -> str:
         """The display name of ``node`` (the ``label`` function given).
 
+        Args:
+          node: a node of the lattice (any hashable; it need not be one).
+
+        Returns:
+          The name, ``repr(node)`` when no ``label`` was given.
+
         >>> Lattice({"a": ["b"]}, label=str.upper).label("a")
         'A'
         """
         return self._label(node)
 
     def successors(self, node: N) -> tuple[N, ...]:
-        """The nodes immediately above ``node``."""
+        """The nodes immediately above ``node``.
+
+        Args:
+          node: a node of the lattice.
+
+        Returns:
+          The targets of its upward edges, in the order given.
+
+        Raises:
+          LatticeError: ``node`` is not on the lattice.
+
+        >>> Lattice({"bottom": ["a", "b"], "a": ["top"]}).successors("bottom")
+        ('a', 'b')
+        """
         return self._succ[self._known(node)]
 
     def below(self, node: N) -> tuple[N, ...]:
-        """The nodes strictly below ``node``."""
+        """The nodes strictly below ``node``.
+
+        Args:
+          node: a node of the lattice.
+
+        Returns:
+          Every node ``n`` with ``n < node``, in the order of :attr:`nodes`.
+
+        Raises:
+          LatticeError: ``node`` is not on the lattice.
+
+        >>> Lattice({"bottom": ["a", "b"], "a": ["top"], "b": ["top"]}).below("top")
+        ('bottom', 'a', 'b')
+        """
         self._known(node)
         # Not ``n != node``: NumPy says dtype('int64') == int, both nodes.
         mine = self._ub[node]
         return tuple(n for n in self._succ if node in self._ub[n] and n not in mine)
 
     def upper_bounds(self, node: N) -> frozenset[N]:
-        """Every node ``u`` with ``node <= u`` (including ``node``)."""
+        """Every node ``u`` with ``node <= u`` (including ``node``).
+
+        Args:
+          node: a node of the lattice.
+
+        Returns:
+          The set, computed once when the lattice was built.
+
+        Raises:
+          LatticeError: ``node`` is not on the lattice.
+
+        >>> sorted(Lattice({"a": ["b"], "b": ["c"]}).upper_bounds("b"))
+        ['b', 'c']
+        """
         return self._ub[self._known(node)]
 
     def rank(self, node: N) -> int:
         """The length of the longest chain of edges from a minimal node up to
         ``node`` (0 for a minimal node): the layer a drawing puts it in.
+
+        Args:
+          node: a node of the lattice.
+
+        Returns:
+          The rank, an int.
+
+        Raises:
+          LatticeError: ``node`` is not on the lattice.
 
         >>> lat = Lattice({"bottom": ["a", "b"], "a": ["top"], "b": ["top"]})
         >>> [lat.rank(n) for n in lat.nodes]
@@ -439,6 +509,10 @@ class Lattice(Generic[N]):
 
     def chain(self, low: N, high: N) -> tuple[N, ...]:
         """A shortest chain of immediate edges from ``low`` up to ``high``.
+
+        Args:
+          low: the node to start from.
+          high: a node above (or equal to) ``low``.
 
         Returns:
           The nodes of the chain, ``low`` first and ``high`` last (just
@@ -473,15 +547,44 @@ class Lattice(Generic[N]):
         return tuple(reversed(path))
 
     def leq(self, a: N, b: N) -> bool:
-        """Whether ``a <= b`` on the lattice."""
+        """Whether ``a <= b`` on the lattice.
+
+        Args:
+          a: a node of the lattice.
+          b: a node of the lattice.
+
+        Returns:
+          True when ``b`` is an upper bound of ``a`` (or ``a`` itself).
+
+        Raises:
+          LatticeError: a node is not on the lattice.
+
+        >>> lat = Lattice({"a": ["b"], "c": ["b"]})
+        >>> lat.leq("a", "b"), lat.leq("a", "c")
+        (True, False)
+        """
         return self._known(b) in self._ub[self._known(a)]
 
     def join(self, *nodes: N) -> N:
         """The least upper bound of ``nodes`` (cached).
 
+        The join is associative and commutative, so the order and grouping of
+        ``nodes`` never changes the answer.
+
+        Args:
+          *nodes: one or more nodes of the lattice.
+
+        Returns:
+          The least node above all of them.
+
         Raises:
           JoinError: if the nodes have no common upper bound.
           LatticeError: if a node is not on the lattice.
+          ValueError: no node.
+
+        >>> lat = Lattice({"bottom": ["a", "b"], "a": ["top"], "b": ["top"]})
+        >>> lat.join("a", "b"), lat.join("bottom", "a"), lat.join("a")
+        ('top', 'a', 'a')
         """
         try:
             return self._joins[nodes]
@@ -511,7 +614,11 @@ class Lattice(Generic[N]):
     def table(self, nodes: Sequence[N] | None = None) -> list[list[N | None]]:
         """The join table: ``table[i][j]`` is ``join(nodes[i], nodes[j])``.
 
-        A cell is ``None`` where the pair has no join.
+        Args:
+          nodes: the rows' and columns' nodes, in order (all, by default).
+
+        Returns:
+          A list of rows; a cell is ``None`` where the pair has no join.
 
         >>> Lattice({"a": ["b"]}).table()
         [['a', 'b'], ['b', 'b']]
@@ -633,7 +740,8 @@ class Lattice(Generic[N]):
 
         >>> import pathlib, tempfile
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.toml"
-        >>> _ = f.write_text('[edges]\nbottom = ["a", "b"]\na = ["top"]\nb = ["top"]\n')
+        >>> text = '[edges]\\nbottom = ["a", "b"]\\na = ["top"]\\nb = ["top"]'
+        >>> _ = f.write_text(text)
         >>> Lattice.from_file(f).join("a", "b")
         'top'
         """

@@ -2,8 +2,9 @@
 
 Lattice nodes are ``np.dtype`` objects for strong types and the Python types
 ``int``, ``float`` and ``complex`` for the weak ones (``i*``, ``f*``,
-``c*``). The lattices are dict literals of immediate upward edges (SPEC §2),
-turned into :class:`~typelattice.Lattice` objects, which check them once.
+``c*``). The lattices are dict literals of immediate upward edges (written
+out in docs/semantics.md, "Lattices"), turned into
+:class:`~typelattice.Lattice` objects, which check them once.
 
 ``result_type`` is on every operation's hot path, so answers are cached per
 promotion mode, keyed on the argument *types* (or dtypes) rather than values:
@@ -58,7 +59,17 @@ Node = np.dtype[Any] | type
 
 
 class TypePromotionError(ValueError):
-    """The inputs have no implicit promotion in the current mode."""
+    """The inputs have no implicit promotion in the current mode.
+
+    The message names the inputs, the mode and the fix: an explicit cast,
+    or ``dtype_promotion=standard`` in strict mode.
+
+    >>> import typelattice
+    >>> with typelattice.dtype_promotion('strict'):
+    ...     typelattice.result_type('float32', 'int32')
+    Traceback (most recent call last):
+    typelattice.TypePromotionError: Input dtypes ('float32', 'int32') have no ...
+    """
 
 
 # -- the lattices ---------------------------------------------------------------
@@ -72,7 +83,7 @@ _INT, _FLOAT, _COMPLEX = builtins.int, builtins.float, builtins.complex
 
 
 def standard_edges(x64: bool) -> dict[Node, list[Node]]:
-    """SPEC §2's standard lattice; 32-bit mode sends uint32 to int32."""
+    """The standard lattice's edges; 32-bit mode sends uint32 to int32."""
     return {
         _b1: [_INT],
         _INT: [_u1, _i1, *_NARROW],
@@ -96,7 +107,7 @@ def standard_edges(x64: bool) -> dict[Node, list[Node]]:
 
 
 def strict_edges() -> dict[Node, list[Node]]:
-    """SPEC §2's strict lattice: only weak types promote, within their kind."""
+    """The strict lattice's edges: only weak types promote, within their kind."""
     integers = [_u1, _u2, _u4, _u8, _i1, _i2, _i4, _i8, *_NARROW]
     floats = [_bf, _f2, _f4, _f8, *_SMALL]
     return {
@@ -119,6 +130,21 @@ _REGISTERED: dict[str, Lattice[Node]] = {}
 
 def get_lattice(promotion: str | None = None, x64: bool | None = None) -> Lattice[Node]:
     """The promotion lattice for a mode (the current one by default).
+
+    Its nodes are ``np.dtype`` objects and, for the weak types, the Python
+    types ``int``, ``float`` and ``complex``.
+
+    Args:
+      promotion: ``'standard'``, ``'strict'`` or a name given to
+        :func:`register_lattice` (default: the ``dtype_promotion`` in force).
+      x64: which bit width's lattice (default: the ``enable_x64`` in force);
+        only the standard lattice differs.
+
+    Returns:
+      The :class:`~typelattice.Lattice`, built once and cached.
+
+    Raises:
+      ValueError: an unknown promotion name, listing the valid ones.
 
     >>> lat = get_lattice('standard', x64=True)
     >>> lat.join(np.dtype('uint32'), np.dtype('int32'))
@@ -153,6 +179,12 @@ def register_lattice(name: str, lattice: Lattice[Any]) -> None:
     The lattice's nodes are short codes (``'u1'``, ``'f*'``...) or dtypes and
     ``int``/``float``/``complex``; every strong type of the universe that can
     appear in an operation should be a node.
+
+    Args:
+      name: the new ``dtype_promotion`` value; not ``'standard'`` or
+        ``'strict'``. Registering a name again replaces its lattice.
+      lattice: a :class:`~typelattice.Lattice` whose nodes are codes, dtypes
+        or ``int``/``float``/``complex``.
 
     Raises:
       ValueError: for the names ``standard`` and ``strict``.
@@ -191,6 +223,12 @@ def is_weakly_typed(x: object) -> bool:
     """Whether ``x`` is weakly typed: a Python int/float/complex value, or an
     array whose ``weak_type`` flag is set. ``bool`` is never weak.
 
+    Args:
+      x: any value.
+
+    Returns:
+      True for weak values (see docs/semantics.md, "Weak types").
+
     >>> import numpy as np
     >>> is_weakly_typed(1.0), is_weakly_typed(True), is_weakly_typed(np.float32(1))
     (True, False, False)
@@ -206,8 +244,8 @@ def is_weakly_typed(x: object) -> bool:
 def _dtype_and_weak(
     x: object, state: _config.State
 ) -> tuple[np.dtype[Any], bool, bool]:
-    """One argument's (dtype, weak) (SPEC §3 step 2), and whether that answer
-    may be cached (not when it warned)."""
+    """One argument's (dtype, weak), and whether that answer may be cached
+    (not when it warned)."""
     x64 = state.enable_x64
     t = type(x)
     kind = _PYTHON_WEAK.get(t)  # bool is its own type, never in this table
@@ -223,7 +261,8 @@ def _dtype_and_weak(
     else:
         weak = is_weakly_typed(x)
         if hasattr(x, "weak_type") and not weak:
-            # A library array made with a 64-bit type keeps it (SPEC §4). A
+            # A library array made with a 64-bit type keeps it (see
+            # docs/semantics.md, "Modes"). A
             # weak one requested no type and is narrowed like a Python
             # scalar, as in JAX: keeping it would make joins non-associative
             # (bool, weak complex128, weak complex128 in 32-bit mode).
@@ -302,8 +341,9 @@ def _weak_dtype(node: type, x64: bool) -> np.dtype[Any]:
 def _lattice_result(
     args: tuple[object, ...], state: _config.State
 ) -> tuple[np.dtype[Any], bool, bool]:
-    """SPEC §3 steps 1-6: the (dtype, weak) an operation computes in, and
-    whether the answer may be cached."""
+    """The (dtype, weak) an operation computes in, and whether the answer may
+    be cached: the join of the arguments' nodes, or of their strong dtypes
+    when every argument is weak (docs/semantics.md, "Weak types")."""
     if not args:
         raise ValueError("result_type() needs at least one array or dtype")
     x64 = state.enable_x64
@@ -331,7 +371,8 @@ def _lattice_result(
 
 
 def _public(dt: np.dtype[Any], weak: bool, x64: bool) -> np.dtype[Any]:
-    """SPEC §3 step 7: what result_type reports for an operation's dtype.
+    """What result_type reports for an operation's dtype: a weak result as
+    the default dtype of its kind.
 
     Note: JAX fails with a KeyError for a weak narrow-integer result (NumPy
     calls int4 kind 'V'); here it is the default int like any weak integer.
@@ -508,14 +549,28 @@ def result_type(
 
 
 def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
-    """The (dtype, weak) an operation on ``args`` computes in (SPEC §3.7).
+    """The (dtype, weak) an operation on ``args`` computes in.
 
     Unlike :func:`result_type`, a weak result keeps its own width (weak int16
     with weak int16 is weak int16) and is not replaced by the default type of
     its kind: this is the dtype array operations use.
 
+    Args:
+      *args: what :func:`result_type` takes.
+
+    Returns:
+      ``(dtype, weak)``: the dtype to compute in and whether the result is
+      weak.
+
+    Raises:
+      TypePromotionError: the inputs have no join in the current mode.
+
     >>> lattice_result_type('int16', 1)
     (dtype('int16'), False)
+    >>> import typelattice
+    >>> w = typelattice.ShapeDtypeStruct((), 'int16', weak_type=True)
+    >>> lattice_result_type(w, w), result_type(w, w)
+    ((dtype('int16'), True), dtype('int32'))
     """
     # The same lookup as result_type's, written out in both: a shared helper
     # would add a Python call to every operation's hot path.
@@ -562,6 +617,14 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
     ``float`` and ``complex`` are the weak nodes; a weak result is given as
     the 64-bit type of its kind.
 
+    Args:
+      a: a dtype, dtype name or code, scalar type, or ``int``/``float``/
+        ``complex`` (the weak types).
+      b: the same.
+
+    Returns:
+      The join, as an ``np.dtype``.
+
     Raises:
       TypePromotionError: the two have no join in the current mode.
       TypeError: an argument is not a dtype-like.
@@ -602,6 +665,14 @@ def safe_to_cast(
 
     True iff the two canonical dtypes are equal or promoting the input with
     the output's dtype gives the output's dtype.
+
+    Args:
+      input_dtype_or_value: a dtype-like or a value (Python scalars are
+        weak).
+      output_dtype_or_value: a dtype-like or a value, taken as strong.
+
+    Returns:
+      Whether the conversion is a promotion (or no change).
 
     Raises:
       TypePromotionError: the two have no join in the current mode (as JAX).

@@ -146,7 +146,8 @@ def checked_cast(
     value: np.ndarray[Any, Any], dt: DType, where: str, fix: str
 ) -> np.ndarray[Any, Any]:
     """``value`` converted to ``dt``, refusing to change an integer's value or
-    to turn a finite float into inf (SPEC §4); ``fix`` ends the message."""
+    to turn a finite float into inf (docs/semantics.md, "Data safety");
+    ``fix`` ends the message."""
     if value.dtype == dt:
         return value
     kind = _dtypes.kind_of(dt)
@@ -186,7 +187,7 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
     """A 64-bit NumPy array in its 32-bit form, refusing to change values.
 
     Note: JAX silently wraps integers and turns large floats into inf here;
-    we raise instead (SPEC §4).
+    we raise instead (docs/semantics.md, "Data safety").
     """
     narrow = _dtypes.TO_32[value.dtype]
     return checked_cast(
@@ -291,7 +292,8 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
     """A Python scalar converted to ``dt``, refusing to change its value.
 
     Note: JAX wraps integers that do not fit (``uint8_array + 1000``) and
-    lets finite floats become inf; we raise (SPEC §4).
+    lets finite floats become inf; we raise (docs/semantics.md, "Data
+    safety").
     """
     kind = _dtypes.kind_of(dt)
     t = type(value)  # pyright: ignore[reportUnknownVariableType]

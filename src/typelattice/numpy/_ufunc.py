@@ -73,7 +73,43 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         keepdims: bool = False,
         initial: ArrayLike | None = None,
         where: ArrayLike | None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """Reduce ``a`` along ``axis`` by applying the function repeatedly.
+
+        ``add.reduce`` is :func:`~typelattice.numpy.sum` (narrow integers
+        widen to the default integer), ``multiply.reduce`` is ``prod``,
+        ``maximum``/``minimum`` are ``max``/``min`` and ``logical_and``/
+        ``logical_or`` are ``all``/``any``; the other functions reduce in the
+        dtype the function gives for ``a`` with itself (``subtract.reduce``
+        of int8 is int8). The result is strong.
+
+        Args:
+          a: the array to reduce.
+          axis: an axis, a tuple of axes, or None for every axis (default 0).
+          dtype: the dtype to reduce in, instead of the rule above.
+          out: not supported (arrays are immutable); must be None.
+          keepdims: keep the reduced axes with length 1.
+          initial: the starting value; it must fit the result's dtype
+            unchanged.
+          where: a bool mask of the elements to include (functions without
+            an identity need ``initial`` with it).
+
+        Returns:
+          The reduced Array.
+
+        Raises:
+          ValueError: an empty reduction of a function without identity and
+            no ``initial``; a bad axis.
+          OverflowError: an ``initial`` the result's dtype cannot hold.
+
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.asarray([[1, 2], [3, 4]], dtype='int8')
+        >>> tnp.add.reduce(x)
+        Array([4, 6], dtype=int32)
+        >>> tnp.subtract.reduce(x, axis=1)
+        Array([-1, -1], dtype=int8)
+        """
+        ...
 
     def accumulate(
         self,
@@ -81,9 +117,46 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         axis: int | None = 0,
         dtype: DTypeLike | None = None,
         out: None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """The running reduction of ``a`` along ``axis``.
 
-    def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array: ...
+        ``add.accumulate`` is :func:`~typelattice.numpy.cumsum` and
+        ``multiply.accumulate`` is ``cumprod``; the other functions
+        accumulate in the dtype the function gives for ``a`` with itself.
+
+        Args:
+          a: the array.
+          axis: the axis (default 0), or None for the flattened array.
+          dtype: the dtype to accumulate in.
+          out: not supported (arrays are immutable); must be None.
+
+        Returns:
+          A strong Array of ``a``'s shape (flattened for ``axis=None``).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.subtract.accumulate(tnp.asarray([10, 2, 3], dtype='int8'))
+        Array([10,  8,  5], dtype=int8)
+        """
+        ...
+
+    def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array:
+        """The function of every pair: ``result[i..., j...] = f(A[i...], B[j...])``.
+
+        Promoted as the function itself promotes ``A`` with ``B``.
+
+        Args:
+          A: the first operand; its axes come first in the result.
+          B: the second operand; its axes come last.
+
+        Returns:
+          An Array of shape ``A.shape + B.shape``.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.multiply.outer(tnp.asarray([1, 2], dtype='int8'), tnp.arange(3))
+        Array([[0, 1, 2],
+               [0, 2, 4]], dtype=int32)
+        """
+        ...
 
     def at(
         self,
@@ -93,7 +166,35 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         /,
         *,
         inplace: bool = True,
-    ) -> Array: ...
+    ) -> Array:
+        """``a`` with the function applied at ``indices`` with ``b``.
+
+        Repeated indices apply it repeatedly. Arrays are immutable: pass
+        ``inplace=False`` and use the result, as in jax.numpy. ``add``,
+        ``multiply`` and ``subtract`` keep ``a``'s dtype and weak flag, as
+        ``a.at[indices].add(b)`` does; the others give the function's dtype
+        for ``a`` with ``b`` (strong).
+
+        Args:
+          a: the array to update.
+          indices: an index, as for ``a[indices]``.
+          b: the values, broadcast to the indexed elements; they must fit
+            the result's dtype unchanged.
+          inplace: must be False.
+
+        Returns:
+          The updated Array; ``a`` is unchanged.
+
+        Raises:
+          NotImplementedError: without ``inplace=False``.
+          TypeError, OverflowError: values that would change in the dtype.
+
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.zeros(3, 'int8')
+        >>> tnp.add.at(x, tnp.asarray([0, 0, 2]), 5, inplace=False)
+        Array([10,  0,  5], dtype=int8)
+        """
+        ...
 
     def reduceat(
         self,
@@ -102,7 +203,33 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         axis: int = 0,
         dtype: DTypeLike | None = None,
         out: None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """Reductions over the slices ``indices[i]:indices[i + 1]`` along ``axis``.
+
+        The last slice runs to the end; where ``indices[i] >= indices[i +
+        1]`` the result is the element at ``indices[i]`` (NumPy's rule).
+
+        Args:
+          a: the array (at least one dimension).
+          indices: a 1-d integer array of slice starts, each within the axis.
+          axis: the axis to reduce along.
+          dtype: the result's dtype (default: ``a``'s), honoured also for
+            ``logaddexp`` (JAX ignores it).
+          out: not supported (arrays are immutable); must be None.
+
+        Returns:
+          An Array with ``a``'s dtype and weak flag (``dtype`` if given),
+          ``len(indices)`` long along ``axis``.
+
+        Raises:
+          IndexError: an index outside the axis (JAX gives unspecified
+            values).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.add.reduceat(tnp.arange(6), tnp.asarray([0, 2, 5]))
+        Array([1, 9, 5], dtype=int32)
+        """
+        ...
 
 
 # Functions whose methods are other namespace functions, as in jax.numpy.
@@ -279,8 +406,6 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         initial: ArrayLike | None = None,
         where: ArrayLike | None = None,
     ) -> Array:
-        """Reduce ``a`` along ``axis`` (0 by default; None: every axis) by
-        applying the function repeatedly, as jax.numpy's ufunc.reduce."""
         where_ = f"{name}.reduce"
         _no_out(out, where_)
         if delegate is None:
@@ -321,8 +446,6 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
         dtype: DTypeLike | None = None,
         out: None = None,
     ) -> Array:
-        """The running reduction along ``axis`` (None: the flattened array),
-        as jax.numpy's ufunc.accumulate."""
         where_ = f"{name}.accumulate"
         _no_out(out, where_)
         from typelattice.numpy import _reductions
@@ -358,7 +481,6 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
 
 def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     def outer(A: ArrayLike, B: ArrayLike, /) -> Array:
-        """The function of every pair: ``result[i..., j...] = f(A[i...], B[j...])``."""
         from typelattice.numpy._shape import _one, reshape
 
         a, _ = _one(A, f"{name}.outer")
@@ -381,9 +503,6 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
         *,
         inplace: bool = True,
     ) -> Array:
-        """``a`` with the function applied at ``indices`` with ``b``
-        (repeated indices apply it repeatedly). Arrays are immutable: pass
-        ``inplace=False`` and use the result, as in jax.numpy."""
         where_ = f"{name}.at"
         if inplace:
             raise NotImplementedError(
@@ -438,12 +557,6 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
         dtype: DTypeLike | None = None,
         out: None = None,
     ) -> Array:
-        """Reductions over the slices ``indices[i]:indices[i + 1]`` along
-        ``axis`` (the last one to the end); where ``indices[i] >=
-        indices[i + 1]`` the element at ``indices[i]`` (NumPy's rule). The
-        result has ``a``'s dtype and weak flag (``dtype`` if given). An
-        out-of-range index raises IndexError (JAX gives unspecified values).
-        """
         where_ = f"{name}.reduceat"
         _no_out(out, where_)
         from typelattice.numpy._reductions import _explicit
@@ -531,6 +644,8 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     for method, impl in methods.items():
         impl.__name__ = method
         impl.__qualname__ = f"{name}.{method}"
+        # One text for every function's method: the protocol's.
+        impl.__doc__ = getattr(ufunc, method).__doc__
         # Accept tracers (jit, eval_shape): recorded as one call each.
         setattr(fn, method, traced(impl, f"{name}.{method}"))
     fn.nin = 2
