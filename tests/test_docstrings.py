@@ -106,7 +106,7 @@ def _takes_arguments(fn: Callable[..., Any]) -> bool:
 
 def _returns_value(fn: Callable[..., Any]) -> bool:
     annotation = inspect.signature(fn).return_annotation
-    return annotation not in (None, "None")
+    return annotation not in (None, "None", "NoReturn")
 
 
 def _user_constructed(cls: type) -> bool:

@@ -79,7 +79,12 @@ Progress = Callable[[str, int, int], None]
 
 class LibraryNotInstalled(ImportError):
     """The library to measure cannot be imported; the message says how to
-    install it."""
+    install it (``pip install tensorflow``), and the command line prints it
+    as a one-line error.
+
+    >>> issubclass(LibraryNotInstalled, ImportError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -351,6 +356,10 @@ class Comparison:
       tables: their tables, in the same order (same codes).
       differences: ``(row, column, values)`` for each cell whose values are
         not all equal, ``values`` in the order of ``libraries``.
+
+    >>> c = compare_libraries(['numpy', 'typelattice'], ['i1', 'u1'])
+    >>> c.libraries, [t.cell('i1', 'u1') for t in c.tables], c.differences
+    (('numpy', 'typelattice'), ['i2', 'i2'], ())
     """
 
     libraries: tuple[str, ...]
@@ -430,6 +439,11 @@ class Laws:
       non_associative: the triples among those whose groupings differ.
       one_sided: ordered triples where one grouping gives a type and the
         other fails (``'-'``, or a type the table does not list).
+
+    >>> from typelattice import promotion_table
+    >>> laws = check_laws(promotion_table())
+    >>> laws.pairs, laws.triples, laws.non_commutative, laws.non_associative
+    (153, 5832, (), ())
     """
 
     title: str
@@ -441,7 +455,17 @@ class Laws:
 
     def sets(self) -> tuple[Associativity, ...]:
         """One counterexample per set of types, simplest first: sets of
-        strong types before those with weak ones, then in table order."""
+        strong types before those with weak ones, then in table order.
+
+        Returns:
+          The counterexamples to associativity, one per set of three types;
+          ``str`` of each reads ``(a + b) + c = x, but a + (b + c) = y``.
+
+        >>> laws = check_laws(measure_library('numpy'))
+        >>> [str(t) for t in laws.sets()[:2]]
+        ['(u1 + i1) + f2 = f4, but u1 + (i1 + f2) = f2', \
+'(u2 + i1) + f2 = f8, but u2 + (i1 + f2) = f4']
+        """
         seen: dict[frozenset[str], Associativity] = {}
         for t in self.non_associative:
             seen.setdefault(frozenset((t.a, t.b, t.c)), t)

@@ -43,6 +43,10 @@ class Explanation:
       error: when there is no join, the error ``result_type`` raises.
       cast: when there is no join, the explicit cast to use.
       notes: remarks on the inputs (32-bit narrowing, weak types).
+
+    >>> e = explain('int8', 'uint8')
+    >>> e.nodes, e.minimal, e.result
+    (('i1', 'u1'), ('i2',), 'int16')
     """
 
     inputs: tuple[str, ...]

@@ -38,14 +38,41 @@ NO_JOIN: Final = "-"
 @dataclass(frozen=True)
 class Table:
     """A square table of codes: ``cells[i][j]`` is the join of ``codes[i]``
-    and ``codes[j]``, or ``'-'`` where there is none."""
+    and ``codes[j]``, or ``'-'`` where there is none.
+
+    Made by :func:`promotion_table` and :func:`~typelattice.measure_library`.
+
+    Attributes:
+      codes: the types of the rows and columns, in order.
+      cells: the rows, each a tuple of codes.
+      title: what the table shows (the lattice and mode, or the library).
+
+    >>> t = promotion_table(['i1', 'u1'], 'standard', x64=False)
+    >>> t
+    Table(codes=('i1', 'u1'), cells=(('i1', 'i2'), ('i2', 'u1')), \
+title='typelattice standard lattice, 32-bit mode')
+    """
 
     codes: tuple[str, ...]
     cells: tuple[tuple[str, ...], ...]
     title: str = ""
 
     def cell(self, a: str, b: str) -> str:
-        """The cell for row code ``a`` and column code ``b``."""
+        """The cell for row code ``a`` and column code ``b``.
+
+        Args:
+          a: a code of :attr:`codes` (the row).
+          b: a code of :attr:`codes` (the column).
+
+        Returns:
+          The code of the join, or ``'-'`` where there is none.
+
+        Raises:
+          ValueError: a code not in the table.
+
+        >>> promotion_table(['u1', 'i1', 'f*'], 'standard').cell('u1', 'f*')
+        'f*'
+        """
         return self.cells[self.codes.index(a)][self.codes.index(b)]
 
 

@@ -86,7 +86,9 @@ class SupportsDType(Protocol):
     """
 
     @property
-    def dtype(self) -> DType: ...
+    def dtype(self) -> DType:
+        """The object's dtype, something ``np.dtype`` accepts."""
+        ...
 
 
 ArrayLike: TypeAlias = (
