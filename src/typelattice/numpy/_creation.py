@@ -51,6 +51,19 @@ def asarray(
     of their canonical dtype; an explicit ``dtype`` gives a strong array.
     NumPy input is copied, so later changes to it do not show here.
 
+    Args:
+      a: a Python scalar, a (nested) list or tuple of numbers and arrays, a
+        NumPy array or scalar, an Array, or an object with ``__array__``.
+      dtype: the dtype wanted; the values must fit it unchanged (an
+        explicit 64-bit dtype in 32-bit mode follows
+        ``explicit_x64_dtypes``).
+      order: accepted for NumPy compatibility; ignored.
+      copy: accepted for NumPy compatibility; arrays are immutable, so
+        copying is never observable.
+
+    Returns:
+      The Array (``a`` itself when it is an Array of that dtype).
+
     Raises:
       TypeError: strings, objects, or non-numeric data.
       OverflowError: a value that the dtype cannot hold (a Python int out of
@@ -74,6 +87,19 @@ def array(
     ndmin: int = 0,
 ) -> Array:
     """Like :func:`asarray` (arrays are immutable, so copying is not observable).
+
+    Args:
+      object: what :func:`asarray` takes.
+      dtype: the dtype wanted, as for :func:`asarray`.
+      copy: accepted for NumPy compatibility; not observable.
+      order: accepted for NumPy compatibility; ignored.
+      ndmin: the least number of dimensions; ones are prepended.
+
+    Returns:
+      The Array.
+
+    Raises:
+      TypeError, OverflowError: as :func:`asarray`.
 
     >>> array([[1, 2], [3, 4]], dtype='uint8')
     Array([[1, 2],
@@ -186,12 +212,29 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype``: an explicit cast, so a strong result.
 
-    Like NumPy's ``astype`` (and JAX's), out-of-range values wrap or
-    saturate as the hardware does: this is the explicit conversion every
-    error message suggests.
+    This is the explicit conversion error messages suggest, and it is not
+    checked for data loss (docs/semantics.md, "Data safety"): integers out
+    of range wrap as in NumPy and JAX, floats become integers by truncation,
+    saturated at the integer type's limits, NaN giving 0 (as JAX), large
+    floats become inf, and complex to real drops the imaginary part with
+    NumPy's ``ComplexWarning``.
+
+    Args:
+      x: an Array, a NumPy array or scalar, or a Python scalar.
+      dtype: the dtype to convert to (an explicit 64-bit dtype in 32-bit
+        mode follows ``explicit_x64_dtypes``).
+      copy: accepted for the Array API; not observable.
+      device: accepted for the Array API; ignored.
+
+    Returns:
+      A strong Array of ``dtype``.
 
     >>> astype(asarray(2), 'int8')
     Array(2, dtype=int8)
+    >>> astype(asarray([1.7, -300.0, float('nan')]), 'int8')
+    Array([   1, -128,    0], dtype=int8)
+    >>> astype(asarray([300], dtype='int32'), 'uint8')
+    Array([44], dtype=uint8)
     """
     dt = _requested(dtype, "astype")
     if isinstance(x, ArrayImpl):
@@ -226,19 +269,54 @@ def _default_or(dtype: Any, where: str) -> np.dtype[Any]:
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
     >>> zeros(3, 'int8')
     Array([0, 0, 0], dtype=int8)
+    >>> zeros((1, 2))
+    Array([[0., 0.]], dtype=float32)
     """
     return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros")))
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
-    """An array of ones (the default float type unless ``dtype``)."""
+    """An array of ones (the default float type unless ``dtype``).
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
+    >>> ones((2, 2), 'int8')
+    Array([[1, 1],
+           [1, 1]], dtype=int8)
+    """
     return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones")))
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
-    """Like :func:`zeros` (an immutable array's contents must be defined)."""
+    """Like :func:`zeros` (an immutable array's contents must be defined).
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array of zeros.
+
+    >>> empty(2)
+    Array([0., 0.], dtype=float32)
+    """
     return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty")))
 
 
@@ -247,6 +325,20 @@ def full(
 ) -> Array:
     """An array filled with ``fill_value``; weak when the value is a Python
     scalar and no dtype is given, as in jax.numpy.
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      fill_value: a scalar or an array broadcastable to ``shape``.
+      dtype: the dtype (default: ``fill_value``'s, as :func:`asarray`
+        gives it); the value must fit it unchanged.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    Raises:
+      OverflowError: ``fill_value`` does not fit ``dtype`` (``full(2, 300,
+        'int8')``).
 
     >>> full(2, 7)
     Array([7, 7], dtype=int32, weak_type=True)
@@ -276,7 +368,20 @@ def _like(
 def zeros_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Zeros with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    """Zeros with ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    >>> zeros_like(asarray(2))
+    Array(0, dtype=int32, weak_type=True)
+    """
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
     return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
 
@@ -284,7 +389,20 @@ def zeros_like(
 def ones_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Ones with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    """Ones with ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    >>> ones_like(asarray([1, 2], dtype='uint8'), dtype='float32')
+    Array([1., 1.], dtype=float32)
+    """
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
     return wrap(np.ones(dims, dt), _core.aval(dt, weak))
 
@@ -292,7 +410,20 @@ def ones_like(
 def empty_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Like :func:`zeros_like`."""
+    """Like :func:`zeros_like` (an immutable array's contents must be defined).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      An Array of zeros.
+
+    >>> empty_like(asarray([1.5]))
+    Array([0.], dtype=float32)
+    """
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
     return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
 
@@ -301,6 +432,17 @@ def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
     """``fill_value`` in ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      fill_value: a scalar or an array broadcastable to the shape; it must
+        fit the dtype unchanged.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
 
     Raises:
       OverflowError: ``fill_value`` does not fit the dtype.
@@ -331,6 +473,20 @@ def arange(
 ) -> Array:
     """Evenly spaced values in ``[start, stop)``: a strong array of the
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
+
+    Args:
+      start: the first value; with ``stop`` omitted, the end (from 0).
+      stop: the end, excluded.
+      step: the spacing (default 1).
+      dtype: the dtype instead of the promoted one; the values must fit it.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A 1-d strong Array.
+
+    Raises:
+      TypeError: a bool dtype, or an array argument that is not 0-d.
+      OverflowError: values that ``dtype`` cannot hold.
 
     >>> arange(4)
     Array([0, 1, 2, 3], dtype=int32)
@@ -397,6 +553,23 @@ def linspace(
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in
     the default float type (or ``dtype``).
 
+    Args:
+      start: the first value.
+      stop: the last value (or the end, with ``endpoint=False``).
+      num: how many values.
+      endpoint: include ``stop``.
+      retstep: also return the spacing.
+      dtype: the result's dtype; for an integer dtype the values are
+        rounded down.
+      axis: where the new axis goes, for array ``start``/``stop``.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array, or ``(array, step)`` with ``retstep``.
+
+    Raises:
+      ValueError: a negative ``num``.
+
     >>> linspace(0, 1, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
@@ -428,12 +601,39 @@ def linspace(
 def eye(
     N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
 ) -> Array:
-    """A 2-d array with ones on the ``k``-th diagonal."""
+    """A 2-d array with ones on the ``k``-th diagonal.
+
+    Args:
+      N: the number of rows.
+      M: the number of columns (default ``N``).
+      k: the diagonal: 0 the main one, positive above, negative below.
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
+    >>> eye(2, 3, k=1, dtype='int8')
+    Array([[0, 1, 0],
+           [0, 0, 1]], dtype=int8)
+    """
     return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye")))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
-    """The ``n`` by ``n`` identity matrix."""
+    """The ``n`` by ``n`` identity matrix.
+
+    Args:
+      n: the number of rows and columns.
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+
+    Returns:
+      A strong Array.
+
+    >>> identity(2)
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
     return eye(n, dtype=dtype)
 
 
@@ -443,7 +643,21 @@ def identity(n: int, dtype: Any = None) -> Array:
 class ScalarType:
     """A dtype object that also makes 0-d arrays: ``tnp.int8(3)``.
 
-    Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``).
+    Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``),
+    and equal to the dtypes it names. Calling it converts a value as
+    ``asarray(x, dtype=...)`` does: checked, strong.
+
+    Args:
+      name: the dtype's name (the namespace makes one per type).
+
+    Attributes:
+      dtype: the ``np.dtype``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.int8(3), tnp.int8 == 'int8'
+    (Array(3, dtype=int8), True)
+    >>> tnp.zeros(2, tnp.bfloat16)
+    Array([0, 0], dtype=bfloat16)
     """
 
     __slots__ = ("dtype",)

@@ -129,6 +129,20 @@ def sum(  # noqa: A001
     are summed in the default integer (int32 in 32-bit mode), as in JAX;
     float16/bfloat16 accumulate in float32.
 
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to sum in and return, instead of the rule above.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a value to start from; it must fit the result's dtype.
+      where: a bool mask of the elements to include.
+      promote_integers: widen narrow integers as above (False: keep the
+        input's dtype).
+
+    Returns:
+      A strong Array.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.sum(tnp.asarray([100, 100], dtype='int8'))
     Array(200, dtype=int32)
@@ -149,7 +163,25 @@ def prod(
     where: ArrayLike | None = None,
     promote_integers: bool = True,
 ) -> Array:
-    """Product of elements, widened like :func:`sum`."""
+    """Product of elements, widened like :func:`sum`.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to multiply in and return.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a value to start from; it must fit the result's dtype.
+      where: a bool mask of the elements to include.
+      promote_integers: widen narrow integers as :func:`sum` does.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.prod(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=0)
+    Array([3, 8], dtype=int32)
+    """
     _no_out(out, "prod")
     return _accumulating(
         "prod", np.multiply, a, axis, dtype, keepdims, initial, where, promote_integers
@@ -185,6 +217,17 @@ def mean(
     An integer ``dtype`` computes as jax.numpy does: the values are
     converted to it, summed in it (wrapping on overflow, as integer
     arithmetic does) and divided by the count rounding toward zero.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to compute in and return.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.mean(tnp.asarray([1, 2], dtype='int8'))
@@ -416,6 +459,21 @@ def var(
     ``mean(a, axis, keepdims=True)`` returns it. An integer ``dtype``
     computes in integer arithmetic, as jax.numpy does.
 
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to compute in and return (inexact by default, as
+        :func:`mean`).
+      out: not supported (arrays are immutable); must be None.
+      ddof: delta degrees of freedom: the divisor is ``N - ddof``.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+      mean: a precomputed mean, as described above.
+      correction: the Array API's name for ``ddof`` (give one of the two).
+
+    Returns:
+      A strong Array.
+
     >>> import typelattice.numpy as tnp
     >>> x = tnp.asarray([[1.0, 3.0], [2.0, 6.0]])
     >>> tnp.var(x, axis=1, mean=tnp.mean(x, axis=1, keepdims=True))
@@ -438,7 +496,27 @@ def std(
     correction: int | float | None = None,
 ) -> Array:
     """Standard deviation (the square root of :func:`var`); ``dtype``, if
-    given, must be inexact, as in jax.numpy."""
+    given, must be inexact, as in jax.numpy.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: an inexact dtype to compute in and return.
+      out: not supported (arrays are immutable); must be None.
+      ddof: delta degrees of freedom: the divisor is ``N - ddof``.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+      mean: a precomputed mean with the reduced axes kept (length 1).
+      correction: the Array API's name for ``ddof``.
+
+    Returns:
+      A strong Array; float16/bfloat16 input is computed in float32 and
+      returned as itself.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.std(tnp.asarray([1.0, 3.0], dtype='float16'))
+    Array(1., dtype=float16)
+    """
     _no_out(out, "std")
     return _moment("std", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
@@ -490,7 +568,26 @@ def max(  # noqa: A001
     initial: ArrayLike | None = None,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Largest element (NaN propagates); the input's dtype, strong."""
+    """Largest element (NaN propagates); the input's dtype, strong.
+
+    ``amax`` is the same function.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a lower bound for the result (needed for empty
+        reductions); it must fit the dtype.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.max(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array(4, dtype=int8)
+    """
     return _extreme("max", np.maximum, a, axis, out, keepdims, initial, where)
 
 
@@ -502,7 +599,26 @@ def min(  # noqa: A001
     initial: ArrayLike | None = None,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Smallest element (NaN propagates); the input's dtype, strong."""
+    """Smallest element (NaN propagates); the input's dtype, strong.
+
+    ``amin`` is the same function.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: an upper bound for the result (needed for empty
+        reductions); it must fit the dtype.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.min(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=1)
+    Array([1, 3], dtype=int8)
+    """
     return _extreme("min", np.minimum, a, axis, out, keepdims, initial, where)
 
 
@@ -531,7 +647,22 @@ def argmax(
     out: None = None,
     keepdims: bool | None = None,
 ) -> Array:
-    """Index of the largest element (the default integer type)."""
+    """Index of the largest element (the first one on ties).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of the default integer type (int32; int64 with
+      ``enable_x64``); indices into the flattened array for ``axis=None``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argmax(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array(3, dtype=int32)
+    """
     _no_out(out, "argmax")
     return _arg("argmax", np.argmax, a, axis, keepdims)
 
@@ -542,7 +673,22 @@ def argmin(
     out: None = None,
     keepdims: bool | None = None,
 ) -> Array:
-    """Index of the smallest element (the default integer type)."""
+    """Index of the smallest element (the first one on ties).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of the default integer type (int32; int64 with
+      ``enable_x64``); indices into the flattened array for ``axis=None``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argmin(tnp.asarray([[1, 2], [3, 0]], dtype='int8'), axis=0)
+    Array([0, 1], dtype=int32)
+    """
     _no_out(out, "argmin")
     return _arg("argmin", np.argmin, a, axis, keepdims)
 
@@ -572,7 +718,21 @@ def cumsum(
     dtype: DTypeLike | None = None,
     out: None = None,
 ) -> Array:
-    """Running sum along an axis (the flattened array by default)."""
+    """Running sum along an axis (the flattened array by default).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      dtype: the dtype to accumulate in and return (default: ``a``'s).
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.cumsum(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array([ 1,  3,  6, 10], dtype=int8)
+    """
     _no_out(out, "cumsum")
     return _cumulative("cumsum", np.add, a, axis, dtype)
 
@@ -583,7 +743,22 @@ def cumprod(
     dtype: DTypeLike | None = None,
     out: None = None,
 ) -> Array:
-    """Running product along an axis (the flattened array by default)."""
+    """Running product along an axis (the flattened array by default).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      dtype: the dtype to accumulate in and return (default: ``a``'s).
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.cumprod(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=1)
+    Array([[ 1,  2],
+           [ 3, 12]], dtype=int8)
+    """
     _no_out(out, "cumprod")
     return _cumulative("cumprod", np.multiply, a, axis, dtype)
 
@@ -609,7 +784,22 @@ def any(  # noqa: A001
     *,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Whether any element is true (nonzero)."""
+    """Whether any element is true (nonzero).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong bool Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.any(tnp.asarray([0, 0, 3], dtype='int8'))
+    Array(True, dtype=bool)
+    """
     _no_out(out, "any")
     return _logical("any", np.logical_or, a, axis, keepdims, where)
 
@@ -622,7 +812,22 @@ def all(  # noqa: A001
     *,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Whether every element is true (nonzero)."""
+    """Whether every element is true (nonzero).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong bool Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.all(tnp.asarray([[1, 2], [0, 4]], dtype='int8'), axis=1)
+    Array([ True, False], dtype=bool)
+    """
     _no_out(out, "all")
     return _logical("all", np.logical_and, a, axis, keepdims, where)
 
@@ -636,6 +841,18 @@ def ptp(
     """Range of values (``max - min``) along ``axis``: ``a``'s dtype, strong,
     as jax.numpy (integers wrap as integer subtraction does; bool is
     refused).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    Raises:
+      TypeError: a bool array.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.ptp(tnp.asarray([[1, 5], [2, 9]]), axis=1)
@@ -665,6 +882,17 @@ def trace(
 ) -> Array:
     """Sum along a diagonal, with :func:`sum`'s dtype rules (narrow integers
     widen to the default integer).
+
+    Args:
+      a: an array of at least two dimensions.
+      offset: the diagonal: 0 the main one, positive above, negative below.
+      axis1: the first axis of the 2-d planes.
+      axis2: the second axis.
+      dtype: the dtype to sum in and return.
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array with ``axis1`` and ``axis2`` removed.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.trace(tnp.ones((3, 3), dtype='int8'))
