@@ -266,6 +266,18 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
     """Whether NumPy's ``casting`` rule allows converting ``from_`` to ``to``
     (dtypes or arrays; ml_dtypes types included).
 
+    This is NumPy's rule, not the promotion lattice: for that, see
+    :func:`typelattice.safe_to_cast`.
+
+    Args:
+      from_: a dtype-like or an array.
+      to: a dtype-like or an array.
+      casting: ``'no'``, ``'equiv'``, ``'safe'``, ``'same_kind'`` or
+        ``'unsafe'``.
+
+    Returns:
+      Whether the conversion is allowed.
+
     >>> can_cast('int8', 'int16'), can_cast('float32', 'int32')
     (True, False)
     """

@@ -88,7 +88,16 @@ def aval(dt: DType, weak: bool) -> Aval:
 
 
 class RankPromotionWarning(UserWarning):
-    """Operands of different ranks were broadcast (``rank_promotion='warn'``)."""
+    """Operands of different ranks were broadcast (``rank_promotion='warn'``).
+
+    >>> import warnings, typelattice, typelattice.numpy as tnp
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter('always')
+    ...     with typelattice.rank_promotion('warn'):
+    ...         _ = tnp.zeros((2, 3)) + tnp.zeros(3)
+    >>> caught[0].category.__name__
+    'RankPromotionWarning'
+    """
 
 
 # -- floating point errors --------------------------------------------------

@@ -113,6 +113,20 @@ def matmul(
 ) -> Array:
     """Matrix product with broadcasting of leading axes (``a @ b``).
 
+    Args:
+      a: an array of at least one dimension.
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      ValueError: a 0-d operand, or shapes that do not match.
+      TypePromotionError: operands without a join in the current mode.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.matmul(tnp.ones((2, 3), 'int8'), tnp.ones(3, 'int8'))
     Array([3, 3], dtype=int8)
@@ -123,14 +137,53 @@ def matmul(
 def dot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Dot product (NumPy's ``dot``: scalars multiply)."""
+    """Dot product (NumPy's ``dot``: scalars multiply, the last axis of ``a``
+    with the second-to-last of ``b`` otherwise).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> a, b = tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4], dtype='int8')
+    >>> tnp.dot(a, b), tnp.dot(a, b, preferred_element_type='int32')
+    (Array(11, dtype=int8), Array(11, dtype=int32))
+    """
     return _product("dot", (a, b), np.dot, preferred_element_type)
 
 
 def vdot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Dot product of the flattened arrays, conjugating ``a``."""
+    """Dot product of the flattened arrays, conjugating ``a``.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypeError: operands with different numbers of elements.
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.vdot(tnp.asarray([1j, 2]), tnp.asarray([1j, 1]))
+    Array(3.+0.j, dtype=complex64)
+    """
     if np.size(a) != np.size(b):
         raise TypeError(
             f"vdot: the operands have {np.size(a)} and {np.size(b)} elements; "
@@ -142,12 +195,47 @@ def vdot(
 def inner(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Sum of products over the last axes."""
+    """Sum of products over the last axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.inner(tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4], dtype='uint8'))
+    Array(11, dtype=int16)
+    """
     return _product("inner", (a, b), np.inner, preferred_element_type)
 
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
-    """Outer product of the flattened arrays."""
+    """Outer product of the flattened arrays.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A 2-d Array of the promoted dtype, ``(a.size, b.size)``.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.outer(tnp.asarray([1, 2], dtype='int8'), tnp.asarray([1.0, 2.0]))
+    Array([[1., 2.],
+           [2., 4.]], dtype=float32)
+    """
     return _product("outer", (a, b), np.outer, None)
 
 
@@ -158,7 +246,28 @@ def tensordot(
     *,
     preferred_element_type: DTypeLike | None = None,
 ) -> Array:
-    """Sum of products over the given axes."""
+    """Sum of products over the given axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      axes: an int ``n`` (the last ``n`` axes of ``a`` with the first ``n``
+        of ``b``) or a pair of axis sequences.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.tensordot(tnp.ones((2, 3), 'int8'), tnp.ones((3, 2), 'int8'), axes=1)
+    Array([[3, 3],
+           [3, 3]], dtype=int8)
+    """
     if isinstance(axes, ArrayImpl):
         axes = axes.tolist()
     return _product(
@@ -179,6 +288,22 @@ def einsum(
     preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Einstein summation over the operands, promoted together.
+
+    Args:
+      subscripts: the subscripts, e.g. ``'ij,jk->ik'``.
+      *operands: Arrays, NumPy arrays or scalars, one per subscript term.
+      out: not supported (arrays are immutable); must be None.
+      optimize: NumPy's contraction-order option (``'auto'``: none).
+      precision: accepted for jax.numpy compatibility; ignored.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the operands' promoted dtype (or
+      ``preferred_element_type``).
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.einsum('i,i->', tnp.arange(3), tnp.arange(3))

@@ -558,7 +558,21 @@ _doc(
 
 
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 ** x2`` elementwise, promoted as jax.numpy does.
+    """``x1 ** x2`` elementwise, promoted as jax.numpy does (the ``**``
+    operator).
+
+    A concrete integer exponent (a Python int, or a 0-d integer array) does
+    not take part in promotion: the result has the base's dtype and weak
+    flag (bool computes in int32). Otherwise the operands are promoted
+    together, as by :func:`multiply`.
+
+    Args:
+      x1: the base: an Array, a NumPy array or scalar, or a Python scalar.
+      x2: the exponent, the same kinds.
+
+    Returns:
+      An Array of the base's dtype for a concrete integer exponent, else of
+      the promoted dtype.
 
     Raises:
       TypeError: an integer base with a negative integer exponent (the
@@ -626,7 +640,22 @@ def _negative_power_error() -> TypeError:
 
 
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
-    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    """``(floor_divide(x1, x2), remainder(x1, x2))``: Python's ``divmod``.
+
+    Args:
+      x1: the dividend: an Array, a NumPy array or scalar, or a Python scalar.
+      x2: the divisor, the same kinds; promoted with ``x1``.
+
+    Returns:
+      Two Arrays of the promoted dtype (int32 for bool).
+
+    Raises:
+      TypeError: complex operands.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.divmod(tnp.asarray([7, -7], dtype='int8'), 2)
+    (Array([ 3, -4], dtype=int8), Array([1, 1], dtype=int8))
+    """
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
@@ -922,24 +951,75 @@ _angle = make_unary(angle_op)
 
 
 def real(val: ArrayLike, /) -> Array:
-    """The real part (the array itself, copied, for real dtypes)."""
+    """The real part (the values themselves for real dtypes).
+
+    Args:
+      val: an Array, a NumPy array or scalar, or a Python scalar.
+
+    Returns:
+      An Array of the real dtype (complex64 gives float32), with ``val``'s
+      weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.real(tnp.asarray([1+2j], dtype='complex64'))
+    Array([1.], dtype=float32)
+    """
     return _real(val)
 
 
 def imag(val: ArrayLike, /) -> Array:
-    """The imaginary part (zeros of the same dtype for real dtypes)."""
+    """The imaginary part (zeros of the same dtype for real dtypes).
+
+    Args:
+      val: an Array, a NumPy array or scalar, or a Python scalar.
+
+    Returns:
+      An Array of the real dtype (complex64 gives float32), with ``val``'s
+      weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.imag(tnp.asarray([1+2j], dtype='complex64'))
+    Array([2.], dtype=float32)
+    """
     return _imag(val)
 
 
 def angle(z: ArrayLike, deg: bool = False) -> Array:
-    """The argument of complex numbers, in radians (or degrees)."""
+    """The argument of complex numbers, in radians (or degrees).
+
+    Args:
+      z: an Array, a NumPy array or scalar, or a Python scalar.
+      deg: give degrees instead of radians.
+
+    Returns:
+      An Array of the real inexact dtype: complex64 gives float32, real
+      input the default float type.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.angle(tnp.asarray([1j, -1], dtype='complex64'))
+    Array([1.5707964, 3.1415927], dtype=float32)
+    >>> tnp.angle(tnp.asarray([1j]), deg=True)
+    Array([90.], dtype=float32)
+    """
     out = _angle(z)
     return multiply(out, 180 / np.pi) if deg else out
 
 
 def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
-    """Round to ``decimals`` places; integer arrays are returned unchanged
-    when ``decimals >= 0``, as in jax.numpy.
+    """Round to ``decimals`` places, ties to even; integer arrays are
+    returned unchanged when ``decimals >= 0``, as in jax.numpy (``around``
+    is the same function).
+
+    Args:
+      a: an Array, a NumPy array or scalar, or a Python scalar.
+      decimals: the number of decimal places (negative: tens, hundreds...).
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    Raises:
+      ValueError: a bool array.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.round(tnp.asarray([1.25, 2.5]), 1)
@@ -978,6 +1058,21 @@ def clip(
     max: Any = None,  # noqa: A002
 ) -> Array:
     """Limit values to ``[min, max]``; the result is promoted with the bounds.
+
+    It is ``minimum(maximum(arr, min), max)``: a Python scalar bound is weak
+    and must fit ``arr``'s dtype.
+
+    Args:
+      arr: an Array, a NumPy array or scalar, or a Python scalar.
+      min: the lower bound, or None.
+      max: the upper bound, or None.
+
+    Returns:
+      An Array of ``arr``'s dtype promoted with the bounds'.
+
+    Raises:
+      ValueError: complex values (they have no order).
+      OverflowError: a Python scalar bound that ``arr``'s dtype cannot hold.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.clip(tnp.asarray([1, 5, 9], dtype='int8'), 2, 6)
@@ -1051,6 +1146,22 @@ def where(
     ``x`` and ``y`` are promoted together; ``condition`` is tested for
     truth whatever its dtype. With the condition alone it is
     :func:`nonzero` (``size`` and ``fill_value`` as there).
+
+    Args:
+      condition: an array or scalar, tested for truth.
+      x: the values where ``condition`` is true.
+      y: the values elsewhere; promoted with ``x`` (not with
+        ``condition``). Give both or neither.
+      size: with the condition alone, as :func:`nonzero`.
+      fill_value: with the condition alone, as :func:`nonzero`.
+
+    Returns:
+      An Array of ``x`` and ``y``'s promoted dtype, of the three arguments'
+      broadcast shape; with the condition alone, a tuple of index arrays.
+
+    Raises:
+      ValueError: only one of ``x`` and ``y``, or ``size``/``fill_value``
+        with them.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.where(tnp.asarray([True, False]), tnp.asarray([1, 2], dtype='int8'), 0)
