@@ -352,6 +352,9 @@ _X64_FIX: Final = (
 def explicit_x64(dt: np.dtype[Any], policy: str, where: str) -> np.dtype[Any]:
     """Apply ``explicit_x64_dtypes`` to an explicitly requested 64-bit dtype.
 
+    Note: JAX always truncates with a warning; 'error' and 'allow' are ours
+    (docs/semantics.md, "Modes").
+
     Args:
       dt: the requested dtype (int64, uint64, float64 or complex128).
       policy: ``'warn'``, ``'error'`` or ``'allow'``.

@@ -375,7 +375,8 @@ def _public(dt: np.dtype[Any], weak: bool, x64: bool) -> np.dtype[Any]:
     the default dtype of its kind.
 
     Note: JAX fails with a KeyError for a weak narrow-integer result (NumPy
-    calls int4 kind 'V'); here it is the default int like any weak integer.
+    calls int4 kind 'V'); here it is the default int like any weak integer
+    (docs/semantics.md, "Differences from JAX").
     """
     return _dtypes.default_dtype(kind_of(dt), x64) if weak else dt
 

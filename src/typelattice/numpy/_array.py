@@ -1291,7 +1291,8 @@ class _IndexUpdateRef:
     ``fill_value`` there: NaN, the smallest signed or largest unsigned
     integer, or True, by default). By default, and with
     ``'promise_in_bounds'``, an out-of-bounds index raises IndexError (JAX
-    clamps or drops it silently). Negative indices count from the end unless
+    clamps or drops it silently; see docs/semantics.md, "Differences from
+    JAX"). Negative indices count from the end unless
     ``wrap_negative_indices=False``. ``indices_are_sorted`` and
     ``unique_indices`` are hints that do not change the result.
 

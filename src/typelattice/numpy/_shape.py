@@ -835,8 +835,9 @@ def take(
     index modulo the length; ``'raise'`` an IndexError. The default
     (``None``) is ``'raise'``: jax.numpy's default is ``'fill'``, which
     would turn a wrong index into a NaN or a sentinel value without a word,
-    so here that must be asked for. ``unique_indices`` and
-    ``indices_are_sorted`` are hints that do not change the result.
+    so here that must be asked for (docs/semantics.md, "Differences from
+    JAX"). ``unique_indices`` and ``indices_are_sorted`` are hints that do
+    not change the result.
 
     Args:
       a: an Array, a NumPy array or a scalar (not a list).
