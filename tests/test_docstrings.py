@@ -10,7 +10,7 @@ there: ``x.at[idx]``'s updates and the ufunc methods (``tnp.add.reduce``).
 The rules:
 - a function or method has a docstring with a ``>>>`` example; ``Args:``
   when it takes a parameter (``self`` aside); ``Returns:`` unless it is
-  annotated ``-> None``;
+  annotated ``-> None`` or ``-> NoReturn``;
 - a class has a docstring with an example; ``Args:`` or ``Attributes:`` when
   users construct it with arguments (exceptions, warnings and protocols
   aside);

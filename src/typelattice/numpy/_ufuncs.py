@@ -165,8 +165,9 @@ def _doc(fn: Any, summary: str, example: str) -> None:
     raises = [
         _item(
             "OverflowError",
-            "a Python scalar or weak array whose value the compute dtype "
-            'cannot hold (see docs/semantics.md, "Data safety").',
+            "an operand whose value the compute dtype cannot hold (an "
+            "integer that would change, a finite value that would become "
+            'inf); see docs/semantics.md, "Data safety".',
         )
     ]
     if refused:
@@ -394,7 +395,7 @@ heaviside = make_binary(
 )
 _doc(
     heaviside,
-    "The step function: 0 where ``x < 0``, ``y`` where ``x == 0``, 1 where ``x > 0``.",
+    "The Heaviside step function of ``x``: 0 below zero, ``y`` at zero, 1 above.",
     ">>> tnp.heaviside(tnp.asarray([-1.5, 0.0, 2.0], dtype='float32'), 0.5)\n"
     "Array([0. , 0.5, 1. ], dtype=float32)",
 )
