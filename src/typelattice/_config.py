@@ -127,13 +127,6 @@ def register_promotion_name(name: str) -> None:
         _CHOICES["dtype_promotion"].append(name)
 
 
-def clear_memos(promotion: str) -> None:
-    """Forget cached answers for a ``dtype_promotion`` value (re-registered)."""
-    for key, memo in _MEMOS.items():
-        if key[1] == promotion:
-            memo.clear()
-
-
 def validate(name: str, value: object) -> object:
     """Check a flag's name and value; return the value in canonical form."""
     if name not in _DEFAULTS:
