@@ -24,7 +24,7 @@ import numpy as _np
 
 from typelattice._dtypes import finfo, iinfo, isdtype, issubdtype
 from typelattice._promotion import promote_types, result_type
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice.numpy._array import Array
 from typelattice.numpy._core import RankPromotionWarning
 from typelattice.numpy._creation import (
     ScalarType,
@@ -278,7 +278,6 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
 
 __all__ = [
     "Array",
-    "ArrayImpl",
     "RankPromotionWarning",
     "ScalarType",
     "abs",
