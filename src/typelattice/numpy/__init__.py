@@ -19,7 +19,7 @@ import numpy as _np
 
 from typelattice._dtypes import can_cast, finfo, iinfo, isdtype, issubdtype
 from typelattice._promotion import promote_types, result_type
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice.numpy._array import Array
 from typelattice.numpy._core import RankPromotionWarning
 from typelattice.numpy._creation import (
     ScalarType,
@@ -259,7 +259,6 @@ uint4 = ScalarType("uint4")
 
 __all__ = [
     "Array",
-    "ArrayImpl",
     "RankPromotionWarning",
     "ScalarType",
     "abs",
