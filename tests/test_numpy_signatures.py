@@ -124,7 +124,9 @@ class TestUfuncMethods:
         check(tnp.multiply.reduce(i8), "int32", False, 30000)
         check(tnp.add.reduce(arr([200, 100], "uint8")), "uint32", False, 300)
         check(tnp.maximum.reduce(i8), "int8", False, 100)
-        check(tnp.subtract.reduce(i8), "int8", False, np.subtract.reduce(i8))
+        check(
+            tnp.subtract.reduce(i8), "int8", False, np.subtract.reduce(np.asarray(i8))
+        )
         check(tnp.bitwise_or.reduce(i8), "int8", False, 103)
         check(tnp.logical_xor.reduce(i8), "bool", False, True)
         x = np.array([0.5, 1.0, 2.0], "float32")

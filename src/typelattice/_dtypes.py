@@ -29,6 +29,7 @@ __all__ = [
     "EXTENDED_DTYPES",
     "STANDARD_DTYPES",
     "WEAK_TYPES",
+    "can_cast",
     "canonicalize_dtype",
     "code_to_dtype",
     "dtype",
@@ -632,3 +633,29 @@ def iinfo(x: DTypeLike) -> ml_dtypes.iinfo:
             "typelattice.finfo"
         )
     return ml_dtypes.iinfo(dt)  # type: ignore[no-untyped-call]
+
+
+# -- casting --------------------------------------------------------------------
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether NumPy's ``casting`` rule allows converting ``from_`` to ``to``.
+
+    This is NumPy's rule, not the promotion lattice: for that, see
+    :func:`typelattice.safe_to_cast`.
+
+    Args:
+      from_: a dtype-like or an array (ml_dtypes types included).
+      to: a dtype-like or an array.
+      casting: ``'no'``, ``'equiv'``, ``'safe'``, ``'same_kind'`` or
+        ``'unsafe'``, as in NumPy.
+
+    Returns:
+      Whether the conversion is allowed.
+
+    >>> can_cast('int8', 'int16'), can_cast('float32', 'int32')
+    (True, False)
+    """
+    src = dtype_of(from_)
+    dst = dtype_of(to)
+    return np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]

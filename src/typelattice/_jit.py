@@ -241,11 +241,9 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
         return value, (key, value.shape, key)
     if isinstance(leaf, np.ndarray | np.generic):
         raw: Any = leaf  # pyright: ignore[reportUnknownVariableType]
-        value = _core.from_numpy(raw, where, pos)
-        if raw.__class__ is np.ndarray and np.shares_memory(value, raw):
-            # A result may be this argument or a view of it: it must not
-            # change when the caller's array does.
-            value = value.copy()
+        # A result may be this argument or a view of it: it must not change
+        # when the caller's array does.
+        value = _core.unshared(_core.from_numpy(raw, where, pos), raw)
         key = _core.aval(value.dtype, False)
         return value, (key, value.shape, key)
     raise _not_an_array(where, leaf, static_hint=True)

@@ -173,12 +173,51 @@ def get_lattice(promotion: str | None = None, x64: bool | None = None) -> Lattic
     return lattice
 
 
+def _promotion_node(x: object, where: str) -> Node:
+    """A node of a lattice being registered, as promotion's node."""
+    if isinstance(x, str):
+        try:
+            return _dtypes.code_to_dtype(x)
+        except TypeError:
+            pass
+        try:  # a dtype's name ('int8'): say which code to write
+            fix = f"write {_dtypes.dtype_code(x)!r} for {x}"
+        except TypeError:
+            fix = f"the codes are {', '.join(_dtypes.codes())}"
+        raise TypeError(f"{where}: node {x!r} is not a type code; {fix}") from None
+    if isinstance(x, type) and x in _dtypes.WEAK_TYPES:
+        return x
+    if isinstance(x, np.dtype | type):
+        try:
+            return _dtypes.dtype_of(x)  # pyright: ignore[reportUnknownArgumentType]
+        except TypeError as err:
+            raise TypeError(f"{where}: node {x!r}: {err}") from None
+    raise TypeError(
+        f"{where}: node {x!r} ({type(x).__name__}) is not a type; the nodes of a "
+        "promotion lattice are type codes ('i1', 'f4', 'f*'...), NumPy dtypes "
+        "or scalar types, or int, float and complex"
+    )
+
+
 def register_lattice(name: str, lattice: Lattice[Any]) -> None:
     """Make ``dtype_promotion(name)`` promote on ``lattice``.
 
     The lattice's nodes are short codes (``'u1'``, ``'f*'``...) or dtypes and
     ``int``/``float``/``complex``; every strong type of the universe that can
-    appear in an operation should be a node.
+    appear in an operation should be a node (promotion refuses the others).
+
+    A name is registered once: registering the same lattice again does
+    nothing, and a different one under a taken name is refused, because
+    results, caches and jitted functions computed under that name would
+    silently disagree with the new lattice.
+
+    Args:
+      name: the name ``dtype_promotion(name)`` and ``config.update`` take: a
+        non-empty string, not ``'standard'`` or ``'strict'``.
+      lattice: a :class:`~typelattice.Lattice` (checked when it was built).
+
+    Returns:
+      None.
 
     Args:
       name: the new ``dtype_promotion`` value; not ``'standard'`` or
@@ -187,8 +226,10 @@ def register_lattice(name: str, lattice: Lattice[Any]) -> None:
         or ``int``/``float``/``complex``.
 
     Raises:
-      ValueError: for the names ``standard`` and ``strict``.
-      TypeError: for a node that is neither a code nor a dtype.
+      TypeError: for a name that is not a string, a lattice that is not a
+        ``Lattice``, or a node that is not a type.
+      ValueError: for an empty or built-in name, a name registered with
+        another lattice, or two nodes that name the same type.
 
     >>> import typelattice
     >>> lat = typelattice.Lattice({'i*': ['i1', 'f*'], 'i1': ['f4'], 'f*': ['f4']})
@@ -197,20 +238,59 @@ def register_lattice(name: str, lattice: Lattice[Any]) -> None:
     ...     typelattice.result_type('int8', 1.0)
     dtype('float32')
     """
+    # The annotations do not bind callers without a type checker.
+    if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"register_lattice: the name must be a str, got {name!r} "
+            f"({type(name).__name__}); for example register_lattice('mine', lattice)"
+        )
+    where = f"register_lattice({name!r})"
+    if not name or name != name.strip():
+        # The environment variable TYPELATTICE_DTYPE_PROMOTION is read
+        # stripped, so a name with spaces around it could never be selected.
+        raise ValueError(
+            f"{where}: the name must be non-empty, without spaces around it; "
+            f"for example register_lattice({name.strip() or 'mine'!r}, lattice)"
+        )
     if name in ("standard", "strict"):
-        raise ValueError(f"{name!r} is built in and cannot be replaced")
-
-    def node(x: object) -> Node:
-        if isinstance(x, str):
-            return _dtypes.code_to_dtype(x)
-        if isinstance(x, type) and x in _dtypes.WEAK_TYPES:
-            return x
-        return _dtypes.dtype_of(x)
-
-    edges = {node(a): [node(b) for b in lattice.successors(a)] for a in lattice.nodes}
+        raise ValueError(
+            f"{where}: {name!r} is a built-in mode and cannot be replaced; "
+            f"register the lattice under a name of its own, for example "
+            f"register_lattice('{name}_custom', lattice)"
+        )
+    if not isinstance(lattice, Lattice):  # pyright: ignore[reportUnnecessaryIsInstance]
+        shown = repr(lattice)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"{where}: the lattice must be a typelattice.Lattice, got {shown} "
+            f"({type(lattice).__name__}); build one with "
+            "typelattice.Lattice(edges), where edges maps each node to the "
+            "nodes above it, or typelattice.Lattice.from_file(path)"
+        )
+    nodes = {a: _promotion_node(a, where) for a in lattice.nodes}
+    first: dict[Node, object] = {}
+    for a, n in nodes.items():
+        other = first.setdefault(n, a)
+        if other is not a:
+            named = n.__name__ if isinstance(n, type) else str(n)
+            raise ValueError(
+                f"{where}: the nodes {other!r} and {a!r} both stand for "
+                f"{named} (code {node_label(n)!r}); keep one of them"
+            )
+    edges = {nodes[a]: [nodes[b] for b in lattice.successors(a)] for a in nodes}
+    old = _REGISTERED.get(name)
+    if old is not None:
+        if {a: set(old.successors(a)) for a in old.nodes} == {
+            a: set(ups) for a, ups in edges.items()
+        }:
+            return  # the same lattice again: nothing changes
+        raise ValueError(
+            f"{where}: {name!r} is registered already, with another lattice; "
+            "register this one under a new name, for example "
+            f"register_lattice('{name}_2', lattice)"
+        )
     _REGISTERED[name] = Lattice(edges, label=node_label)
     _config.register_promotion_name(name)
-    _config.clear_memos(name)
 
 
 # -- arguments to nodes -----------------------------------------------------------

@@ -1,7 +1,16 @@
 """The array type: :class:`Array` (the base) and :class:`ArrayImpl` (NumPy-backed).
 
-An ``ArrayImpl`` holds a NumPy array that is never handed out writable, and a
-``weak_type`` flag: True when the array's dtype was not asked for, but
+An ``ArrayImpl`` holds a NumPy array and a ``weak_type`` flag.
+
+The array's memory is its own or another Array's (reshape and transpose give
+views), never memory a caller can still change: functions whose NumPy result
+can be a view of a NumPy argument copy that argument (``_core.unshared``).
+It is never handed out writable: NumPy, DLPack and pickle get read-only views
+of memory made read-only at that moment (so the flag cannot be turned back
+on), and NumPy's ufunc methods and ``out=`` are refused (``ufunc.at`` writes
+even into read-only memory).
+
+``weak_type`` is True when the array's dtype was not asked for, but
 inferred from a Python scalar, so that it defers to the other operand's width
 in promotion (``Array(2, dtype=int32, weak_type=True)`` times an int8 array
 is int8).
@@ -1101,29 +1110,32 @@ class Array:
     ) -> Any:
         # `ndarray + Array` (and np.add(ndarray, Array)) come here: computed
         # with our rules when the namespace has the ufunc, else by NumPy on
-        # plain arrays.
+        # read-only arrays. Nothing else: ufunc.at writes into its first
+        # operand whatever its read-only flag says (NumPy 2.4), and out=
+        # writes too, so NumPy never gets an Array's memory with either.
+        if method != "__call__":
+            raise _refused_method(ufunc, method)
+        given: Any = kwargs.pop("out", None)
+        outs: tuple[Any, ...] = given if isinstance(given, tuple) else (given,)  # pyright: ignore[reportUnknownVariableType]
+        outs += inputs[ufunc.nin :]  # NumPy passes them as out=; in case
+        if any(o is not None for o in outs):
+            raise _refused_out(ufunc, outs)
+        inputs = inputs[: ufunc.nin]
         import typelattice.numpy as ns
 
         fn = getattr(ns, ufunc.__name__, None)
-        if method == "__call__" and fn is not None and not kwargs:
+        if fn is not None and not kwargs:
             return fn(*inputs)
         plain = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
-        return getattr(ufunc, method)(*plain, **kwargs)
+        return ufunc(*plain, **kwargs)
 
 
 class ArrayImpl(Array):
     """The NumPy-backed concrete :class:`Array`.
 
-    Every array the namespace makes is one; make arrays with
-    ``typelattice.numpy.asarray``, which checks and copies its input.
-
-    Args:
-      value: a NumPy array of a dtype of the universe, held as it is.
-      weak_type: the weak flag.
-
-    >>> import typelattice.numpy as tnp
-    >>> isinstance(tnp.zeros(2), tnp.ArrayImpl)
-    True
+    Not public: arrays are made with ``typelattice.numpy.asarray`` (and
+    checked with ``isinstance(x, tnp.Array)``). ``ArrayImpl(value)`` copies
+    ``value`` and keeps its dtype.
     """
 
     __slots__ = ("_key", "_value")
@@ -1132,11 +1144,15 @@ class ArrayImpl(Array):
     _key: _core.Aval
 
     def __init__(self, value: np.ndarray[Any, Any], weak_type: bool = False) -> None:
-        value = np.asarray(value)
-        if value.dtype not in _dtypes.ALL_SET:
-            raise TypeError(f"unsupported dtype {value.dtype} for an Array")
-        self._value = value
-        self._key = _core.aval(value.dtype, bool(weak_type))
+        # Not a public constructor (typelattice.numpy.asarray is): it keeps
+        # the dtype as it is, but never the caller's memory.
+        raw = np.asarray(value)
+        if raw.dtype not in _dtypes.ALL_SET:
+            raise TypeError(f"unsupported dtype {raw.dtype} for an Array")
+        if not isinstance(value, list | tuple | int | float | complex):
+            raw = raw.copy()  # np.asarray made new memory only for those
+        self._value = raw
+        self._key = _core.aval(raw.dtype, bool(weak_type))
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -1179,24 +1195,36 @@ class ArrayImpl(Array):
     ) -> np.ndarray[Any, Any]:
         value = self._value
         if dtype is not None and np.dtype(dtype) != value.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"converting an Array of dtype {value.dtype} to {dtype} "
+                    "makes a copy, and copy=False forbids it; pass copy=None "
+                    "(or convert first: x.astype(...))"
+                )
             return value.astype(dtype)
         if copy:
             return value.copy()
-        view = value.view()
-        view.flags.writeable = False
-        return view
+        return read_only(value)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         # Exported read-only: consumers must not change an immutable array.
-        view = self._value.view()
-        view.flags.writeable = False
-        return view.__dlpack__(**kwargs)
+        return read_only(self._value).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._value.__dlpack_device__()
 
     def __bool__(self) -> bool:
         return bool(self._value)
+
+    # Python values out of the memory directly: nothing to hand out read-only.
+    def item(self, *args: int) -> bool | int | float | complex:
+        return self._value.item(*args)  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        return self._value.tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return self._value.tobytes(order=order)  # type: ignore[arg-type]
 
     def __float__(self) -> float:
         return float(self._value)
@@ -1230,7 +1258,8 @@ class ArrayImpl(Array):
         return format(str(self), spec)
 
     def __reduce__(self) -> Any:
-        return (_rebuild, (self._value, self._key[1]))
+        # Read-only, so pickle's out-of-band buffers (protocol 5) are too.
+        return (_rebuild, (read_only(self._value), self._key[1]))
 
     def __copy__(self) -> ArrayImpl:
         return self
@@ -1240,7 +1269,98 @@ class ArrayImpl(Array):
 
 
 def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
+    if value.base is None and value.flags.owndata:  # unpickled into new memory
+        return from_numpy(value, weak)
+    # A view of a buffer the loader was given (pickle protocol 5), which its
+    # caller still holds.
     return ArrayImpl(value, weak)
+
+
+def read_only(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A read-only view of an Array's memory, as NumPy and other libraries
+    get it.
+
+    The memory itself is made read-only (each array of the view chain,
+    which is an Array's and never written again), so the view's flag cannot
+    be turned back on: NumPy allows that over writable memory.
+    """
+    base: object = value
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:  # reading costs a quarter of setting
+            base.setflags(write=False)
+        base = base.base
+    return value.view()
+
+
+# NumPy's ufuncs whose ufunc.at has a functional update on x.at[idx].
+AT_UPDATES: Final = {
+    "add": "add",
+    "subtract": "subtract",
+    "multiply": "multiply",
+    "divide": "divide",
+    "power": "power",
+    "minimum": "min",
+    "maximum": "max",
+}
+
+
+def _namespace_has(name: str, method: str | None = None) -> bool:
+    import typelattice.numpy as ns
+
+    fn = getattr(ns, name, None)
+    return fn is not None and (method is None or hasattr(fn, method))
+
+
+def _refused_method(ufunc: np.ufunc, method: str) -> TypeError:
+    """The error of ``np.<ufunc>.<method>`` on an Array (anything but a call)."""
+    name = ufunc.__name__
+    head = (
+        f"np.{name}.{method} is not applied to typelattice arrays: they are "
+        "immutable, and NumPy's ufunc methods are refused so that none can "
+        "write into one (ufunc.at writes even into read-only memory)."
+    )
+    if method == "at":
+        update = AT_UPDATES.get(name)
+        if update is not None:
+            fix = f"x = x.at[idx].{update}(v)"
+        elif ufunc.nin == 1 and _namespace_has(name):
+            fix = f"x = x.at[idx].apply(tnp.{name})"
+        elif _namespace_has(name, "at"):
+            fix = f"x = tnp.{name}.at(x, idx, v, inplace=False)"
+        else:
+            fix = "x = x.at[idx].set(new_values)"
+        return TypeError(
+            f"{head} Use a functional update, which returns a new array: {fix} "
+            "(x.at[idx] has .set, .add, .multiply, .min, .max, .apply, ...)."
+        )
+    if _namespace_has(name, method):
+        fix = (
+            f"typelattice.numpy's own, which returns an Array: tnp.{name}.{method}(...)"
+        )
+    else:
+        fix = f"NumPy on a NumPy array: np.{name}.{method}(np.asarray(x), ...)"
+    return TypeError(
+        f"{head} Use {fix}; to change elements, x = x.at[idx].set(v) (or .add(v), ...)."
+    )
+
+
+def _refused_out(ufunc: np.ufunc, outs: tuple[Any, ...]) -> TypeError:
+    """The error of ``np.<ufunc>(..., out=...)`` with an Array among the
+    operands or the outputs."""
+    name = ufunc.__name__
+    call = f"tnp.{name}(...)" if _namespace_has(name) else f"np.{name}(...)"
+    if any(isinstance(o, Array) for o in outs):
+        return TypeError(
+            f"np.{name}: out= would write into a typelattice array, and they "
+            f"are immutable. Use the result instead: y = {call}; to change "
+            "some elements, x = x.at[idx].set(v) (or .add(v), .multiply(v), ...)."
+        )
+    return TypeError(
+        f"np.{name}: out= is not supported with typelattice arrays among the "
+        "operands (they are immutable, and their own rules give the result's "
+        f"dtype). Compute, then store: out[...] = {call}; an Array is updated "
+        "with x = x.at[idx].set(v)."
+    )
 
 
 _new_object = object.__new__

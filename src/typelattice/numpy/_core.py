@@ -33,10 +33,12 @@ __all__ = [
     "RankPromotionWarning",
     "check_rank",
     "convert",
+    "from_array_like",
     "ignore_fp_errors",
     "operand",
     "python_scalar_to",
     "result_of",
+    "unshared",
 ]
 
 DType = np.dtype[Any]
@@ -262,9 +264,34 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
         value = from_numpy(np.asarray(x), fname, pos)
         return value, aval(value.dtype, False)
     if hasattr(x, "__array__") and not isinstance(x, list | tuple | str):
-        value = from_numpy(np.asarray(x), fname, pos)
+        value = from_array_like(x, fname, pos)
         return value, aval(value.dtype, False)
     raise _not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def from_array_like(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
+    """An object with ``__array__`` (not a NumPy array) as new memory.
+
+    Such objects may hand out their own buffer, whatever ``copy=`` asks
+    (NumPy trusts ``__array__(copy=True)``), so the array they give is
+    copied, unless the conversion to a supported dtype copied it already.
+    """
+    raw = np.asarray(x)
+    value = from_numpy(raw, fname, pos)
+    return raw.copy() if value is raw else value
+
+
+def unshared(value: np.ndarray[Any, Any], x: Any) -> np.ndarray[Any, Any]:
+    """``value``, made from the argument ``x``, or a copy of it when it may be
+    memory of the NumPy array ``x``, which its caller can still change.
+
+    For operations whose NumPy result can be a view of an input (reshape,
+    real, broadcast_to...): a result owns its memory or views an Array's
+    (docs/semantics.md, "Data safety"). Arrays' own memory is never copied.
+    """
+    if isinstance(x, np.ndarray) and np.may_share_memory(value, x):  # pyright: ignore[reportUnknownArgumentType]
+        return value.copy()
+    return value
 
 
 # Filled by _array at import (a one-element list avoids an import cycle).

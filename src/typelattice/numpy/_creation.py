@@ -131,9 +131,7 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         value = _core.from_numpy(a, where, 0)
         if target is not None:
             value = _cast(value, target)
-        elif value is a or np.shares_memory(value, a):  # pyright: ignore[reportUnknownArgumentType]
-            value = np.array(value, copy=True)
-        return from_numpy(value)
+        return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
         return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(a, str | bytes) or a is None:
@@ -142,8 +140,13 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
             "and (nested) lists of them"
         )
     if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
-        value = _core.from_numpy(np.array(a, copy=True), where, 0)
-        return from_numpy(value if target is None else _cast(value, target))
+        # np.asarray, then a copy unless converting made one: such objects
+        # may give their own buffer even when asked for a copy.
+        raw = np.asarray(a)
+        value = _core.from_numpy(raw, where, 0)
+        if target is not None:
+            value = _cast(value, target)
+        return from_numpy(_core.unshared(value, raw))
     if isinstance(a, _PY):  # subclasses of Python scalars are strong
         return _asarray(np.asarray(a), dtype, copy, where)
     raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")

@@ -352,7 +352,8 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
             out = np.asarray(out)
         if out.dtype != out_key[0]:
             out = _core.ignore_fp_errors(out.astype, out_key[0])
-        return wrap(out, out_key)
+        # real and imag give views of NumPy input: they must not be its.
+        return wrap(_core.unshared(out, x), out_key)
 
     unary.__name__ = unary.__qualname__ = name
     unary.__module__ = "typelattice.numpy"  # where users find it (and pickle)

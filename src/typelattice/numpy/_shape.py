@@ -31,10 +31,8 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
         return a._value, a._key
     v, key = _core.operand(a, name, 0)
     if isinstance(key, _core.Aval):
-        if isinstance(a, np.ndarray) and np.shares_memory(v, a):  # pyright: ignore[reportUnknownArgumentType]
-            # Shape functions return views: not of the caller's mutable array.
-            v = v.copy()
-        return np.asarray(v), key
+        # Shape functions return views: not of the caller's mutable array.
+        return _core.unshared(np.asarray(v), a), key
     x64 = _config.current().enable_x64
     dt = _core.key_dtype(key, x64)
     return _core.python_scalar_to(v, dt, name), _core.aval(dt, _core.key_weak(key))
@@ -273,9 +271,12 @@ def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     state = _config.current()
     _core.check_rank("broadcast_arrays", shapes, state.rank_promotion)
     try:
-        outs = np.broadcast_arrays(*[v for v, _ in parts])
+        # broadcast_to, not np.broadcast_arrays: its views are read-only
+        # (broadcast_arrays' warn on any use of their writeable flag).
+        shape = np.broadcast_shapes(*shapes)
     except ValueError:
         _core.broadcast_error("broadcast_arrays", shapes)
+    outs = [np.broadcast_to(v, shape) for v, _ in parts]
     return [wrap(o, k) for o, (_, k) in zip(outs, parts, strict=True)]
 
 

@@ -1106,7 +1106,7 @@ def positive_or_copy(x: ArrayLike) -> Array:
         from typelattice.numpy._creation import asarray
 
         return asarray(x)
-    return wrap(np.asarray(v), key)
+    return wrap(_core.unshared(np.asarray(v), x), key)
 
 
 @overload
