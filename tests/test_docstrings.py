@@ -1,8 +1,9 @@
 """Every public callable is documented: a docstring with Args, Returns and an
 example, and the examples run.
 
-The public API is what ``__all__`` of ``typelattice``, ``typelattice.numpy``
-and ``typelattice.typing`` lists: functions (the elementwise ones, made from
+The public API is what ``__all__`` of ``typelattice``, ``typelattice.numpy``,
+``typelattice.random``, ``typelattice.nn.initializers`` and
+``typelattice.typing`` lists: functions (the elementwise ones, made from
 data, included), classes with their public methods and properties, and the
 classes of public objects (``config``, the scalar types). Also reached from
 there: ``x.at[idx]``'s updates and the ufunc methods (``tnp.add.reduce``).
@@ -34,10 +35,18 @@ from typing import Any
 import pytest
 
 import typelattice
+import typelattice.nn.initializers
 import typelattice.numpy as tnp
+import typelattice.random
 import typelattice.typing
 
-MODULES = (typelattice, typelattice.numpy, typelattice.typing)
+MODULES = (
+    typelattice,
+    typelattice.numpy,
+    typelattice.random,
+    typelattice.nn.initializers,
+    typelattice.typing,
+)
 
 
 def _ours(obj: object) -> bool:
@@ -162,6 +171,8 @@ def test_the_walk_finds_the_api() -> None:
         "typelattice._config.Config.update",
         "typelattice.numpy.ScalarType",
         "typelattice.typing.is_dtype_like",
+        "typelattice.random.uniform",
+        "typelattice.nn.initializers.lecun_normal",
     ):
         assert name in PUBLIC, name
     ref = type(tnp.zeros(2).at[0])

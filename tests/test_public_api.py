@@ -11,7 +11,14 @@ import pytest
 
 import typelattice
 
-PUBLIC_MODULES = ["typelattice", "typelattice.numpy", "typelattice.typing"]
+PUBLIC_MODULES = [
+    "typelattice",
+    "typelattice.nn",
+    "typelattice.nn.initializers",
+    "typelattice.numpy",
+    "typelattice.random",
+    "typelattice.typing",
+]
 
 
 def public_names(module: ModuleType, names: object) -> set[str]:
@@ -73,6 +80,10 @@ def test_star_import_gives_all(name: str) -> None:
         ("typelattice.typing", "np"),
         ("typelattice.typing", "Any"),
         ("typelattice.typing", "ALL_DTYPES"),
+        ("typelattice.random", "annotations"),
+        ("typelattice.random", "np"),
+        ("typelattice.nn.initializers", "annotations"),
+        ("typelattice.nn.initializers", "np"),
     ],
 )
 def test_no_stray_names(name: str, stray: str) -> None:
