@@ -515,7 +515,8 @@ def categorical(
 
     Returns:
       A strong Array of category indices, of the default integer dtype
-      (int32, int64 under ``enable_x64``).
+      (int32, int64 under ``enable_x64``); int32 in both modes with
+      ``replace=False``, as in JAX.
 
     Raises:
       ValueError: integer logits (as JAX); a ``shape`` the batch does not
@@ -580,7 +581,8 @@ def categorical(
     scores = _gumbel(k, lg.shape, cd) + lg.astype(cd)
     top = tnp.argsort(tnp.moveaxis(scores, ax, -1), axis=-1, descending=True)
     top = tnp.moveaxis(top[..., :draws], -1, 0)
-    return top.reshape(dims).astype(index_dtype)
+    # int32 in both modes, as JAX's (whose top_k gives int32).
+    return top.reshape(dims).astype(_INT32)
 
 
 # -- orderings --------------------------------------------------------------------
@@ -639,8 +641,8 @@ def permutation(
         permutation (default False: the same for all).
 
     Returns:
-      A strong Array: of the default integer dtype for an int ``x``, else
-      of ``x``'s dtype and shape.
+      An Array: strong, of the default integer dtype for an int ``x``;
+      else of ``x``'s dtype, weak flag and shape.
 
     Raises:
       TypeError: a 0-d float, a list (as JAX), a bad key.
@@ -669,7 +671,7 @@ def permutation(
         out = _take_along(a, _random_order(k, a.shape, ax), ax)
     else:
         out = tnp.take(a, _random_order(k, (a.shape[ax],), 0), axis=ax)
-    return out.astype(out.dtype)  # strong, as JAX's
+    return out
 
 
 def choice(
@@ -695,9 +697,9 @@ def choice(
       axis: the axis of ``a`` to draw along. Default 0.
 
     Returns:
-      A strong Array: of the default integer dtype for an int ``a``, of
-      ``a``'s dtype otherwise; of shape ``shape``, or ``a``'s shape with
-      ``axis`` replaced by ``shape``.
+      An Array: strong, of the default integer dtype, for an int ``a``; of
+      ``a``'s dtype and weak flag otherwise. Of shape ``shape``, or ``a``'s
+      shape with ``axis`` replaced by ``shape``.
 
     Raises:
       ValueError: an empty population with draws to make; more draws than
@@ -777,5 +779,4 @@ def choice(
     ind = ind.astype(index_dtype)
     if arr is None:
         return ind.reshape(dims)
-    picked = tnp.take(arr, ind, axis=ax).reshape(out_shape)
-    return picked.astype(picked.dtype)
+    return tnp.take(arr, ind, axis=ax).reshape(out_shape)
