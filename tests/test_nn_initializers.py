@@ -90,7 +90,9 @@ def test_fans_with_explicit_axes() -> None:
     ("distribution", "spread"), [("normal", None), ("uniform", math.sqrt(2))]
 )
 def test_complex_variance_scaling(distribution: str, spread: float | None) -> None:
-    w = values(init.variance_scaling(1.0, "fan_in", distribution)(KEY, (100, 300), "complex64"))
+    w = values(
+        init.variance_scaling(1.0, "fan_in", distribution)(KEY, (100, 300), "complex64")
+    )
     assert abs(np.mean(np.abs(w) ** 2) * 100 - 1) < 0.03
     assert abs(np.mean(w)) < 0.01
     if spread is not None:  # a disk
@@ -98,7 +100,11 @@ def test_complex_variance_scaling(distribution: str, spread: float | None) -> No
 
 
 def test_complex_truncated_normal_has_the_asked_variance() -> None:
-    w = values(init.variance_scaling(1.0, "fan_in", "truncated_normal")(KEY, (100, 1000), "complex64"))
+    w = values(
+        init.variance_scaling(1.0, "fan_in", "truncated_normal")(
+            KEY, (100, 1000), "complex64"
+        )
+    )
     # JAX's constant would leave E|w|**2 at 1.0187 / 100.
     assert abs(np.mean(np.abs(w) ** 2) * 100 - 1) < 0.006
     # Truncated at two (pre-truncation) standard deviations.
@@ -107,7 +113,9 @@ def test_complex_truncated_normal_has_the_asked_variance() -> None:
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", ["lecun_normal", "glorot_uniform", "he_normal"])
-def test_narrow_parameters_are_the_float32_ones_rounded_once(dtype: str, name: str) -> None:
+def test_narrow_parameters_are_the_float32_ones_rounded_once(
+    dtype: str, name: str
+) -> None:
     make = NAMED[name][0]()
     narrow = make(KEY, (30, 20), dtype)
     assert narrow.dtype == np.dtype(dtype) and not narrow.weak_type
@@ -118,7 +126,9 @@ def test_default_dtype_follows_the_mode() -> None:
     with tl.enable_x64():
         assert init.lecun_normal()(KEY, (3, 2)).dtype == np.dtype("float64")
         assert init.zeros(KEY, (2,)).dtype == np.dtype("float64")
-        assert init.lecun_normal(dtype="bfloat16")(KEY, (3, 2)).dtype == np.dtype("bfloat16")
+        assert init.lecun_normal(dtype="bfloat16")(KEY, (3, 2)).dtype == np.dtype(
+            "bfloat16"
+        )
     assert init.ones(KEY, (2,)).dtype == np.dtype("float32")
 
 
@@ -193,7 +203,11 @@ def test_delta_orthogonal() -> None:
     ("call", "error", "message"),
     [
         (lambda: init.variance_scaling(1.0, "fan", "normal"), ValueError, "'fan_in'"),
-        (lambda: init.variance_scaling(1.0, "fan_in", "gauss"), ValueError, "'uniform'"),
+        (
+            lambda: init.variance_scaling(1.0, "fan_in", "gauss"),
+            ValueError,
+            "'uniform'",
+        ),
         (lambda: init.lecun_normal()(KEY, (3,)), ValueError, "in_axis explicitly"),
         (lambda: init.lecun_normal()(KEY, (3, 3), "int32"), ValueError, "got int32"),
         (lambda: init.uniform()(KEY, (3,), "complex64"), ValueError, "float dtype"),

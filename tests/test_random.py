@@ -101,7 +101,9 @@ def test_a_key_from_an_integer_array_is_the_key_of_its_value(dtype: str) -> None
 def test_a_key_from_a_64_bit_array_in_x64_mode() -> None:
     with tl.enable_x64():
         for value in (-(2**63), -1, 2**40 + 3):
-            assert equal(random.key(tnp.asarray(value, dtype="int64")), random.key(value))
+            assert equal(
+                random.key(tnp.asarray(value, dtype="int64")), random.key(value)
+            )
 
 
 @pytest.mark.parametrize(
@@ -384,7 +386,9 @@ def test_uniform_bounds_broadcast() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
-@pytest.mark.parametrize(("lo", "hi"), [(0.0, 1.0), (-1.0, 1.0), (0.1, 0.7), (100.0, 101.0)])
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(0.0, 1.0), (-1.0, 1.0), (0.1, 0.7), (100.0, 101.0)]
+)
 def test_uniform_never_returns_maxval(dtype: str, lo: float, hi: float) -> None:
     # JAX returns maxval for a quarter of bfloat16 draws in [100, 101).
     x = random.uniform(KEY, (N,), dtype, lo, hi)
@@ -404,7 +408,9 @@ def test_uniform_with_an_empty_range_gives_minval() -> None:
 def test_half_precision_is_the_float32_draw_rounded_once() -> None:
     wide = random.uniform(KEY, (1000,), "float32", -1.0, 1.0)
     narrow = random.uniform(KEY, (1000,), "bfloat16", -1.0, 1.0)
-    rounded = tnp.minimum(wide.astype("bfloat16"), tnp.nextafter(tnp.asarray(1.0, dtype="bfloat16"), -1.0))
+    rounded = tnp.minimum(
+        wide.astype("bfloat16"), tnp.nextafter(tnp.asarray(1.0, dtype="bfloat16"), -1.0)
+    )
     assert equal(narrow, rounded)
 
 
@@ -461,7 +467,9 @@ def _truncated_moments(a: float, b: float) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
-@pytest.mark.parametrize(("a", "b"), [(-2.0, 2.0), (0.0, math.inf), (1.0, 3.0), (-math.inf, -0.5)])
+@pytest.mark.parametrize(
+    ("a", "b"), [(-2.0, 2.0), (0.0, math.inf), (1.0, 3.0), (-math.inf, -0.5)]
+)
 def test_truncated_normal_bounds_and_moments(dtype: str, a: float, b: float) -> None:
     with tl.enable_x64():
         x = random.truncated_normal(KEY, a, b, (N,), dtype)
@@ -559,7 +567,9 @@ def test_randint_clips_bounds_to_the_dtype(
 
 def test_randint_array_bounds_of_other_integer_types() -> None:
     hi = tnp.asarray([10, 200], dtype="uint8")
-    x = values(random.randint(KEY, (1000, 2), tnp.asarray(-5, dtype="int8"), hi, "int8"))
+    x = values(
+        random.randint(KEY, (1000, 2), tnp.asarray(-5, dtype="int8"), hi, "int8")
+    )
     assert x[:, 0].min() == -5 and x[:, 0].max() == 9
     assert x[:, 1].max() == 127  # 200 is above int8: its maximum is drawn too
 
@@ -692,4 +702,6 @@ def test_jit_with_a_traced_seed_and_data() -> None:
     for seed, step in [(1, 2), (-7, 40)]:
         expected = fn(tnp.asarray(seed), tnp.asarray(step))
         assert equal(jitted(tnp.asarray(seed), tnp.asarray(step)), expected)
-        assert equal(expected, random.uniform(random.fold_in(random.key(seed), step), (3,)))
+        assert equal(
+            expected, random.uniform(random.fold_in(random.key(seed), step), (3,))
+        )

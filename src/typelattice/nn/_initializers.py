@@ -194,7 +194,9 @@ def constant(value: ArrayLike, dtype: DTypeLike | None = None) -> Initializer:
     Array([-7., -7.], dtype=float32)
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, filled with the constant."""
         dims = _shape(shape, "constant")
         return tnp.full(dims, value, _param_dtype(dtype, "constant"))
@@ -222,7 +224,9 @@ def normal(stddev: float = 1e-2, dtype: DTypeLike | None = None) -> Initializer:
     (dtype('float32'), True)
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, drawn from the normal distribution."""
         dt = _param_dtype(dtype, "normal")
         work = _work_dtype(dt, "normal", complex_ok=True)
@@ -248,7 +252,9 @@ def uniform(scale: float = 1e-2, dtype: DTypeLike | None = None) -> Initializer:
     (True, True)
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, drawn uniformly from [0, scale)."""
         dt = _param_dtype(dtype, "uniform")
         work = _work_dtype(dt, "uniform", complex_ok=False)
@@ -285,7 +291,9 @@ def truncated_normal(
     (True, True)
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, drawn from the truncated normal distribution."""
         dt = _param_dtype(dtype, "truncated_normal")
         work = _work_dtype(dt, "truncated_normal", complex_ok=False)
@@ -392,7 +400,9 @@ def variance_scaling(
             f"{', '.join(map(repr, _DISTRIBUTIONS))}"
         )
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, with variance scale / n."""
         dt = _param_dtype(dtype, "variance_scaling")
         work = _work_dtype(dt, "variance_scaling", complex_ok=True)
@@ -454,7 +464,9 @@ def glorot_uniform(
     >>> initializers.glorot_uniform()(random.key(0), (3, 2)).dtype
     dtype('float32')
     """
-    return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def glorot_normal(
@@ -508,7 +520,9 @@ def lecun_uniform(
     >>> initializers.lecun_uniform()(random.key(0), (3, 2)).shape
     (3, 2)
     """
-    return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def lecun_normal(
@@ -563,7 +577,9 @@ def he_uniform(
     >>> initializers.he_uniform()(random.key(0), (3, 3, 8, 16)).shape
     (3, 3, 8, 16)
     """
-    return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def he_normal(
@@ -647,7 +663,9 @@ def orthogonal(
     True
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The parameter, an orthonormal matrix times scale."""
         dt = _param_dtype(dtype, "orthogonal")
         work = _work_dtype(dt, "orthogonal", complex_ok=True)
@@ -695,7 +713,9 @@ def delta_orthogonal(
     (0.0, (3, 4))
     """
 
-    def init(key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype) -> Array:
+    def init(
+        key: Array, shape: Sequence[int], dtype: DTypeLike | None = dtype
+    ) -> Array:
         """The kernel: an orthonormal matrix at the centre, zeros elsewhere."""
         dt = _param_dtype(dtype, "delta_orthogonal")
         dims = _shape(shape, "delta_orthogonal")

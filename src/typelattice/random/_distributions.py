@@ -31,7 +31,7 @@ from typelattice import _config, _dtypes
 from typelattice.numpy import Array
 from typelattice.numpy._creation import _shape as _shape_of
 from typelattice.random import _special, _threefry
-from typelattice.random._keys import check_key
+from typelattice.random._keys import check_key, python_integer
 
 __all__ = [
     "bernoulli",
@@ -368,8 +368,8 @@ def _integer_bound(
     """A randint bound as a ``dt`` array clipped into [lo, hi], and whether
     it was above ``dt``'s largest value (where it was)."""
     top = int(_dtypes.iinfo(dt).max)
-    if isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_):
-        v = operator.index(x)
+    v = python_integer(x)
+    if v is not None:
         return tnp.asarray(min(max(v, lo), hi), dtype=dt), v > top
     a = _operand(x, "randint", name)
     if not _dtypes.isdtype(a.dtype, "integral"):
@@ -617,14 +617,13 @@ def _random_order(key: Array, shape: tuple[int, ...], axis: int) -> Array:
 def _integer_scalar(x: object) -> int | None:
     """``x`` as an int when it is an integer scalar (a 0-d integer array
     included), else None."""
-    if isinstance(x, bool | np.bool_):
-        return None
-    if isinstance(x, int | np.integer):
-        return operator.index(x)
-    if isinstance(x, Array | np.ndarray) and x.ndim == 0:
-        if _dtypes.isdtype(x.dtype, "integral"):
+    if isinstance(x, np.ndarray):
+        x = tnp.asarray(x)
+    if isinstance(x, Array):
+        if x.ndim == 0 and _dtypes.isdtype(x.dtype, "integral"):
             return operator.index(x)  # raises for a traced value
-    return None
+        return None
+    return python_integer(x)
 
 
 def permutation(
@@ -712,7 +711,8 @@ def choice(
     (dtype('int32'), 5)
     """
     k = check_key(key, "choice")
-    if not isinstance(shape, Sequence):
+    # An int shape is refused, as in JAX (the annotation says why).
+    if not isinstance(shape, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(
             f"shape argument of choice must be a sequence, got {shape!r}; "
             f"e.g. shape=({shape!r},)"

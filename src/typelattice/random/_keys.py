@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from typelattice.random import _threefry
 __all__ = [
     "PRNGKey",
     "check_key",
+    "python_integer",
     "fold_in",
     "key",
     "key_data",
@@ -51,11 +52,14 @@ def _describe(dt: object, shape: tuple[int, ...]) -> str:
 
 def _key_array(keys: object, where: str) -> Array:
     """``keys`` as a uint32 Array of shape ``(..., 2)``, or a TypeError."""
+    dt: np.dtype[Any]
+    shape: tuple[int, ...]
     if isinstance(keys, Array):
         dt, shape = keys.dtype, keys.shape
     elif isinstance(keys, np.ndarray):
-        arr: np.ndarray[Any, Any] = keys
-        dt, shape = arr.dtype, arr.shape
+        # Narrowed by isinstance, the array's type parameters are unknown.
+        array = cast(Any, keys)
+        dt, shape = array.dtype, array.shape
     else:
         raise TypeError(
             f"{where}: expected a key (a uint32 array of shape (2,)), got "
@@ -79,6 +83,17 @@ def check_key(key: object, where: str) -> Array:
             f"{arr.shape}; pick one key (e.g. keys[0]) or loop over them"
         )
     return arr
+
+
+def python_integer(x: object) -> int | None:
+    """``x`` as an int if it is a Python or NumPy integer (not a bool)."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return x
+    if isinstance(x, np.integer):
+        return int(x)  # pyright: ignore[reportUnknownArgumentType]
+    return None
 
 
 def _words_of_int(value: int, what: str) -> tuple[int, int]:
@@ -114,14 +129,14 @@ def _integer_words(value: object, where: str, what: str) -> tuple[Array | int, .
             f"{where}: {what} must be an integer, got the bool {value!r}; "
             f"use int({value!r})"
         )
-    if isinstance(value, int | np.integer):
-        return _words_of_int(operator.index(value), what)
+    number = python_integer(value)
+    if number is not None:
+        return _words_of_int(number, what)
     if isinstance(value, np.ndarray):
         value = tnp.asarray(value)
     if not isinstance(value, Array):
         raise TypeError(
-            f"{where}: {what} must be an integer, got {type(value).__name__} "
-            f"{value!r}"
+            f"{where}: {what} must be an integer, got {type(value).__name__} {value!r}"
         )
     if value.ndim != 0:
         raise TypeError(
@@ -139,7 +154,9 @@ def _integer_words(value: object, where: str, what: str) -> tuple[Array | int, .
 def _pair(high: Array | int, low: Array | int) -> Array:
     if isinstance(high, int) and isinstance(low, int):
         return tnp.asarray(np.array([high, low], dtype=_UINT32))
-    return tnp.stack([tnp.asarray(high, dtype=_UINT32), tnp.asarray(low, dtype=_UINT32)])
+    return tnp.stack(
+        [tnp.asarray(high, dtype=_UINT32), tnp.asarray(low, dtype=_UINT32)]
+    )
 
 
 def key(seed: int | Array) -> Array:
@@ -197,8 +214,10 @@ def _num_shape(num: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(num, bool):
         raise TypeError(f"split: num must be an int or a tuple of ints, got {num!r}")
     try:
-        shape = (operator.index(num),) if not isinstance(num, Sequence) else tuple(
-            operator.index(n) for n in num
+        shape = (
+            (operator.index(num),)
+            if not isinstance(num, Sequence)
+            else tuple(operator.index(n) for n in num)
         )
     except TypeError:
         raise TypeError(
