@@ -108,6 +108,8 @@ def _floats() -> list[str]:
     cases = [f"random.uniform(key, (2,), {d})" for d in FLOATS + NOT_FLOATS]
     cases += [f"random.normal(key, (2,), {d})" for d in FLOATS + NOT_FLOATS]
     cases += ["random.normal(key, (2,), 'complex128')"]
+    cases += [f"random.{f}(key, (2,), 'float8_e4m3fn')" for f in ("uniform", "normal")]
+    cases += ["random.truncated_normal(key, -1, 1, (2,), 'float8_e5m2')"]
     cases += [f"random.truncated_normal(key, -2, 2, (2,), {d})" for d in FLOATS]
     cases += [f"random.truncated_normal(key, -2, 2, (2,), {d})" for d in NOT_FLOATS]
     cases += [

@@ -165,7 +165,8 @@ def _scaled_below(u: Array, lo: Array, hi: Array, dt: np.dtype[Any]) -> Array:
     cd = u.dtype
     lo_c, hi_c = lo.astype(cd), hi.astype(cd)
     x = (u * (hi_c - lo_c) + lo_c).astype(dt)
-    x = tnp.where(x < hi, x, tnp.nextafter(hi, -math.inf))
+    # (Towards lo, not -inf: the 8-bit floats without infinities have none.)
+    x = tnp.where(x < hi, x, tnp.nextafter(hi, lo))
     return tnp.maximum(lo, x)
 
 
@@ -316,7 +317,7 @@ def truncated_normal(
     u = _unit(k, dims, cd)
     x = (_SQRT2 * _special.erfinv(a + u * (b - a))).astype(dt)
     # Rounding (or u at a bound) can reach a bound: keep strictly inside.
-    return tnp.clip(x, tnp.nextafter(lo, math.inf), tnp.nextafter(hi, -math.inf))
+    return tnp.clip(x, tnp.nextafter(lo, hi), tnp.nextafter(hi, lo))
 
 
 def bernoulli(
