@@ -110,7 +110,7 @@ def test_a_key_from_a_64_bit_array_in_x64_mode() -> None:
     ("seed", "error", "message"),
     [
         (1.5, TypeError, "seed must be an integer, got float"),
-        (True, TypeError, "bool"),
+        (tnp.asarray(True), TypeError, "bool value"),
         (tnp.asarray(1.0), TypeError, "float32 value"),
         (tnp.arange(2), TypeError, "must be a scalar"),
         ([1], TypeError, "seed must be an integer"),
@@ -123,10 +123,9 @@ def test_bad_seeds_are_refused(seed: Any, error: type[Exception], message: str) 
         random.key(seed)
 
 
-def test_the_bool_seed_fix_works() -> None:
-    with pytest.raises(TypeError, match=r"use int\(True\)"):
-        random.key(True)
-    assert equal(random.key(int(True)), random.key(1))
+def test_a_bool_scalar_is_0_or_1_as_in_jax() -> None:
+    assert equal(random.key(True), random.key(1))
+    assert equal(random.fold_in(KEY, np.bool_(False)), random.fold_in(KEY, 0))
 
 
 def test_split_gives_distinct_keys_of_the_asked_shape() -> None:

@@ -29,7 +29,7 @@ import numpy as np
 import typelattice.numpy as tnp
 from typelattice import _config, _dtypes
 from typelattice.numpy import Array
-from typelattice.numpy._creation import _shape as _shape_of
+from typelattice.numpy._creation import _shape
 from typelattice.random import _special, _threefry
 from typelattice.random._keys import check_key, python_integer
 
@@ -84,10 +84,6 @@ def _compute_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
     """The float dtype values of ``dt`` are computed in: float64 for 64-bit
     (and complex128), float32 for everything narrower."""
     return _FLOAT64 if dt in (_FLOAT64, np.dtype("complex128")) else _FLOAT32
-
-
-def _shape(shape: Any, where: str) -> tuple[int, ...]:
-    return _shape_of(shape, where)
 
 
 def _operand(x: object, where: str, name: str) -> Array:

@@ -125,10 +125,7 @@ def _integer_words(value: object, where: str, what: str) -> tuple[Array | int, .
     """The (high, low) words of an integer scalar: a Python int, a NumPy
     integer or a 0-d integer array (possibly traced)."""
     if isinstance(value, bool | np.bool_):
-        raise TypeError(
-            f"{where}: {what} must be an integer, got the bool {value!r}; "
-            f"use int({value!r})"
-        )
+        return _words_of_int(int(value), what)  # as JAX: False is 0, True 1
     number = python_integer(value)
     if number is not None:
         return _words_of_int(number, what)
@@ -175,8 +172,8 @@ def key(seed: int | Array) -> Array:
       The key: a strong uint32 Array of shape (2,).
 
     Raises:
-      TypeError: a seed that is not an integer scalar (a float, a bool, an
-        array with axes).
+      TypeError: a seed that is not an integer scalar (a float, an array
+        with axes).
       OverflowError: an int outside the 64-bit range.
 
     Note: in 32-bit mode JAX keeps only the low 32 bits of a seed (2**32
