@@ -332,6 +332,12 @@ def test_wrong_dtypes_are_refused_as_in_jax(
         (lambda: random.uniform(KEY, (2,), minval=1j), TypeError, "real part"),
         (lambda: random.uniform(KEY, (2,), maxval=tnp.ones(3)), ValueError, r"\(2,\)"),
         (lambda: random.uniform(KEY, (-1,)), ValueError, "negative"),
+        (lambda: random.uniform(KEY, (2,), maxval=1e300), OverflowError, "1e\\+300"),
+        (
+            lambda: random.truncated_normal(KEY, -2, 1e39, (2,), "bfloat16"),
+            OverflowError,
+            "bfloat16",
+        ),
         (lambda: random.randint(KEY, (2,), 0.0, 5), TypeError, "minval.astype"),
         (lambda: random.randint(KEY, (2,), 0, True), TypeError, "maxval"),
         (lambda: random.choice(KEY, 5, 3), TypeError, r"shape=\(3,\)"),

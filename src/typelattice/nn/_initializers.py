@@ -25,8 +25,9 @@ import typelattice.numpy as tnp
 from typelattice import _dtypes, random
 from typelattice.numpy import Array
 from typelattice.numpy._array import ArrayImpl, from_numpy
+from typelattice.numpy._creation import _shape
 from typelattice.numpy._trace import traced
-from typelattice.random._distributions import _requested, _shape
+from typelattice.random._distributions import _requested
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike

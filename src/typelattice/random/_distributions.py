@@ -100,7 +100,13 @@ def _operand(x: object, where: str, name: str) -> Array:
 
 
 def _real_bound(x: object, dt: np.dtype[Any], where: str, name: str) -> Array:
-    """A float parameter converted to ``dt`` (JAX converts it likewise)."""
+    """A float parameter converted to ``dt`` (JAX converts it likewise).
+
+    A Python number is converted as a Python scalar is anywhere: one that
+    ``dt`` cannot represent (a float that would become inf) is an
+    OverflowError, where JAX gives inf (docs/semantics.md, "Data safety")."""
+    if isinstance(x, bool | int | float):
+        return tnp.asarray(x, dtype=dt)
     a = _operand(x, where, name)
     if _dtypes.isdtype(a.dtype, "complex floating"):
         raise TypeError(
