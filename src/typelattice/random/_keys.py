@@ -125,7 +125,7 @@ def _integer_words(value: object, where: str, what: str) -> tuple[Array | int, .
     """The (high, low) words of an integer scalar: a Python int, a NumPy
     integer or a 0-d integer array (possibly traced)."""
     if isinstance(value, bool | np.bool_):
-        return _words_of_int(int(value), what)  # as JAX: False is 0, True 1
+        return (0, 1 if value else 0)  # as JAX: False is 0, True 1
     number = python_integer(value)
     if number is not None:
         return _words_of_int(number, what)
