@@ -131,6 +131,13 @@ def _check_shapes(where: str, shape: tuple[int, ...], **params: Array) -> None:
         )
 
 
+def _to_rank(x: Array, ndim: int) -> Array:
+    """``x`` with leading axes of length 1 up to ``ndim`` axes: it then
+    broadcasts against the samples without rank promotion, and without
+    being expanded to their size (parameters are often scalars)."""
+    return x.reshape((1,) * (ndim - x.ndim) + x.shape) if x.ndim < ndim else x
+
+
 def _axis(axis: int, ndim: int, where: str) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
@@ -160,7 +167,7 @@ def _unit(key: Array, shape: tuple[int, ...], cd: np.dtype[Any]) -> Array:
 
 def _scaled_below(u: Array, lo: Array, hi: Array, dt: np.dtype[Any]) -> Array:
     """``lo + u * (hi - lo)`` in ``dt``, for ``u`` in [0, 1) and ``lo``,
-    ``hi`` of ``dt`` broadcast to ``u``'s shape: within [lo, hi).
+    ``hi`` of ``dt`` and of ``u``'s rank: within [lo, hi).
 
     Note: rounding (of the product, or to a narrow dtype) can reach ``hi``;
     JAX then returns ``hi``, here the largest value of ``dt`` below it."""
@@ -223,7 +230,8 @@ def uniform(
     hi = _real_bound(maxval, dt, "uniform", "maxval")
     _check_shapes("uniform", dims, minval=lo, maxval=hi)
     u = _unit(k, dims, _compute_dtype(dt))
-    return _scaled_below(u, tnp.broadcast_to(lo, dims), tnp.broadcast_to(hi, dims), dt)
+    rank = len(dims)
+    return _scaled_below(u, _to_rank(lo, rank), _to_rank(hi, rank), dt)
 
 
 def normal(key: Array, shape: Sequence[int] | int = (), dtype: Any = None) -> Array:
@@ -310,7 +318,7 @@ def truncated_normal(
     else:
         dims = _shape(shape, "truncated_normal")
         _check_shapes("truncated_normal", dims, lower=lo, upper=hi)
-    lo, hi = tnp.broadcast_to(lo, dims), tnp.broadcast_to(hi, dims)
+    lo, hi = _to_rank(lo, len(dims)), _to_rank(hi, len(dims))
     cd = _compute_dtype(dt)
     # The inverse of the normal distribution function, applied to uniform
     # values between the bounds' images: Phi(x) = (1 + erf(x / sqrt 2)) / 2.
@@ -359,7 +367,7 @@ def bernoulli(
         dims = _shape(shape, "bernoulli")
         _check_shapes("bernoulli", dims, p=pa)
     cd = _compute_dtype(pa.dtype)
-    return _unit(k, dims, cd) < tnp.broadcast_to(pa, dims).astype(cd)
+    return _unit(k, dims, cd) < _to_rank(pa, len(dims)).astype(cd)
 
 
 # -- integers ---------------------------------------------------------------------
@@ -418,7 +426,7 @@ def _randint(
         w = w.astype(unsigned)
         w = (w[: 2 * n] << 32) | w[2 * n :]
     r1, r0 = w[:n].reshape(dims), w[n:].reshape(dims)
-    lo, hi = tnp.broadcast_to(lo, dims), tnp.broadcast_to(hi, dims)
+    lo, hi = _to_rank(lo, len(dims)), _to_rank(hi, len(dims))
     start = lo.astype(unsigned)
     # The span in unsigned arithmetic (exact modulo 2**bits); 1 for an empty
     # range (lo is returned, as in JAX); one more where the maximum of dt is
@@ -426,6 +434,8 @@ def _randint(
     empty = hi <= lo
     span = tnp.where(empty, 1, hi.astype(unsigned) - start)
     if above is not False:
+        if isinstance(above, Array):
+            above = _to_rank(above, len(dims))
         span = tnp.where(tnp.logical_and(above, ~empty), span + 1, span)
     # floor((r1 * 2**bits + r0) * span / 2**(2 bits)): a multiply-shift on
     # 2 * bits random bits, whose bias is below span / 2**(2 bits).
@@ -566,7 +576,7 @@ def categorical(
         tail = dims[len(lead) :]
         noise_shape = (*lead, *tail[:ax], lg.shape[ax], *tail[ax:])
         expanded = lg.astype(cd).reshape((1,) * len(lead) + lg.shape)
-        scores = _gumbel(k, noise_shape, cd) + tnp.broadcast_to(expanded, noise_shape)
+        scores = _gumbel(k, noise_shape, cd) + expanded
         return tnp.argmax(scores, axis=len(lead) + ax).astype(index_dtype)
     draws = math.prod(lead)
     if dims[len(lead) :] != batch:
