@@ -208,6 +208,11 @@ def test_delta_orthogonal() -> None:
             ValueError,
             "'uniform'",
         ),
+        (
+            lambda: init.variance_scaling(-1.0, "fan_in", "normal"),
+            ValueError,
+            "negative, got -1.0",
+        ),
         (lambda: init.lecun_normal()(KEY, (3,)), ValueError, "in_axis explicitly"),
         (lambda: init.lecun_normal()(KEY, (3, 3), "int32"), ValueError, "got int32"),
         (lambda: init.uniform()(KEY, (3,), "complex64"), ValueError, "float dtype"),

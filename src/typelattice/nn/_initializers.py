@@ -380,7 +380,8 @@ def variance_scaling(
 
     Raises:
       ValueError: an unknown ``mode`` or ``distribution`` (here when the
-        initialiser is made; JAX only when it is called).
+        initialiser is made; JAX only when it is called); a negative
+        ``scale``.
 
     >>> from typelattice import random
     >>> from typelattice.nn import initializers
@@ -389,6 +390,11 @@ def variance_scaling(
     >>> bool(abs(w.var() - 2.0 / 200) < 0.0005)
     True
     """
+    if not scale >= 0:
+        raise ValueError(
+            f"variance_scaling: scale is a variance's numerator and must not be "
+            f"negative, got {scale!r}"
+        )
     if mode not in _MODES:
         raise ValueError(
             f"invalid mode for variance scaling initializer: {mode!r}; "
