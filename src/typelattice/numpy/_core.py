@@ -135,18 +135,28 @@ def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 # -- operands ---------------------------------------------------------------
 
 
-def _x64_fix() -> str:
-    return (
-        "turn on 64-bit mode (typelattice.enable_x64(), or "
-        "typelattice.config.update('enable_x64', True))"
-    )
+_X64_FIX = (
+    "To keep it, turn on 64-bit mode (typelattice.enable_x64(), or "
+    "typelattice.config.update('enable_x64', True))."
+)
+
+
+def _where(where: str | Callable[[], str]) -> str:
+    return where if isinstance(where, str) else where()
 
 
 def checked_cast(
-    value: np.ndarray[Any, Any], dt: DType, where: str, fix: str
+    value: np.ndarray[Any, Any],
+    dt: DType,
+    where: str | Callable[[], str],
+    fix: str,
 ) -> np.ndarray[Any, Any]:
     """``value`` converted to ``dt``, refusing to change an integer's value or
-    to turn a finite float into inf (SPEC §4); ``fix`` ends the message."""
+    to turn a finite float into inf (SPEC §4); ``fix`` ends the message.
+
+    ``where`` starts the message; a function building it is called only when
+    the conversion fails (the hot paths must not format dtypes per call).
+    """
     if value.dtype == dt:
         return value
     kind = _dtypes.kind_of(dt)
@@ -157,7 +167,7 @@ def checked_cast(
         if lo < int(info.min) or hi > int(info.max):
             bad = lo if lo < int(info.min) else hi
             raise OverflowError(
-                f"{where}: value {bad} does not fit in {dt} (range "
+                f"{_where(where)}: value {bad} does not fit in {dt} (range "
                 f"{int(info.min)}..{int(info.max)}). {fix}"
             )
     out: np.ndarray[Any, Any] = ignore_fp_errors(value.astype, dt)
@@ -166,7 +176,8 @@ def checked_cast(
         if grew.any():
             bad = value[grew].flat[0]
             raise OverflowError(
-                f"{where}: value {bad} overflows {dt} (it would become inf). {fix}"
+                f"{_where(where)}: value {bad} overflows {dt} (it would become "
+                f"inf). {fix}"
             )
     return out
 
@@ -177,7 +188,7 @@ def weak_to(value: np.ndarray[Any, Any], dt: DType, where: str) -> Any:
     return checked_cast(
         value,
         dt,
-        f"{where} (a weak {value.dtype} array converted to {dt})",
+        lambda: f"{where} (a weak {value.dtype} array converted to {dt})",
         "Cast explicitly, e.g. x.astype('int32'), if the change is intended.",
     )
 
@@ -192,8 +203,8 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
     return checked_cast(
         value,
         narrow,
-        f"{where} ({value.dtype} becomes {narrow} with enable_x64=False)",
-        f"To keep it, {_x64_fix()}.",
+        lambda: f"{where} ({value.dtype} becomes {narrow} with enable_x64=False)",
+        _X64_FIX,
     )
 
 
