@@ -74,6 +74,7 @@ from typelattice.numpy._reductions import (
 )
 from typelattice.numpy._shape import (
     argsort,
+    argwhere,
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -85,6 +86,7 @@ from typelattice.numpy._shape import (
     concatenate,
     diagonal,
     expand_dims,
+    flatnonzero,
     flip,
     hstack,
     matrix_transpose,
@@ -302,6 +304,7 @@ __all__ = [
     "argmax",
     "argmin",
     "argsort",
+    "argwhere",
     "around",
     "array",
     "asarray",
@@ -362,6 +365,7 @@ __all__ = [
     "expm1",
     "eye",
     "finfo",
+    "flatnonzero",
     "flip",
     "float16",
     "float32",

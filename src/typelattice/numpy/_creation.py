@@ -332,18 +332,33 @@ def arange(
     """Evenly spaced values in ``[start, stop)``: a strong array of the
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
 
+    With ``stop`` None, ``start`` is the end of the range, which begins
+    at 0 (``arange(5, None, 2)`` is ``[0, 2, 4]``, as in NumPy and JAX);
+    ``step`` None is 1.
+
     >>> arange(4)
     Array([0, 1, 2, 3], dtype=int32)
     >>> arange(0, 1, 0.25)
     Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+    >>> arange(5, None, 2)
+    Array([0, 2, 4], dtype=int32)
     """
+    if start is None:
+        # As NumPy and jax.numpy (TypeError), with a fix.
+        raise TypeError(
+            "arange: start is None; give the end of the range first, e.g. "
+            "arange(5) or arange(5, step=2), or both ends, arange(0, 5)"
+        )
     args = [x for x in (start, stop, step) if x is not None]
     for i, x in enumerate(args):
         if isinstance(x, Array) and x.ndim:
             raise TypeError(
                 f"arange: argument {i} must be a scalar, got shape {x.shape}"
             )
-    plain = [x.item() if isinstance(x, Array) else x for x in args]
+    if stop is None:  # the one-bound form, a step or not: it ends at start
+        start, stop = 0, start
+    bounds = [start, stop] if step is None else [start, stop, step]
+    plain = [x.item() if isinstance(x, Array) else x for x in bounds]
     if dtype is None:
         dt, _ = _promotion.lattice_result_type(*args)
     else:

@@ -8,6 +8,7 @@ join several arrays promote them, as in jax.numpy."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -733,6 +734,87 @@ def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
     return _requested(dtype, where)
 
 
+def _result_size(size: object, name: str) -> int:
+    """``size=``, the fixed length of a result: a non-negative integer.
+
+    TypeError otherwise, as jax.numpy raises for nonzero's family.
+    """
+    try:
+        n = operator.index(size)  # pyright: ignore[reportArgumentType]
+    except TypeError:
+        raise TypeError(
+            f"{name}: size must be a non-negative integer (the number of "
+            f"indices to return) or None, got {size!r:.60}"
+        ) from None
+    if n < 0:
+        raise TypeError(
+            f"{name}: size must be a non-negative integer (the number of "
+            f"indices to return), got {n}; give size=0 or more, or None for "
+            "all of them (not under jit)"
+        )
+    return n
+
+
+def _checked_size(a: object, size: object, name: str) -> int | None:
+    """``size=`` of nonzero's family, checked; None only outside tracing."""
+    if size is None:
+        if isinstance(a, Placeholder):
+            raise ConcretizationTypeError(
+                f"{name} of a traced array {a!r}: the number of nonzero "
+                "elements is not known while tracing. Give size= (and "
+                "fill_value=) for a fixed-size result."
+            )
+        return None
+    return _result_size(size, name)
+
+
+def _nonzero(
+    a: ArrayLike,
+    size: int | None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None,
+    name: str,
+) -> tuple[Array, ...]:
+    """:func:`nonzero`, with ``name`` in its messages (its family calls it)."""
+    size = _checked_size(a, size, name)
+    v, _ = _one(a, name)
+    if not v.ndim:
+        raise ValueError(
+            f"{name}: a 0-d array has no indices; use atleast_1d(x) first, as "
+            "jax.numpy requires"
+        )
+    state = _config.current()
+    dt = _dtypes.default_dtype("i", state.enable_x64)
+    found = np.nonzero(v)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError(f"{name}: fill_value needs size=")
+        return tuple(from_numpy(i.astype(dt)) for i in found)
+    fills: tuple[Any, ...]
+    if isinstance(fill_value, tuple):
+        fills = fill_value
+        if len(fills) != v.ndim:
+            raise ValueError(
+                f"{name}: fill_value has {len(fills)} values for an array of "
+                f"{v.ndim} dimensions; give one per dimension, or a scalar"
+            )
+    else:
+        fills = (0 if fill_value is None else fill_value,) * v.ndim
+    out: list[Array] = []
+    for i, fill in zip(found, fills, strict=True):
+        if np.ndim(fill):
+            raise ValueError(
+                f"{name}: fill_value must be a scalar (or a tuple of them)"
+            )
+        fv, fkey = _core.operand(fill, name, 1)
+        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
+        head = i[:size].astype(out_dt)
+        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, name))
+        out.append(
+            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
+        )
+    return tuple(out)
+
+
 def nonzero(
     a: ArrayLike,
     *,
@@ -747,54 +829,80 @@ def nonzero(
     jax.numpy: the result's dtype is the default integer promoted with the
     fill value's (a Python float gives weak floats, as in JAX).
 
+    Args:
+      a: an array of at least one dimension.
+      size: the number of indices per axis, a non-negative integer (needed
+        under jit); None for all of them.
+      fill_value: the padding beyond the nonzero elements (with ``size``).
+
+    Returns:
+      One array of indices per axis of ``a``.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
     (Array([ 1,  3, -1], dtype=int32),)
     """
-    if size is None and isinstance(a, Placeholder):
-        raise ConcretizationTypeError(
-            f"nonzero of a traced array {a!r}: the number of nonzero elements "
-            "is not known while tracing. Give size= (and fill_value=) for a "
-            "fixed-size result."
-        )
-    v, _ = _one(a, "nonzero")
-    if not v.ndim:
-        raise ValueError(
-            "nonzero: a 0-d array has no indices; use atleast_1d(x) first, as "
-            "jax.numpy requires"
-        )
-    state = _config.current()
-    dt = _dtypes.default_dtype("i", state.enable_x64)
-    found = np.nonzero(v)
-    if size is None:
-        if fill_value is not None:
-            raise ValueError("nonzero: fill_value needs size=")
-        return tuple(from_numpy(i.astype(dt)) for i in found)
-    size = _core.index_of(size, "nonzero: size")
-    fills: tuple[Any, ...]
-    if isinstance(fill_value, tuple):
-        fills = fill_value
-        if len(fills) != v.ndim:
-            raise ValueError(
-                f"nonzero: fill_value has {len(fills)} values for an array of "
-                f"{v.ndim} dimensions; give one per dimension, or a scalar"
-            )
-    else:
-        fills = (0 if fill_value is None else fill_value,) * v.ndim
-    out: list[Array] = []
-    for i, fill in zip(found, fills, strict=True):
-        if np.ndim(fill):
-            raise ValueError(
-                "nonzero: fill_value must be a scalar (or a tuple of them)"
-            )
-        fv, fkey = _core.operand(fill, "nonzero", 1)
-        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
-        head = i[:size].astype(out_dt)
-        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, "nonzero"))
-        out.append(
-            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
-        )
-    return tuple(out)
+    return _nonzero(a, size, fill_value, "nonzero")
+
+
+def argwhere(
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array:
+    """The indices of the nonzero elements, one row per element: the
+    columns of :func:`nonzero` stacked, of shape ``(count, a.ndim)``.
+
+    A 0-d ``a`` gives shape ``(1, 0)`` when it is nonzero, ``(0, 0)``
+    otherwise (``(size, 0)`` with ``size``), as jax.numpy.
+
+    Args:
+      a: an array.
+      size, fill_value: as :func:`nonzero`'s (the number of rows, and the
+        padding; a tuple gives one value per column).
+
+    Returns:
+      An array of shape ``(count, a.ndim)``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argwhere(tnp.asarray([[0, 1], [2, 0]]), size=3, fill_value=-1)
+    Array([[ 0,  1],
+           [ 1,  0],
+           [-1, -1]], dtype=int32)
+    """
+    size = _checked_size(a, size, "argwhere")
+    v, key = _one(a, "argwhere")
+    columns = _nonzero(wrap(np.atleast_1d(v), key), size, fill_value, "argwhere")
+    rows = np.stack([c._value for c in columns], axis=1)
+    if v.ndim == 0:
+        rows = rows[:, :0]
+    return wrap(rows, columns[0]._key)
+
+
+def flatnonzero(
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array:
+    """The indices of the nonzero elements of the flattened ``a``:
+    ``nonzero(ravel(a))[0]``.
+
+    Args:
+      a: an array.
+      size, fill_value: as :func:`nonzero`'s.
+
+    Returns:
+      A 1-d array of indices.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.flatnonzero(tnp.asarray([[0, 1], [2, 0]]))
+    Array([1, 2], dtype=int32)
+    """
+    size = _checked_size(a, size, "flatnonzero")
+    v, key = _one(a, "flatnonzero")
+    return _nonzero(wrap(v.reshape(-1), key), size, fill_value, "flatnonzero")[0]
 
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
@@ -904,6 +1012,12 @@ def compress(
     picked = np.compress(cond, v, axis=ax)
     if size is not None:
         size = _core.index_of(size, "compress: size")
+        if size < 0:
+            # ValueError here, as jax.numpy's compress.
+            raise ValueError(
+                f"compress: size must be a non-negative integer (the length of "
+                f"the result along the axis), got {size}"
+            )
         fill = _fitting(fill_value, key[0], "compress", "fill with")
         picked = np.take(picked, np.arange(min(size, picked.shape[ax])), axis=ax)
         missing = size - picked.shape[ax]

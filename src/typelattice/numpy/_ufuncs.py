@@ -441,9 +441,9 @@ def where(
     (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        from typelattice.numpy._shape import nonzero
+        from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
 
-        return nonzero(condition, size=size, fill_value=fill_value)
+        return _nonzero(condition, size, fill_value, "where")
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     if size is not None or fill_value is not None:
