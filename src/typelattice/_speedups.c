@@ -19,8 +19,10 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <structmember.h> /* T_OBJECT_EX: the slots of __slots__ */
 
 #ifdef Py_GIL_DISABLED
@@ -31,7 +33,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 3
+#define API_VERSION 4
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -1150,22 +1152,33 @@ static PyTypeObject FastElementwise_Type = {
 /*
  * JitCall(fallback) is typelattice.jit's Jitted.__call__ for its commonest
  * call, already traced: no trace running, positional arguments only, each
- * exactly an ArrayImpl. It builds the flat key the Python method stores the
- * entry under in Jitted._fast -- (configuration state, aval, shape, aval,
- * shape, ...) -- counts a hit, runs entry.run on the arrays' values and
- * wraps a single result (entry.single) or lets entry.results build the
- * results. Anything else (no entry yet, keywords, other arguments, static
- * arguments: their calls are never stored under a flat key) is handed to
- * fallback, the Python method, with the arguments as given.
+ * exactly an ArrayImpl or a Python bool, int, float or complex. It builds
+ * the flat key the Python method stores the entry under in Jitted._fast --
+ * (configuration state, then per argument its aval and shape, or its Python
+ * type and ()) -- counts a hit, moves the entry to the end of
+ * Jitted._order (the cache's least-recently-used order), runs entry.run on
+ * the arguments' values and wraps a single result (entry.single) or lets
+ * entry.results build the results. A Python scalar's value is the 0-d
+ * array of its dtype (int32/int64, float32/float64, complex64/complex128 as
+ * enable_x64 says, or bool), made here when it surely fits; anything else
+ * (no entry yet, keywords, other arguments, a scalar out of range, inf or
+ * nan in 32-bit mode, static arguments: their calls are never stored under
+ * a flat key) is handed to fallback, the Python method, with the arguments
+ * as given.
  */
 
-static PyObject *trace_var; /* _tracer._current */
+static PyObject *trace_var;    /* _tracer._current */
+static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
+                                  complex64, complex128, bool) */
+static PyObject *jit_asarray;  /* numpy.asarray */
 static PyObject *str_fast;
+static PyObject *str_order;
 static PyObject *str_hits;
 static PyObject *str_run;
 static PyObject *str_single;
 static PyObject *str_results;
 static PyObject *str_shape;
+static PyObject *str_enable_x64;
 
 typedef struct {
     PyObject_HEAD
@@ -1173,6 +1186,103 @@ typedef struct {
     PyObject *fallback;
     PyObject *dict;
 } JitCall;
+
+/* The 0-d array a Python scalar argument stands for (as _jit._scalar_input
+ * makes it); NULL without an exception when it may not fit: ask Python. */
+static PyObject *
+jit_scalar(PyObject *x, int x64)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    PyObject *args[2];
+    Py_ssize_t slot;
+
+    if (t == &PyBool_Type) {
+        slot = 6;
+    }
+    else if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+
+        if (v == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (overflow != 0 || (!x64 && (v < INT32_MIN || v > INT32_MAX))) {
+            return NULL;
+        }
+        slot = x64;
+    }
+    else if (t == &PyFloat_Type) {
+        /* Any double is a float64; finite values up to FLT_MAX in magnitude
+         * are finite float32s (inf and nan fail the test: Python decides). */
+        if (!x64 && !(fabs(PyFloat_AS_DOUBLE(x)) <= FLT_MAX)) {
+            return NULL;
+        }
+        slot = 2 + x64;
+    }
+    else if (t == &PyComplex_Type) {
+        Py_complex c = PyComplex_AsCComplex(x);
+
+        if (!x64 && !(fabs(c.real) <= FLT_MAX && fabs(c.imag) <= FLT_MAX)) {
+            return NULL;
+        }
+        slot = 4 + x64;
+    }
+    else {
+        return NULL;
+    }
+    args[0] = x;
+    args[1] = PyTuple_GET_ITEM(jit_dtypes, slot);
+    return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+}
+
+/* jitted._hits += 1, and the entry made the most recently used: moved to the
+ * end of jitted._order (unless another thread evicted it meanwhile). */
+static int
+jit_count_hit(PyObject *jitted, PyObject *entry)
+{
+    PyObject *hits, *more, *order;
+    Py_ssize_t count;
+    int rc;
+
+    hits = PyObject_GetAttr(jitted, str_hits);
+    if (hits == NULL) {
+        return -1;
+    }
+    count = PyLong_AsSsize_t(hits);
+    Py_DECREF(hits);
+    if (count == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    more = PyLong_FromSsize_t(count + 1);
+    if (more == NULL) {
+        return -1;
+    }
+    rc = PyObject_SetAttr(jitted, str_hits, more);
+    Py_DECREF(more);
+    if (rc < 0) {
+        return -1;
+    }
+    order = PyObject_GetAttr(jitted, str_order);
+    if (order == NULL) {
+        return -1;
+    }
+    if (!PyDict_CheckExact(order)) {
+        Py_DECREF(order);
+        PyErr_SetString(PyExc_TypeError, "Jitted._order must be a dict");
+        return -1;
+    }
+    if (PyDict_DelItem(order, entry) < 0) {
+        rc = PyErr_ExceptionMatches(PyExc_KeyError) ? 0 : -1;
+        if (rc == 0) {
+            PyErr_Clear();
+        }
+    }
+    else {
+        rc = PyDict_SetItem(order, entry, Py_None);
+    }
+    Py_DECREF(order);
+    return rc;
+}
 
 /* The result of a cached call; NULL without an exception: ask Python. */
 static PyObject *
@@ -1184,19 +1294,20 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     PyObject *entry = NULL;
     PyObject *values[64];
     PyObject *result = NULL;
-    PyObject *run, *outs, *single, *hits, *more;
+    PyObject *run, *outs, *single;
     Py_ssize_t i;
+    Py_ssize_t made = 0; /* values[0:made] are new references */
     int is_global;
+    int x64 = -1; /* read from the state at the first scalar */
 
-    if (n > 64 || array_type == NULL) {
+    if (n > 64 || array_type == NULL || jit_dtypes == NULL) {
         return NULL;
     }
     for (i = 0; i < n; i++) {
-        if (Py_TYPE(args[i]) != array_type) {
-            return NULL;
-        }
-        values[i] = *(PyObject **)((char *)args[i] + value_offset);
-        if (values[i] == NULL) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+
+        if (t != array_type && t != &PyLong_Type && t != &PyFloat_Type &&
+            t != &PyBool_Type && t != &PyComplex_Type) {
             return NULL;
         }
     }
@@ -1211,17 +1322,49 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     }
     PyTuple_SET_ITEM(key, 0, state);
     for (i = 0; i < n; i++) {
-        PyObject *aval = *(PyObject **)((char *)args[i] + key_offset);
-        PyObject *shape;
+        PyObject *a = args[i];
+        PyObject *aval, *shape, *value;
 
-        if (aval == NULL) {
-            goto done;
+        if (Py_TYPE(a) == array_type) {
+            value = *(PyObject **)((char *)a + value_offset);
+            aval = *(PyObject **)((char *)a + key_offset);
+            if (value == NULL || aval == NULL) {
+                goto done;
+            }
+            shape = PyObject_GetAttr(value, str_shape);
+            if (shape == NULL) {
+                goto done;
+            }
+            Py_INCREF(value);
+            Py_INCREF(aval);
         }
-        shape = PyObject_GetAttr(values[i], str_shape);
-        if (shape == NULL) {
-            goto done;
+        else {
+            if (x64 < 0) {
+                PyObject *flag = PyObject_GetAttr(state, str_enable_x64);
+
+                if (flag == NULL) {
+                    goto done;
+                }
+                x64 = PyObject_IsTrue(flag);
+                Py_DECREF(flag);
+                if (x64 < 0) {
+                    goto done;
+                }
+            }
+            value = jit_scalar(a, x64);
+            if (value == NULL) {
+                goto done;
+            }
+            aval = Py_NewRef((PyObject *)Py_TYPE(a));
+            shape = PyTuple_New(0);
+            if (shape == NULL) {
+                Py_DECREF(value);
+                Py_DECREF(aval);
+                goto done;
+            }
         }
-        PyTuple_SET_ITEM(key, 1 + 2 * i, Py_NewRef(aval));
+        values[made++] = value;
+        PyTuple_SET_ITEM(key, 1 + 2 * i, aval);
         PyTuple_SET_ITEM(key, 2 + 2 * i, shape);
     }
     fast = PyObject_GetAttr(jitted, str_fast);
@@ -1233,24 +1376,9 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
         goto done;
     }
     Py_INCREF(entry);
-    hits = PyObject_GetAttr(jitted, str_hits);
-    if (hits == NULL) {
+    if (jit_count_hit(jitted, entry) < 0) {
         goto done;
     }
-    {
-        Py_ssize_t count = PyLong_AsSsize_t(hits);
-
-        Py_DECREF(hits);
-        if (count == -1 && PyErr_Occurred()) {
-            goto done;
-        }
-        more = PyLong_FromSsize_t(count + 1);
-    }
-    if (more == NULL || PyObject_SetAttr(jitted, str_hits, more) < 0) {
-        Py_XDECREF(more);
-        goto done;
-    }
-    Py_DECREF(more);
     run = PyObject_GetAttr(entry, str_run);
     if (run == NULL) {
         goto done;
@@ -1276,6 +1404,9 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     Py_DECREF(single);
     Py_DECREF(outs);
 done:
+    for (i = 0; i < made; i++) {
+        Py_DECREF(values[i]);
+    }
     Py_XDECREF(entry);
     Py_XDECREF(fast);
     Py_DECREF(key);
@@ -1395,8 +1526,9 @@ static PyTypeObject JitCall_Type = {
                 Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = PyDoc_STR(
         "JitCall(fallback)\n--\n\n"
-        "Jitted.__call__ for traced calls with arrays as positional "
-        "arguments; calls fallback, with the same arguments, otherwise."),
+        "Jitted.__call__ for traced calls with arrays and Python scalars "
+        "as positional arguments; calls fallback, with the same arguments, "
+        "otherwise."),
     .tp_traverse = (traverseproc)JitCall_traverse,
     .tp_clear = (inquiry)JitCall_clear,
     .tp_getset = JitCall_getset,
@@ -1409,12 +1541,18 @@ static PyObject *
 configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
               Py_ssize_t nargs)
 {
-    if (nargs != 1 || !PyContextVar_CheckExact(args[0])) {
+    if (nargs != 3 || !PyContextVar_CheckExact(args[0]) ||
+        !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != 7 ||
+        !PyCallable_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
-                        "configure_jit(trace_var) takes a ContextVar");
+                        "configure_jit(trace_var, scalar_dtypes, asarray) "
+                        "takes a ContextVar, a tuple of 7 dtypes and a "
+                        "callable");
         return NULL;
     }
     Py_XSETREF(trace_var, Py_NewRef(args[0]));
+    Py_XSETREF(jit_dtypes, Py_NewRef(args[1]));
+    Py_XSETREF(jit_asarray, Py_NewRef(args[2]));
     Py_RETURN_NONE;
 }
 
@@ -1552,8 +1690,10 @@ static PyMethodDef module_methods[] = {
                "its rank_promotion is 'allow', and the state itself.")},
     {"configure_jit", (PyCFunction)(void (*)(void))configure_jit,
      METH_FASTCALL,
-     PyDoc_STR("configure_jit(trace_var)\n--\n\n"
-               "Set the ContextVar holding the trace running here.")},
+     PyDoc_STR("configure_jit(trace_var, scalar_dtypes, asarray)\n--\n\n"
+               "Set the ContextVar holding the trace running here, the "
+               "dtypes of Python scalar arguments (int32, int64, float32, "
+               "float64, complex64, complex128, bool) and numpy.asarray.")},
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
      METH_FASTCALL,
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
@@ -1595,6 +1735,8 @@ PyInit__speedups(void)
         intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0 ||
         intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0 ||
         intern(&str_fast, "_fast") < 0 || intern(&str_hits, "_hits") < 0 ||
+        intern(&str_order, "_order") < 0 ||
+        intern(&str_enable_x64, "enable_x64") < 0 ||
         intern(&str_run, "run") < 0 || intern(&str_single, "single") < 0 ||
         intern(&str_results, "results") < 0 ||
         intern(&str_shape, "shape") < 0) {

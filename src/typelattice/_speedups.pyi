@@ -20,8 +20,15 @@ def set_global_memos(
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
 
-def configure_jit(trace_var: ContextVar[Any], /) -> None:
-    """Set the ContextVar holding the trace running here."""
+def configure_jit(
+    trace_var: ContextVar[Any],
+    scalar_dtypes: tuple[Any, ...],
+    asarray: Callable[..., Any],
+    /,
+) -> None:
+    """Set the ContextVar holding the trace running here, the dtypes of
+    Python scalar arguments (int32, int64, float32, float64, complex64,
+    complex128, bool) and ``numpy.asarray``."""
 
 def configure_binary(
     array_type: type,
@@ -69,8 +76,9 @@ class FastElementwise:
     def swap(self) -> bool: ...
 
 class JitCall:
-    """``Jitted.__call__`` for traced calls with arrays as positional
-    arguments; calls ``fallback`` with the same arguments otherwise."""
+    """``Jitted.__call__`` for traced calls with arrays and Python scalars
+    as positional arguments; calls ``fallback`` with the same arguments
+    otherwise."""
 
     def __init__(self, fallback: Callable[..., Any]) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
