@@ -18,7 +18,16 @@ import inspect
 import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, Final, Generic, NamedTuple, ParamSpec, TypeVar, overload
+from typing import (
+    Any,
+    Final,
+    Generic,
+    NamedTuple,
+    ParamSpec,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import numpy as np
 
@@ -191,6 +200,8 @@ def _scalar_inputs() -> dict[tuple[type, bool], _ScalarInput]:
     for x64 in (False, True):
         for t, kind in _PY_KINDS.items():
             dt = _dtypes.default_dtype(kind, x64)
+            lo: int | float
+            hi: int | float
             if kind == "i":
                 info = _dtypes.iinfo(dt)
                 lo, hi = int(info.min), int(info.max)
@@ -253,7 +264,7 @@ def _scalar_argument(
 def _scalar_overflow(
     where: str, leaf: Any, dt: np.dtype[Any], x64: bool
 ) -> OverflowError:
-    t = type(leaf)
+    t: type = leaf.__class__
     fixes = ["mark the argument static (static_argnums or static_argnames)"]
     wide = _SCALAR_INPUTS[t, True]
     if not x64 and _scalar_input(leaf, True) is not None:
@@ -500,32 +511,46 @@ def _static_positions(
                 "static_argnames instead"
             ) from None
     names: set[str] = set()
-    for n in static_argnames:
-        if not isinstance(n, str):
+    given: object
+    for given in cast("Sequence[object]", static_argnames):  # (any objects)
+        if not isinstance(given, str):
             raise TypeError(
                 f"jit({name}): static_argnames must be strings (names of "
-                f"parameters), got {n!r:.60}; give positions with "
+                f"parameters), got {given!r:.60}; give positions with "
                 "static_argnums instead"
             )
-        names.add(n)
+        names.add(given)
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):  # builtins without a signature
         return frozenset(nums), frozenset(names)
+    short = getattr(fun, "__name__", name)  # (the message starts with name)
     kinds = inspect.Parameter
-    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    positional = [
+        p
+        for p in params
+        if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
     n = len(positional)
     shown = ", ".join(p.name for p in positional) or "none"
     if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
         bad = sorted(i for i in nums if not -n <= i < n)
         if bad:
-            valid = f"positions 0 to {n - 1} (or -{n} to -1)" if n else "none"
+            if n == 0:
+                takes = f"{short} takes no positional arguments"
+            elif n == 1:
+                takes = f"{short} takes 1 positional argument ({shown}): 0 or -1"
+            else:
+                takes = (
+                    f"{short} takes {n} positional arguments ({shown}): 0 to "
+                    f"{n - 1}, or -{n} to -1 from the end"
+                )
             raise ValueError(
-                f"jit({name}): static_argnums={tuple(sorted(nums))} names no "
-                f"parameter at {', '.join(map(str, bad))}: {name} takes {n} "
-                f"positional argument{'s' if n != 1 else ''} ({shown}), so "
-                f"valid positions are {valid}. Give the position of a "
-                "parameter, or static_argnames=... with its name."
+                f"jit({name}): static_argnums={tuple(sorted(nums))}: "
+                f"{', '.join(map(str, bad))} "
+                f"{'is not the position' if len(bad) == 1 else 'are not positions'}"
+                f" of a parameter; {takes}. Give the position of a parameter, "
+                "or static_argnames=... with its name."
             )
     only = sorted(names & {p.name for p in params if p.kind is kinds.POSITIONAL_ONLY})
     if only:
@@ -534,16 +559,20 @@ def _static_positions(
         )
         raise ValueError(
             f"jit({name}): static_argnames={only} names positional-only "
-            f"parameters of {name}, which no call passes by name. Use "
+            f"parameters of {short}, which no call passes by name. Use "
             f"{where} instead."
         )
     if not any(p.kind is kinds.VAR_KEYWORD for p in params):
-        named = {p.name for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)}
+        named = {
+            p.name
+            for p in params
+            if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+        }
         unknown = sorted(names - named)
         if unknown:
             raise ValueError(
                 f"jit({name}): static_argnames={unknown} names no parameter of "
-                f"{name} (its parameters: {', '.join(sorted(named)) or 'none'}). "
+                f"{short} (its parameters: {', '.join(sorted(named)) or 'none'}). "
                 "Give the name of a parameter, or static_argnums=... with "
                 "its position."
             )
@@ -724,10 +753,11 @@ class Jitted(Generic[P, R]):
             flat: list[Any] = [state]
             values: list[Any] = []
             for a in args:
-                t = a.__class__
+                arg: Any = a
+                t = arg.__class__
                 if t is ArrayImpl:
-                    v = a._value  # pyright: ignore[reportPrivateUsage]
-                    flat.append(a._key)  # pyright: ignore[reportPrivateUsage]
+                    v = arg._value
+                    flat.append(arg._key)
                     flat.append(v.shape)
                 elif t in _SCALAR_TYPES:
                     v = _scalar_input(a, state.enable_x64)
@@ -862,6 +892,19 @@ if _speedups is not None:
     setattr(Jitted, "__call__", _speedups.JitCall(_python_call))  # noqa: B010
 
 
+def _listed(value: Any, what: str, kind: type) -> tuple[Any, ...]:
+    """One ``kind`` or an iterable of them, as a tuple (each checked later)."""
+    if isinstance(value, kind):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        noun = "position" if kind is int else "parameter name"
+        raise TypeError(
+            f"jit: {what} must be a {noun} or a sequence of them, got {value!r:.60}"
+        ) from None
+
+
 @overload
 def jit(
     fun: Callable[P, R],
@@ -918,21 +961,23 @@ def jit(
     >>> f.cache_info()
     CacheInfo(hits=0, misses=1, maxsize=4096, currsize=1)
     """
-    nums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    nums = _listed(static_argnums, "static_argnums", int)
+    names = _listed(static_argnames, "static_argnames", str)
     if cache_size is not None:
+        what = (
+            "jit: cache_size must be a non-negative integer (the number of "
+            f"traced programs kept) or None for no limit, got {cache_size!r:.60}"
+        )
+        if isinstance(cache_size, bool):
+            raise TypeError(what)
         try:
-            size = operator.index(cache_size)
+            cache_size = operator.index(cache_size)
         except TypeError:
-            size = -1
-        if size < 0 or isinstance(cache_size, bool):
-            raise ValueError(
-                f"jit: cache_size must be a non-negative integer (the number of "
-                f"traced programs kept) or None for no limit, got {cache_size!r:.60}"
-            )
-        cache_size = size
+            raise TypeError(what) from None
+        if cache_size < 0:
+            raise ValueError(what)
     if fun is None:
-        return lambda f: Jitted(f, tuple(nums), tuple(names), cache_size)
+        return lambda f: Jitted(f, nums, names, cache_size)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r:.60}")
-    return Jitted(fun, tuple(nums), tuple(names), cache_size)
+    return Jitted(fun, nums, names, cache_size)

@@ -734,13 +734,13 @@ def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
     return _requested(dtype, where)
 
 
-def _result_size(size: object, name: str) -> int:
+def _result_size(size: Any, name: str) -> int:
     """``size=``, the fixed length of a result: a non-negative integer.
 
     TypeError otherwise, as jax.numpy raises for nonzero's family.
     """
     try:
-        n = operator.index(size)  # pyright: ignore[reportArgumentType]
+        n = operator.index(size)
     except TypeError:
         raise TypeError(
             f"{name}: size must be a non-negative integer (the number of "
@@ -874,10 +874,11 @@ def argwhere(
     size = _checked_size(a, size, "argwhere")
     v, key = _one(a, "argwhere")
     columns = _nonzero(wrap(np.atleast_1d(v), key), size, fill_value, "argwhere")
-    rows = np.stack([c._value for c in columns], axis=1)
+    values: list[np.ndarray[Any, Any]] = [np.asarray(c) for c in columns]
+    rows = np.stack(values, axis=1)
     if v.ndim == 0:
         rows = rows[:, :0]
-    return wrap(rows, columns[0]._key)
+    return wrap(rows, _core.aval(columns[0].dtype, columns[0].weak_type))
 
 
 def flatnonzero(
