@@ -32,6 +32,7 @@ from typing import Any, Final, cast
 
 import numpy as np
 
+from typelattice import _dtypes
 from typelattice.numpy import _abstract, _core, _elementwise
 from typelattice.numpy._array import Array, ArrayImpl
 from typelattice.numpy._tracer import (
@@ -397,7 +398,7 @@ class Program:
         self.eqns = eqns
         self.ins = list(ins)
         self.outs = list(outs)
-        self.source, scope = _generate(eqns, self.ins, self.outs)
+        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals)
         code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
         exec(code, scope)
         self.run: Callable[..., tuple[Any, ...]] = scope["program"]
@@ -456,12 +457,68 @@ def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
     return kept
 
 
-def _checked_weak(value: Any, dt: np.dtype[Any], name: str) -> Any:
+# A weak operand holds a Python scalar's value, which must not change on its
+# way to the compute dtype (_core.weak_to checks and says why). The program
+# knows the operand's dtype, so it skips what cannot fail: a conversion to a
+# dtype whose range holds every value of the operand's is a cast (rounding
+# within range is no loss, as for Python scalars: docs/semantics.md, "Data
+# safety"); otherwise a 0-d value within the bounds where no value can
+# change range converts directly, and anything else goes to weak_to.
+
+
+def _bounds(dt: np.dtype[Any]) -> tuple[float, float]:
+    """The smallest and largest finite values of a real dtype."""
+    kind = _dtypes.kind_of(dt)
+    if kind == "b":
+        return 0, 1
+    if kind in "iu":
+        info = _dtypes.iinfo(dt)
+        return int(info.min), int(info.max)
+    top = float(_dtypes.finfo(dt).max)
+    return -top, top
+
+
+@functools.cache
+def _weak_conversion(
+    src: np.dtype[Any], dt: np.dtype[Any]
+) -> tuple[float, float] | tuple[()] | None:
+    """How a weak operand of dtype ``src`` reaches ``dt``: None when every
+    value of ``src`` is within ``dt``'s range (it is simply cast), else the
+    bounds of the 0-d values that surely convert unchanged, or ``()`` when
+    every value is checked (complex operands, and conversions NumPy alone
+    would not refuse: float to integer, anything to bool)."""
+    src_kind, kind = _dtypes.kind_of(src), _dtypes.kind_of(dt)
+    to_integer = kind in "iu" and src_kind in "fc"
+    if kind == "b" or to_integer or (src_kind == "c" and kind != "c"):
+        return ()
+    if src_kind == "c" or kind == "c":
+        real = _dtypes.finfo(src).dtype if src_kind == "c" else src
+        part = _dtypes.finfo(dt).dtype
+        return None if _weak_conversion(np.dtype(real), np.dtype(part)) is None else ()
+    lo, hi = _bounds(src)
+    dlo, dhi = _bounds(dt)
+    return None if dlo <= lo and hi <= dhi else (dlo, dhi)
+
+
+def _checked_weak(
+    value: Any, dt: np.dtype[Any], lo: float, hi: float, name: str
+) -> Any:
+    """A weak operand in ``dt``: directly when it is 0-d and within
+    ``[lo, hi]``, else checked by :func:`_core.weak_to`."""
+    if value.ndim == 0 and lo <= value.item() <= hi:  # (nan, inf: checked)
+        return value.astype(dt)
+    return _core.weak_to(np.asarray(value), dt, name)
+
+
+def _checked_weak_always(value: Any, dt: np.dtype[Any], name: str) -> Any:
     return _core.weak_to(np.asarray(value), dt, name)
 
 
 def _generate(
-    eqns: Sequence[Any], ins: Sequence[int], outs: Sequence[int]
+    eqns: Sequence[Any],
+    ins: Sequence[int],
+    outs: Sequence[int],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
     scope: dict[str, Any] = {
@@ -469,6 +526,7 @@ def _generate(
         "_reset": _core._EXTOBJ.reset,
         "_ignore": _core._IGNORE,
         "_weak": _checked_weak,
+        "_weak_always": _checked_weak_always,
     }
     counter = itertools.count()
 
@@ -493,7 +551,14 @@ def _generate(
                 elif how == _CAST:
                     operands.append(f"v{v}.astype({cd})")
                 else:  # _WEAK: a Python scalar's value must not change
-                    operands.append(f"_weak(v{v}, {cd}, {eqn.name!r})")
+                    bounds = _weak_conversion(avals[v][0][0], eqn.cd)
+                    if bounds is None:
+                        operands.append(f"v{v}.astype({cd})")
+                    elif not bounds:
+                        operands.append(f"_weak_always(v{v}, {cd}, {eqn.name!r})")
+                    else:
+                        lo, hi = (constant(b) for b in bounds)
+                        operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {eqn.name!r})")
             expr = f"{fn}({', '.join(operands)})"
             if eqn.post is not None:
                 expr = f"{expr}.astype({constant(eqn.post)})"
