@@ -1171,6 +1171,12 @@ static PyObject *trace_var;    /* _tracer._current */
 static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
                                   complex64, complex128, bool) */
 static PyObject *jit_asarray;  /* numpy.asarray */
+/* Per dtype of jit_dtypes: Python value -> its read-only 0-d array, for the
+ * values passed again and again (scale factors, learning rates...); cleared
+ * when it reaches JIT_VALUES_MAX entries. Not for complex numbers or float
+ * zeros and nans: equal keys that are different values (-0.0 == 0.0). */
+#define JIT_VALUES_MAX 256
+static PyObject *jit_values[7];
 static PyObject *str_fast;
 static PyObject *str_order;
 static PyObject *str_hits;
@@ -1186,6 +1192,46 @@ typedef struct {
     PyObject *fallback;
     PyObject *dict;
 } JitCall;
+
+/* asarray(args[0], args[1]) from the cache of its dtype, or made, made
+ * read-only (it is shared) and kept there. */
+static PyObject *
+jit_cached_value(PyObject *cache, PyObject *const *args)
+{
+    PyObject *value = PyDict_GetItemWithError(cache, args[0]);
+    PyObject *flags;
+    int rc;
+
+    if (value != NULL) {
+        return Py_NewRef(value);
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    value = PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+    if (value == NULL) {
+        return NULL;
+    }
+    flags = PyObject_GetAttrString(value, "flags");
+    if (flags == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    rc = PyObject_SetAttrString(flags, "writeable", Py_False);
+    Py_DECREF(flags);
+    if (rc < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(cache) >= JIT_VALUES_MAX) {
+        PyDict_Clear(cache);
+    }
+    if (PyDict_SetItem(cache, args[0], value) < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    return value;
+}
 
 /* The 0-d array a Python scalar argument stands for (as _jit._scalar_input
  * makes it); NULL without an exception when it may not fit: ask Python. */
@@ -1232,7 +1278,38 @@ jit_scalar(PyObject *x, int x64)
     }
     args[0] = x;
     args[1] = PyTuple_GET_ITEM(jit_dtypes, slot);
-    return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+    if (t == &PyComplex_Type ||
+        (t == &PyFloat_Type &&
+         !(PyFloat_AS_DOUBLE(x) != 0.0 && PyFloat_AS_DOUBLE(x) == PyFloat_AS_DOUBLE(x)))) {
+        return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+    }
+    return jit_cached_value(jit_values[slot], args);
+}
+
+/* state.enable_x64 (1 or 0; -1: error), remembered for the last state
+ * asked about (states are interned: one object per combination of flags). */
+static int
+jit_x64(PyObject *state)
+{
+    static PyObject *last_state; /* a strong reference: never a reused address */
+    static int last_x64;
+    PyObject *flag;
+    int x64;
+
+    if (state == last_state) {
+        return last_x64;
+    }
+    flag = PyObject_GetAttr(state, str_enable_x64);
+    if (flag == NULL) {
+        return -1;
+    }
+    x64 = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (x64 >= 0) {
+        Py_XSETREF(last_state, Py_NewRef(state));
+        last_x64 = x64;
+    }
+    return x64;
 }
 
 /* jitted._hits += 1, and the entry made the most recently used: moved to the
@@ -1339,17 +1416,8 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
             Py_INCREF(aval);
         }
         else {
-            if (x64 < 0) {
-                PyObject *flag = PyObject_GetAttr(state, str_enable_x64);
-
-                if (flag == NULL) {
-                    goto done;
-                }
-                x64 = PyObject_IsTrue(flag);
-                Py_DECREF(flag);
-                if (x64 < 0) {
-                    goto done;
-                }
+            if (x64 < 0 && (x64 = jit_x64(state)) < 0) {
+                goto done;
             }
             value = jit_scalar(a, x64);
             if (value == NULL) {
@@ -1549,6 +1617,14 @@ configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
                         "takes a ContextVar, a tuple of 7 dtypes and a "
                         "callable");
         return NULL;
+    }
+    for (int i = 0; i < 7; i++) {
+        PyObject *cache = PyDict_New();
+
+        if (cache == NULL) {
+            return NULL;
+        }
+        Py_XSETREF(jit_values[i], cache);
     }
     Py_XSETREF(trace_var, Py_NewRef(args[0]));
     Py_XSETREF(jit_dtypes, Py_NewRef(args[1]));
