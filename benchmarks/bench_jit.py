@@ -13,6 +13,13 @@ on small float32 arrays (8 elements), Python scalars and one int8 array:
    most 1.3x this.
 4. tracing: the cost of the first call (trace, generate and compile the
    program), per operation.
+5. scalar arguments: ``jit(f)(x, 2)`` with a Python scalar against the same
+   call with a weak 0-d array (``typelattice.numpy.asarray(2)``), which
+   stands for the same value and finds the same program. Target: the
+   scalar call costs no more (ratio at most 1.0, within the noise of a
+   shared machine); the eager call is shown too. ``f`` is two operations on
+   8 float32 or int8 elements (the int8 case checks the scalar's value on
+   each call, as the eager call does).
 
 When ``import jax`` succeeds, ``jax.jit`` of the same function written with
 ``jax.numpy`` is timed too (``block_until_ready()`` on every call).
@@ -50,6 +57,7 @@ SIZE = 8
 OPS = 20
 SPEEDUP_TARGET = 2.0  # eager / jit, at least
 NUMPY_TARGET = 1.3  # jit / hand-written NumPy, at most
+SCALAR_TARGET = 1.0  # Python scalar argument / weak 0-d array argument, at most
 
 
 def model(xnp: Any, x: Any, y: Any, k: Any) -> Any:
@@ -87,6 +95,11 @@ def model_numpy(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> np.ndarray:
     n = np.log1p(np.square(m))
     o = np.abs(n - x)
     return np.minimum(o, f32(3.0)) * f32(0.25)
+
+
+def scaled(x: Any, k: Any) -> Any:
+    """Two operations with a scalar argument."""
+    return x * k + 1
 
 
 def operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -174,6 +187,8 @@ def main() -> int:
         calibration_seconds=CALIBRATION_SECONDS,
     )
 
+    scalar_rows = time_scalar_arguments(tx, tk)
+
     traces = []
     for _ in range(TRACE_REPEATS):
         fresh = tl.jit(eager)
@@ -205,7 +220,57 @@ def main() -> int:
         f"tracing (first call):         {trace_seconds * 1e3:6.2f} ms, "
         f"{trace_seconds / OPS * 1e6:.0f} µs per operation (best of {TRACE_REPEATS})"
     )
+    print()
+    print("scalar arguments: jit(f)(x, k), f(x, k) = x * k + 1")
+    print(
+        f"{'x':<8} {'k':<6} {'scalar µs':>9} {'weak 0-d µs':>11} "
+        f"{'eager µs':>8} {'scalar/weak':>11} {'scalar/eager':>12}"
+    )
+    print("-" * 71)
+    for x_name, k_name, scalar, weak, eager in scalar_rows:
+        ratio = scalar / weak
+        verdict = "PASS" if ratio <= SCALAR_TARGET else "MISS"
+        print(
+            f"{x_name:<8} {k_name:<6} {scalar * 1e6:>9.2f} {weak * 1e6:>11.2f} "
+            f"{eager * 1e6:>8.2f} {ratio:>10.2f}x {scalar / eager:>11.2f}x  "
+            f"{verdict} (target <= {SCALAR_TARGET}x)"
+        )
     return 0
+
+
+def time_scalar_arguments(
+    tx: Any, tk: Any
+) -> list[tuple[str, str, float, float, float]]:
+    """Seconds per call of jit(scaled) with a Python scalar, with the weak
+    0-d array of the same value, and of the eager call, per case."""
+    jitted = tl.jit(scaled)
+    cases = [("float32", 2, tx), ("float32", 2.5, tx), ("int8", 3, tk)]
+    namespace: dict[str, Any] = {"jitted": jitted, "scaled": scaled}
+    timers: dict[str, timeit.Timer] = {}
+    for i, (_, k, x) in enumerate(cases):
+        weak = tnp.asarray(k)
+        assert weak.weak_type and weak.ndim == 0
+        want = scaled(x, k)
+        for got in (jitted(x, k), jitted(x, weak)):
+            if (got.dtype, got.weak_type) != (want.dtype, want.weak_type) or not (
+                np.array_equal(np.asarray(got), np.asarray(want))
+            ):
+                raise SystemExit(f"jit gave {got!r}, eager {want!r}")
+        namespace.update({f"x{i}": x, f"k{i}": k, f"w{i}": weak})
+        timers[f"scalar{i}"] = timeit.Timer(f"jitted(x{i}, k{i})", globals=namespace)
+        timers[f"weak{i}"] = timeit.Timer(f"jitted(x{i}, w{i})", globals=namespace)
+        timers[f"eager{i}"] = timeit.Timer(f"scaled(x{i}, k{i})", globals=namespace)
+    best = best_seconds(
+        timers,
+        warmup=20,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
+    return [
+        (x_name, repr(k), best[f"scalar{i}"], best[f"weak{i}"], best[f"eager{i}"])
+        for i, (x_name, k, _) in enumerate(cases)
+    ]
 
 
 if __name__ == "__main__":

@@ -281,6 +281,27 @@ def test_scalar_arguments_in_c_answer_as_python(scalar: Any, x64: bool) -> None:
                 assert jitted == eager
 
 
+def test_repeated_and_distinct_scalar_values() -> None:
+    """Each call sees its own value: equal keys of different values (0.0 and
+    -0.0, 1 and True, 1 and 1.0) and thousands of distinct values too."""
+    python_call = getattr(vars(Jitted)["__call__"], "fallback", None)
+
+    def pair(x: Any, k: Any) -> Any:
+        return x * k, k
+
+    f = tl.jit(pair)
+    x = zeros(2) + 1
+    values = [0.0, -0.0, 0.0, -0.0, 1, True, 1.0, 1, True, 2.5, float("nan"), 2.5]
+    values += list(range(-1000, 1000, 3)) + [v / 7 for v in range(600)]
+    for v in values:
+        got = f(x, v)
+        want = pair(x, tnp.asarray(v))
+        assert [describe(a) for a in got] == [describe(a) for a in want], v
+        if python_call is not None:
+            again = python_call(f, x, v)
+            assert [describe(a) for a in again] == [describe(a) for a in want]
+
+
 @needs_c
 def test_c_path_answers_scalar_calls() -> None:
     f = tl.jit(times)
@@ -483,3 +504,52 @@ def test_static_arguments_must_name_parameters() -> None:
 
     g = tl.jit(spread, static_argnums=7, static_argnames="k")
     assert describe(g(x, k=3)) == describe(x * 3)
+
+
+# -- weak operands in programs ----------------------------------------------------
+
+BOUNDARIES = {
+    "int8": [127, 128, -128, -129, 2**31 - 1],
+    "uint8": [0, -1, 255, 256],
+    "int16": [32767, 32768, -32769],
+    "float16": [
+        65504.0,
+        65519.0,
+        65520.0,
+        1e5,
+        -1e5,
+        float("inf"),
+        float("nan"),
+        70000,
+    ],
+    "bfloat16": [3.3895313892515355e38, 3.39e38, 3.4e38, -3.4e38, 1e30, 300],
+    "float32": [3.4028234663852886e38, 2**31 - 1, -(2**31), 1e30],
+    "complex64": [1e30, 1 + 1j, complex(3e38, 1)],
+}
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [(d, v) for d, values in BOUNDARIES.items() for v in values],
+    ids=lambda p: repr(p),
+)
+@pytest.mark.parametrize("form", ["scalar", "weak 0-d", "weak 1-d"])
+def test_weak_operands_convert_as_eagerly(dtype: str, value: Any, form: str) -> None:
+    """A program converts a weak operand to the compute dtype exactly as the
+    eager call does (casting what cannot change, checking the rest): same
+    values, same refusals."""
+    x = tnp.asarray(np.asarray([1, 2], dtype=dtype))
+    if form == "scalar":
+        k: Any = value
+    elif form == "weak 0-d":
+        k = tnp.asarray(value)
+    else:
+        k = tnp.broadcast_to(tnp.asarray(value), (2,))
+    for x64 in (False, True):
+        with tl.enable_x64(x64):
+            eager = outcome(lambda: times(x, k))
+            jitted = outcome(lambda: tl.jit(times)(x, k))
+        if isinstance(eager[1], str):  # refused: messages differ (jit names
+            assert jitted[0] is eager[0], (jitted, eager)  # the argument)
+        else:
+            assert jitted == eager
