@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <structmember.h> /* T_OBJECT_EX: the slots of __slots__ */
 
 #ifdef Py_GIL_DISABLED
@@ -1171,12 +1172,22 @@ static PyObject *trace_var;    /* _tracer._current */
 static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
                                   complex64, complex128, bool) */
 static PyObject *jit_asarray;  /* numpy.asarray */
-/* Per dtype of jit_dtypes: Python value -> its read-only 0-d array, for the
- * values passed again and again (scale factors, learning rates...); cleared
- * when it reaches JIT_VALUES_MAX entries. Not for complex numbers or float
- * zeros and nans: equal keys that are different values (-0.0 == 0.0). */
-#define JIT_VALUES_MAX 256
-static PyObject *jit_values[7];
+/*
+ * The 0-d arrays of scalar values passed again and again (scale factors,
+ * learning rates...), per dtype of jit_dtypes: a table of JIT_VALUE_SLOTS
+ * entries indexed by a hash of the value's bits (an integer's, a double's:
+ * so -0.0 and 0.0, or two nans, are told apart by their bits). A value is
+ * kept when it is seen a second time in its slot (then its array is made
+ * read-only: it is shared by the calls, and by results that return the
+ * argument itself); values seen once cost no more than a plain conversion.
+ */
+#define JIT_VALUE_SLOTS 64
+typedef struct {
+    unsigned long long bits; /* the value (an integer, or a double's bits) */
+    PyObject *array;         /* its read-only 0-d array, once seen twice */
+    int used;                /* bits holds a value */
+} JitValue;
+static JitValue jit_values[7][JIT_VALUE_SLOTS];
 static PyObject *str_fast;
 static PyObject *str_order;
 static PyObject *str_hits;
@@ -1193,24 +1204,31 @@ typedef struct {
     PyObject *dict;
 } JitCall;
 
-/* asarray(args[0], args[1]) from the cache of its dtype, or made, made
- * read-only (it is shared) and kept there. */
+/* asarray(args[0], args[1]), the value args[0] having these bits, from
+ * its entry in table or made (and kept, read-only, when seen twice). */
 static PyObject *
-jit_cached_value(PyObject *cache, PyObject *const *args)
+jit_cached_value(JitValue *table, unsigned long long bits,
+                 PyObject *const *args)
 {
-    PyObject *value = PyDict_GetItemWithError(cache, args[0]);
-    PyObject *flags;
+    JitValue *e = &table[(bits * 0x9E3779B97F4A7C15ull) >> 58];
+    PyObject *value, *flags, *old;
+    int again = e->used && e->bits == bits;
     int rc;
 
-    if (value != NULL) {
-        return Py_NewRef(value);
-    }
-    if (PyErr_Occurred()) {
-        return NULL;
+    if (again && e->array != NULL) {
+        return Py_NewRef(e->array);
     }
     value = PyObject_Vectorcall(jit_asarray, args, 2, NULL);
     if (value == NULL) {
         return NULL;
+    }
+    if (!again) { /* the first time here: remembered, not kept */
+        old = e->array;
+        e->bits = bits;
+        e->used = 1;
+        e->array = NULL;
+        Py_XDECREF(old);
+        return value;
     }
     flags = PyObject_GetAttrString(value, "flags");
     if (flags == NULL) {
@@ -1223,12 +1241,8 @@ jit_cached_value(PyObject *cache, PyObject *const *args)
         Py_DECREF(value);
         return NULL;
     }
-    if (PyDict_GET_SIZE(cache) >= JIT_VALUES_MAX) {
-        PyDict_Clear(cache);
-    }
-    if (PyDict_SetItem(cache, args[0], value) < 0) {
-        Py_DECREF(value);
-        return NULL;
+    if (e->used && e->bits == bits && e->array == NULL) { /* (still ours) */
+        e->array = Py_NewRef(value);
     }
     return value;
 }
@@ -1240,12 +1254,15 @@ jit_scalar(PyObject *x, int x64)
 {
     PyTypeObject *t = Py_TYPE(x);
     PyObject *args[2];
-    Py_ssize_t slot;
+    unsigned long long bits;
+    Py_complex c;
 
+    args[0] = x;
     if (t == &PyBool_Type) {
-        slot = 6;
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, 6);
+        return jit_cached_value(jit_values[6], x == Py_True, args);
     }
-    else if (t == &PyLong_Type) {
+    if (t == &PyLong_Type) {
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
 
@@ -1255,35 +1272,30 @@ jit_scalar(PyObject *x, int x64)
         if (overflow != 0 || (!x64 && (v < INT32_MIN || v > INT32_MAX))) {
             return NULL;
         }
-        slot = x64;
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, x64);
+        return jit_cached_value(jit_values[x64], (unsigned long long)v, args);
     }
-    else if (t == &PyFloat_Type) {
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(x);
+
         /* Any double is a float64; finite values up to FLT_MAX in magnitude
          * are finite float32s (inf and nan fail the test: Python decides). */
-        if (!x64 && !(fabs(PyFloat_AS_DOUBLE(x)) <= FLT_MAX)) {
+        if (!x64 && !(fabs(d) <= FLT_MAX)) {
             return NULL;
         }
-        slot = 2 + x64;
+        memcpy(&bits, &d, sizeof bits);
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, 2 + x64);
+        return jit_cached_value(jit_values[2 + x64], bits, args);
     }
-    else if (t == &PyComplex_Type) {
-        Py_complex c = PyComplex_AsCComplex(x);
-
-        if (!x64 && !(fabs(c.real) <= FLT_MAX && fabs(c.imag) <= FLT_MAX)) {
-            return NULL;
-        }
-        slot = 4 + x64;
-    }
-    else {
+    if (t != &PyComplex_Type) {
         return NULL;
     }
-    args[0] = x;
-    args[1] = PyTuple_GET_ITEM(jit_dtypes, slot);
-    if (t == &PyComplex_Type ||
-        (t == &PyFloat_Type &&
-         !(PyFloat_AS_DOUBLE(x) != 0.0 && PyFloat_AS_DOUBLE(x) == PyFloat_AS_DOUBLE(x)))) {
-        return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+    c = PyComplex_AsCComplex(x); /* (not kept: rarely a constant) */
+    if (!x64 && !(fabs(c.real) <= FLT_MAX && fabs(c.imag) <= FLT_MAX)) {
+        return NULL;
     }
-    return jit_cached_value(jit_values[slot], args);
+    args[1] = PyTuple_GET_ITEM(jit_dtypes, 4 + x64);
+    return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
 }
 
 /* state.enable_x64 (1 or 0; -1: error), remembered for the last state
@@ -1618,13 +1630,11 @@ configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
                         "callable");
         return NULL;
     }
-    for (int i = 0; i < 7; i++) {
-        PyObject *cache = PyDict_New();
-
-        if (cache == NULL) {
-            return NULL;
+    for (int i = 0; i < 7; i++) { /* (the dtypes may be others now) */
+        for (int j = 0; j < JIT_VALUE_SLOTS; j++) {
+            jit_values[i][j].used = 0;
+            Py_CLEAR(jit_values[i][j].array);
         }
-        Py_XSETREF(jit_values[i], cache);
     }
     Py_XSETREF(trace_var, Py_NewRef(args[0]));
     Py_XSETREF(jit_dtypes, Py_NewRef(args[1]));
