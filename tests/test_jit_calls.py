@@ -302,6 +302,32 @@ def test_repeated_and_distinct_scalar_values() -> None:
             assert [describe(a) for a in again] == [describe(a) for a in want]
 
 
+def test_repeated_values_in_each_mode() -> None:
+    """A value passed again and again keeps its mode's dtype and weak flag
+    (the C path keeps the converted values of each dtype apart)."""
+
+    def same(k: Any) -> Any:
+        return k
+
+    g = tl.jit(same)
+    for value, x32, x64 in [
+        (7, "int32", "int64"),
+        (1.5, "float32", "float64"),
+        (-0.0, "float32", "float64"),
+        (True, "bool", "bool"),
+        (1j, "complex64", "complex128"),
+    ]:
+        for _ in range(4):
+            assert describe(g(value)) == describe(tnp.asarray(value))
+            assert g(value).dtype == np.dtype(x32)
+            with tl.enable_x64():
+                assert describe(g(value)) == describe(tnp.asarray(value))
+                assert g(value).dtype == np.dtype(x64)
+        with pytest.raises(ValueError, match="read-only"):
+            np.asarray(g(value))[...] = 0  # (shared by the calls: never written)
+    assert g(7) is not g(7)
+
+
 @needs_c
 def test_c_path_answers_scalar_calls() -> None:
     f = tl.jit(times)
