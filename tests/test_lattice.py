@@ -3,9 +3,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import sys
-import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from pathlib import Path
 from typing import TypeVar
 
@@ -13,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support import chain_edges, with_small_stack
 from typelattice import JoinError, Lattice, LatticeError
 from typelattice._lattice import ProblemScan
 
-T = TypeVar("T")
 N = TypeVar("N", bound=Hashable)
 
 DIAMOND = {"bottom": ["a", "b"], "a": ["top"], "b": ["top"]}
@@ -136,35 +134,8 @@ def test_from_file_rejects_bad_shapes_and_non_lattices(tmp_path: Path) -> None:
 # -- lattices of any size -----------------------------------------------------------
 #
 # A recursive walk fails on a long chain with RecursionError. These tests run
-# with a recursion limit far below the size of the graphs, in a thread of their
-# own (whose stack starts nearly empty), so that any recursion shows.
-
-
-def with_small_stack(fn: Callable[[], T]) -> T:
-    """``fn()`` run with a recursion limit of 100 frames."""
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(100)
-        try:
-            results.append(fn())
-        except BaseException as err:  # re-raised in the caller's thread
-            errors.append(err)
-        finally:
-            sys.setrecursionlimit(limit)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return results[0]
-
-
-def chain_edges(n: int) -> dict[str, list[str]]:
-    return {f"n{i}": [f"n{i + 1}"] for i in range(n - 1)}
+# with a recursion limit far below the size of the graphs (with_small_stack),
+# so that any recursion shows.
 
 
 def test_the_small_stack_does_catch_recursion() -> None:
