@@ -199,7 +199,8 @@ def set_bits(bits: int) -> list[int]:
     >>> set_bits(0b10110)
     [1, 2, 4]
     """
-    if bits.bit_count() * 5 > bits.bit_length():
+    count = bits.bit_count()
+    if count > 64 and count * 5 > bits.bit_length():
         # Dense: reading the binary digits beats peeling bits off one by one,
         # each peel an operation on the whole int.
         return [p for p, digit in enumerate(f"{bits:b}"[::-1]) if digit == "1"]
@@ -232,53 +233,49 @@ class _Reach:
         self.position: dict[Any, int] = {n: p for p, n in enumerate(self.order)}
         pos = self.position
         size = len(self.order)
-        # Each position's component, as a bitset.
+        # Each component's positions, and each position's component as a
+        # bitset.
+        spans: list[range] = []
         self.component = [0] * size
-        start = 0
         for comp in self.comps:
-            mask = ((1 << len(comp)) - 1) << start
-            self.component[start : start + len(comp)] = [mask] * len(comp)
-            start += len(comp)
+            span = range(pos[comp[0]], pos[comp[0]] + len(comp))
+            spans.append(span)
+            self.component[span.start : span.stop] = [
+                ((1 << len(span)) - 1) << span.start
+            ] * len(span)
         succ_at = [[pos[s] for s in succ[n]] for n in self.order]
         pred_at: list[list[int]] = [[] for _ in range(size)]
         for p, ups in enumerate(succ_at):
             for q in ups:
                 pred_at[q].append(p)
-        firsts = [pos[comp[0]] for comp in self.comps]
         # The closure, one component at a time: upward from the sinks of
         # the condensation, downward from its sources. A successor inside
         # the component is not done yet and adds nothing: its bits are the
         # component's own.
         self.up = [0] * size
-        for first in reversed(firsts):
-            bits = self.component[first]
-            for p in set_bits(bits):
+        for span in reversed(spans):
+            bits = self.component[span.start]
+            for p in span:
                 for q in succ_at[p]:
                     bits |= self.up[q]
-            for p in set_bits(self.component[first]):
-                self.up[p] = bits
+            self.up[span.start : span.stop] = [bits] * len(span)
         self.down = [0] * size
-        for first in firsts:
-            bits = self.component[first]
-            for p in set_bits(bits):
+        for span in spans:
+            bits = self.component[span.start]
+            for p in span:
                 for q in pred_at[p]:
                     bits |= self.down[q]
-            for p in set_bits(self.component[first]):
-                self.down[p] = bits
+            self.down[span.start : span.stop] = [bits] * len(span)
         # The nodes sharing an upper bound with a node: those below one of
         # its maximal upper bounds. A node below a successor's maximal upper
         # bounds is below its own, so the successors' sets are enough.
         self.meets = [0] * size
-        for first in reversed(firsts):
-            mine = self.component[first]
-            outside = [
-                q for p in set_bits(mine) for q in succ_at[p] if not mine >> q & 1
-            ]
-            bits = self.down[first] if not outside else 0
+        for span in reversed(spans):
+            outside = [q for p in span for q in succ_at[p] if q not in span]
+            bits = 0 if outside else self.down[span.start]
             for q in outside:
                 bits |= self.meets[q]
-            for p in set_bits(mine):
-                self.meets[p] = bits
+            self.meets[span.start : span.stop] = [bits] * len(span)
         self.not_up = [~bits for bits in self.up]
 
     def nodes(self, bits: int) -> list[Any]:
