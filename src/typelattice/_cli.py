@@ -452,7 +452,7 @@ examples:
   typelattice compare numpy torch --laws   measure both; find non-associative triples
   typelattice draw -o lattice.svg          a Hasse diagram of the lattice
   typelattice explain int8 uint8 float16   the join, step by step
-  typelattice check my_lattice.toml        is it a lattice? every counterexample
+  typelattice check my_lattice.toml        is it a lattice? the counterexamples
 
 Run 'typelattice COMMAND --help' for a command's options.
 """
