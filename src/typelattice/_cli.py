@@ -108,7 +108,7 @@ def _listed(spec: str) -> list[str]:
     if not names:
         raise _Fail(
             f"--types {spec!r} names no type: give comma-separated codes "
-            "(e.g. --types i1,u1,f4), 'seed' or 'all'"
+            "(e.g. --types i1,u1,f4), 'default' or 'all'"
         )
     twice = [n for n in dict.fromkeys(names) if names.count(n) > 1]
     if twice:
