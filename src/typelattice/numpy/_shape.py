@@ -225,8 +225,8 @@ def _joined(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(elements))
-    values = [np.asarray(v, dtype=cd) for v in conv]
+    conv, plan = promote(promotion_op(name), tuple(elements))
+    values = [np.asarray(v, dtype=plan.cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "
@@ -235,8 +235,8 @@ def _joined(
     try:
         out = fn(values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    return wrap(np.asarray(out), out_key)
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), plan.out_key)
 
 
 def concatenate(
@@ -253,7 +253,7 @@ def concatenate(
         arrays = [ravel(a) for a in arrays]
         axis = 0
     out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
-    return out if dtype is None else _astype(out, dtype)
+    return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
@@ -269,25 +269,25 @@ def stack(
 ) -> Array:
     """Join arrays along a new axis; their dtypes are promoted."""
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "stack")
 
 
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays)."""
     res = _joined("hstack", tup, np.hstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "hstack")
 
 
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows)."""
     res = _joined("vstack", tup, np.vstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "vstack")
 
 
-def _astype(x: Array, dtype: Any) -> Array:
-    from typelattice.numpy._creation import astype
+def _astype(x: Array, dtype: Any, where: str) -> Array:
+    from typelattice.numpy._creation import convert_to
 
-    return astype(x, dtype)
+    return convert_to(x, dtype, where)
 
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
@@ -298,7 +298,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
     except ValueError as err:
-        raise ValueError(f"split: {err}") from None
+        raise ValueError(_core.prefixed("split", err)) from None
     return [wrap(p, key) for p in parts]
 
 
@@ -646,7 +646,7 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
             f"changing them (they promote to {joined}); cast them explicitly, "
             f"e.g. values.astype('{dt}')"
         )
-    return _core.convert(v, dt, where)
+    return _core.convert(v, dt, where, use="array")
 
 
 # -- sorting ----------------------------------------------------------------
@@ -813,7 +813,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     try:
         out = np.diagonal(v, offset, axis1, axis2)
     except ValueError as err:
-        raise ValueError(f"diagonal: {err}") from None
+        raise ValueError(_core.prefixed("diagonal", err)) from None
     return from_numpy(np.array(out))
 
 
@@ -841,7 +841,8 @@ def searchsorted(
             f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
             "'sort' or 'compare_all'"
         )
-    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    conv, plan = promote(promotion_op("searchsorted"), (a, v))
+    cd = plan.cd
     sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
     if sorted_.ndim != 1:
         raise ValueError(
@@ -929,7 +930,7 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     try:
         out = np.ascontiguousarray(v).view(dt)
     except ValueError as err:
-        raise ValueError(f"view: {err}") from None
+        raise ValueError(_core.prefixed("view", err)) from None
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))
