@@ -647,14 +647,14 @@ def can_lose_range(src: np.dtype[Any], dst: np.dtype[Any]) -> bool:
     """
     if src == dst or kind_of(dst) == "b":
         return False
-    src_kind, dst_kind = kind_of(src), kind_of(dst)
-    if src_kind in "fc" and dst_kind in "iu":
-        return True  # inf and nan have no integer value
     lo, hi = value_range(src)
     dst_lo, dst_hi = value_range(dst)
+    if kind_of(dst) in "iu":  # floats become integers by truncation
+        lo, hi = math.trunc(lo), math.trunc(hi)
     if lo < dst_lo or hi > dst_hi:
         return True
-    if src_kind in "fc":
+    if kind_of(src) in "fc":
+        # inf and nan: integers have neither; some small floats lack one.
         src_inf, src_nan = _nonfinite_kept(src)
         dst_inf, dst_nan = _nonfinite_kept(dst)
         return (src_inf and not dst_inf) or (src_nan and not dst_nan)

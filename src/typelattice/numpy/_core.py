@@ -265,6 +265,19 @@ def _an(dt: DType) -> str:
     return f"{'an' if dt.name.startswith('int') else 'a'} {dt.name}"
 
 
+def converted(value: np.ndarray[Any, Any], dt: DType) -> np.ndarray[Any, Any]:
+    """``value.astype(dt)``, NumPy's floating point warnings off; through
+    float64 (or int64, complex128), which hold every value of the smaller
+    types exactly, where ml_dtypes has no direct conversion (between some
+    float8 types, between narrow integers)."""
+    try:
+        return ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
+    except TypeError:
+        kind = _dtypes.kind_of(value.dtype)
+        wide = np.complex128 if kind == "c" else np.float64 if kind == "f" else np.int64
+        return ignore_fp_errors(value.astype(wide).astype, dt)  # type: ignore[no-any-return]
+
+
 def _item(x: Any) -> Any:
     """A NumPy scalar or 0-d array as a Python number (ml_dtypes' types too)."""
     a = np.asarray(x)
@@ -311,7 +324,7 @@ def lost_value(value: np.ndarray[Any, Any], dt: DType) -> Any:
             t = np.trunc(part)
             bad = ~np.isfinite(part) | (t < dst_lo) | (t >= float(dst_hi + 1))
     else:
-        out = ignore_fp_errors(value.astype, dt)
+        out = converted(value, dt)
         if _dtypes.kind_of(dt) == "c":
             pairs = [(wide.real, out.real), (wide.imag, out.imag)]
         else:
@@ -338,8 +351,7 @@ def _int_fits(v: int, dt: DType) -> bool:
     if _dtypes.kind_of(dt) in "iu":
         lo, hi = _dtypes.value_range(dt)
         return lo <= v <= hi
-    converted = ignore_fp_errors(np.asarray(v).astype, dt)
-    out = ignore_fp_errors(converted.astype, np.complex128).real
+    out = converted(np.asarray(v), dt).astype(np.complex128).real
     if not math.isfinite(out):
         return False
     return not (_dtypes.saturates(dt) and abs(v) >= _dtypes.overflow_limit(dt))
@@ -361,7 +373,7 @@ def checked_cast(
     check_fits(value, dt, where, fix, use)
     if _dtypes.kind_of(value.dtype) == "c" and _dtypes.kind_of(dt) != "c":
         value = value.real  # the imaginary parts are zero (checked)
-    return ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
+    return converted(value, dt)
 
 
 def check_fits(
@@ -458,7 +470,7 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
         value,
         narrow,
         f"{where} ({value.dtype} becomes {narrow} with enable_x64=False)",
-        f"To keep it, {_x64_fix()}.",
+        f"Fix: to keep it, {_x64_fix()}.",
     )
 
 

@@ -69,12 +69,12 @@ def _product(
         compute = _F32 if cd in _UPCAST else cd
     else:
         compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
-    # Otherwise the operands are converted to the preferred type first:
-    # checked, for a preferred type that cannot hold their values.
-    values = [
-        _core.checked_cast(v, compute, name, use="preferred_element_type")
-        for v in values
-    ]
+        # Otherwise the operands are converted to the preferred type first
+        # (computing in float32 for the narrow floats): values it cannot
+        # hold are refused (see docs/semantics.md, "Data safety").
+        for v in values:
+            _core.check_fits(v, out_dt, name, use="preferred_element_type")
+    values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:

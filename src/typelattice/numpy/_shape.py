@@ -44,7 +44,11 @@ def _same(
     name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
 ) -> Array:
     v, key = _one(a, name)
-    return wrap(np.asarray(fn(v, *args, **kwargs)), key)
+    try:
+        out = fn(v, *args, **kwargs)
+    except ValueError as err:
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), key)
 
 
 def reshape(
