@@ -277,6 +277,9 @@ DTYPE_REQUESTS: dict[str, Callable[[Array], Any]] = {
         tnp.reshape(tnp.concatenate([x, x]), (2, 2)), dtype="int8"
     ),
     "matmul": lambda x: tnp.matmul(x, x, preferred_element_type="float16"),
+    "dot-of-floats": lambda x: tnp.dot(
+        x.astype("float32"), x.astype("float32"), preferred_element_type="int8"
+    ),
 }
 
 

@@ -450,10 +450,10 @@ static PyTypeObject FastPath_Type = {
  * reads the plan the Python code built -- an _elementwise.Plan (fn, convs,
  * out_key, fp, cd), with a Conv (how, lo, hi) per operand -- and does what
  * the Python code does with it; the conversions that can raise call the
- * Python helpers themselves. Anything else -- another operand type (tracers, lists, NumPy
- * arrays), a missing plan, a rank_promotion check, a ValueError from a binary
- * NumPy call (whose message Python rewrites) -- is handed to fallback with
- * the arguments exactly as given.
+ * Python helpers themselves. Anything else -- another operand type
+ * (tracers, lists, NumPy arrays), a missing plan, a rank_promotion check, a
+ * ValueError from a binary NumPy call (whose message Python rewrites) -- is
+ * handed to fallback with the arguments exactly as given.
  *
  * With swap, the arguments are (self, other) of a reflected operator
  * (__radd__): the function is applied to (other, self). The type is a
@@ -464,7 +464,14 @@ static PyTypeObject FastPath_Type = {
  * checks at import that CONVERSIONS (built from this enum) names the same
  * codes. CHECK: an array whose values may not all convert; the Python
  * checker reads them (and raises), then the ufunc casts it as for CAST. */
-enum conversion { KEEP = 0, CAST = 1, INT = 2, SCALAR = 3, WEAK = 4, CHECK = 5 };
+enum conversion {
+    KEEP = 0,
+    CAST = 1,
+    INT = 2,
+    SCALAR = 3,
+    WEAK = 4,
+    CHECK = 5,
+};
 static const struct {
     const char *name;
     enum conversion code;
@@ -481,7 +488,8 @@ static PyObject *fp_var;    /* NumPy's error-state ContextVar */
 static PyObject *fp_ignore; /* its value with every warning off */
 static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
 static PyObject *weak_to;   /* _core.weak_to(value, dtype, name) */
-static PyObject *check_operand; /* _core.check_operand(value, dtype, name, pos) */
+/* _core.check_operand(value, dtype, name, pos) */
+static PyObject *check_operand;
 static PyObject *cast_call; /* _elementwise._cast_call(fn, x, y, dtype) */
 static PyObject *finish;    /* _elementwise.finish(out, out_key) */
 static PyObject *asarray;   /* numpy.asarray(value, dtype) */

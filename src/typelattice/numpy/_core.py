@@ -132,9 +132,6 @@ def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _EXTOBJ.reset(token)
 
 
-# -- operands ---------------------------------------------------------------
-
-
 # -- data safety: conversions must not change values -------------------------
 #
 # Every conversion an operation makes on its own (an operand to the dtype it
@@ -309,11 +306,13 @@ def lost_value(value: np.ndarray[Any, Any], dt: DType) -> Any:
     if _dtypes.kind_of(src) in "biu":
         lo, hi = _dtypes.value_range(src)
         dst_lo, dst_hi = _dtypes.value_range(dt)
-        for below, extreme in ((False, np.max), (True, np.min)):
-            if (lo < dst_lo) if below else (hi > dst_hi):
-                v = _item(extreme(value))
-                if not _int_fits(v, dt):
-                    return v
+        sides = [np.max] if hi > dst_hi else []
+        if lo < dst_lo:
+            sides.append(np.min)
+        for extreme in sides:
+            v = _item(extreme(value))
+            if not _int_fits(v, dt):
+                return v
         return None
     # Floating and complex values: each one is checked.
     wide = value.astype(np.complex128 if _dtypes.kind_of(src) == "c" else np.float64)
@@ -474,6 +473,9 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
     )
 
 
+# -- operands ---------------------------------------------------------------
+
+
 def _not_arraylike(fname: str, pos: int, x: object) -> TypeError:
     what = type(x).__name__
     if isinstance(x, list | tuple):
@@ -585,8 +587,10 @@ def python_scalar_to(value: Any, dt: DType, fname: str, use: str = "operands") -
             "real part explicitly (z.real), or use a complex dtype, e.g. "
             "dtype='complex64'."
         )
-    if t is bool or kind == "b":
-        return np.asarray(value, dt)
+    if kind == "b":
+        return np.asarray(value, dt)  # a truth value
+    if t is bool:  # 0 or 1 (float8_e8m0fnu has no 0)
+        return python_scalar_to(int(value), dt, fname, use)
     if kind in "iu":
         whole = value
         if t is float:

@@ -63,9 +63,10 @@ def _product(
         # type (discarding the imaginary part, which astype warns about).
         compute = np.dtype("complex128") if out_dt.itemsize == 8 else cd
     elif from_float:
-        # As JAX: floats of one type give their product, then converted as
-        # astype converts (toward zero, saturating). Operands of different
-        # types are converted to the preferred type first (below).
+        # As JAX: floats of one type give their product, then converted
+        # toward zero (a product the type cannot hold raises below, where
+        # JAX saturates). Operands of different types are converted to the
+        # preferred type first.
         compute = _F32 if cd in _UPCAST else cd
     else:
         compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
@@ -79,7 +80,10 @@ def _product(
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
         raise ValueError(_core.prefixed(name, err)) from None
-    if from_complex or from_float:
+    if from_float:
+        use = "preferred_element_type"
+        return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)
+    if from_complex:
         from typelattice.numpy._creation import (
             _cast,  # pyright: ignore[reportPrivateUsage]
         )
