@@ -46,7 +46,7 @@ Run it with the interpreter that has typelattice installed::
 
     python benchmarks/bench_numpy.py
 
-It needs NumPy and typelattice, uses about 250 MB of memory (about 550 MB
+It needs NumPy and typelattice, uses about 350 MB of memory (about 650 MB
 with JAX) and takes 5 to 15 seconds.
 """
 

@@ -330,7 +330,7 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
         elif how == _CHECK:
             checked = _core.check_operand(item, cd, name, i)
-            ins.append((None, _core.ignore_fp_errors(checked.astype, cd)))
+            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
         elif how == _WEAK:
             ins.append((None, _core.weak_to(item, cd, name)))
         elif how == _INT:
@@ -500,7 +500,7 @@ def _generate(
                     operands.append(f"v{v}.astype({cd})")
                 elif how == _CHECK:  # values that may not fit: checked first
                     check = f"_check(v{v}, {cd}, {eqn.name!r}, {i})"
-                    operands.append(f"{check}.astype({cd})")
+                    operands.append(f"{check}.astype({cd}, copy=False)")
                 else:  # _WEAK: a Python scalar's value must not change
                     operands.append(f"_weak(v{v}, {cd}, {eqn.name!r})")
             expr = f"{fn}({', '.join(operands)})"
