@@ -31,7 +31,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 3
+#define API_VERSION 4
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -447,21 +447,38 @@ static PyTypeObject FastPath_Type = {
  * binary elementwise function of typelattice.numpy (_elementwise.make_unary,
  * make_binary) for the common operands: arrays (exactly ArrayImpl) and
  * Python scalars, with a cached plan and (binary) rank promotion allowed. It
- * reads the plan the Python code built -- (fn, convs, out_key, fp, cd), a
- * (how, lo, hi) conversion per operand -- and does what the Python code does
- * with it; the conversions that can raise call the Python helpers
- * themselves. Anything else -- another operand type (tracers, lists, NumPy
- * arrays), a missing plan, a rank_promotion check, a ValueError from a binary
- * NumPy call (whose message Python rewrites) -- is handed to fallback with
- * the arguments exactly as given.
+ * reads the plan the Python code built -- an _elementwise.Plan (fn, convs,
+ * out_key, fp, cd), with a Conv (how, lo, hi) per operand -- and does what
+ * the Python code does with it; the conversions that can raise call the
+ * Python helpers themselves. Anything else -- another operand type
+ * (tracers, lists, NumPy arrays), a missing plan, a rank_promotion check, a
+ * ValueError from a binary NumPy call (whose message Python rewrites) -- is
+ * handed to fallback with the arguments exactly as given.
  *
  * With swap, the arguments are (self, other) of a reflected operator
  * (__radd__): the function is applied to (other, self). The type is a
  * method descriptor, so an instance can be an ArrayImpl operator.
  */
 
-/* How an operand reaches the compute dtype: _elementwise._KEEP... */
-enum how { KEEP = 0, CAST = 1, INT = 2, SCALAR = 3, WEAK = 4 };
+/* How an operand reaches the compute dtype: _elementwise.Conversion, which
+ * checks at import that CONVERSIONS (built from this enum) names the same
+ * codes. CHECK: an array whose values may not all convert; the Python
+ * checker reads them (and raises), then the ufunc casts it as for CAST. */
+enum conversion {
+    KEEP = 0,
+    CAST = 1,
+    INT = 2,
+    SCALAR = 3,
+    WEAK = 4,
+    CHECK = 5,
+};
+static const struct {
+    const char *name;
+    enum conversion code;
+} conversions[] = {
+    {"KEEP", KEEP},     {"CAST", CAST}, {"INT", INT},
+    {"SCALAR", SCALAR}, {"WEAK", WEAK}, {"CHECK", CHECK},
+};
 
 /* Set by configure_binary(). */
 static PyTypeObject *array_type;
@@ -471,6 +488,8 @@ static PyObject *fp_var;    /* NumPy's error-state ContextVar */
 static PyObject *fp_ignore; /* its value with every warning off */
 static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
 static PyObject *weak_to;   /* _core.weak_to(value, dtype, name) */
+/* _core.check_operand(value, dtype, name, pos) */
+static PyObject *check_operand;
 static PyObject *cast_call; /* _elementwise._cast_call(fn, x, y, dtype) */
 static PyObject *finish;    /* _elementwise.finish(out, out_key) */
 static PyObject *asarray;   /* numpy.asarray(value, dtype) */
@@ -623,18 +642,44 @@ scalar_fits(PyObject *value, PyObject *bound)
     return 0;
 }
 
-/* One operand converted as its plan entry says, into *out (a new
- * reference); *cast is set for an array the ufunc converts itself.
+/* The array operand at position pos, of a dtype that may not convert to cd
+ * without a loss, checked by the Python checker: a new reference to what
+ * the ufunc gets (the array, or a view of cd), NULL with its error. */
+static PyObject *
+checked_operand(FastElementwise *self, PyObject *value, PyObject *cd,
+                int pos)
+{
+    PyObject *where = PyLong_FromLong(pos);
+    PyObject *args[4] = {value, cd, self->name, where};
+    PyObject *out;
+
+    if (where == NULL) {
+        return NULL;
+    }
+    out = PyObject_Vectorcall(check_operand, args, 4, NULL);
+    Py_DECREF(where);
+    return out;
+}
+
+/* A plan's Conv: a tuple (how, lo, hi) with an int code. */
+static int
+is_conv(PyObject *conv)
+{
+    return PyTuple_Check(conv) && PyTuple_GET_SIZE(conv) == 3 &&
+           PyLong_Check(PyTuple_GET_ITEM(conv, 0));
+}
+
+/* One operand (at position pos) converted as its plan entry says, into *out
+ * (a new reference); *cast is set for an array the ufunc converts itself.
  * 1: done; 0: ask Python (nothing raised); -1: error. */
 static int
 binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
-               PyObject *cd, PyObject **out, int *cast)
+               PyObject *cd, int pos, PyObject **out, int *cast)
 {
     PyObject *checked;
     long how;
 
-    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+    if (!is_conv(conv)) {
         return 0;
     }
     how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
@@ -674,6 +719,10 @@ binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
         return *out == NULL ? -1 : 1;
     case WEAK:
         *out = call3(weak_to, value, cd, self->name);
+        return *out == NULL ? -1 : 1;
+    case CHECK:
+        *cast = 1;
+        *out = checked_operand(self, value, cd, pos);
         return *out == NULL ? -1 : 1;
     default:
         if (PyErr_Occurred()) {
@@ -768,7 +817,7 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
     int fp;
     int status;
 
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5) {
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
@@ -779,12 +828,12 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;
     }
-    status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, &cx,
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, 0, &cx,
                             &cast);
     if (status <= 0) {
         return NULL;
     }
-    status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, &cy,
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, 1, &cy,
                             &cast);
     if (status <= 0) {
         goto done;
@@ -873,7 +922,7 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
     PyObject *result = NULL;
     long how;
 
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5) {
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
@@ -885,16 +934,22 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
         return NULL;
     }
     conv = PyTuple_GET_ITEM(convs, 0);
-    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+    if (!is_conv(conv)) {
         return NULL;
     }
     how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
     if (how == KEEP) {
         cv = Py_NewRef(v);
     }
-    else if (how == CAST) {
-        PyObject *astype = PyObject_GetAttr(v, str_astype);
+    else if (how == CAST || how == CHECK) {
+        PyObject *astype;
+        PyObject *src = how == CHECK ? checked_operand(self, v, cd, 0)
+                                     : Py_NewRef(v);
+        if (src == NULL) {
+            return NULL;
+        }
+        astype = PyObject_GetAttr(src, str_astype);
+        Py_DECREF(src);
         if (astype == NULL) {
             return NULL;
         }
@@ -1498,11 +1553,11 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_ssize_t value_at, key_at;
     Py_ssize_t i;
 
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
                         "configure_binary(array_type, value_slot, key_slot, "
                         "fp_var, fp_ignore, scalar_to, weak_to, cast_call, "
-                        "finish, asarray) takes 10 arguments");
+                        "finish, asarray, check_operand) takes 11 arguments");
         return NULL;
     }
     if (!PyType_Check(args[0])) {
@@ -1519,7 +1574,7 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
                      args[3]);
         return NULL;
     }
-    for (i = 5; i < 10; i++) {
+    for (i = 5; i < 11; i++) {
         if (!PyCallable_Check(args[i])) {
             PyErr_Format(PyExc_TypeError, "%R is not callable", args[i]);
             return NULL;
@@ -1534,6 +1589,7 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(cast_call, Py_NewRef(args[7]));
     Py_XSETREF(finish, Py_NewRef(args[8]));
     Py_XSETREF(asarray, Py_NewRef(args[9]));
+    Py_XSETREF(check_operand, Py_NewRef(args[10]));
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
@@ -1557,7 +1613,8 @@ static PyMethodDef module_methods[] = {
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
      METH_FASTCALL,
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
-               "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray)"
+               "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray, "
+               "check_operand)"
                "\n--\n\n"
                "Set what FastElementwise works with: the array type and its "
                "slots, NumPy's error-state ContextVar and its 'ignore' value, "
@@ -1579,6 +1636,32 @@ intern(PyObject **slot, const char *text)
 {
     *slot = PyUnicode_InternFromString(text);
     return *slot == NULL ? -1 : 0;
+}
+
+/* CONVERSIONS: {name: code} of enum conversion, for _elementwise to check. */
+static int
+add_conversions(PyObject *module)
+{
+    PyObject *table = PyDict_New();
+    size_t i;
+    int status;
+
+    if (table == NULL) {
+        return -1;
+    }
+    for (i = 0; i < sizeof(conversions) / sizeof(conversions[0]); i++) {
+        PyObject *code = PyLong_FromLong(conversions[i].code);
+        int failed = code == NULL || PyDict_SetItemString(
+                                         table, conversions[i].name, code) < 0;
+        Py_XDECREF(code);
+        if (failed) {
+            Py_DECREF(table);
+            return -1;
+        }
+    }
+    status = PyModule_AddObjectRef(module, "CONVERSIONS", table);
+    Py_DECREF(table);
+    return status;
 }
 
 PyMODINIT_FUNC
@@ -1607,6 +1690,10 @@ PyInit__speedups(void)
     }
     module = PyModule_Create(&speedups_module);
     if (module == NULL) {
+        return NULL;
+    }
+    if (add_conversions(module) < 0) {
+        Py_DECREF(module);
         return NULL;
     }
     if (PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0 ||

@@ -6,6 +6,8 @@ from contextvars import ContextVar
 from typing import Any, Final, Literal
 
 API_VERSION: Final[int]
+#: The plans' conversion codes by name (_elementwise.Conversion).
+CONVERSIONS: Final[dict[str, int]]
 
 def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
     """Set the ContextVar holding the scoped configuration and the ndarray type."""
@@ -34,6 +36,7 @@ def configure_binary(
     cast_call: Callable[..., Any],
     finish: Callable[..., Any],
     asarray: Callable[..., Any],
+    check_operand: Callable[..., Any],
     /,
 ) -> None:
     """Set the array type, its slots, NumPy's error state and the helpers."""

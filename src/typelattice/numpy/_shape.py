@@ -42,7 +42,11 @@ def _same(
     name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
 ) -> Array:
     v, key = _one(a, name)
-    return wrap(np.asarray(fn(v, *args, **kwargs)), key)
+    try:
+        out = fn(v, *args, **kwargs)
+    except ValueError as err:
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), key)
 
 
 def reshape(
@@ -474,8 +478,8 @@ def _joined(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(elements))
-    values = [np.asarray(v, dtype=cd) for v in conv]
+    conv, plan = promote(promotion_op(name), tuple(elements))
+    values = [np.asarray(v, dtype=plan.cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "
@@ -484,8 +488,8 @@ def _joined(
     try:
         out = fn(values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    return wrap(np.asarray(out), out_key)
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), plan.out_key)
 
 
 def concatenate(
@@ -514,7 +518,7 @@ def concatenate(
         arrays = [ravel(a) for a in arrays]
         axis = 0
     out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
-    return out if dtype is None else _astype(out, dtype)
+    return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
@@ -562,7 +566,7 @@ def stack(
            [3, 4]], dtype=int16)
     """
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "stack")
 
 
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
@@ -580,7 +584,7 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     Array([1, 2], dtype=int16)
     """
     res = _joined("hstack", tup, np.hstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "hstack")
 
 
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
@@ -599,13 +603,13 @@ def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
            [3, 4]], dtype=int32)
     """
     res = _joined("vstack", tup, np.vstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "vstack")
 
 
-def _astype(x: Array, dtype: Any) -> Array:
-    from typelattice.numpy._creation import astype
+def _astype(x: Array, dtype: Any, where: str) -> Array:
+    from typelattice.numpy._creation import convert_to
 
-    return astype(x, dtype)
+    return convert_to(x, dtype, where)
 
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
@@ -632,7 +636,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
     except ValueError as err:
-        raise ValueError(f"split: {err}") from None
+        raise ValueError(_core.prefixed("split", err)) from None
     return [wrap(p, key) for p in parts]
 
 
@@ -999,7 +1003,7 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
             f"changing them (they promote to {joined}); cast them explicitly, "
             f"e.g. values.astype('{dt}')"
         )
-    return _core.convert(v, dt, where)
+    return _core.convert(v, dt, where, use="array")
 
 
 # -- sorting ----------------------------------------------------------------
@@ -1219,7 +1223,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     try:
         out = np.diagonal(v, offset, axis1, axis2)
     except ValueError as err:
-        raise ValueError(f"diagonal: {err}") from None
+        raise ValueError(_core.prefixed("diagonal", err)) from None
     return from_numpy(np.array(out))
 
 
@@ -1258,7 +1262,8 @@ def searchsorted(
             f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
             "'sort' or 'compare_all'"
         )
-    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    conv, plan = promote(promotion_op("searchsorted"), (a, v))
+    cd = plan.cd
     sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
     if sorted_.ndim != 1:
         raise ValueError(
@@ -1357,7 +1362,7 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     try:
         out = np.ascontiguousarray(v).view(dt)
     except ValueError as err:
-        raise ValueError(f"view: {err}") from None
+        raise ValueError(_core.prefixed("view", err)) from None
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))

@@ -47,10 +47,11 @@ from typelattice.numpy._tracer import (
 
 __all__ = ["Program", "elementwise", "install", "traced"]
 
-_KEEP: Final = _elementwise._KEEP
-_CAST: Final = _elementwise._CAST
-_WEAK: Final = _elementwise._WEAK
-_INT: Final = _elementwise._INT
+_KEEP: Final = _elementwise.Conversion.KEEP
+_CAST: Final = _elementwise.Conversion.CAST
+_CHECK: Final = _elementwise.Conversion.CHECK
+_WEAK: Final = _elementwise.Conversion.WEAK
+_INT: Final = _elementwise.Conversion.INT
 
 
 # -- finding and replacing tracers in arguments ------------------------------
@@ -311,7 +312,8 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             shapes.append(np.shape(v))
             items.append(v)
     state = _elementwise._state()
-    fn, convs, out_key, _, cd = _elementwise.build_plan(op, tuple(keys), state)
+    plan = _elementwise.build_plan(op, tuple(keys), state)
+    fn, out_key, cd = plan.fn, plan.out_key, plan.cd
     if state.rank_promotion != "allow":
         _core.check_rank(name, shapes, state.rank_promotion)
     try:
@@ -319,13 +321,16 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
     except ValueError:
         _core.broadcast_error(name, shapes)
     ins: list[tuple[int, int] | tuple[None, Any]] = []
-    for (how, lo, hi), item in zip(convs, items, strict=True):
+    for i, ((how, lo, hi), item) in enumerate(zip(plan.convs, items, strict=True)):
         if isinstance(item, Tracer):
             ins.append((item._var, how))
         elif how == _KEEP:
             ins.append((None, item))
         elif how == _CAST:
             ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
+        elif how == _CHECK:
+            checked = _core.check_operand(item, cd, name, i)
+            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
         elif how == _WEAK:
             ins.append((None, _core.weak_to(item, cd, name)))
         elif how == _INT:
@@ -469,6 +474,7 @@ def _generate(
         "_reset": _core._EXTOBJ.reset,
         "_ignore": _core._IGNORE,
         "_weak": _checked_weak,
+        "_check": _core.check_operand,
     }
     counter = itertools.count()
 
@@ -485,13 +491,16 @@ def _generate(
             fn = constant(eqn.fn)
             cd = constant(eqn.cd)
             operands: list[str] = []
-            for v, how in eqn.ins:
+            for i, (v, how) in enumerate(eqn.ins):
                 if v is None:
                     operands.append(constant(how))
                 elif how == _KEEP:
                     operands.append(f"v{v}")
                 elif how == _CAST:
                     operands.append(f"v{v}.astype({cd})")
+                elif how == _CHECK:  # values that may not fit: checked first
+                    check = f"_check(v{v}, {cd}, {eqn.name!r}, {i})"
+                    operands.append(f"{check}.astype({cd}, copy=False)")
                 else:  # _WEAK: a Python scalar's value must not change
                     operands.append(f"_weak(v{v}, {cd}, {eqn.name!r})")
             expr = f"{fn}({', '.join(operands)})"

@@ -1183,7 +1183,8 @@ def where(
         )
     cv, _ = _core.operand(condition, "where", 0)
     cond = np.asarray(cv, dtype=bool)
-    (vx, vy), (_, _, out_key, _, _) = promote(_WHERE, (x, y))
+    (vx, vy), plan = promote(_WHERE, (x, y))
+    out_key = plan.out_key
     state = _config.current()
     if state.rank_promotion != "allow":
         shapes = [cond.shape, np.shape(vx), np.shape(vy)]
