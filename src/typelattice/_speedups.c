@@ -31,7 +31,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 3
+#define API_VERSION 4
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -41,9 +41,17 @@ static const char *const kind_names[] = {
     "promote_types",
 };
 
-/* Set by configure(): _config._scope and numpy.ndarray. */
+/* Set by configure(): _config._scope, numpy.ndarray, numpy.generic and
+   numpy.dtype. */
 static PyObject *scope_var;
 static PyObject *ndarray_type;
+static PyTypeObject *generic_type;
+static PyTypeObject *dtype_type;
+/* Set by configure_binary(): ArrayImpl and the offsets of its _value and _key
+   slots. */
+static PyTypeObject *array_type;
+static Py_ssize_t value_offset;
+static Py_ssize_t key_offset;
 /* Set by set_global_memos(): the global state's memo and promotion_memo. */
 static PyObject *global_memo;
 static PyObject *global_promotion_memo;
@@ -55,6 +63,7 @@ static PyObject *str_promotion_memo;
 static PyObject *str_dtype;
 static PyObject *str_flag;
 static PyObject *str_qualname;
+static PyObject *str_promotion_key;
 
 typedef struct {
     PyObject_HEAD
@@ -147,9 +156,63 @@ memo_get(PyObject *memo, PyObject *key)
     return Py_NewRef(entry);
 }
 
-/* The cached entry for result_type(*args), as result_type looks it up:
- * first under the tuple of the arguments' types, then, if an argument is an
- * exact ndarray, with the type of its dtype in its place. */
+/* The key _promotion._arg_key gives x, as a new reference; NULL (never
+ * with an exception) when it has none here: Python decides. The same rules
+ * in the same order: a Python or NumPy scalar (or scalar type: same key) is
+ * keyed by its type, an ndarray or a dtype by its DType class, a string, a
+ * class or None by itself, anything else by its _promotion_key, which an
+ * ArrayImpl keeps in its _key slot. */
+static PyObject *
+arg_key(PyObject *x)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    PyObject *key;
+
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
+        t == &PyComplex_Type || PyType_IsSubtype(t, generic_type)) {
+        return Py_NewRef((PyObject *)t);
+    }
+    if ((PyObject *)t == ndarray_type) {
+        PyObject *dtype = PyObject_GetAttr(x, str_dtype);
+        if (dtype == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        key = Py_NewRef((PyObject *)Py_TYPE(dtype));
+        Py_DECREF(dtype);
+        return key;
+    }
+    if (PyType_IsSubtype(t, dtype_type)) {
+        return Py_NewRef((PyObject *)t);
+    }
+    if (t == &PyUnicode_Type || t == &PyType_Type || x == Py_None) {
+        return Py_NewRef(x);
+    }
+    if (t == array_type) {
+        key = *(PyObject **)((char *)x + key_offset);
+        return key == NULL ? NULL : Py_NewRef(key);
+    }
+    /* getattr(x, "_promotion_key", None); an error is Python's to raise
+       (or not) when it asks the same. */
+    key = PyObject_GetAttr(x, str_promotion_key);
+    if (key == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (key == Py_None) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    return key;
+}
+
+/* The cached entry for result_type(*args), under the key _promotion._cached
+ * stores it under: the tuple of arg_key. (Python looks first under the
+ * tuple of the arguments' types, which is the same key when every argument
+ * is a Python or NumPy scalar or a dtype, and holds nothing otherwise: no
+ * stored key has str, type, NoneType or an array type in it.) NULL with an
+ * exception (an error finding the memo in force) or without one (a miss,
+ * or Python's to decide). */
 static PyObject *
 cached_entry(PyObject *const *args, Py_ssize_t nargs)
 {
@@ -157,7 +220,6 @@ cached_entry(PyObject *const *args, Py_ssize_t nargs)
     PyObject *key;
     PyObject *entry;
     Py_ssize_t i;
-    int has_array = 0;
 
     memo = memo_in_force(global_memo, str_memo);
     if (memo == NULL) {
@@ -169,43 +231,19 @@ cached_entry(PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     for (i = 0; i < nargs; i++) {
-        PyTypeObject *t = Py_TYPE(args[i]);
-        if ((PyObject *)t == ndarray_type) {
-            has_array = 1;
+        PyObject *k = arg_key(args[i]);
+        if (k == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(memo);
+            return NULL;
         }
-        PyTuple_SET_ITEM(key, i, Py_NewRef((PyObject *)t));
+        PyTuple_SET_ITEM(key, i, k);
     }
     entry = memo_get(memo, key);
-    Py_DECREF(key);
-    /* Without an array the second key is the first one: already a miss. */
-    if (entry != NULL || PyErr_Occurred() || !has_array) {
-        Py_DECREF(memo);
-        return entry;
+    if (entry == NULL) {
+        /* A _promotion_key that cannot be hashed: Python handles it. */
+        PyErr_Clear();
     }
-    key = PyTuple_New(nargs);
-    if (key == NULL) {
-        Py_DECREF(memo);
-        return NULL;
-    }
-    for (i = 0; i < nargs; i++) {
-        PyObject *t = (PyObject *)Py_TYPE(args[i]);
-        if (t == ndarray_type) {
-            PyObject *dtype = PyObject_GetAttr(args[i], str_dtype);
-            if (dtype == NULL) {
-                Py_DECREF(key);
-                Py_DECREF(memo);
-                return NULL;
-            }
-            t = (PyObject *)Py_TYPE(dtype);
-            Py_INCREF(t);
-            Py_DECREF(dtype);
-        }
-        else {
-            Py_INCREF(t);
-        }
-        PyTuple_SET_ITEM(key, i, t);
-    }
-    entry = memo_get(memo, key);
     Py_DECREF(key);
     Py_DECREF(memo);
     return entry;
@@ -464,9 +502,6 @@ static PyTypeObject FastPath_Type = {
 enum how { KEEP = 0, CAST = 1, INT = 2, SCALAR = 3, WEAK = 4 };
 
 /* Set by configure_binary(). */
-static PyTypeObject *array_type;
-static Py_ssize_t value_offset;
-static Py_ssize_t key_offset;
 static PyObject *fp_var;    /* NumPy's error-state ContextVar */
 static PyObject *fp_ignore; /* its value with every warning off */
 static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
@@ -1423,9 +1458,11 @@ configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
 static PyObject *
 configure(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "configure(scope, ndarray) takes 2 arguments");
+    Py_ssize_t i;
+
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "configure(scope, ndarray, generic, "
+                                         "dtype) takes 4 arguments");
         return NULL;
     }
     if (!PyContextVar_CheckExact(args[0])) {
@@ -1433,13 +1470,17 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
                      args[0]);
         return NULL;
     }
-    if (!PyType_Check(args[1])) {
-        PyErr_Format(PyExc_TypeError, "ndarray must be a type, not %R",
-                     args[1]);
-        return NULL;
+    for (i = 1; i < 4; i++) {
+        if (!PyType_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "%R is not a type", args[i]);
+            return NULL;
+        }
     }
-    Py_XSETREF(scope_var, Py_NewRef(args[0]));
     Py_XSETREF(ndarray_type, Py_NewRef(args[1]));
+    Py_XSETREF(generic_type, (PyTypeObject *)Py_NewRef(args[2]));
+    Py_XSETREF(dtype_type, (PyTypeObject *)Py_NewRef(args[3]));
+    /* Last: the lookups are idle until scope_var is set. */
+    Py_XSETREF(scope_var, Py_NewRef(args[0]));
     Py_RETURN_NONE;
 }
 
@@ -1541,9 +1582,9 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
-     PyDoc_STR("configure(scope, ndarray)\n--\n\n"
-               "Set the ContextVar holding the scoped configuration and the "
-               "ndarray type.")},
+     PyDoc_STR("configure(scope, ndarray, generic, dtype)\n--\n\n"
+               "Set the ContextVar holding the scoped configuration and "
+               "NumPy's array, scalar and dtype types.")},
     {"set_global_memos", (PyCFunction)(void (*)(void))set_global_memos,
      METH_FASTCALL,
      PyDoc_STR("set_global_memos(memo, promotion_memo, rank_allow, state)"
@@ -1591,6 +1632,7 @@ PyInit__speedups(void)
         intern(&str_dtype, "dtype") < 0 ||
         intern(&str_flag, "return_weak_type_flag") < 0 ||
         intern(&str_qualname, "__qualname__") < 0 ||
+        intern(&str_promotion_key, "_promotion_key") < 0 ||
         intern(&str_rank_promotion, "rank_promotion") < 0 ||
         intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0 ||
         intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0 ||

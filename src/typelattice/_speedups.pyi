@@ -7,8 +7,11 @@ from typing import Any, Final, Literal
 
 API_VERSION: Final[int]
 
-def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
-    """Set the ContextVar holding the scoped configuration and the ndarray type."""
+def configure(
+    scope: ContextVar[Any], ndarray: type, generic: type, dtype: type, /
+) -> None:
+    """Set the ContextVar holding the scoped configuration and NumPy's array,
+    scalar and dtype types."""
 
 def set_global_memos(
     memo: dict[Any, Any],

@@ -446,10 +446,13 @@ class ScalarType:
     Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``).
     """
 
-    __slots__ = ("dtype",)
+    __slots__ = ("_promotion_key", "dtype")
 
     def __init__(self, name: str) -> None:
         self.dtype = np.dtype(name)
+        # result_type caches its answers for this argument under the key of
+        # the dtype it names (its DType class): they promote alike.
+        self._promotion_key = type(self.dtype)
 
     def __call__(self, x: Any = 0) -> Array:
         return asarray(x, dtype=self.dtype)
