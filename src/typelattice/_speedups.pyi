@@ -23,6 +23,10 @@ def set_global_memos(
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
 
+def reuses_temporaries() -> bool:
+    """Whether elementwise functions compute into the buffers of temporary
+    arrays here (this Python and platform can tell a temporary)."""
+
 def configure_jit(trace_var: ContextVar[Any], /) -> None:
     """Set the ContextVar holding the trace running here."""
 
