@@ -30,8 +30,8 @@
 #if PY_VERSION_HEX < 0x030E0000 && defined(__GLIBC__)
 #define WALKS_THE_C_STACK 1
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
+#include <unwind.h>
 #endif
 
 #ifdef Py_GIL_DISABLED
@@ -884,24 +884,18 @@ sole_reference(PyObject *x)
     return Py_REFCNT(x) == 1;
 }
 
-/* The executable segments of a loaded object: [start, end). */
+/* Code addresses [start, end): the executable segments of a loaded object
+ * (found by find_code from an address inside them), or one function. */
 typedef struct {
-    uintptr_t inside; /* in: an address in the object's code */
+    uintptr_t inside;
     uintptr_t start;
     uintptr_t end;
 } code_range;
 
 static code_range python_code; /* libpython, or the executable holding it */
 static code_range own_code;    /* this module */
-static uintptr_t eval_loop;    /* _PyEval_EvalFrameDefault */
+static code_range eval_loop;   /* _PyEval_EvalFrameDefault */
 static int stack_walk_ready;   /* 0: not set up yet; 1: ready; -1: impossible */
-
-/* Return addresses already looked up with dladdr (slow): those inside the
-   interpreter loop and those elsewhere in Python's code. */
-#define KNOWN_RETURNS 64
-static uintptr_t loop_returns[KNOWN_RETURNS];
-static uintptr_t other_returns[KNOWN_RETURNS];
-static int n_loop_returns, n_other_returns;
 
 static int
 find_code(struct dl_phdr_info *info, size_t Py_UNUSED(size), void *data)
@@ -940,92 +934,73 @@ in_code(const code_range *range, uintptr_t pc)
 static int
 set_up_stack_walk(void)
 {
-    void *frames[1];
+    Dl_info info;
+    ElfW(Sym) *symbol = NULL;
     void *loop;
 
     if (stack_walk_ready != 0) {
         return stack_walk_ready > 0;
     }
     stack_walk_ready = -1;
-
     python_code.inside = (uintptr_t)&PyNumber_Add;
     own_code.inside = (uintptr_t)&set_up_stack_walk;
     loop = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
     if (loop == NULL || !dl_iterate_phdr(find_code, &python_code) ||
         !dl_iterate_phdr(find_code, &own_code) ||
         !in_code(&python_code, (uintptr_t)loop) ||
-        backtrace(frames, 1) != 1) { /* the first call loads the unwinder */
+        !dladdr1(loop, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
+        symbol == NULL || symbol->st_size == 0) {
         return 0;
     }
-    eval_loop = (uintptr_t)loop;
+    /* The loop's own extent (code the compiler moved out of it, such as its
+       cold paths, counts as Python's other code: the walk goes on). */
+    eval_loop.start = (uintptr_t)loop;
+    eval_loop.end = eval_loop.start + (uintptr_t)symbol->st_size;
     stack_walk_ready = 1;
     return 1;
 }
 
-static int
-known(const uintptr_t *list, int n, uintptr_t pc)
+/* The state of a stack walk: frames seen, and the answer once known. */
+typedef struct {
+    int frames;
+    int verdict; /* -1 until known */
+} stack_walk;
+
+#define MAX_FRAMES 16
+
+static _Unwind_Reason_Code
+visit_frame(struct _Unwind_Context *context, void *data)
 {
-    int i;
+    stack_walk *walk = data;
+    uintptr_t pc = (uintptr_t)_Unwind_GetIP(context);
 
-    for (i = 0; i < n; i++) {
-        if (list[i] == pc) {
-            return 1;
-        }
+    if (in_code(&own_code, pc)) {
+        return _URC_NO_REASON;
     }
-    return 0;
-}
-
-/* Whether a return address in Python's code is in the interpreter loop. */
-static int
-in_eval_loop(uintptr_t pc)
-{
-    Dl_info info;
-    int inside;
-
-    if (known(loop_returns, n_loop_returns, pc)) {
-        return 1;
+    if (!in_code(&python_code, pc) || ++walk->frames > MAX_FRAMES) {
+        walk->verdict = 0; /* another library's code, or too deep to tell */
+        return _URC_END_OF_STACK;
     }
-    if (known(other_returns, n_other_returns, pc)) {
-        return 0;
+    if (in_code(&eval_loop, pc)) {
+        walk->verdict = 1;
+        return _URC_END_OF_STACK;
     }
-    inside = dladdr((void *)pc, &info) != 0 &&
-             (uintptr_t)info.dli_saddr == eval_loop;
-    if (inside && n_loop_returns < KNOWN_RETURNS) {
-        loop_returns[n_loop_returns++] = pc;
-    }
-    else if (!inside && n_other_returns < KNOWN_RETURNS) {
-        other_returns[n_other_returns++] = pc;
-    }
-    return inside;
+    return _URC_NO_REASON;
 }
 
 /* Whether every C frame between here and the innermost interpreter loop is
  * this module's or Python's own (as NumPy checks before it elides a
- * temporary). */
+ * temporary). The walk stops at the first frame that decides. */
 static int
 called_by_the_interpreter(void)
 {
-    void *frames[16];
-    int n, i;
+    stack_walk walk = {0, -1};
 
     if (!set_up_stack_walk()) {
         return 0;
     }
-    n = backtrace(frames, 16);
-    for (i = 0; i < n; i++) {
-        uintptr_t pc = (uintptr_t)frames[i];
-
-        if (in_code(&own_code, pc)) {
-            continue;
-        }
-        if (!in_code(&python_code, pc)) {
-            return 0;
-        }
-        if (in_eval_loop(pc)) {
-            return 1;
-        }
-    }
-    return 0;
+    _Unwind_Backtrace(visit_frame, &walk);
+    return walk.verdict == 1;
 }
 
 #else
