@@ -6,9 +6,13 @@ What it measures, in one run:
    (operand dispatch, cached promotion plan, the ufunc, wrapping the result).
    Target: at most 2.0x NumPy's ``x + 2`` on the same ndarray.
 2. ``x * y + 1.5`` on two 1M-element float32 arrays: a streaming expression,
-   where the per-operation overhead should vanish. Target: at most 1.10x
-   NumPy.
-3. ``a + b`` with ``a`` int32 and ``b`` float32, 10M elements each. NumPy
+   where the per-operation overhead should vanish. The temporary ``x * y``
+   lends its buffer to the addition's result (typelattice, and NumPy for its
+   own temporaries, in the versions that do it with a Python float).
+   Target: at most 1.05x NumPy.
+3. ``x * y + y``: the same with an array, where NumPy reuses the buffer of
+   ``x * y`` too. Target: at most 1.05x NumPy.
+4. ``a + b`` with ``a`` int32 and ``b`` float32, 10M elements each. NumPy
    computes in float64, typelattice in float32 (JAX's lattice). Targets: time
    below NumPy's (ratio < 1.0), and peak memory about half NumPy's (ratio at
    most 0.60; the float32 result is half the size of NumPy's float64 one).
@@ -81,7 +85,7 @@ STREAM = 1_000_000
 MIXED = 10_000_000
 
 SMALL_TARGET = 2.0  # typelattice / NumPy, at most
-STREAM_TARGET = 1.10  # typelattice / NumPy, at most
+STREAM_TARGET = 1.05  # typelattice / NumPy, at most
 MIXED_TIME_TARGET = 1.0  # typelattice / NumPy, below
 MIXED_MEMORY_TARGET = 0.60  # typelattice / NumPy peak bytes, at most
 CHECKED_TARGET = 1.10  # checked / unchecked typelattice, at most
@@ -182,6 +186,13 @@ def make_cases(jnp: Any | None) -> list[Case]:
             "x * y + 1.5",
             stream,
             np.add(np.multiply(sx, sy), np.float32(1.5)),
+            STREAM_TARGET,
+        ),
+        Case(
+            f"x * y + y (float32, {STREAM // 10**6}M)",
+            "x * y + y",
+            stream,
+            np.add(np.multiply(sx, sy), sy),
             STREAM_TARGET,
         ),
         Case(

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+import typelattice.numpy as tnp
 from typelattice import _dtypes
 
 STRONG = list(_dtypes.ALL_DTYPES)
@@ -40,6 +41,7 @@ def forms(node: Any) -> list[Any]:
         return [node, value]
     dt = np.dtype(node)
     out: list[Any] = [dt, dt.name, dt.type, np.zeros(2, dt), np.zeros((), dt)[()]]
+    out.append(getattr(tnp, dt.name))  # typelattice.numpy's dtype object
     if dt == np.dtype(bool):
         out.append(True)
     return out

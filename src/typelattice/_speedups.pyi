@@ -9,8 +9,11 @@ API_VERSION: Final[int]
 #: The plans' conversion codes by name (_elementwise.Conversion).
 CONVERSIONS: Final[dict[str, int]]
 
-def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
-    """Set the ContextVar holding the scoped configuration and the ndarray type."""
+def configure(
+    scope: ContextVar[Any], ndarray: type, generic: type, dtype: type, /
+) -> None:
+    """Set the ContextVar holding the scoped configuration and NumPy's array,
+    scalar and dtype types."""
 
 def set_global_memos(
     memo: dict[Any, Any],
@@ -21,6 +24,10 @@ def set_global_memos(
 ) -> None:
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
+
+def reuses_temporaries() -> bool:
+    """Whether elementwise functions compute into the buffers of temporary
+    arrays here (this Python and platform can tell a temporary)."""
 
 def configure_jit(trace_var: ContextVar[Any], /) -> None:
     """Set the ContextVar holding the trace running here."""
