@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import typelattice as tl
+from support import chain_edges, with_small_stack
 from typelattice import _tables
 from typelattice._cli import main
 
@@ -49,7 +50,7 @@ def test_svg_of_every_type_has_a_label_per_type_and_an_arrow_per_edge(
 
 def test_the_default_drawing_is_seed_001s_figure() -> None:
     labels, edges, _ = parse(tl.lattice_svg("standard", x64=True))
-    assert sorted(labels) == sorted(_tables.SEED_CODES)
+    assert sorted(labels) == sorted(_tables.DEFAULT_CODES)
     assert len(edges) == 24
     assert ("u4", "i8") in edges and ("i8", "f*") in edges and ("f*", "bf") in edges
 
@@ -112,7 +113,7 @@ def test_dot_names_every_node_and_edge() -> None:
     assert dot.startswith("digraph typelattice {") and dot.endswith("}\n")
     lattice = tl.get_lattice("standard", True)
     for a, b in lattice.edges:
-        if {lattice.label(a), lattice.label(b)} <= set(_tables.SEED_CODES):
+        if {lattice.label(a), lattice.label(b)} <= set(_tables.DEFAULT_CODES):
             assert f'"{lattice.label(a)}" -> "{lattice.label(b)}";' in dot
     assert dot.count(" -> ") == 24
     assert 'subgraph "cluster_weak"' in dot
@@ -158,3 +159,15 @@ def test_the_readme_pictures_are_what_the_tool_draws() -> None:
     assert (docs / "lattice_all_types.svg").read_text() == tl.lattice_svg(
         "standard", x64=True, types=_tables.all_codes()
     )
+
+
+def test_a_chain_of_a_thousand_nodes_is_drawn_in_a_thousand_columns() -> None:
+    lat = tl.Lattice(chain_edges(1000), label=str)
+    lay = with_small_stack(lambda: tl.lattice_layout(lattice=lat))
+    assert len(lay.nodes) == 1000
+    assert lay.edges == tuple((i, i + 1) for i in range(999))
+    assert len({n.x for n in lay.nodes}) == 1000
+    # Only the covering pairs are arrows, however many pairs are ordered.
+    shortcut = tl.Lattice({**chain_edges(1000), "n0": ["n1", "n999"]}, label=str)
+    layout = with_small_stack(lambda: tl.lattice_layout(lattice=shortcut))
+    assert layout.edges == lay.edges

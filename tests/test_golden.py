@@ -28,8 +28,8 @@ def read(name: str) -> list[list[str]]:
 def test_lattice_table_matches_golden(promotion: str, x64: bool) -> None:
     golden = read(f"{promotion}_{'x64' if x64 else 'x32'}.csv")
     table = _tables.promotion_table(None, promotion, x64)
-    assert golden[0] == ["", *_tables.SEED_CODES]
-    assert [row[0] for row in golden[1:]] == list(_tables.SEED_CODES)
+    assert golden[0] == ["", *_tables.DEFAULT_CODES]
+    assert [row[0] for row in golden[1:]] == list(_tables.DEFAULT_CODES)
     assert [tuple(row[1:]) for row in golden[1:]] == list(table.cells)
 
 

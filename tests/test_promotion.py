@@ -327,3 +327,116 @@ def test_64_bit_arrays_and_dtypes_do_not_share_answers_in_32_bit_mode(
                         assert tl.result_type(form) == explicit[policy]
                 else:
                     assert tl.result_type(form) == explicit[policy]
+
+
+# -- registered lattices -----------------------------------------------------------
+
+TINY_EDGES = {"i*": ["i1", "f*"], "i1": ["f4"], "f*": ["f4"]}
+
+
+def promotes_on_tiny(name: str) -> bool:
+    """Whether dtype_promotion(name) promotes as the lattice TINY_EDGES."""
+    with tl.dtype_promotion(name):
+        if tl.result_type("int8", 1.0) != np.dtype("float32"):
+            return False
+        with pytest.raises(tl.TypePromotionError):
+            tl.result_type("int8", "int16")  # int16 is no node of it
+    return True
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "match", "fix"),
+    [
+        (5, TypeError, r"the name must be a str, got 5 \(int\)", "mine"),
+        (None, TypeError, "the name must be a str, got None", "mine"),
+        ("", ValueError, r"register_lattice\(''\): the name must be non-empty", "mine"),
+        (" tiny ", ValueError, "without spaces around it", "tiny"),
+        ("standard", ValueError, "'standard' is a built-in mode", "standard_custom"),
+        ("strict", ValueError, "'strict' is a built-in mode", "strict_custom"),
+    ],
+)
+def test_register_lattice_refuses_unusable_names_and_the_fix_works(
+    name: object, error: type[Exception], match: str, fix: str
+) -> None:
+    lattice = tl.Lattice(TINY_EDGES)
+    with pytest.raises(error, match=match) as info:
+        tl.register_lattice(name, lattice)  # type: ignore[arg-type]
+    assert f"register_lattice({fix!r}, lattice)" in str(info.value)
+    tl.register_lattice(fix, lattice)
+    assert promotes_on_tiny(fix)
+    assert tl.result_type("int8", "uint8") == np.dtype("int16")  # built-ins stay
+
+
+@pytest.mark.parametrize(
+    "not_a_lattice",
+    [TINY_EDGES, None, [("i1", "f4")], "standard"],
+    ids=["dict", "None", "list", "str"],
+)
+def test_register_lattice_needs_a_lattice(not_a_lattice: object) -> None:
+    with pytest.raises(TypeError) as info:
+        tl.register_lattice("reg_not_a_lattice", not_a_lattice)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert message.startswith("register_lattice('reg_not_a_lattice'): the lattice ")
+    assert repr(not_a_lattice)[:40] in message
+    assert "typelattice.Lattice(edges)" in message
+    assert "Lattice.from_file(path)" in message
+    with pytest.raises(ValueError, match="reg_not_a_lattice"):
+        tl.dtype_promotion("reg_not_a_lattice")  # nothing was registered
+
+
+def test_register_lattice_a_dict_of_edges_works_once_wrapped() -> None:
+    tl.register_lattice("reg_wrapped", tl.Lattice(TINY_EDGES))
+    assert promotes_on_tiny("reg_wrapped")
+
+
+@pytest.mark.parametrize(
+    ("edges", "match"),
+    [
+        ({"zz": ["f4"]}, r"node 'zz' is not a type code; the codes are b1, u1,.* c\*"),
+        ({1: [2]}, r"node 1 \(int\) is not a type; .*type codes"),
+        ({np.str_: ["f4"]}, "node <class 'numpy.str_'>: .*only bool and numeric"),
+    ],
+    ids=["unknown code", "values", "unsupported type"],
+)
+def test_register_lattice_refuses_nodes_that_are_not_types(
+    edges: dict[object, list[object]], match: str
+) -> None:
+    with pytest.raises(TypeError, match=match):
+        tl.register_lattice("reg_bad_node", tl.Lattice(edges))
+    with pytest.raises(ValueError, match="reg_bad_node"):
+        tl.dtype_promotion("reg_bad_node")
+
+
+def test_register_lattice_a_dtype_name_as_node_gets_its_code() -> None:
+    edges = {"i*": ["int8", "f*"], "int8": ["f4"], "f*": ["f4"]}
+    with pytest.raises(TypeError, match="node 'int8' is not a type code; write 'i1'"):
+        tl.register_lattice("reg_names", tl.Lattice(edges))
+    tl.register_lattice("reg_names", tl.Lattice(TINY_EDGES))  # the fix
+    assert promotes_on_tiny("reg_names")
+
+
+def test_register_lattice_refuses_two_nodes_for_one_type() -> None:
+    edges = {"i1": ["f4"], np.dtype("int8"): ["f2"]}
+    with pytest.raises(
+        ValueError,
+        match=r"the nodes 'i1' and dtype\('int8'\) both stand for int8 \(code 'i1'\)",
+    ):
+        tl.register_lattice("reg_twice_int8", tl.Lattice(edges))
+
+
+def test_a_name_is_registered_once() -> None:
+    tl.register_lattice("reg_once", tl.Lattice(TINY_EDGES))
+    # The same lattice again, even spelled with dtypes, changes nothing.
+    same = {int: [np.int8, float], np.int8: [np.float32], float: [np.float32]}
+    tl.register_lattice("reg_once", tl.Lattice(same))
+    assert promotes_on_tiny("reg_once")
+
+    other = tl.Lattice({"i*": ["i1", "f*"], "i1": ["f8"], "f*": ["f8"]})
+    with pytest.raises(ValueError) as info:
+        tl.register_lattice("reg_once", other)
+    assert "'reg_once' is registered already, with another lattice" in str(info.value)
+    assert promotes_on_tiny("reg_once")  # the first lattice is still in force
+    assert "register_lattice('reg_once_2', lattice)" in str(info.value)
+    tl.register_lattice("reg_once_2", other)
+    with tl.dtype_promotion("reg_once_2"):
+        assert tl.result_type("int8", 1.0) == np.dtype("float64")

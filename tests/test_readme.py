@@ -1,4 +1,5 @@
-"""The README's Python examples run and print what it says."""
+"""The Python examples of the README and of docs/*.md run and print what they
+say."""
 
 from __future__ import annotations
 
@@ -6,17 +7,27 @@ import doctest
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def test_readme_examples() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def test_the_pages_are_found() -> None:
+    names = [page.relative_to(ROOT).as_posix() for page in PAGES]
+    assert "README.md" in names
+    assert "docs/semantics.md" in names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_examples(page: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(
         optionflags=doctest.IGNORE_EXCEPTION_DETAIL | doctest.NORMALIZE_WHITESPACE
     )
-    # One doctest, so later blocks see the names earlier ones defined.
-    runner.run(parser.get_doctest("\n".join(blocks), {}, "README", None, 0))
+    # One doctest per page, so later blocks see the names earlier ones defined.
+    runner.run(parser.get_doctest("\n".join(blocks), {}, page.name, None, 0))
     result = runner.summarize(verbose=False)
     assert result.attempted > 5
     assert result.failed == 0

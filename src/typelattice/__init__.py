@@ -7,9 +7,7 @@ dtype('float32')
 dtype('int8')
 """
 
-from __future__ import annotations
-
-import importlib
+import importlib as _importlib
 from typing import TYPE_CHECKING
 
 from typelattice._config import (
@@ -63,6 +61,7 @@ if TYPE_CHECKING:
         Tracer,
         UnexpectedTracerError,
     )
+del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"
 
@@ -106,7 +105,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typelattice' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -1,7 +1,8 @@
 """Promotion tables measured live on array libraries, and the laws they keep.
 
-Seed 001's appendix prints the tables of NumPy, TensorFlow, PyTorch,
-jax.numpy and jax.lax, measured by adding zeros of each pair of types, with
+The appendix of JAX's design note on type promotion (JEP 9407) prints the
+tables of NumPy, TensorFlow, PyTorch, jax.numpy and jax.lax, measured by
+adding zeros of each pair of types, with
 Python ``int``/``float``/``complex`` scalars standing for ``i*``/``f*``/``c*``.
 :func:`measure_library` repeats that measurement on whichever of those
 libraries is installed; :func:`compare_libraries` puts several side by side
@@ -28,7 +29,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from typelattice import _dtypes
-from typelattice._tables import NO_JOIN, SEED_CODES, Table, format_rows
+from typelattice._tables import DEFAULT_CODES, NO_JOIN, Table, format_rows
 
 __all__ = [
     "LIBRARIES",
@@ -62,7 +63,7 @@ _INSTALL: Final = {
     "typelattice": ("typelattice", "typelattice"),
 }
 
-# Seed 001 stands Python scalars in for the weak types.
+# As in JAX's design note, Python scalars stand in for the weak types.
 _PYTHON_ZERO: Final[dict[str, object]] = {"i*": 0, "f*": 0.0, "c*": 0j}
 _PYTHON_CODE: Final[dict[type, str]] = {
     int: "i*",
@@ -78,7 +79,12 @@ Progress = Callable[[str, int, int], None]
 
 class LibraryNotInstalled(ImportError):
     """The library to measure cannot be imported; the message says how to
-    install it."""
+    install it (``pip install tensorflow``), and the command line prints it
+    as a one-line error.
+
+    >>> issubclass(LibraryNotInstalled, ImportError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -279,9 +285,10 @@ def measure_library(
 
     Args:
       library: one of :data:`LIBRARIES`.
-      codes: the types, as codes (seed 000's 18 by default).
+      codes: the types, as codes (by default the standard types and
+        ``i* f* c*``, as in JAX's documented table).
       x64: 64-bit mode, for the libraries that have one (JAX and
-        typelattice); the appendix measures JAX in 64-bit mode.
+        typelattice); JAX's design note measures JAX in 64-bit mode.
       progress: called after each pair (see :data:`Progress`).
 
     Returns:
@@ -297,7 +304,7 @@ def measure_library(
     >>> t.cell('i1', 'u1'), t.cell('i1', 'f2'), t.cell('bf', 'i1')
     ('i2', 'f2', '-')
     """
-    order = tuple(SEED_CODES if codes is None else codes)
+    order = tuple(DEFAULT_CODES if codes is None else codes)
     dtypes = {c: _dtypes.code_to_dtype(c) for c in order}  # unknown codes fail
     total = len(order) ** 2
     if progress is not None:
@@ -349,6 +356,10 @@ class Comparison:
       tables: their tables, in the same order (same codes).
       differences: ``(row, column, values)`` for each cell whose values are
         not all equal, ``values`` in the order of ``libraries``.
+
+    >>> c = compare_libraries(['numpy', 'typelattice'], ['i1', 'u1'])
+    >>> c.libraries, [t.cell('i1', 'u1') for t in c.tables], c.differences
+    (('numpy', 'typelattice'), ['i2', 'i2'], ())
     """
 
     libraries: tuple[str, ...]
@@ -367,7 +378,8 @@ def compare_libraries(
 
     Args:
       libraries: names from :data:`LIBRARIES`.
-      codes: the types, as codes (seed 000's 18 by default).
+      codes: the types, as codes (by default the standard types and
+        ``i* f* c*``).
       x64: 64-bit mode for the libraries that have one.
       progress: called after each pair of each library.
 
@@ -427,6 +439,11 @@ class Laws:
       non_associative: the triples among those whose groupings differ.
       one_sided: ordered triples where one grouping gives a type and the
         other fails (``'-'``, or a type the table does not list).
+
+    >>> from typelattice import promotion_table
+    >>> laws = check_laws(promotion_table())
+    >>> laws.pairs, laws.triples, laws.non_commutative, laws.non_associative
+    (153, 5832, (), ())
     """
 
     title: str
@@ -438,11 +455,21 @@ class Laws:
 
     def sets(self) -> tuple[Associativity, ...]:
         """One counterexample per set of types, simplest first: sets of
-        strong types before those with weak ones, then in table order."""
+        strong types before those with weak ones, then in table order.
+
+        Returns:
+          The counterexamples to associativity, one per set of three types;
+          ``str`` of each reads ``(a + b) + c = x, but a + (b + c) = y``.
+
+        >>> laws = check_laws(measure_library('numpy'))
+        >>> [str(t) for t in laws.sets()[:2]]
+        ['(u1 + i1) + f2 = f4, but u1 + (i1 + f2) = f2', \
+'(u2 + i1) + f2 = f8, but u2 + (i1 + f2) = f4']
+        """
         seen: dict[frozenset[str], Associativity] = {}
         for t in self.non_associative:
             seen.setdefault(frozenset((t.a, t.b, t.c)), t)
-        rank = {code: i for i, code in enumerate(SEED_CODES)}
+        rank = {code: i for i, code in enumerate(DEFAULT_CODES)}
 
         def key(t: Associativity) -> tuple[int, list[int]]:
             kinds = {t.a, t.b, t.c}

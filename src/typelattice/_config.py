@@ -3,7 +3,9 @@
 The state in force is one interned :class:`State` object, so hot paths read
 the whole configuration with one ``ContextVar.get()`` and can key caches on
 it. Scoped overrides live in a ContextVar: they are private to a thread and
-to an asyncio task (a task starts with a copy of its creator's scopes).
+to an asyncio task (a task starts with a copy of its creator's scopes). The
+ContextVar holds the stack of scopes entered there, so a scope object keeps
+no state and may be shared by any number of threads and tasks.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import inspect
 import os
 import threading
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
@@ -125,13 +127,6 @@ def register_promotion_name(name: str) -> None:
         _CHOICES["dtype_promotion"].append(name)
 
 
-def clear_memos(promotion: str) -> None:
-    """Forget cached answers for a ``dtype_promotion`` value (re-registered)."""
-    for key, memo in _MEMOS.items():
-        if key[1] == promotion:
-            memo.clear()
-
-
 def validate(name: str, value: object) -> object:
     """Check a flag's name and value; return the value in canonical form."""
     if name not in _DEFAULTS:
@@ -172,12 +167,27 @@ _global: State = _state(_initial)
 
 
 class _Scope:
-    """The overrides in force in one context, resolved against the globals."""
+    """One scope entered in one context, on top of the scope it was entered in.
 
-    __slots__ = ("_resolved", "overrides")
+    The scopes entered in a context form a linked stack whose top is the value
+    of the ContextVar ``_scope``; ``overrides`` holds the flags of the whole
+    stack, resolved against the globals by ``resolve`` (which the C
+    accelerator calls too). Nothing changes after construction but the
+    resolve cache, so a stack copied into an asyncio task is never disturbed
+    by another context's exits.
+    """
 
-    def __init__(self, overrides: dict[str, object]) -> None:
-        self.overrides = overrides
+    __slots__ = ("_resolved", "overrides", "parent", "setting")
+
+    setting: _Setting
+    parent: _Scope | None
+    overrides: dict[str, object]
+
+    def __init__(self, setting: _Setting, parent: _Scope | None) -> None:
+        self.setting = setting
+        self.parent = parent
+        self.overrides = {} if parent is None else dict(parent.overrides)
+        self.overrides[setting.name] = setting.value
         self._resolved: tuple[State, State] | None = None
 
     def resolve(self) -> State:
@@ -231,8 +241,19 @@ class Config:
     def update(self, name: str, value: object) -> None:
         """Set a flag globally (scoped overrides in force still win).
 
+        Args:
+          name: ``'enable_x64'``, ``'dtype_promotion'``,
+            ``'explicit_x64_dtypes'`` or ``'rank_promotion'``.
+          value: the new value (see docs/semantics.md, "Modes").
+
         Raises:
           ValueError: for an unknown flag or value, listing the valid ones.
+
+        >>> import typelattice
+        >>> typelattice.config.update('enable_x64', True)
+        >>> typelattice.result_type(1.0)
+        dtype('float64')
+        >>> typelattice.config.update('enable_x64', False)
         """
         global _global
         value = validate(name, value)
@@ -241,14 +262,30 @@ class Config:
             _notify()
 
     def reset(self) -> None:
-        """Restore every flag to its value at import (defaults or environment)."""
+        """Restore every flag to its value at import (defaults or environment).
+
+        >>> import typelattice
+        >>> typelattice.config.update('rank_promotion', 'raise')
+        >>> typelattice.config.reset()
+        >>> typelattice.config.rank_promotion
+        'allow'
+        """
         global _global
         with _lock:
             _global = _state(_initial)
             _notify()
 
     def values(self) -> dict[str, object]:
-        """Every flag and the value in force here."""
+        """Every flag and the value in force here.
+
+        Returns:
+          A dict of flag names to values, scoped overrides included.
+
+        >>> import typelattice
+        >>> with typelattice.enable_x64():
+        ...     typelattice.config.values()['enable_x64']
+        True
+        """
         return current().as_dict()
 
     @property
@@ -285,18 +322,25 @@ config: Final = Config()
 
 
 class _Setting:
-    """A scoped override: a context manager that also works as a decorator."""
+    """A scoped override: a context manager that also works as a decorator.
+
+    One object may be entered by many threads and asyncio tasks at once, and
+    again while it is in force: it keeps no state of its own. An entry lives
+    in the context that made it (the ``_scope`` stack), so an exit undoes
+    exactly that context's entry.
+    """
+
+    __slots__ = ("name", "value")
+
+    name: str
+    value: object
 
     def __init__(self, name: str, value: object) -> None:
-        self._name = name
-        self._value = validate(name, value)
-        self._tokens: list[Token[_Scope | None]] = []
+        self.name = name
+        self.value = validate(name, value)
 
     def __enter__(self) -> None:
-        outer = _scope.get()
-        overrides = {} if outer is None else dict(outer.overrides)
-        overrides[self._name] = self._value
-        self._tokens.append(_scope.set(_Scope(overrides)))
+        _scope.set(_Scope(self, _scope.get()))
 
     def __exit__(
         self,
@@ -304,34 +348,68 @@ class _Setting:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _scope.reset(self._tokens.pop())
+        top = _scope.get()
+        if top is not None and top.setting is self:
+            _scope.set(top.parent)  # the usual case: the innermost scope ends
+            return
+        # An exit out of order (two generators suspended inside scopes and
+        # closed in the other order): drop this setting's innermost entry and
+        # stack the later entries again, so that each flag keeps the value
+        # of the innermost scope still in force.
+        later: list[_Setting] = []
+        node = top
+        while node is not None and node.setting is not self:
+            later.append(node.setting)
+            node = node.parent
+        if node is None:
+            raise RuntimeError(
+                f"{self!r} was exited in a thread or asyncio task where it was "
+                "not entered: enter and exit a scope in the same thread and "
+                "task (finish a generator that yields inside a scope where it "
+                "started)"
+            )
+        rest = node.parent
+        for setting in reversed(later):
+            rest = _Scope(setting, rest)
+        _scope.set(rest)
 
     def __call__(self, fn: F) -> F:
-        name, value = self._name, self._value
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                with _Setting(name, value):
+                with self:
                     return await fn(*args, **kwargs)
 
             return run_async  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with _Setting(name, value):
+            with self:
                 return fn(*args, **kwargs)
 
         return run  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return f"{self._name}({self._value!r})"
+        return f"{self.name}({self.value!r})"
 
 
 def enable_x64(new_val: bool = True) -> _Setting:
     """Scope in which 64-bit mode is on (or off, with ``False``).
 
-    Works as a context manager and as a decorator.
+    Works as a context manager and as a decorator (of plain and ``async``
+    functions). It applies to the thread and asyncio task that enter it; one
+    object may be entered by many threads and tasks at once, and again inside
+    itself (docs/semantics.md, "Modes").
+
+    Args:
+      new_val: whether 64-bit mode is on inside the scope.
+
+    Returns:
+      The scope, a context manager and decorator.
+
+    Raises:
+      ValueError: ``new_val`` is not a bool.
 
     >>> import typelattice
     >>> with typelattice.enable_x64():
@@ -346,6 +424,22 @@ def enable_x64(new_val: bool = True) -> _Setting:
 def dtype_promotion(new_val: str) -> _Setting:
     """Scope using the ``'standard'``, ``'strict'`` or a registered lattice.
 
+    Works as a context manager and as a decorator (of plain and ``async``
+    functions). It applies to the thread and asyncio task that enter it; one
+    object may be entered by many threads and tasks at once, and again inside
+    itself (docs/semantics.md, "Modes").
+
+    Args:
+      new_val: ``'standard'``, ``'strict'`` or a name given to
+        :func:`~typelattice.register_lattice`: the lattice in force inside
+        the scope.
+
+    Returns:
+      The scope, a context manager and decorator.
+
+    Raises:
+      ValueError: for a name that is not a lattice, listing the valid ones.
+
     >>> import typelattice
     >>> @typelattice.dtype_promotion('strict')
     ... def add_types(a, b):
@@ -359,8 +453,20 @@ def dtype_promotion(new_val: str) -> _Setting:
 def explicit_x64_dtypes(new_val: str) -> _Setting:
     """Scope setting what explicit 64-bit dtypes do in 32-bit mode.
 
-    ``'warn'`` (truncate to 32 bits with a warning), ``'error'`` or
-    ``'allow'`` (keep 64 bits).
+    Works as a context manager and as a decorator (of plain and ``async``
+    functions). It applies to the thread and asyncio task that enter it; one
+    object may be entered by many threads and tasks at once, and again inside
+    itself (docs/semantics.md, "Modes").
+
+    Args:
+      new_val: ``'warn'`` (truncate to 32 bits with a warning), ``'error'``
+        or ``'allow'`` (keep 64 bits).
+
+    Returns:
+      The scope, a context manager and decorator.
+
+    Raises:
+      ValueError: any other value.
 
     >>> import typelattice
     >>> with typelattice.explicit_x64_dtypes('error'):
@@ -372,6 +478,22 @@ def explicit_x64_dtypes(new_val: str) -> _Setting:
 
 def rank_promotion(new_val: str) -> _Setting:
     """Scope setting implicit rank promotion: ``'allow'``, ``'warn'``, ``'raise'``.
+
+    With ``'warn'`` or ``'raise'``, broadcasting operands of different ranks
+    (scalars aside) warns with ``RankPromotionWarning`` or raises ValueError.
+    Works as a context manager and as a decorator (of plain and ``async``
+    functions). It applies to the thread and asyncio task that enter it; one
+    object may be entered by many threads and tasks at once, and again inside
+    itself (docs/semantics.md, "Modes").
+
+    Args:
+      new_val: ``'allow'``, ``'warn'`` or ``'raise'``.
+
+    Returns:
+      The scope, a context manager and decorator.
+
+    Raises:
+      ValueError: any other value.
 
     >>> import typelattice
     >>> with typelattice.rank_promotion('raise'):

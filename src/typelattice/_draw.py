@@ -1,8 +1,8 @@
 """Draw a promotion lattice as a layered Hasse diagram: SVG, DOT or PNG.
 
-Types flow left to right, as in the final figure of seed 001: a node's
-column is the length of the longest chain of edges below it, so every arrow
-points right. Rows group the types by kind (floating, complex, weak,
+Types flow left to right, as in the lattice figure of JAX's documentation: a
+node's column is the length of the longest chain of edges below it, so every
+arrow points right. Rows group the types by kind (floating, complex, weak,
 8/6/4-bit floats, signed, unsigned, narrow integers, bool), each on its own
 tinted band; weak types have a dashed outline. SVG and DOT are written
 directly (no graphviz needed); PNG is drawn with matplotlib when installed.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from typelattice import _config, _dtypes, _promotion, _tables
-from typelattice._lattice import Lattice
+from typelattice._lattice import Lattice, set_bits
 
 __all__ = ["Layout", "lattice_dot", "lattice_layout", "lattice_png", "lattice_svg"]
 
@@ -130,7 +130,7 @@ def lattice_layout(
       lattice: draw this lattice instead (e.g. from
         :meth:`Lattice.from_file`); a node whose name is a type code is drawn
         in that type's band.
-      types: the codes to draw (seed 000's 18 by default;
+      types: the codes to draw (the standard types and ``i* f* c*`` by default;
         :func:`~typelattice._tables.all_codes` for every type), or with
         ``lattice`` its node names (all by default). An arrow joins each to
         the next higher ones among them.
@@ -155,7 +155,7 @@ def lattice_layout(
             title = (
                 f"typelattice: the {mode} lattice, {'64' if bits else '32'}-bit mode"
             )
-        codes = _tables.SEED_CODES if types is None else types
+        codes = _tables.DEFAULT_CODES if types is None else types
         chosen: list[Any] = [_dtypes.code_to_dtype(c) for c in codes]
         groups: list[str] = [_group(n) for n in chosen]
         tips: list[str] = [_tooltip(n) for n in chosen]
@@ -185,17 +185,23 @@ def lattice_layout(
 
 def _covering(lat: Lattice[Any], chosen: Sequence[Any]) -> list[tuple[int, int]]:
     """Index pairs (a, b) with a < b and nothing chosen strictly between."""
-    ub = [lat.upper_bounds(n) for n in chosen]
     index = {n: i for i, n in enumerate(chosen)}
-    above = [
-        {index[u] for u in ub[i] if u in index and index[u] != i}
-        for i in range(len(chosen))
-    ]
+    # Each chosen node's chosen strict upper bounds, as a bitset of indexes.
+    above: list[int] = []
+    for i, n in enumerate(chosen):
+        bits = 0
+        for u in lat.upper_bounds(n):
+            j = index.get(u, i)
+            if j != i:
+                bits |= 1 << j
+        above.append(bits)
     edges: list[tuple[int, int]] = []
     for i, ups in enumerate(above):
-        for j in sorted(ups):
-            if not any(j in above[k] for k in ups if k != j):
-                edges.append((i, j))
+        # Above something above i: not covering i.
+        implied = 0
+        for k in set_bits(ups):
+            implied |= above[k]
+        edges += [(i, j) for j in set_bits(ups & ~implied)]
     return edges
 
 
@@ -203,11 +209,13 @@ def _ranks(
     lat: Lattice[Any], chosen: Sequence[Any], edges: Sequence[tuple[int, int]]
 ) -> list[int]:
     ranks = [0] * len(chosen)
+    ups: list[list[int]] = [[] for _ in chosen]
+    for a, b in edges:
+        ups[a].append(b)
     # The lattice's own ranks order the nodes bottom-up.
     for i in sorted(range(len(chosen)), key=lambda i: lat.rank(chosen[i])):
-        for a, b in edges:
-            if a == i:
-                ranks[b] = max(ranks[b], ranks[a] + 1)
+        for b in ups[i]:
+            ranks[b] = max(ranks[b], ranks[i] + 1)
     return ranks
 
 

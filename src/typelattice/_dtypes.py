@@ -12,6 +12,8 @@ directly as lattice nodes (codes ``i*``, ``f*``, ``c*``).
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
@@ -29,6 +31,7 @@ __all__ = [
     "EXTENDED_DTYPES",
     "STANDARD_DTYPES",
     "WEAK_TYPES",
+    "can_cast",
     "canonicalize_dtype",
     "code_to_dtype",
     "dtype",
@@ -41,7 +44,8 @@ __all__ = [
 
 # -- the universe -------------------------------------------------------------
 
-# Seed 000's codes, in its order.
+# The standard types' codes, in the order of JAX's documented promotion table
+# (docs/semantics.md, "Lattices").
 _STANDARD: Final = {
     "b1": "bool",
     "u1": "uint8",
@@ -102,7 +106,7 @@ _CODE_TO_DTYPE: Final[dict[str, np.dtype[Any]]] = {
     **{_narrow_int_code(n): d for n, d in NARROW_INTS.items()},
 }
 
-#: The 15 strong types of seed 000's table, in its order.
+#: The 15 standard strong types, in the order of the promotion table.
 STANDARD_DTYPES: Final = tuple(_CODE_TO_DTYPE[c] for c in _STANDARD)
 #: Every small float and narrow integer the installed ml_dtypes provides.
 EXTENDED_DTYPES: Final = (*SMALL_FLOATS.values(), *NARROW_INTS.values())
@@ -266,7 +270,7 @@ def _from_string(s: str) -> np.dtype[Any]:
         return found
     try:
         dt = np.dtype(s)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: "a b, c", "i4,x"...
         raise TypeError(
             f"unknown dtype {s!r}: expected a NumPy dtype name (e.g. 'int8', "
             "'float32'), an ml_dtypes name (e.g. 'bfloat16', 'float8_e4m3fn') "
@@ -327,7 +331,19 @@ def is_explicit(x: object) -> bool:
 
 
 class X64DtypeWarning(UserWarning):
-    """An explicitly requested 64-bit dtype was truncated in 32-bit mode."""
+    """An explicitly requested 64-bit dtype was truncated in 32-bit mode.
+
+    Raised instead with ``explicit_x64_dtypes('error')``; nothing happens
+    with ``'allow'`` or in 64-bit mode (docs/semantics.md, "Modes").
+
+    >>> import warnings, typelattice
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter('always')
+    ...     typelattice.dtype('int64')
+    dtype('int32')
+    >>> caught[0].category.__name__
+    'X64DtypeWarning'
+    """
 
 
 _X64_FIX: Final = (
@@ -338,6 +354,9 @@ _X64_FIX: Final = (
 
 def explicit_x64(dt: np.dtype[Any], policy: str, where: str) -> np.dtype[Any]:
     """Apply ``explicit_x64_dtypes`` to an explicitly requested 64-bit dtype.
+
+    Note: JAX always truncates with a warning; 'error' and 'allow' are ours
+    (docs/semantics.md, "Modes").
 
     Args:
       dt: the requested dtype (int64, uint64, float64 or complex128).
@@ -413,7 +432,14 @@ def canonicalize_dtype(x: DTypeLike) -> np.dtype[Any]:
 
     With ``enable_x64`` off (the default), int64, uint64, float64 and
     complex128 become int32, uint32, float32 and complex64; everything else
-    is unchanged.
+    is unchanged. Unlike :func:`dtype`, an explicit 64-bit name is narrowed
+    without a warning.
+
+    Args:
+      x: a dtype-like.
+
+    Returns:
+      The ``np.dtype`` in force for it.
 
     >>> import typelattice
     >>> canonicalize_dtype('float64')
@@ -432,12 +458,23 @@ def canonicalize_dtype(x: DTypeLike) -> np.dtype[Any]:
 
 
 def dtype_code(x: DTypeLike, weak: bool = False) -> str:
-    """The short code of a dtype-like's lattice node (seed 000's notation).
+    """The short code of a dtype-like's lattice node (the notation of JAX's
+    promotion table; see docs/semantics.md, "Lattices").
 
     Strong types give ``b1 u1 ... c16``, ``bf``, and for the extended types
     ``f8e4m3fn``-style (small floats) and ``i4b``-style (narrow integers)
     codes. ``int``/``float``/``complex``, or any numeric dtype with
     ``weak=True``, give ``i*``, ``f*`` or ``c*`` (a weak bool stays ``b1``).
+
+    Args:
+      x: a dtype-like.
+      weak: give the weak node of ``x``'s kind.
+
+    Returns:
+      The code, a str.
+
+    Raises:
+      TypeError: ``x`` is not a dtype of the universe.
 
     >>> dtype_code('uint8')
     'u1'
@@ -457,11 +494,18 @@ def dtype_code(x: DTypeLike, weak: bool = False) -> str:
 def code_to_dtype(code: str) -> np.dtype[Any] | type:
     """The dtype for a short code, or the Python type for a weak code.
 
-    >>> code_to_dtype('u1'), code_to_dtype('f*')
-    (dtype('uint8'), <class 'float'>)
+    Args:
+      code: a code such as ``'u1'``, ``'bf'``, ``'f8e4m3fn'``, ``'i4b'`` or
+        ``'f*'``.
+
+    Returns:
+      The ``np.dtype``, or ``int``/``float``/``complex`` for ``i* f* c*``.
 
     Raises:
       TypeError: for an unknown code, listing the known ones.
+
+    >>> code_to_dtype('u1'), code_to_dtype('f*')
+    (dtype('uint8'), <class 'float'>)
     """
     if code in _CODE_TO_DTYPE:
         return _CODE_TO_DTYPE[code]
@@ -488,6 +532,14 @@ def issubdtype(arg1: DTypeLike, arg2: DTypeLike) -> bool:
     they are: bfloat16 and the float8 types are ``np.floating``, ``int4`` is
     a ``np.signedinteger`` (NumPy calls them all ``np.void``).
 
+    Args:
+      arg1: a dtype-like.
+      arg2: a dtype-like, or one of NumPy's abstract classes
+        (``np.floating``, ``np.integer``, ``np.number``...).
+
+    Returns:
+      Whether ``arg1`` is ``arg2`` or belongs to it.
+
     >>> import numpy as np
     >>> issubdtype('bfloat16', np.floating), issubdtype('int4', np.signedinteger)
     (True, True)
@@ -512,6 +564,12 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | tuple[DTypeLike, ...]) -> bool:
         ``'unsigned integer'``, ``'integral'``, ``'real floating'``,
         ``'complex floating'``, ``'numeric'``), a dtype, or a tuple of these.
 
+    Returns:
+      Whether ``dtype`` is in (one of) the categories or is the dtype.
+
+    Raises:
+      ValueError: an unknown category name, listing the valid ones.
+
     >>> isdtype('bfloat16', 'real floating'), isdtype('uint4', 'integral')
     (True, True)
     >>> isdtype('int8', ('bool', 'complex floating'))
@@ -534,11 +592,17 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | tuple[DTypeLike, ...]) -> bool:
 def finfo(x: DTypeLike) -> ml_dtypes.finfo:
     """Machine limits of a floating or complex dtype, ml_dtypes types included.
 
-    >>> finfo('bfloat16').bits, float(finfo('float8_e4m3fn').max)
-    (16, 448.0)
+    Args:
+      x: a floating or complex dtype-like.
+
+    Returns:
+      ``ml_dtypes.finfo`` for it (``bits``, ``eps``, ``max``, ``tiny``...).
 
     Raises:
       TypeError: for a non-floating dtype, naming the fix (``iinfo``).
+
+    >>> finfo('bfloat16').bits, float(finfo('float8_e4m3fn').max)
+    (16, 448.0)
     """
     dt = dtype_of(x)
     if dt not in _REAL_FLOATING and dt not in _COMPLEX:
@@ -552,11 +616,17 @@ def finfo(x: DTypeLike) -> ml_dtypes.finfo:
 def iinfo(x: DTypeLike) -> ml_dtypes.iinfo:
     """Machine limits of an integer dtype, narrow integers included.
 
-    >>> iinfo('int4').min, iinfo('uint8').max
-    (-8, 255)
+    Args:
+      x: an integer dtype-like.
+
+    Returns:
+      ``ml_dtypes.iinfo`` for it (``bits``, ``min``, ``max``).
 
     Raises:
       TypeError: for a non-integer dtype, naming the fix (``finfo``).
+
+    >>> iinfo('int4').min, iinfo('uint8').max
+    (-8, 255)
     """
     dt = dtype_of(x)
     if dt not in _SIGNED and dt not in _UNSIGNED:
@@ -565,3 +635,121 @@ def iinfo(x: DTypeLike) -> ml_dtypes.iinfo:
             "typelattice.finfo"
         )
     return ml_dtypes.iinfo(dt)  # type: ignore[no-untyped-call]
+
+
+# -- casting --------------------------------------------------------------------
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether NumPy's ``casting`` rule allows converting ``from_`` to ``to``.
+
+    This is NumPy's rule, not the promotion lattice: for that, see
+    :func:`typelattice.safe_to_cast`.
+
+    Args:
+      from_: a dtype-like or an array (ml_dtypes types included).
+      to: a dtype-like or an array.
+      casting: ``'no'``, ``'equiv'``, ``'safe'``, ``'same_kind'`` or
+        ``'unsafe'``, as in NumPy.
+
+    Returns:
+      Whether the conversion is allowed.
+
+    >>> can_cast('int8', 'int16'), can_cast('float32', 'int32')
+    (True, False)
+    """
+    src = dtype_of(from_)
+    dst = dtype_of(to)
+    return np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
+
+
+# -- ranges: which conversions can change a value -------------------------------
+#
+# Data safety (docs/semantics.md, "Data safety"): a conversion an operation
+# makes on its own may round a value to the precision of the new dtype, as
+# JAX and NumPy do, but must not change it beyond that: no integer outside the
+# new dtype's range, no finite value that becomes inf or nan or saturates at
+# the largest value, no inf or nan that the new dtype cannot hold. These
+# functions decide from the two dtypes alone whether a conversion can do so,
+# so that only such conversions read their operand's values.
+
+
+def value_range(dt: np.dtype[Any]) -> tuple[int | float, int | float]:
+    """The lowest and highest finite values of ``dt`` (of each component of a
+    complex dtype; for float8_e8m0fnu, which has no zero, the smallest
+    positive value).
+
+    >>> value_range(np.dtype('int8')), value_range(np.dtype('float16'))
+    ((-128, 127), (-65504.0, 65504.0))
+    """
+    kind = kind_of(dt)
+    if kind == "b":
+        return 0, 1
+    if kind in "iu":
+        info = iinfo(dt)
+        return int(info.min), int(info.max)
+    fi = finfo(dt)
+    return float(fi.min), float(fi.max)
+
+
+@functools.cache
+def overflow_limit(dt: np.dtype[Any]) -> float:
+    """The magnitude from which a finite value no longer rounds to a finite
+    value of the floating (or complex) dtype ``dt``: its largest value plus
+    half a unit in the last place there. Below it, converting only rounds.
+
+    >>> overflow_limit(np.dtype('float16'))
+    65520.0
+    """
+    fi = finfo(dt)
+    top = float(fi.max)
+    # The spacing of the largest binade: 2**(exponent - mantissa bits).
+    ulp = 2.0 ** (math.floor(math.log2(top)) - int(fi.nmant))
+    return top + ulp / 2
+
+
+@functools.cache
+def _nonfinite_kept(dt: np.dtype[Any]) -> tuple[bool, bool]:
+    """Whether ``dt`` holds inf and nan (converted from float64, they stay)."""
+    if kind_of(dt) not in "fc":
+        return False, False
+    with np.errstate(all="ignore"):
+        held: np.ndarray[Any, Any] = np.array([np.inf, np.nan]).astype(dt)
+        back: np.ndarray[Any, Any] = held.astype(np.complex128).real
+    return bool(np.isposinf(back[:1]).all()), bool(np.isnan(back[1:]).all())
+
+
+def saturates(dt: np.dtype[Any]) -> bool:
+    """Whether a floating dtype has no inf, so that converting a value beyond
+    its range may give its largest value instead of inf (float4_e2m1fn,
+    the float6 types, float8_e8m0fnu)."""
+    return not _nonfinite_kept(dt)[0]
+
+
+@functools.cache
+def can_lose_range(src: np.dtype[Any], dst: np.dtype[Any]) -> bool:
+    """Whether converting some value of ``src`` to ``dst`` can change it by
+    more than rounding (see above). False for a dtype to itself, for every
+    widening conversion, and for conversions to bool (a truth test).
+
+    >>> can_lose_range(np.dtype('uint32'), np.dtype('int32'))
+    True
+    >>> can_lose_range(np.dtype('int16'), np.dtype('float16'))
+    False
+    >>> can_lose_range(np.dtype('int32'), np.dtype('float16'))
+    True
+    """
+    if src == dst or kind_of(dst) == "b":
+        return False
+    lo, hi = value_range(src)
+    dst_lo, dst_hi = value_range(dst)
+    if kind_of(dst) in "iu":  # floats become integers by truncation
+        lo, hi = math.trunc(lo), math.trunc(hi)
+    if lo < dst_lo or hi > dst_hi:
+        return True
+    if kind_of(src) in "fc":
+        # inf and nan: integers have neither; some small floats lack one.
+        src_inf, src_nan = _nonfinite_kept(src)
+        dst_inf, dst_nan = _nonfinite_kept(dst)
+        return (src_inf and not dst_inf) or (src_nan and not dst_nan)
+    return False

@@ -1,10 +1,10 @@
 """Explain a join step by step: nodes, upper bounds, the least common one.
 
-The promotion of some types is their join on the lattice (seed 001): follow
-each input's edges upward, keep the nodes every input reaches, and take the
-lowest of them. :func:`explain` returns each of those steps as data, and for
-inputs with no join, why, the error ``result_type`` raises for them and the
-explicit cast that makes them promote.
+The promotion of some types is their join on the lattice (docs/semantics.md,
+"Lattices"): follow each input's edges upward, keep the nodes every input
+reaches, and take the lowest of them. :func:`explain` returns each of those
+steps as data, and for inputs with no join, why, the error ``result_type``
+raises for them and the explicit cast that makes them promote.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ class Explanation:
       error: when there is no join, the error ``result_type`` raises.
       cast: when there is no join, the explicit cast to use.
       notes: remarks on the inputs (32-bit narrowing, weak types).
+
+    >>> e = explain('int8', 'uint8')
+    >>> e.nodes, e.minimal, e.result
+    (('i1', 'u1'), ('i2',), 'int16')
     """
 
     inputs: tuple[str, ...]
@@ -156,7 +160,10 @@ def explain(
     # frozenset.intersection, unbound, is of unknown type for pyright.
     common: frozenset[Any] = frozenset.intersection(*bounds)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     # A Lattice has a least common upper bound whenever it has any.
-    minimal = [c for c in common if common <= lat.upper_bounds(c)]
+    try:
+        minimal = [lat.join(*nodes)]
+    except JoinError:
+        minimal = []
     if len(minimal) == 1:
         (top,) = minimal
         return Explanation(

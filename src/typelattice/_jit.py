@@ -55,8 +55,23 @@ _GONE = object()
 class ShapeDtypeStruct:
     """A shape, a dtype and a weak flag: an array without values.
 
-    >>> ShapeDtypeStruct((2, 3), 'float32')
+    What :func:`eval_shape` returns for each array, and what it takes in
+    place of one. Immutable and hashable.
+
+    Args:
+      shape: the dimensions, non-negative integers.
+      dtype: a dtype-like, kept as given (no 32-bit narrowing).
+      weak_type: whether it stands for a weak array.
+
+    Raises:
+      TypeError: a shape entry that is not an integer, or no dtype.
+      ValueError: a negative dimension.
+
+    >>> s = ShapeDtypeStruct((2, 3), 'float32')
+    >>> s
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+    >>> s.ndim, s.size, s.weak_type
+    (2, 6, False)
     """
 
     __slots__ = ("dtype", "shape", "weak_type")
@@ -102,10 +117,12 @@ class ShapeDtypeStruct:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return math.prod(self.shape)
 
     def __repr__(self) -> str:
@@ -200,14 +217,7 @@ def _scalar_inputs() -> dict[tuple[type, bool], _ScalarInput]:
     for x64 in (False, True):
         for t, kind in _PY_KINDS.items():
             dt = _dtypes.default_dtype(kind, x64)
-            lo: int | float
-            hi: int | float
-            if kind == "i":
-                info = _dtypes.iinfo(dt)
-                lo, hi = int(info.min), int(info.max)
-            else:
-                hi = float(_dtypes.finfo(dt).max)
-                lo = -hi
+            lo, hi = _dtypes.value_range(dt)
             table[t, x64] = _ScalarInput(_core.aval(dt, True), dt, lo, hi)
         table[bool, x64] = _ScalarInput(
             _core.aval(np.dtype(bool), False), np.dtype(bool), 0, 1
@@ -265,19 +275,20 @@ def _scalar_overflow(
     where: str, leaf: Any, dt: np.dtype[Any], x64: bool
 ) -> OverflowError:
     t: type = leaf.__class__
+    if dt.kind in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        detail = f"range {lo}..{hi}"
+    else:
+        detail = "it would become inf"
     fixes = ["mark the argument static (static_argnums or static_argnames)"]
-    wide = _SCALAR_INPUTS[t, True]
     if not x64 and _scalar_input(leaf, True) is not None:
-        fixes.insert(
-            0,
-            "turn on 64-bit mode (typelattice.enable_x64()), where it is a "
-            f"weak {wide.dtype}",
-        )
-    mode = "" if x64 else " with enable_x64=False"
+        wide = _SCALAR_INPUTS[t, True].dtype
+        fixes.insert(0, f"run it inside `{_core.X64_SCOPE}`, where it is a weak {wide}")
+    mode = "" if x64 else " in 32-bit mode"
     return OverflowError(
         f"{where}: the Python {t.__name__} argument {leaf!r:.60} does not fit "
-        f"in {dt}, the dtype of a weak {t.__name__} argument{mode}. To pass "
-        f"it, {', or '.join(fixes)}."
+        f"in {dt} ({detail}), the dtype of a weak {t.__name__} "
+        f"argument{mode}. Fix: {'; or '.join(fixes)}."
     )
 
 
@@ -325,11 +336,9 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
         return value, (key, value.shape, key)
     if isinstance(leaf, np.ndarray | np.generic):
         raw: Any = leaf  # pyright: ignore[reportUnknownVariableType]
-        value = _core.from_numpy(raw, where, pos)
-        if raw.__class__ is np.ndarray and np.shares_memory(value, raw):
-            # A result may be this argument or a view of it: it must not
-            # change when the caller's array does.
-            value = value.copy()
+        # A result may be this argument or a view of it: it must not change
+        # when the caller's array does.
+        value = _core.unshared(_core.from_numpy(raw, where, pos), raw)
         key = _core.aval(value.dtype, False)
         return value, (key, value.shape, key)
     raise _not_an_array(where, leaf, static_hint=True)
@@ -401,6 +410,21 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     (see :mod:`typelattice.numpy._abstract`), and creation functions
     (``zeros``, ``arange``...) called in ``fun`` give tracers, as in JAX.
 
+    Args:
+      fun: the function to evaluate abstractly.
+      *args: its positional arguments: arrays, :class:`ShapeDtypeStruct`
+        objects, Python scalars (weak tracers), or containers of them.
+      **kwargs: its keyword arguments, likewise.
+
+    Returns:
+      ``fun``'s result with each array replaced by a
+      :class:`ShapeDtypeStruct` (other values as ``fun`` returned them).
+
+    Raises:
+      Whatever the eager call would raise for those dtypes and shapes
+      (TypePromotionError, OverflowError, ValueError...);
+      ConcretizationTypeError where ``fun`` needs a value (``bool(x)``).
+
     >>> import typelattice.numpy as tnp
     >>> x = ShapeDtypeStruct((1000, 1000), 'int8')
     >>> eval_shape(lambda x, y: (x * y, x.sum(axis=0)), x, 2)
@@ -425,8 +449,21 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
 
 class CacheInfo(NamedTuple):
     """Statistics of a jitted function's cache of traced programs, as
-    :func:`functools.lru_cache` reports them: ``misses`` counts the traces,
-    ``maxsize`` is ``jit``'s ``cache_size`` (None: unbounded)."""
+    :func:`functools.lru_cache` reports them.
+
+    Attributes:
+      hits: calls that found their program in the cache.
+      misses: calls that traced (a new signature, or one forgotten).
+      maxsize: the most programs kept (``jit``'s ``cache_size``; None: no
+        limit).
+      currsize: programs in the cache now.
+
+    >>> import typelattice, typelattice.numpy as tnp
+    >>> f = typelattice.jit(lambda x: x + 1)
+    >>> _ = f(tnp.zeros(2)), f(tnp.ones(2)), f(tnp.zeros(3))
+    >>> f.cache_info()
+    CacheInfo(hits=1, misses=2, maxsize=4096, currsize=2)
+    """
 
     hits: int
     misses: int
@@ -588,7 +625,23 @@ def _static_positions(
 class Jitted(Generic[P, R]):
     """A function traced once per abstract signature and replayed on NumPy.
 
-    Made by :func:`jit`; call it like the function it wraps.
+    Made by :func:`jit`; call it like the function it wraps. It keeps the
+    wrapped function's name and docstring.
+
+    Args:
+      fun: the function.
+      static_argnums: positions of the static arguments.
+      static_argnames: names of the static arguments.
+
+    >>> import typelattice, typelattice.numpy as tnp
+    >>> @typelattice.jit
+    ... def double(x):
+    ...     'Twice x.'
+    ...     return 2 * x
+    >>> double, double.__doc__
+    (<jitted double>, 'Twice x.')
+    >>> double(tnp.asarray([1, 2], dtype='uint8'))
+    Array([2, 4], dtype=uint8)
     """
 
     def __init__(
@@ -637,8 +690,8 @@ class Jitted(Generic[P, R]):
         Returns:
           A :class:`CacheInfo`, as ``functools.lru_cache`` gives.
 
-        >>> import typelattice.numpy as tnp
-        >>> f = jit(lambda x: x + 1, cache_size=2)
+        >>> import typelattice, typelattice.numpy as tnp
+        >>> f = typelattice.jit(lambda x: x + 1, cache_size=2)
         >>> for n in (1, 2, 3, 3):
         ...     _ = f(tnp.zeros(n))
         >>> f.cache_info()
@@ -647,7 +700,15 @@ class Jitted(Generic[P, R]):
         return CacheInfo(self._hits, self._misses, self._maxsize, len(self._order))
 
     def clear_cache(self) -> None:
-        """Forget every traced program (the next call traces again)."""
+        """Forget every traced program (the next call traces again).
+
+        >>> import typelattice, typelattice.numpy as tnp
+        >>> f = typelattice.jit(lambda x: -x)
+        >>> _ = f(tnp.zeros(2))
+        >>> f.clear_cache()
+        >>> f.cache_info().currsize
+        0
+        """
         self._cache.clear()
         self._fast.clear()
         self._order.clear()
@@ -862,6 +923,13 @@ class Jitted(Generic[P, R]):
         """The program traced for these arguments (traced now if needed):
         its operations with their resolved dtypes, for inspection.
 
+        Args:
+          *args: arguments as for a call.
+          **kwargs: keyword arguments as for a call.
+
+        Returns:
+          The program; ``print`` it to read it.
+
         >>> import typelattice.numpy as tnp
         >>> f = jit(lambda x, y: x * y + 1)
         >>> print(f.program(tnp.zeros(3, 'int8'), 2))
@@ -941,16 +1009,24 @@ def jit(
 
     Args:
       fun: the function; or omit it to get a decorator.
-      static_argnums, static_argnames: arguments passed to ``fun`` as they
-        are (hashable; each new value traces again), for values that decide
-        shapes or Python control flow. Each must name a parameter of
-        ``fun`` (ValueError otherwise, as in JAX).
+      static_argnums: positions of arguments passed to ``fun`` as they are
+        (hashable; each new value traces again), for values that decide
+        shapes or Python control flow.
+      static_argnames: names of such arguments. Each position and name
+        must be one of ``fun``'s parameters (as in JAX).
       cache_size: how many traced programs to keep (4096 by default, as
         JAX's caches; None: no limit). When a new one would exceed it, the
         least recently used is forgotten, and traced again if needed.
 
     Returns:
-      A :class:`Jitted` function; ``cache_info()`` reports its cache.
+      A :class:`Jitted` function (without ``fun``: a decorator making one);
+      ``cache_info()`` reports its cache.
+
+    Raises:
+      TypeError: ``fun`` is not callable, or a static argument or the cache
+        size is not an integer or a name.
+      ValueError: a static argument names no parameter of ``fun``, or the
+        cache size is negative.
 
     >>> import typelattice.numpy as tnp
     >>> @jit

@@ -2,8 +2,9 @@
 
 Lattice nodes are ``np.dtype`` objects for strong types and the Python types
 ``int``, ``float`` and ``complex`` for the weak ones (``i*``, ``f*``,
-``c*``). The lattices are dict literals of immediate upward edges (SPEC §2),
-turned into :class:`~typelattice.Lattice` objects, which check them once.
+``c*``). The lattices are dict literals of immediate upward edges (written
+out in docs/semantics.md, "Lattices"), turned into
+:class:`~typelattice.Lattice` objects, which check them once.
 
 ``result_type`` is on every operation's hot path, so answers are cached per
 promotion mode, keyed on the argument *types* (or dtypes) rather than values:
@@ -58,7 +59,17 @@ Node = np.dtype[Any] | type
 
 
 class TypePromotionError(ValueError):
-    """The inputs have no implicit promotion in the current mode."""
+    """The inputs have no implicit promotion in the current mode.
+
+    The message names the inputs, the mode and the fix: an explicit cast,
+    or ``dtype_promotion=standard`` in strict mode.
+
+    >>> import typelattice
+    >>> with typelattice.dtype_promotion('strict'):
+    ...     typelattice.result_type('float32', 'int32')
+    Traceback (most recent call last):
+    typelattice.TypePromotionError: Input dtypes ('float32', 'int32') have no ...
+    """
 
 
 # -- the lattices ---------------------------------------------------------------
@@ -72,7 +83,7 @@ _INT, _FLOAT, _COMPLEX = builtins.int, builtins.float, builtins.complex
 
 
 def standard_edges(x64: bool) -> dict[Node, list[Node]]:
-    """SPEC §2's standard lattice; 32-bit mode sends uint32 to int32."""
+    """The standard lattice's edges; 32-bit mode sends uint32 to int32."""
     return {
         _b1: [_INT],
         _INT: [_u1, _i1, *_NARROW],
@@ -96,7 +107,7 @@ def standard_edges(x64: bool) -> dict[Node, list[Node]]:
 
 
 def strict_edges() -> dict[Node, list[Node]]:
-    """SPEC §2's strict lattice: only weak types promote, within their kind."""
+    """The strict lattice's edges: only weak types promote, within their kind."""
     integers = [_u1, _u2, _u4, _u8, _i1, _i2, _i4, _i8, *_NARROW]
     floats = [_bf, _f2, _f4, _f8, *_SMALL]
     return {
@@ -119,6 +130,21 @@ _REGISTERED: dict[str, Lattice[Node]] = {}
 
 def get_lattice(promotion: str | None = None, x64: bool | None = None) -> Lattice[Node]:
     """The promotion lattice for a mode (the current one by default).
+
+    Its nodes are ``np.dtype`` objects and, for the weak types, the Python
+    types ``int``, ``float`` and ``complex``.
+
+    Args:
+      promotion: ``'standard'``, ``'strict'`` or a name given to
+        :func:`register_lattice` (default: the ``dtype_promotion`` in force).
+      x64: which bit width's lattice (default: the ``enable_x64`` in force);
+        only the standard lattice differs.
+
+    Returns:
+      The :class:`~typelattice.Lattice`, built once and cached.
+
+    Raises:
+      ValueError: an unknown promotion name, listing the valid ones.
 
     >>> lat = get_lattice('standard', x64=True)
     >>> lat.join(np.dtype('uint32'), np.dtype('int32'))
@@ -147,16 +173,63 @@ def get_lattice(promotion: str | None = None, x64: bool | None = None) -> Lattic
     return lattice
 
 
+def _promotion_node(x: object, where: str) -> Node:
+    """A node of a lattice being registered, as promotion's node."""
+    if isinstance(x, str):
+        try:
+            return _dtypes.code_to_dtype(x)
+        except TypeError:
+            pass
+        try:  # a dtype's name ('int8'): say which code to write
+            fix = f"write {_dtypes.dtype_code(x)!r} for {x}"
+        except TypeError:
+            fix = f"the codes are {', '.join(_dtypes.codes())}"
+        raise TypeError(f"{where}: node {x!r} is not a type code; {fix}") from None
+    if isinstance(x, type) and x in _dtypes.WEAK_TYPES:
+        return x
+    if isinstance(x, np.dtype | type):
+        try:
+            return _dtypes.dtype_of(x)  # pyright: ignore[reportUnknownArgumentType]
+        except TypeError as err:
+            raise TypeError(f"{where}: node {x!r}: {err}") from None
+    raise TypeError(
+        f"{where}: node {x!r} ({type(x).__name__}) is not a type; the nodes of a "
+        "promotion lattice are type codes ('i1', 'f4', 'f*'...), NumPy dtypes "
+        "or scalar types, or int, float and complex"
+    )
+
+
 def register_lattice(name: str, lattice: Lattice[Any]) -> None:
     """Make ``dtype_promotion(name)`` promote on ``lattice``.
 
     The lattice's nodes are short codes (``'u1'``, ``'f*'``...) or dtypes and
     ``int``/``float``/``complex``; every strong type of the universe that can
-    appear in an operation should be a node.
+    appear in an operation should be a node (promotion refuses the others).
+
+    A name is registered once: registering the same lattice again does
+    nothing, and a different one under a taken name is refused, because
+    results, caches and jitted functions computed under that name would
+    silently disagree with the new lattice.
+
+    Args:
+      name: the name ``dtype_promotion(name)`` and ``config.update`` take: a
+        non-empty string, not ``'standard'`` or ``'strict'``.
+      lattice: a :class:`~typelattice.Lattice` (checked when it was built).
+
+    Returns:
+      None.
+
+    Args:
+      name: the new ``dtype_promotion`` value; not ``'standard'`` or
+        ``'strict'``. Registering a name again replaces its lattice.
+      lattice: a :class:`~typelattice.Lattice` whose nodes are codes, dtypes
+        or ``int``/``float``/``complex``.
 
     Raises:
-      ValueError: for the names ``standard`` and ``strict``.
-      TypeError: for a node that is neither a code nor a dtype.
+      TypeError: for a name that is not a string, a lattice that is not a
+        ``Lattice``, or a node that is not a type.
+      ValueError: for an empty or built-in name, a name registered with
+        another lattice, or two nodes that name the same type.
 
     >>> import typelattice
     >>> lat = typelattice.Lattice({'i*': ['i1', 'f*'], 'i1': ['f4'], 'f*': ['f4']})
@@ -165,20 +238,59 @@ def register_lattice(name: str, lattice: Lattice[Any]) -> None:
     ...     typelattice.result_type('int8', 1.0)
     dtype('float32')
     """
+    # The annotations do not bind callers without a type checker.
+    if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"register_lattice: the name must be a str, got {name!r} "
+            f"({type(name).__name__}); for example register_lattice('mine', lattice)"
+        )
+    where = f"register_lattice({name!r})"
+    if not name or name != name.strip():
+        # The environment variable TYPELATTICE_DTYPE_PROMOTION is read
+        # stripped, so a name with spaces around it could never be selected.
+        raise ValueError(
+            f"{where}: the name must be non-empty, without spaces around it; "
+            f"for example register_lattice({name.strip() or 'mine'!r}, lattice)"
+        )
     if name in ("standard", "strict"):
-        raise ValueError(f"{name!r} is built in and cannot be replaced")
-
-    def node(x: object) -> Node:
-        if isinstance(x, str):
-            return _dtypes.code_to_dtype(x)
-        if isinstance(x, type) and x in _dtypes.WEAK_TYPES:
-            return x
-        return _dtypes.dtype_of(x)
-
-    edges = {node(a): [node(b) for b in lattice.successors(a)] for a in lattice.nodes}
+        raise ValueError(
+            f"{where}: {name!r} is a built-in mode and cannot be replaced; "
+            f"register the lattice under a name of its own, for example "
+            f"register_lattice('{name}_custom', lattice)"
+        )
+    if not isinstance(lattice, Lattice):  # pyright: ignore[reportUnnecessaryIsInstance]
+        shown = repr(lattice)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"{where}: the lattice must be a typelattice.Lattice, got {shown} "
+            f"({type(lattice).__name__}); build one with "
+            "typelattice.Lattice(edges), where edges maps each node to the "
+            "nodes above it, or typelattice.Lattice.from_file(path)"
+        )
+    nodes = {a: _promotion_node(a, where) for a in lattice.nodes}
+    first: dict[Node, object] = {}
+    for a, n in nodes.items():
+        other = first.setdefault(n, a)
+        if other is not a:
+            named = n.__name__ if isinstance(n, type) else str(n)
+            raise ValueError(
+                f"{where}: the nodes {other!r} and {a!r} both stand for "
+                f"{named} (code {node_label(n)!r}); keep one of them"
+            )
+    edges = {nodes[a]: [nodes[b] for b in lattice.successors(a)] for a in nodes}
+    old = _REGISTERED.get(name)
+    if old is not None:
+        if {a: set(old.successors(a)) for a in old.nodes} == {
+            a: set(ups) for a, ups in edges.items()
+        }:
+            return  # the same lattice again: nothing changes
+        raise ValueError(
+            f"{where}: {name!r} is registered already, with another lattice; "
+            "register this one under a new name, for example "
+            f"register_lattice('{name}_2', lattice)"
+        )
     _REGISTERED[name] = Lattice(edges, label=node_label)
     _config.register_promotion_name(name)
-    _config.clear_memos(name)
 
 
 # -- arguments to nodes -----------------------------------------------------------
@@ -190,6 +302,12 @@ _WEAK_NODE_OF_KIND: Final = {"i": _INT, "u": _INT, "f": _FLOAT, "c": _COMPLEX}
 def is_weakly_typed(x: object) -> bool:
     """Whether ``x`` is weakly typed: a Python int/float/complex value, or an
     array whose ``weak_type`` flag is set. ``bool`` is never weak.
+
+    Args:
+      x: any value.
+
+    Returns:
+      True for weak values (see docs/semantics.md, "Weak types").
 
     >>> import numpy as np
     >>> is_weakly_typed(1.0), is_weakly_typed(True), is_weakly_typed(np.float32(1))
@@ -206,8 +324,8 @@ def is_weakly_typed(x: object) -> bool:
 def _dtype_and_weak(
     x: object, state: _config.State
 ) -> tuple[np.dtype[Any], bool, bool]:
-    """One argument's (dtype, weak) (SPEC §3 step 2), and whether that answer
-    may be cached (not when it warned)."""
+    """One argument's (dtype, weak), and whether that answer may be cached
+    (not when it warned)."""
     x64 = state.enable_x64
     t = type(x)
     kind = _PYTHON_WEAK.get(t)  # bool is its own type, never in this table
@@ -223,7 +341,8 @@ def _dtype_and_weak(
     else:
         weak = is_weakly_typed(x)
         if hasattr(x, "weak_type") and not weak:
-            # A library array made with a 64-bit type keeps it (SPEC §4). A
+            # A library array made with a 64-bit type keeps it (see
+            # docs/semantics.md, "Modes"). A
             # weak one requested no type and is narrowed like a Python
             # scalar, as in JAX: keeping it would make joins non-associative
             # (bool, weak complex128, weak complex128 in 32-bit mode).
@@ -302,8 +421,9 @@ def _weak_dtype(node: type, x64: bool) -> np.dtype[Any]:
 def _lattice_result(
     args: tuple[object, ...], state: _config.State
 ) -> tuple[np.dtype[Any], bool, bool]:
-    """SPEC §3 steps 1-6: the (dtype, weak) an operation computes in, and
-    whether the answer may be cached."""
+    """The (dtype, weak) an operation computes in, and whether the answer may
+    be cached: the join of the arguments' nodes, or of their strong dtypes
+    when every argument is weak (docs/semantics.md, "Weak types")."""
     if not args:
         raise ValueError("result_type() needs at least one array or dtype")
     x64 = state.enable_x64
@@ -331,10 +451,12 @@ def _lattice_result(
 
 
 def _public(dt: np.dtype[Any], weak: bool, x64: bool) -> np.dtype[Any]:
-    """SPEC §3 step 7: what result_type reports for an operation's dtype.
+    """What result_type reports for an operation's dtype: a weak result as
+    the default dtype of its kind.
 
     Note: JAX fails with a KeyError for a weak narrow-integer result (NumPy
-    calls int4 kind 'V'); here it is the default int like any weak integer.
+    calls int4 kind 'V'); here it is the default int like any weak integer
+    (docs/semantics.md, "Differences from JAX").
     """
     return _dtypes.default_dtype(kind_of(dt), x64) if weak else dt
 
@@ -377,7 +499,7 @@ _MEMO_LIMIT: Final = 20_000
 
 # -- the optional C accelerator ---------------------------------------------------
 
-_SPEEDUPS_API: Final = 4  # the extension's API_VERSION this module speaks
+_SPEEDUPS_API: Final = 5  # the extension's API_VERSION this module speaks
 
 
 def _load_speedups() -> tuple[ModuleType | None, str]:
@@ -402,7 +524,7 @@ def _load_speedups() -> tuple[ModuleType | None, str]:
     if getattr(_speedups, "API_VERSION", None) != _SPEEDUPS_API:
         # An editable install whose extension was built from older sources.
         return None, "pure Python (typelattice._speedups is stale: reinstall)"
-    _speedups.configure(_scope, np.ndarray)
+    _speedups.configure(_scope, np.ndarray, np.generic, np.dtype)
     return _speedups, "C (typelattice._speedups)"
 
 
@@ -508,14 +630,28 @@ def result_type(
 
 
 def lattice_result_type(*args: Any) -> tuple[np.dtype[Any], bool]:
-    """The (dtype, weak) an operation on ``args`` computes in (SPEC §3.7).
+    """The (dtype, weak) an operation on ``args`` computes in.
 
     Unlike :func:`result_type`, a weak result keeps its own width (weak int16
     with weak int16 is weak int16) and is not replaced by the default type of
     its kind: this is the dtype array operations use.
 
+    Args:
+      *args: what :func:`result_type` takes.
+
+    Returns:
+      ``(dtype, weak)``: the dtype to compute in and whether the result is
+      weak.
+
+    Raises:
+      TypePromotionError: the inputs have no join in the current mode.
+
     >>> lattice_result_type('int16', 1)
     (dtype('int16'), False)
+    >>> import typelattice
+    >>> w = typelattice.ShapeDtypeStruct((), 'int16', weak_type=True)
+    >>> lattice_result_type(w, w), result_type(w, w)
+    ((dtype('int16'), True), dtype('int32'))
     """
     # The same lookup as result_type's, written out in both: a shared helper
     # would add a Python call to every operation's hot path.
@@ -562,6 +698,14 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype[Any]:
     ``float`` and ``complex`` are the weak nodes; a weak result is given as
     the 64-bit type of its kind.
 
+    Args:
+      a: a dtype, dtype name or code, scalar type, or ``int``/``float``/
+        ``complex`` (the weak types).
+      b: the same.
+
+    Returns:
+      The join, as an ``np.dtype``.
+
     Raises:
       TypePromotionError: the two have no join in the current mode.
       TypeError: an argument is not a dtype-like.
@@ -602,6 +746,14 @@ def safe_to_cast(
 
     True iff the two canonical dtypes are equal or promoting the input with
     the output's dtype gives the output's dtype.
+
+    Args:
+      input_dtype_or_value: a dtype-like or a value (Python scalars are
+        weak).
+      output_dtype_or_value: a dtype-like or a value, taken as strong.
+
+    Returns:
+      Whether the conversion is a promotion (or no change).
 
     Raises:
       TypePromotionError: the two have no join in the current mode (as JAX).

@@ -6,9 +6,14 @@ from contextvars import ContextVar
 from typing import Any, Final, Literal
 
 API_VERSION: Final[int]
+#: The plans' conversion codes by name (_elementwise.Conversion).
+CONVERSIONS: Final[dict[str, int]]
 
-def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
-    """Set the ContextVar holding the scoped configuration and the ndarray type."""
+def configure(
+    scope: ContextVar[Any], ndarray: type, generic: type, dtype: type, /
+) -> None:
+    """Set the ContextVar holding the scoped configuration and NumPy's array,
+    scalar and dtype types."""
 
 def set_global_memos(
     memo: dict[Any, Any],
@@ -19,6 +24,10 @@ def set_global_memos(
 ) -> None:
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
+
+def reuses_temporaries() -> bool:
+    """Whether elementwise functions compute into the buffers of temporary
+    arrays here (this Python and platform can tell a temporary)."""
 
 def configure_jit(
     trace_var: ContextVar[Any],
@@ -41,6 +50,7 @@ def configure_binary(
     cast_call: Callable[..., Any],
     finish: Callable[..., Any],
     asarray: Callable[..., Any],
+    check_operand: Callable[..., Any],
     /,
 ) -> None:
     """Set the array type, its slots, NumPy's error state and the helpers."""

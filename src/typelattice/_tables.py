@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from typelattice import _config, _dtypes, _promotion
-from typelattice._lattice import JoinError, Lattice
+from typelattice._lattice import Lattice
 
 __all__ = [
+    "DEFAULT_CODES",
     "FORMATS",
-    "SEED_CODES",
     "Table",
     "differing_cells",
     "format_rows",
@@ -24,8 +24,9 @@ __all__ = [
     "promotion_table",
 ]
 
-#: Seed 000's table order: the 15 standard types, then the weak ones.
-SEED_CODES: Final = (
+#: The types tables show by default, in the order of JAX's documented
+#: promotion table: the 15 standard types, then the weak ones.
+DEFAULT_CODES: Final = (
     "b1", "u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8",
     "bf", "f2", "f4", "f8", "c8", "c16", "i*", "f*", "c*",
 )  # fmt: skip
@@ -37,21 +38,48 @@ NO_JOIN: Final = "-"
 @dataclass(frozen=True)
 class Table:
     """A square table of codes: ``cells[i][j]`` is the join of ``codes[i]``
-    and ``codes[j]``, or ``'-'`` where there is none."""
+    and ``codes[j]``, or ``'-'`` where there is none.
+
+    Made by :func:`promotion_table` and :func:`~typelattice.measure_library`.
+
+    Attributes:
+      codes: the types of the rows and columns, in order.
+      cells: the rows, each a tuple of codes.
+      title: what the table shows (the lattice and mode, or the library).
+
+    >>> t = promotion_table(['i1', 'u1'], 'standard', x64=False)
+    >>> t
+    Table(codes=('i1', 'u1'), cells=(('i1', 'i2'), ('i2', 'u1')), \
+title='typelattice standard lattice, 32-bit mode')
+    """
 
     codes: tuple[str, ...]
     cells: tuple[tuple[str, ...], ...]
     title: str = ""
 
     def cell(self, a: str, b: str) -> str:
-        """The cell for row code ``a`` and column code ``b``."""
+        """The cell for row code ``a`` and column code ``b``.
+
+        Args:
+          a: a code of :attr:`codes` (the row).
+          b: a code of :attr:`codes` (the column).
+
+        Returns:
+          The code of the join, or ``'-'`` where there is none.
+
+        Raises:
+          ValueError: a code not in the table.
+
+        >>> promotion_table(['u1', 'i1', 'f*'], 'standard').cell('u1', 'f*')
+        'f*'
+        """
         return self.cells[self.codes.index(a)][self.codes.index(b)]
 
 
 def all_codes() -> tuple[str, ...]:
-    """Seed 000's codes, then the extended types' codes (small floats, narrow ints)."""
+    """The default codes, then the extended types' (small floats, narrow ints)."""
     extended = tuple(_dtypes.dtype_code(d) for d in _dtypes.EXTENDED_DTYPES)
-    return SEED_CODES[:15] + extended + SEED_CODES[15:]
+    return DEFAULT_CODES[:15] + extended + DEFAULT_CODES[15:]
 
 
 def promotion_table(
@@ -63,7 +91,8 @@ def promotion_table(
     """The join table of a promotion lattice, in short codes.
 
     Args:
-      codes: the types, as codes (seed 000's 18 by default); with
+      codes: the types, as codes (by default the 18 of JAX's documented
+        table: the standard types and ``i* f* c*``); with
         ``lattice``, its node names (all its nodes by default).
       promotion: ``'standard'``, ``'strict'`` or a registered name (the
         current mode by default).
@@ -89,7 +118,7 @@ def promotion_table(
         order = tuple(label(n) for n in nodes)
         title = "lattice"
     else:
-        order = tuple(SEED_CODES if codes is None else codes)
+        order = tuple(DEFAULT_CODES if codes is None else codes)
         state = _config.current()
         promotion = state.dtype_promotion if promotion is None else promotion
         x64 = state.enable_x64 if x64 is None else x64
@@ -97,16 +126,13 @@ def promotion_table(
         label = _promotion.node_label
         nodes = [_dtypes.code_to_dtype(c) for c in order]
         title = f"typelattice {promotion} lattice, {'64' if x64 else '32'}-bit mode"
-    rows: list[tuple[str, ...]] = []
-    for a in nodes:
-        row: list[str] = []
-        for b in nodes:
-            try:
-                row.append(label(lat.join(a, b)))
-            except JoinError:
-                row.append(NO_JOIN)
-        rows.append(tuple(row))
-    return Table(order, tuple(rows), title)
+    # Lattice.table, not a join per cell: a large lattice's N² joins would
+    # all stay in the cache of join.
+    rows = tuple(
+        tuple(NO_JOIN if j is None else label(j) for j in row)
+        for row in lat.table(nodes)
+    )
+    return Table(order, rows, title)
 
 
 def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:
@@ -133,7 +159,8 @@ def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:
 
 FORMATS: Final = ("text", "markdown", "csv", "html", "json")
 
-# ANSI styles for a terminal: the seed's green cells, bold headers, dim gaps.
+# ANSI styles for a terminal: the green cells of JAX's documented table (where
+# NumPy differs), bold headers, dim gaps.
 _GREEN, _BOLD, _DIM, _RESET = "\x1b[30;42m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
@@ -147,7 +174,7 @@ def format_table(
     """Render a table as ``text`` (aligned), ``markdown``, ``csv``, ``html``
     or ``json``.
 
-    The CSV layout is that of the spec's ``promotion_table_x64.csv``: a
+    The CSV layout is that of the promotion table in JAX's documentation: a
     first row ``,b1,u1,...``, then one row per type, CRLF line ends.
 
     Args:

@@ -15,16 +15,11 @@ Array([1.5, 3.5], dtype=float32)
 Array(1.5, dtype=float32, weak_type=True)
 """
 
-from __future__ import annotations
-
-import builtins
-from typing import Any
-
 import numpy as _np
 
-from typelattice._dtypes import finfo, iinfo, isdtype, issubdtype
+from typelattice._dtypes import can_cast, finfo, iinfo, isdtype, issubdtype
 from typelattice._promotion import promote_types, result_type
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice.numpy._array import Array
 from typelattice.numpy._core import RankPromotionWarning
 from typelattice.numpy._creation import (
     ScalarType,
@@ -264,23 +259,8 @@ uint2 = ScalarType("uint2")
 uint4 = ScalarType("uint4")
 
 
-def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
-    """Whether NumPy's ``casting`` rule allows converting ``from_`` to ``to``
-    (dtypes or arrays; ml_dtypes types included).
-
-    >>> can_cast('int8', 'int16'), can_cast('float32', 'int32')
-    (True, False)
-    """
-    from typelattice._dtypes import dtype_of
-
-    src = dtype_of(from_)
-    dst = dtype_of(to)
-    return _np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
-
-
 __all__ = [
     "Array",
-    "ArrayImpl",
     "RankPromotionWarning",
     "ScalarType",
     "abs",

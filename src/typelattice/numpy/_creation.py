@@ -37,10 +37,6 @@ def _leaves(obj: Any, out: list[Any]) -> None:
         out.append(obj)
 
 
-def _fix_for(dt: np.dtype[Any]) -> str:
-    return "Give a dtype that can hold it, e.g. dtype='float32' or 'int64'."
-
-
 def asarray(
     a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
 ) -> Array:
@@ -51,10 +47,26 @@ def asarray(
     of their canonical dtype; an explicit ``dtype`` gives a strong array.
     NumPy input is copied, so later changes to it do not show here.
 
+    Args:
+      a: a Python scalar, a (nested) list or tuple of numbers and arrays, a
+        NumPy array or scalar, an Array, or an object with ``__array__``.
+      dtype: the dtype wanted; the values must fit it unchanged (an
+        explicit 64-bit dtype in 32-bit mode follows
+        ``explicit_x64_dtypes``).
+      order: accepted for NumPy compatibility; ignored.
+      copy: accepted for NumPy compatibility; arrays are immutable, so
+        copying is never observable.
+
+    Returns:
+      The Array (``a`` itself when it is an Array of that dtype).
+
     Raises:
-      TypeError: strings, objects, or non-numeric data.
-      OverflowError: a value that the dtype cannot hold (a Python int out of
-        range, a float that would become inf, a 64-bit value in 32-bit mode).
+      TypeError: strings, objects, or non-numeric data; complex values with
+        a real ``dtype``.
+      OverflowError: a value that the dtype cannot hold (an integer out of
+        range, a float that would become inf, a 64-bit value in 32-bit mode),
+        whether it is a Python number, a NumPy value or an Array. Rounding
+        to the dtype's precision is not refused (``asarray(0.1, 'float16')``).
 
     >>> asarray(2)
     Array(2, dtype=int32, weak_type=True)
@@ -75,6 +87,19 @@ def array(
 ) -> Array:
     """Like :func:`asarray` (arrays are immutable, so copying is not observable).
 
+    Args:
+      object: what :func:`asarray` takes.
+      dtype: the dtype wanted, as for :func:`asarray`.
+      copy: accepted for NumPy compatibility; not observable.
+      order: accepted for NumPy compatibility; ignored.
+      ndmin: the least number of dimensions; ones are prepended.
+
+    Returns:
+      The Array.
+
+    Raises:
+      TypeError, OverflowError: as :func:`asarray`.
+
     >>> array([[1, 2], [3, 4]], dtype='uint8')
     Array([[1, 2],
            [3, 4]], dtype=uint8)
@@ -93,21 +118,19 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
     if isinstance(a, Array):
         if target is None or target == a.dtype:
             return a
-        return astype(a, target)
+        return convert_to(a, target, where)
     if t is bool or (t in _PY and target is not None):
         dt = target if target is not None else np.dtype(bool)
-        return from_numpy(_core.python_scalar_to(a, dt, where))
+        return from_numpy(_core.python_scalar_to(a, dt, where, "dtype"))
     if t in _PY:
         state = _config.current()
         dt = _dtypes.default_dtype(_core._PY_SCALARS[t], state.enable_x64)
-        return from_numpy(_core.python_scalar_to(a, dt, where), weak=True)
+        return from_numpy(_core.python_scalar_to(a, dt, where, "default"), weak=True)
     if isinstance(a, np.ndarray | np.generic):
         value = _core.from_numpy(a, where, 0)
         if target is not None:
-            value = _cast(value, target)
-        elif value is a or np.shares_memory(value, a):  # pyright: ignore[reportUnknownArgumentType]
-            value = np.array(value, copy=True)
-        return from_numpy(value)
+            value = _core.checked_cast(value, target, where)
+        return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
         return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(a, str | bytes) or a is None:
@@ -116,8 +139,13 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
             "and (nested) lists of them"
         )
     if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
-        value = _core.from_numpy(np.array(a, copy=True), where, 0)
-        return from_numpy(value if target is None else _cast(value, target))
+        # np.asarray, then a copy unless converting made one: such objects
+        # may give their own buffer even when asked for a copy.
+        raw = np.asarray(a)
+        value = _core.from_numpy(raw, where, 0)
+        if target is not None:
+            value = _core.checked_cast(value, target, where)
+        return from_numpy(_core.unshared(value, raw))
     if isinstance(a, _PY):  # subclasses of Python scalars are strong
         return _asarray(np.asarray(a), dtype, copy, where)
     raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")
@@ -132,7 +160,9 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
                 f"{where}: lists may hold numbers and arrays, got "
                 f"{type(leaf).__name__} {leaf!r:.60}"
             )
+    use = "dtype"
     if target is None:
+        use = "default"
         if leaves:
             promoted = [_leaf_for_promotion(leaf, where) for leaf in leaves]
             target, _ = _promotion.lattice_result_type(*promoted)
@@ -141,10 +171,10 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
     try:
         raw = np.array(_plain(a))
     except ValueError as err:  # ragged nesting
-        raise ValueError(f"{where}: {err}") from None
+        raise ValueError(_core.prefixed(where, err)) from None
     if raw.dtype not in _dtypes.ALL_SET:
         raise TypeError(f"{where}: cannot convert {a!r:.60} to a numeric array")
-    return _core.checked_cast(raw, target, where, _fix_for(target))
+    return _core.checked_cast(raw, target, where, use=use)
 
 
 def _plain(a: Any) -> Any:
@@ -183,15 +213,43 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
 
 
+def convert_to(x: Any, dtype: Any, where: str) -> Array:
+    """``x`` converted to ``dtype`` given to ``where`` (a function's
+    ``dtype=``): a strong result, refusing values the dtype cannot hold as
+    every conversion but :func:`astype` does (see docs/semantics.md, "Data
+    safety")."""
+    dt = _requested(dtype, where)
+    if isinstance(x, ArrayImpl):
+        return from_numpy(_core.checked_cast(x._value, dt, where))
+    return _asarray(x, dt, None, where)
+
+
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype``: an explicit cast, so a strong result.
 
-    Like NumPy's ``astype`` (and JAX's), out-of-range values wrap or
-    saturate as the hardware does: this is the explicit conversion every
-    error message suggests.
+    This is the explicit conversion error messages suggest, and it is not
+    checked for data loss (docs/semantics.md, "Data safety"): integers out
+    of range wrap as in NumPy and JAX, floats become integers by truncation,
+    saturated at the integer type's limits, NaN giving 0 (as JAX), large
+    floats become inf, and complex to real drops the imaginary part with
+    NumPy's ``ComplexWarning``.
+
+    Args:
+      x: an Array, a NumPy array or scalar, or a Python scalar.
+      dtype: the dtype to convert to (an explicit 64-bit dtype in 32-bit
+        mode follows ``explicit_x64_dtypes``).
+      copy: accepted for the Array API; not observable.
+      device: accepted for the Array API; ignored.
+
+    Returns:
+      A strong Array of ``dtype``.
 
     >>> astype(asarray(2), 'int8')
     Array(2, dtype=int8)
+    >>> astype(asarray([1.7, -300.0, float('nan')]), 'int8')
+    Array([   1, -128,    0], dtype=int8)
+    >>> astype(asarray([300], dtype='int32'), 'uint8')
+    Array([44], dtype=uint8)
     """
     dt = _requested(dtype, "astype")
     if isinstance(x, ArrayImpl):
@@ -219,27 +277,76 @@ def _shape(shape: Any, where: str) -> tuple[int, ...]:
     return dims
 
 
-def _default_or(dtype: Any, where: str) -> np.dtype[Any]:
-    return _dtypes.default_dtype("f") if dtype is None else _requested(dtype, where)
+def _default_or(dtype: Any, where: str, *fills: int) -> np.dtype[Any]:
+    dt = _dtypes.default_dtype("f") if dtype is None else _requested(dtype, where)
+    return _filling(dt, where, *fills)
+
+
+def _filling(dt: np.dtype[Any], where: str, *fills: int) -> np.dtype[Any]:
+    """``dt``, checked to hold the values a function fills in (zeros, ones):
+    float8_e8m0fnu has no zero, for one."""
+    for value in fills:
+        if (dt, value) not in _FILLS_HELD:
+            _core.python_scalar_to(value, dt, where, "dtype")
+            _FILLS_HELD.add((dt, value))
+    return dt
+
+
+_FILLS_HELD: set[tuple[np.dtype[Any], int]] = set()
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
     >>> zeros(3, 'int8')
     Array([0, 0, 0], dtype=int8)
+    >>> zeros((1, 2))
+    Array([[0., 0.]], dtype=float32)
     """
-    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros")))
+    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros", 0)))
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
-    """An array of ones (the default float type unless ``dtype``)."""
-    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones")))
+    """An array of ones (the default float type unless ``dtype``).
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
+    >>> ones((2, 2), 'int8')
+    Array([[1, 1],
+           [1, 1]], dtype=int8)
+    """
+    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones", 1)))
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
-    """Like :func:`zeros` (an immutable array's contents must be defined)."""
-    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty")))
+    """Like :func:`zeros` (an immutable array's contents must be defined).
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array of zeros.
+
+    >>> empty(2)
+    Array([0., 0.], dtype=float32)
+    """
+    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty", 0)))
 
 
 def full(
@@ -247,6 +354,20 @@ def full(
 ) -> Array:
     """An array filled with ``fill_value``; weak when the value is a Python
     scalar and no dtype is given, as in jax.numpy.
+
+    Args:
+      shape: an int or a sequence of ints (non-negative).
+      fill_value: a scalar or an array broadcastable to ``shape``.
+      dtype: the dtype (default: ``fill_value``'s, as :func:`asarray`
+        gives it); the value must fit it unchanged.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    Raises:
+      OverflowError: ``fill_value`` does not fit ``dtype`` (``full(2, 300,
+        'int8')``).
 
     >>> full(2, 7)
     Array([7, 7], dtype=int32, weak_type=True)
@@ -276,31 +397,81 @@ def _like(
 def zeros_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Zeros with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    """Zeros with ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    >>> zeros_like(asarray(2))
+    Array(0, dtype=int32, weak_type=True)
+    """
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
-    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
+    return wrap(np.zeros(dims, _filling(dt, "zeros_like", 0)), _core.aval(dt, weak))
 
 
 def ones_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Ones with ``a``'s shape, dtype and weak flag (unless overridden)."""
+    """Ones with ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
+
+    >>> ones_like(asarray([1, 2], dtype='uint8'), dtype='float32')
+    Array([1., 1.], dtype=float32)
+    """
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
-    return wrap(np.ones(dims, dt), _core.aval(dt, weak))
+    return wrap(np.ones(dims, _filling(dt, "ones_like", 1)), _core.aval(dt, weak))
 
 
 def empty_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
-    """Like :func:`zeros_like`."""
+    """Like :func:`zeros_like` (an immutable array's contents must be defined).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      An Array of zeros.
+
+    >>> empty_like(asarray([1.5]))
+    Array([0.], dtype=float32)
+    """
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
-    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
+    return wrap(np.zeros(dims, _filling(dt, "empty_like", 0)), _core.aval(dt, weak))
 
 
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
     """``fill_value`` in ``a``'s shape, dtype and weak flag (unless overridden).
+
+    Args:
+      a: an Array, a NumPy array or a scalar.
+      fill_value: a scalar or an array broadcastable to the shape; it must
+        fit the dtype unchanged.
+      dtype: a dtype instead of ``a``'s (the result is then strong).
+      shape: a shape instead of ``a``'s.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      The Array.
 
     Raises:
       OverflowError: ``fill_value`` does not fit the dtype.
@@ -310,11 +481,12 @@ def full_like(
     """
     dt, weak, dims = _like(a, dtype, shape, "full_like")
     if isinstance(fill_value, Array):
-        fill = _cast(np.asarray(fill_value), dt)
+        fill = _core.checked_cast(np.asarray(fill_value), dt, "full_like")
     elif type(fill_value) in _PY or type(fill_value) is bool:
-        fill = _core.python_scalar_to(fill_value, dt, "full_like")
+        fill = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")
     else:
-        fill = _cast(np.asarray(_core.operand(fill_value, "full_like", 1)[0]), dt)
+        value = np.asarray(_core.operand(fill_value, "full_like", 1)[0])
+        fill = _core.checked_cast(value, dt, "full_like")
     return wrap(np.broadcast_to(fill, dims).copy(), _core.aval(dt, weak))
 
 
@@ -333,8 +505,23 @@ def arange(
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
 
     With ``stop`` None, ``start`` is the end of the range, which begins
-    at 0 (``arange(5, None, 2)`` is ``[0, 2, 4]``, as in NumPy and JAX);
-    ``step`` None is 1.
+    at 0 (``arange(5, None, 2)`` is ``[0, 2, 4]``, as in NumPy and JAX).
+
+    Args:
+      start: the first value; with ``stop`` omitted or None, the end (from
+        0). Never None.
+      stop: the end, excluded.
+      step: the spacing (default 1, also for None).
+      dtype: the dtype instead of the promoted one; the values must fit it.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A 1-d strong Array.
+
+    Raises:
+      TypeError: a start of None, a bool dtype, or an array argument that
+        is not 0-d.
+      OverflowError: values that ``dtype`` cannot hold.
 
     >>> arange(4)
     Array([0, 1, 2, 3], dtype=int32)
@@ -361,8 +548,10 @@ def arange(
     plain = [x.item() if isinstance(x, Array) else x for x in bounds]
     if dtype is None:
         dt, _ = _promotion.lattice_result_type(*args)
+        use = "default"
     else:
         dt = _requested(dtype, "arange")
+        use = "dtype"
     kind = _dtypes.kind_of(dt)
     if kind == "b":
         raise TypeError(
@@ -370,17 +559,21 @@ def arange(
             "instead, e.g. arange(n) > 0"
         )
     if kind in "iu" and any(isinstance(x, float | np.floating) for x in plain):
-        return from_numpy(_integer_range(plain, dt))
+        return from_numpy(_integer_range(plain, dt, use))
     raw = np.arange(*plain)  # type: ignore[arg-type]
     # NumPy's stubs find no overload of arange for *plain: raw is unknown.
-    return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))  # pyright: ignore[reportUnknownArgumentType]
+    return from_numpy(_core.checked_cast(raw, dt, "arange", use=use))  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _integer_range(plain: list[Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
+def _integer_range(
+    plain: list[Any], dt: np.dtype[Any], use: str
+) -> np.ndarray[Any, Any]:
     """``arange`` with float bounds and an integer dtype, as NumPy and JAX
     compute it: the length from the float bounds, then ``start`` and
-    ``step`` converted to the dtype (truncated, saturated) and the values
-    ``start + i * step`` (so ``arange(0, 2, 0.3, dtype=int)`` is all 0)."""
+    ``step`` converted to the dtype (truncated toward zero) and the values
+    ``start + i * step`` (so ``arange(0, 2, 0.3, dtype=int)`` is all 0).
+    Note: JAX saturates a ``start`` or ``step`` the dtype cannot hold
+    (``arange(-1.5, 3, dtype='uint8')`` starts at 0); we raise."""
     start: Any
     stop: Any
     step: Any
@@ -392,10 +585,12 @@ def _integer_range(plain: list[Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
     if step == 0:
         raise ValueError("arange: step must not be 0")
     n = max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
-    first = int(_cast(np.asarray(start, np.float64), dt))
-    stride = int(_cast(np.asarray(step, np.float64), dt))
+    first, stride = (
+        int(_core.checked_cast(np.asarray(v, np.float64), dt, "arange", use=use))
+        for v in (start, step)
+    )
     values = first + np.arange(n, dtype=np.int64) * stride
-    return _core.checked_cast(values, dt, "arange", _fix_for(dt))
+    return _core.checked_cast(values, dt, "arange", use=use)
 
 
 def linspace(
@@ -411,6 +606,23 @@ def linspace(
 ) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in
     the default float type (or ``dtype``).
+
+    Args:
+      start: the first value.
+      stop: the last value (or the end, with ``endpoint=False``).
+      num: how many values.
+      endpoint: include ``stop``.
+      retstep: also return the spacing.
+      dtype: the result's dtype; for an integer dtype the values are
+        rounded down.
+      axis: where the new axis goes, for array ``start``/``stop``.
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array, or ``(array, step)`` with ``retstep``.
+
+    Raises:
+      ValueError: a negative ``num``.
 
     >>> linspace(0, 1, 5)
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
@@ -430,10 +642,11 @@ def linspace(
     hi = np.asarray(stop)
     values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
     if _dtypes.kind_of(dt) in "iu":
-        # Integer results are the floor of the values, saturated (as JAX).
-        values = _cast(np.floor(values), dt)
-    else:
-        values = _core.ignore_fp_errors(values.astype, dt)
+        # Integer results are the floor of the values (as JAX), which must
+        # fit: JAX saturates them.
+        values = np.floor(values)
+    use = "default" if dtype is None else "dtype"
+    values = _core.checked_cast(values, dt, "linspace", use=use)
     out = from_numpy(values)
     if retstep:
         return out, from_numpy(np.asarray(step).astype(compute))
@@ -443,12 +656,39 @@ def linspace(
 def eye(
     N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
 ) -> Array:
-    """A 2-d array with ones on the ``k``-th diagonal."""
-    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye")))
+    """A 2-d array with ones on the ``k``-th diagonal.
+
+    Args:
+      N: the number of rows.
+      M: the number of columns (default ``N``).
+      k: the diagonal: 0 the main one, positive above, negative below.
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+      device: accepted for the Array API; ignored (the CPU).
+
+    Returns:
+      A strong Array.
+
+    >>> eye(2, 3, k=1, dtype='int8')
+    Array([[0, 1, 0],
+           [0, 0, 1]], dtype=int8)
+    """
+    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye", 0, 1)))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
-    """The ``n`` by ``n`` identity matrix."""
+    """The ``n`` by ``n`` identity matrix.
+
+    Args:
+      n: the number of rows and columns.
+      dtype: the dtype (default: float32, float64 with ``enable_x64``).
+
+    Returns:
+      A strong Array.
+
+    >>> identity(2)
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
     return eye(n, dtype=dtype)
 
 
@@ -458,13 +698,30 @@ def identity(n: int, dtype: Any = None) -> Array:
 class ScalarType:
     """A dtype object that also makes 0-d arrays: ``tnp.int8(3)``.
 
-    Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``).
+    Usable wherever a dtype is expected (``tnp.zeros(3, tnp.bfloat16)``),
+    and equal to the dtypes it names. Calling it converts a value as
+    ``asarray(x, dtype=...)`` does: checked, strong.
+
+    Args:
+      name: the dtype's name (the namespace makes one per type).
+
+    Attributes:
+      dtype: the ``np.dtype``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.int8(3), tnp.int8 == 'int8'
+    (Array(3, dtype=int8), True)
+    >>> tnp.zeros(2, tnp.bfloat16)
+    Array([0, 0], dtype=bfloat16)
     """
 
-    __slots__ = ("dtype",)
+    __slots__ = ("_promotion_key", "dtype")
 
     def __init__(self, name: str) -> None:
         self.dtype = np.dtype(name)
+        # result_type caches its answers for this argument under the key of
+        # the dtype it names (its DType class): they promote alike.
+        self._promotion_key = type(self.dtype)
 
     def __call__(self, x: Any = 0) -> Array:
         return asarray(x, dtype=self.dtype)
@@ -473,9 +730,11 @@ class ScalarType:
         return f"typelattice.numpy.{self.dtype.name}"
 
     def __eq__(self, other: object) -> bool:
+        # Anything that names no dtype of the universe (a string NumPy cannot
+        # parse included) is simply not equal, as for np.dtype.
         try:
             return self.dtype == _dtypes.dtype(other, canonicalize=False)
-        except TypeError:
+        except (TypeError, ValueError):
             return NotImplemented
 
     def __hash__(self) -> int:

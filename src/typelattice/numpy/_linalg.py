@@ -15,11 +15,7 @@ import numpy as np
 from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import (
-    _CAST,  # pyright: ignore[reportPrivateUsage]
-    promote,
-    promotion_op,
-)
+from typelattice.numpy._elementwise import Conversion, promote, promotion_op
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -37,10 +33,12 @@ def _product(
     preferred_element_type: Any,
     min_ndim: int = 0,
 ) -> Array:
-    conv, (_, convs, out_key, _, cd) = promote(promotion_op(name), args)
+    conv, plan = promote(promotion_op(name), args)
+    cd, out_key = plan.cd, plan.out_key
     values = [np.asarray(v, dtype=cd) for v in conv]
     # Operands already of one type (Python scalars defer to it).
-    one_type = all(how != _CAST for how, _, _ in convs)
+    converted = (Conversion.CAST, Conversion.CHECK)
+    one_type = all(c.how not in converted for c in plan.convs)
     for i, v in enumerate(values):
         if v.ndim < min_ndim:
             raise ValueError(
@@ -65,19 +63,27 @@ def _product(
         # type (discarding the imaginary part, which astype warns about).
         compute = np.dtype("complex128") if out_dt.itemsize == 8 else cd
     elif from_float:
-        # As JAX: floats of one type give their product, then converted as
-        # astype converts (toward zero, saturating). Operands of different
-        # types are converted to the preferred type first (below).
+        # As JAX: floats of one type give their product, then converted
+        # toward zero (a product the type cannot hold raises below, where
+        # JAX saturates). Operands of different types are converted to the
+        # preferred type first.
         compute = _F32 if cd in _UPCAST else cd
     else:
         compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
-    # Otherwise the operands are converted to the preferred type first.
+        # Otherwise the operands are converted to the preferred type first
+        # (computing in float32 for the narrow floats): values it cannot
+        # hold are refused (see docs/semantics.md, "Data safety").
+        for v in values:
+            _core.check_fits(v, out_dt, name, use="preferred_element_type")
     values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    if from_complex or from_float:
+        raise ValueError(_core.prefixed(name, err)) from None
+    if from_float:
+        use = "preferred_element_type"
+        return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)
+    if from_complex:
         from typelattice.numpy._creation import (
             _cast,  # pyright: ignore[reportPrivateUsage]
         )
@@ -113,6 +119,20 @@ def matmul(
 ) -> Array:
     """Matrix product with broadcasting of leading axes (``a @ b``).
 
+    Args:
+      a: an array of at least one dimension.
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      ValueError: a 0-d operand, or shapes that do not match.
+      TypePromotionError: operands without a join in the current mode.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.matmul(tnp.ones((2, 3), 'int8'), tnp.ones(3, 'int8'))
     Array([3, 3], dtype=int8)
@@ -123,14 +143,53 @@ def matmul(
 def dot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Dot product (NumPy's ``dot``: scalars multiply)."""
+    """Dot product (NumPy's ``dot``: scalars multiply, the last axis of ``a``
+    with the second-to-last of ``b`` otherwise).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> a, b = tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4], dtype='int8')
+    >>> tnp.dot(a, b), tnp.dot(a, b, preferred_element_type='int32')
+    (Array(11, dtype=int8), Array(11, dtype=int32))
+    """
     return _product("dot", (a, b), np.dot, preferred_element_type)
 
 
 def vdot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Dot product of the flattened arrays, conjugating ``a``."""
+    """Dot product of the flattened arrays, conjugating ``a``.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypeError: operands with different numbers of elements.
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.vdot(tnp.asarray([1j, 2]), tnp.asarray([1j, 1]))
+    Array(3.+0.j, dtype=complex64)
+    """
     if np.size(a) != np.size(b):
         raise TypeError(
             f"vdot: the operands have {np.size(a)} and {np.size(b)} elements; "
@@ -142,12 +201,47 @@ def vdot(
 def inner(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
-    """Sum of products over the last axes."""
+    """Sum of products over the last axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.inner(tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4], dtype='uint8'))
+    Array(11, dtype=int16)
+    """
     return _product("inner", (a, b), np.inner, preferred_element_type)
 
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
-    """Outer product of the flattened arrays."""
+    """Outer product of the flattened arrays.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A 2-d Array of the promoted dtype, ``(a.size, b.size)``.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.outer(tnp.asarray([1, 2], dtype='int8'), tnp.asarray([1.0, 2.0]))
+    Array([[1., 2.],
+           [2., 4.]], dtype=float32)
+    """
     return _product("outer", (a, b), np.outer, None)
 
 
@@ -158,7 +252,28 @@ def tensordot(
     *,
     preferred_element_type: DTypeLike | None = None,
 ) -> Array:
-    """Sum of products over the given axes."""
+    """Sum of products over the given axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      b: the same; promoted with ``a`` as a binary operation promotes.
+      axes: an int ``n`` (the last ``n`` axes of ``a`` with the first ``n``
+        of ``b``) or a pair of axis sequences.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the promoted dtype (or ``preferred_element_type``); weak
+      when both operands are weak.
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.tensordot(tnp.ones((2, 3), 'int8'), tnp.ones((3, 2), 'int8'), axes=1)
+    Array([[3, 3],
+           [3, 3]], dtype=int8)
+    """
     if isinstance(axes, ArrayImpl):
         axes = axes.tolist()
     return _product(
@@ -179,6 +294,22 @@ def einsum(
     preferred_element_type: DTypeLike | None = None,
 ) -> Array:
     """Einstein summation over the operands, promoted together.
+
+    Args:
+      subscripts: the subscripts, e.g. ``'ij,jk->ik'``.
+      *operands: Arrays, NumPy arrays or scalars, one per subscript term.
+      out: not supported (arrays are immutable); must be None.
+      optimize: NumPy's contraction-order option (``'auto'``: none).
+      precision: accepted for jax.numpy compatibility; ignored.
+      preferred_element_type: the dtype to accumulate in and return,
+        instead of the promoted one; it may widen, not narrow.
+
+    Returns:
+      An Array of the operands' promoted dtype (or
+      ``preferred_element_type``).
+
+    Raises:
+      TypePromotionError: operands without a join in the current mode.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.einsum('i,i->', tnp.arange(3), tnp.arange(3))

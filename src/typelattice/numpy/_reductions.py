@@ -85,6 +85,16 @@ def _explicit(dtype: Any, name: str) -> np.dtype[Any]:
     return _requested(dtype, name)
 
 
+def _converted(
+    v: np.ndarray[Any, Any], dt: np.dtype[Any], compute: np.dtype[Any], name: str
+) -> np.ndarray[Any, Any]:
+    """The input of a reduction asked for ``dt``, in ``compute``: refused
+    where ``dt`` cannot hold a value (see docs/semantics.md, "Data safety";
+    ``dtype=int8`` for values up to 300 raises instead of wrapping)."""
+    _core.check_fits(v, dt, name)
+    return _core.ignore_fp_errors(v.astype, compute)  # type: ignore[no-any-return]
+
+
 def _accumulating(
     name: str,
     ufunc: np.ufunc,
@@ -110,7 +120,7 @@ def _accumulating(
         kwargs["initial"] = initial
     axes = _axis(axis, v.ndim, name)
     out = _core.ignore_fp_errors(
-        ufunc.reduce, _core.ignore_fp_errors(v.astype, compute), axis=axes, **kwargs
+        ufunc.reduce, _converted(v, out_dt, compute, name), axis=axes, **kwargs
     )
     return from_numpy(_core.ignore_fp_errors(np.asarray(out).astype, out_dt))
 
@@ -128,6 +138,20 @@ def sum(  # noqa: A001
     """Sum of elements. Bool and integers narrower than the default integer
     are summed in the default integer (int32 in 32-bit mode), as in JAX;
     float16/bfloat16 accumulate in float32.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to sum in and return, instead of the rule above.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a value to start from; it must fit the result's dtype.
+      where: a bool mask of the elements to include.
+      promote_integers: widen narrow integers as above (False: keep the
+        input's dtype).
+
+    Returns:
+      A strong Array.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.sum(tnp.asarray([100, 100], dtype='int8'))
@@ -149,7 +173,25 @@ def prod(
     where: ArrayLike | None = None,
     promote_integers: bool = True,
 ) -> Array:
-    """Product of elements, widened like :func:`sum`."""
+    """Product of elements, widened like :func:`sum`.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to multiply in and return.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a value to start from; it must fit the result's dtype.
+      where: a bool mask of the elements to include.
+      promote_integers: widen narrow integers as :func:`sum` does.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.prod(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=0)
+    Array([3, 8], dtype=int32)
+    """
     _no_out(out, "prod")
     return _accumulating(
         "prod", np.multiply, a, axis, dtype, keepdims, initial, where, promote_integers
@@ -186,6 +228,17 @@ def mean(
     converted to it, summed in it (wrapping on overflow, as integer
     arithmetic does) and divided by the count rounding toward zero.
 
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to compute in and return.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.mean(tnp.asarray([1, 2], dtype='int8'))
     Array(1.5, dtype=float32)
@@ -205,23 +258,22 @@ def mean(
             "integer or floating dtype"
         )
     if kind in "iu":
-        total = _int_sum(_to_int(v, out_dt), axes, keepdims, mask)
+        total = _int_sum(_to_int(v, out_dt, "mean"), axes, keepdims, mask)
         return from_numpy(_int_div(total, _count(v.shape, axes, keepdims, mask)))
     compute = _F32 if out_dt in _UPCAST else out_dt
+    values = _converted(v, out_dt, compute, "mean")
     res = _core.ignore_fp_errors(
-        np.mean, v.astype(compute), axis=axes, keepdims=keepdims, where=mask
+        np.mean, values, axis=axes, keepdims=keepdims, where=mask
     )
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
-def _to_int(v: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """``v`` converted to an integer dtype as ``astype`` does (floats
-    truncated and saturated, as JAX)."""
-    from typelattice.numpy._creation import (
-        _cast,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    return _cast(v, dt)
+def _to_int(
+    v: np.ndarray[Any, Any], dt: np.dtype[Any], name: str
+) -> np.ndarray[Any, Any]:
+    """``v`` converted to the integer dtype asked for (floats truncated, as
+    JAX), refusing values it cannot hold (JAX saturates them)."""
+    return _core.checked_cast(v, dt, name)
 
 
 def _int_sum(
@@ -297,14 +349,16 @@ def _moment(
         if kind in "iu":
             return _int_var(v, out_dt, axes, ddof, keepdims, mask, mean, state)
         compute = _F32 if out_dt in _UPCAST else out_dt
+        requested = out_dt
     else:
         compute = _inexact(dt, state.enable_x64)
+        requested = compute
         out_dt = compute
         if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
             out_dt = _real_of(out_dt)
         if compute in _UPCAST:
             compute = _F32
-    values = _core.ignore_fp_errors(v.astype, compute)
+    values = _converted(v, requested, compute, name)
     if mean is None:
         with warnings.catch_warnings():
             # The mean of nothing: nan, and the result is nan below.
@@ -362,8 +416,7 @@ def _given_mean(
             f"{name}: mean= is complex ({mdt}) but the computation is real "
             f"({compute}); pass tnp.real(mean) if that is what you mean"
         )
-    out: np.ndarray[Any, Any] = _core.ignore_fp_errors(m.astype, compute)
-    return out
+    return _core.checked_cast(m, compute, f"{name} (mean=)")
 
 
 def _int_var(
@@ -380,13 +433,14 @@ def _int_var(
     arithmetic throughout (the mean and the quotient rounded toward zero,
     sums wrapping), then a weak float with nan where no degrees of freedom
     are left."""
-    values = _to_int(v, dt)
+    values = _to_int(v, dt, "var")
     if mean is None:
         center = _int_div(
             _int_sum(values, axes, True, mask), _count(v.shape, axes, True, mask)
         )
     else:
-        center = _to_int(_given_mean(mean, v.shape, np.dtype("float64"), "var"), dt)
+        given = _given_mean(mean, v.shape, np.dtype("float64"), "var")
+        center = _to_int(given, dt, "var (mean=)")
     with np.errstate(all="ignore"):
         centered = values - center
         squares = centered * centered
@@ -416,6 +470,21 @@ def var(
     ``mean(a, axis, keepdims=True)`` returns it. An integer ``dtype``
     computes in integer arithmetic, as jax.numpy does.
 
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: the dtype to compute in and return (inexact by default, as
+        :func:`mean`).
+      out: not supported (arrays are immutable); must be None.
+      ddof: delta degrees of freedom: the divisor is ``N - ddof``.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+      mean: a precomputed mean, as described above.
+      correction: the Array API's name for ``ddof`` (give one of the two).
+
+    Returns:
+      A strong Array.
+
     >>> import typelattice.numpy as tnp
     >>> x = tnp.asarray([[1.0, 3.0], [2.0, 6.0]])
     >>> tnp.var(x, axis=1, mean=tnp.mean(x, axis=1, keepdims=True))
@@ -438,7 +507,27 @@ def std(
     correction: int | float | None = None,
 ) -> Array:
     """Standard deviation (the square root of :func:`var`); ``dtype``, if
-    given, must be inexact, as in jax.numpy."""
+    given, must be inexact, as in jax.numpy.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      dtype: an inexact dtype to compute in and return.
+      out: not supported (arrays are immutable); must be None.
+      ddof: delta degrees of freedom: the divisor is ``N - ddof``.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+      mean: a precomputed mean with the reduced axes kept (length 1).
+      correction: the Array API's name for ``ddof``.
+
+    Returns:
+      A strong Array; float16/bfloat16 input is computed in float32 and
+      returned as itself.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.std(tnp.asarray([1.0, 3.0], dtype='float16'))
+    Array(1., dtype=float16)
+    """
     _no_out(out, "std")
     return _moment("std", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
@@ -465,11 +554,8 @@ def _extreme(
             )
         kwargs["where"] = _where(where, name)
     if initial is not None:
-        kwargs["initial"] = (
-            _core.python_scalar_to(initial, dt, name)
-            if isinstance(initial, int | float | complex)
-            else initial
-        )
+        start, _ = _core.operand(initial, name, 1)
+        kwargs["initial"] = _core.convert(start, dt, f"{name} (initial=)")
     try:
         res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
     except ValueError as err:
@@ -490,7 +576,26 @@ def max(  # noqa: A001
     initial: ArrayLike | None = None,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Largest element (NaN propagates); the input's dtype, strong."""
+    """Largest element (NaN propagates); the input's dtype, strong.
+
+    ``amax`` is the same function.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: a lower bound for the result (needed for empty
+        reductions); it must fit the dtype.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.max(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array(4, dtype=int8)
+    """
     return _extreme("max", np.maximum, a, axis, out, keepdims, initial, where)
 
 
@@ -502,7 +607,26 @@ def min(  # noqa: A001
     initial: ArrayLike | None = None,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Smallest element (NaN propagates); the input's dtype, strong."""
+    """Smallest element (NaN propagates); the input's dtype, strong.
+
+    ``amin`` is the same function.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      initial: an upper bound for the result (needed for empty
+        reductions); it must fit the dtype.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.min(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=1)
+    Array([1, 3], dtype=int8)
+    """
     return _extreme("min", np.minimum, a, axis, out, keepdims, initial, where)
 
 
@@ -520,7 +644,9 @@ def _arg(
     try:
         res = fn(v, axis=axis, keepdims=bool(keepdims))
     except ValueError as err:
-        raise ValueError(f"{name}: {err} (the axis has length 0)") from None
+        raise ValueError(
+            f"{_core.prefixed(name, err)} (the axis has length 0)"
+        ) from None
     x64 = _config.current().enable_x64
     return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
 
@@ -531,7 +657,22 @@ def argmax(
     out: None = None,
     keepdims: bool | None = None,
 ) -> Array:
-    """Index of the largest element (the default integer type)."""
+    """Index of the largest element (the first one on ties).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of the default integer type (int32; int64 with
+      ``enable_x64``); indices into the flattened array for ``axis=None``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argmax(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array(3, dtype=int32)
+    """
     _no_out(out, "argmax")
     return _arg("argmax", np.argmax, a, axis, keepdims)
 
@@ -542,7 +683,22 @@ def argmin(
     out: None = None,
     keepdims: bool | None = None,
 ) -> Array:
-    """Index of the smallest element (the default integer type)."""
+    """Index of the smallest element (the first one on ties).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of the default integer type (int32; int64 with
+      ``enable_x64``); indices into the flattened array for ``axis=None``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argmin(tnp.asarray([[1, 2], [3, 0]], dtype='int8'), axis=0)
+    Array([0, 1], dtype=int32)
+    """
     _no_out(out, "argmin")
     return _arg("argmin", np.argmin, a, axis, keepdims)
 
@@ -562,7 +718,8 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
         ax = 0
     else:
         ax = operator.index(_axis(axis, v.ndim, name))  # type: ignore[arg-type]
-    res = _core.ignore_fp_errors(ufunc.accumulate, v.astype(compute), axis=ax)
+    values = _converted(v, out_dt, compute, name)
+    res = _core.ignore_fp_errors(ufunc.accumulate, values, axis=ax)
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
@@ -572,7 +729,21 @@ def cumsum(
     dtype: DTypeLike | None = None,
     out: None = None,
 ) -> Array:
-    """Running sum along an axis (the flattened array by default)."""
+    """Running sum along an axis (the flattened array by default).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      dtype: the dtype to accumulate in and return (default: ``a``'s).
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.cumsum(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
+    Array([ 1,  3,  6, 10], dtype=int8)
+    """
     _no_out(out, "cumsum")
     return _cumulative("cumsum", np.add, a, axis, dtype)
 
@@ -583,7 +754,22 @@ def cumprod(
     dtype: DTypeLike | None = None,
     out: None = None,
 ) -> Array:
-    """Running product along an axis (the flattened array by default)."""
+    """Running product along an axis (the flattened array by default).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, or None for the flattened array.
+      dtype: the dtype to accumulate in and return (default: ``a``'s).
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.cumprod(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=1)
+    Array([[ 1,  2],
+           [ 3, 12]], dtype=int8)
+    """
     _no_out(out, "cumprod")
     return _cumulative("cumprod", np.multiply, a, axis, dtype)
 
@@ -609,7 +795,22 @@ def any(  # noqa: A001
     *,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Whether any element is true (nonzero)."""
+    """Whether any element is true (nonzero).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong bool Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.any(tnp.asarray([0, 0, 3], dtype='int8'))
+    Array(True, dtype=bool)
+    """
     _no_out(out, "any")
     return _logical("any", np.logical_or, a, axis, keepdims, where)
 
@@ -622,7 +823,22 @@ def all(  # noqa: A001
     *,
     where: ArrayLike | None = None,
 ) -> Array:
-    """Whether every element is true (nonzero)."""
+    """Whether every element is true (nonzero).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+      where: a bool mask of the elements to include.
+
+    Returns:
+      A strong bool Array.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.all(tnp.asarray([[1, 2], [0, 4]], dtype='int8'), axis=1)
+    Array([ True, False], dtype=bool)
+    """
     _no_out(out, "all")
     return _logical("all", np.logical_and, a, axis, keepdims, where)
 
@@ -636,6 +852,18 @@ def ptp(
     """Range of values (``max - min``) along ``axis``: ``a``'s dtype, strong,
     as jax.numpy (integers wrap as integer subtraction does; bool is
     refused).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis, a tuple of axes, or None for every axis.
+      out: not supported (arrays are immutable); must be None.
+      keepdims: keep the reduced axes, with length 1.
+
+    Returns:
+      A strong Array of ``a``'s dtype.
+
+    Raises:
+      TypeError: a bool array.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.ptp(tnp.asarray([[1, 5], [2, 9]]), axis=1)
@@ -665,6 +893,17 @@ def trace(
 ) -> Array:
     """Sum along a diagonal, with :func:`sum`'s dtype rules (narrow integers
     widen to the default integer).
+
+    Args:
+      a: an array of at least two dimensions.
+      offset: the diagonal: 0 the main one, positive above, negative below.
+      axis1: the first axis of the 2-d planes.
+      axis2: the second axis.
+      dtype: the dtype to sum in and return.
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      A strong Array with ``axis1`` and ``axis2`` removed.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.trace(tnp.ones((3, 3), dtype='int8'))

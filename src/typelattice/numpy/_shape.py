@@ -32,10 +32,8 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
         return a._value, a._key
     v, key = _core.operand(a, name, 0)
     if isinstance(key, _core.Aval):
-        if isinstance(a, np.ndarray) and np.shares_memory(v, a):  # pyright: ignore[reportUnknownArgumentType]
-            # Shape functions return views: not of the caller's mutable array.
-            v = v.copy()
-        return np.asarray(v), key
+        # Shape functions return views: not of the caller's mutable array.
+        return _core.unshared(np.asarray(v), a), key
     x64 = _config.current().enable_x64
     dt = _core.key_dtype(key, x64)
     return _core.python_scalar_to(v, dt, name), _core.aval(dt, _core.key_weak(key))
@@ -45,13 +43,29 @@ def _same(
     name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
 ) -> Array:
     v, key = _one(a, name)
-    return wrap(np.asarray(fn(v, *args, **kwargs)), key)
+    try:
+        out = fn(v, *args, **kwargs)
+    except ValueError as err:
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), key)
 
 
 def reshape(
     a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None
 ) -> Array:
     """``a`` with a new shape (one axis may be -1); dtype and weak flag kept.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      shape: an int or a sequence of ints; one may be -1 (inferred).
+      order: ``'C'`` (row-major) or ``'F'`` (column-major) element order.
+      newshape: the former name of ``shape`` (give one of the two).
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    Raises:
+      ValueError: a shape with a different number of elements.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.reshape(tnp.arange(6), (2, -1)).shape
@@ -65,22 +79,72 @@ def reshape(
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
-    """``a`` flattened to one axis."""
+    """``a`` flattened to one axis.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      order: ``'C'`` (row-major) or ``'F'`` (column-major) element order.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.ravel(tnp.arange(6).reshape(2, 3))
+    Array([0, 1, 2, 3, 4, 5], dtype=int32)
+    """
     return _same("ravel", np.ravel, a, order=order)
 
 
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
-    """``a`` with its axes permuted (reversed by default)."""
+    """``a`` with its axes permuted (reversed by default).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axes: a permutation of the axes, or None to reverse them.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.transpose(tnp.zeros((2, 3, 4), 'int8'), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     return _same("transpose", np.transpose, a, axes)
 
 
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
-    """Array API name of :func:`transpose`."""
+    """Array API name of :func:`transpose` (the axes are required).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axes: a permutation of the axes.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.permute_dims(tnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     return transpose(a, axes)
 
 
 def matrix_transpose(x: ArrayLike, /) -> Array:
-    """Swap the last two axes."""
+    """Swap the last two axes (transpose a stack of matrices).
+
+    Args:
+      x: an array of at least two dimensions.
+
+    Returns:
+      An Array with ``x``'s dtype and weak flag.
+
+    Raises:
+      ValueError: fewer than two dimensions.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.matrix_transpose(tnp.zeros((5, 2, 3))).shape
+    (5, 3, 2)
+    """
     v, key = _one(x, "matrix_transpose")
     if v.ndim < 2:
         raise ValueError(
@@ -90,27 +154,95 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
 
 
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
-    """Move axes to new positions."""
+    """Move axes to new positions; the others keep their order.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      source: an axis or a sequence of axes to move.
+      destination: their new positions, as many.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.moveaxis(tnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     return _same("moveaxis", np.moveaxis, a, source, destination)
 
 
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
-    """Swap two axes."""
+    """Swap two axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis1: an axis.
+      axis2: another axis.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.swapaxes(tnp.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
     return _same("swapaxes", np.swapaxes, a, axis1, axis2)
 
 
 def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
-    """Insert axes of length 1."""
+    """Insert axes of length 1.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: the positions of the new axes in the result.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.expand_dims(tnp.asarray([1, 2], dtype='int8'), 0)
+    Array([[1, 2]], dtype=int8)
+    """
     return _same("expand_dims", np.expand_dims, a, axis)
 
 
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
-    """Remove axes of length 1."""
+    """Remove axes of length 1.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: the axes to remove (each of length 1), or None for all of length 1.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    Raises:
+      ValueError: an axis whose length is not 1.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.squeeze(tnp.zeros((1, 3, 1))).shape
+    (3,)
+    """
     return _same("squeeze", np.squeeze, a, axis)
 
 
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
-    """``array`` broadcast to ``shape``; dtype and weak flag kept."""
+    """``array`` broadcast to ``shape``; dtype and weak flag kept.
+
+    Args:
+      array: an Array, a NumPy array or a scalar (not a list).
+      shape: the shape to broadcast to.
+
+    Returns:
+      An Array with ``array``'s dtype and weak flag.
+
+    Raises:
+      ValueError: shapes that do not broadcast.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.broadcast_to(tnp.asarray(2), (3,))
+    Array([2, 2, 2], dtype=int32, weak_type=True)
+    """
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     v, key = _one(array, "broadcast_to")
@@ -122,20 +254,53 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
 
 
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:
-    """The arguments broadcast to one shape, each keeping its dtype."""
+    """The arguments broadcast to one shape, each keeping its dtype.
+
+    Args:
+      *args: Arrays, NumPy arrays or scalars.
+
+    Returns:
+      A list of Arrays, each with its argument's dtype and weak flag.
+
+    Raises:
+      ValueError: shapes that do not broadcast.
+
+    >>> import typelattice.numpy as tnp
+    >>> i8 = tnp.asarray([1, 2], dtype='int8')
+    >>> x, y = tnp.broadcast_arrays(i8, tnp.zeros((2, 1)))
+    >>> x.shape, x.dtype, y.shape, y.dtype
+    ((2, 2), dtype('int8'), (2, 2), dtype('float32'))
+    """
     parts = [_one(a, "broadcast_arrays") for a in args]
     shapes = [v.shape for v, _ in parts]
     state = _config.current()
     _core.check_rank("broadcast_arrays", shapes, state.rank_promotion)
     try:
-        outs = np.broadcast_arrays(*[v for v, _ in parts])
+        # broadcast_to, not np.broadcast_arrays: its views are read-only
+        # (broadcast_arrays' warn on any use of their writeable flag).
+        shape = np.broadcast_shapes(*shapes)
     except ValueError:
         _core.broadcast_error("broadcast_arrays", shapes)
+    outs = [np.broadcast_to(v, shape) for v, _ in parts]
     return [wrap(o, k) for o, (_, k) in zip(outs, parts, strict=True)]
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """The shape the given shapes broadcast to."""
+    """The shape the given shapes broadcast to.
+
+    Args:
+      *shapes: shapes (tuples of ints, or ints).
+
+    Returns:
+      The broadcast shape, a tuple.
+
+    Raises:
+      ValueError: shapes that do not broadcast.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -143,35 +308,105 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
 
 
 def atleast_1d(*arys: ArrayLike) -> Any:
-    """Each argument with at least one axis."""
+    """Each argument with at least one axis.
+
+    Args:
+      *arys: Arrays, NumPy arrays or scalars.
+
+    Returns:
+      One Array for one argument, else a list; dtypes and weak flags kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.atleast_1d(tnp.asarray(1.5))
+    Array([1.5], dtype=float32, weak_type=True)
+    """
     outs = [_same("atleast_1d", np.atleast_1d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
 def atleast_2d(*arys: ArrayLike) -> Any:
-    """Each argument with at least two axes."""
+    """Each argument with at least two axes (a 1-d array becomes a row).
+
+    Args:
+      *arys: Arrays, NumPy arrays or scalars.
+
+    Returns:
+      One Array for one argument, else a list; dtypes and weak flags kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.atleast_2d(tnp.asarray([1, 2], dtype='int8'))
+    Array([[1, 2]], dtype=int8)
+    """
     outs = [_same("atleast_2d", np.atleast_2d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
 def atleast_3d(*arys: ArrayLike) -> Any:
-    """Each argument with at least three axes."""
+    """Each argument with at least three axes.
+
+    Args:
+      *arys: Arrays, NumPy arrays or scalars.
+
+    Returns:
+      One Array for one argument, else a list; dtypes and weak flags kept.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.atleast_3d(tnp.zeros(2)).shape
+    (1, 2, 1)
+    """
     outs = [_same("atleast_3d", np.atleast_3d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
-    """Reverse the order of elements along axes."""
+    """Reverse the order of elements along axes.
+
+    Args:
+      m: an Array, a NumPy array or a scalar (not a list).
+      axis: an axis or a sequence of axes; None for every axis.
+
+    Returns:
+      An Array with ``m``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.flip(tnp.asarray([1, 2, 3], dtype='int8'))
+    Array([3, 2, 1], dtype=int8)
+    """
     return _same("flip", np.flip, m, axis)
 
 
 def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
-    """Shift elements cyclically along axes."""
+    """Shift elements cyclically along axes.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      shift: how far, an int or one per axis.
+      axis: an axis or a sequence of axes; None rolls the flattened array.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.roll(tnp.asarray([1, 2, 3], dtype='int8'), 1)
+    Array([3, 1, 2], dtype=int8)
+    """
     return _same("roll", np.roll, a, shift, axis)
 
 
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
-    """Repeat the whole array ``reps`` times."""
+    """Repeat the whole array ``reps`` times.
+
+    Args:
+      A: an Array, a NumPy array or a scalar (not a list).
+      reps: the repetitions, an int or one per axis.
+
+    Returns:
+      An Array with ``A``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.tile(tnp.asarray([1, 2], dtype='int8'), 2)
+    Array([1, 2, 1, 2], dtype=int8)
+    """
     return _same("tile", np.tile, A, reps)
 
 
@@ -182,7 +417,25 @@ def repeat(
     *,
     total_repeat_length: int | None = None,
 ) -> Array:
-    """Repeat each element ``repeats`` times."""
+    """Repeat each element ``repeats`` times.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      repeats: an int, or one count per element along ``axis``.
+      axis: the axis (default: the flattened array).
+      total_repeat_length: the result's length along the axis, checked (JAX
+        needs it under jit).
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    Raises:
+      ValueError: a ``total_repeat_length`` that differs from the result's.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.repeat(tnp.asarray([1, 2], dtype='int8'), 2)
+    Array([1, 1, 2, 2], dtype=int8)
+    """
     if isinstance(repeats, Array):
         repeats = np.asarray(repeats)
     out = _same("repeat", np.repeat, a, repeats, axis)
@@ -226,8 +479,8 @@ def _joined(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(elements))
-    values = [np.asarray(v, dtype=cd) for v in conv]
+    conv, plan = promote(promotion_op(name), tuple(elements))
+    values = [np.asarray(v, dtype=plan.cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "
@@ -236,14 +489,26 @@ def _joined(
     try:
         out = fn(values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    return wrap(np.asarray(out), out_key)
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), plan.out_key)
 
 
 def concatenate(
     arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: DTypeLike | None = None
 ) -> Array:
     """Join arrays along an existing axis; their dtypes are promoted.
+
+    Args:
+      arrays: a sequence of Arrays, NumPy arrays or scalars; the lattice
+        joins their dtypes (weak ones defer, as in operations).
+      axis: the axis, or None to flatten them first.
+      dtype: the result's dtype instead of the promoted one.
+
+    Returns:
+      An Array, weak only when every input is weak.
+
+    Raises:
+      TypePromotionError: dtypes without a join in the current mode.
 
     >>> import typelattice.numpy as tnp
     >>> i8 = tnp.asarray([1], dtype='int8')
@@ -254,11 +519,24 @@ def concatenate(
         arrays = [ravel(a) for a in arrays]
         axis = 0
     out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
-    return out if dtype is None else _astype(out, dtype)
+    return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
-    """Array API name of :func:`concatenate`."""
+    """Array API name of :func:`concatenate`.
+
+    Args:
+      arrays: a sequence of Arrays, NumPy arrays or scalars; their dtypes are promoted.
+      axis: the axis, or None to flatten them first.
+
+    Returns:
+      An Array of the promoted dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> i8, f16 = tnp.asarray([1], dtype='int8'), tnp.asarray([2.5], dtype='float16')
+    >>> tnp.concat([i8, f16])
+    Array([1. , 2.5], dtype=float16)
+    """
     return concatenate(arrays, axis=axis)
 
 
@@ -268,38 +546,98 @@ def stack(
     out: None = None,
     dtype: DTypeLike | None = None,
 ) -> Array:
-    """Join arrays along a new axis; their dtypes are promoted."""
+    """Join arrays along a new axis; their dtypes are promoted.
+
+    Args:
+      arrays: a sequence of Arrays, NumPy arrays or scalars of one shape.
+      axis: where the new axis goes.
+      out: not supported (arrays are immutable); must be None.
+      dtype: the result's dtype instead of the promoted one.
+
+    Returns:
+      An Array of the promoted dtype.
+
+    Raises:
+      TypePromotionError: dtypes without a join in the current mode.
+
+    >>> import typelattice.numpy as tnp
+    >>> i8, u8 = tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4], dtype='uint8')
+    >>> tnp.stack([i8, u8])
+    Array([[1, 2],
+           [3, 4]], dtype=int16)
+    """
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "stack")
 
 
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
-    """Join horizontally (along axis 1, or 0 for 1-d arrays)."""
+    """Join horizontally (along axis 1, or 0 for 1-d arrays); dtypes are promoted.
+
+    Args:
+      tup: a sequence of Arrays, NumPy arrays or scalars.
+      dtype: the result's dtype instead of the promoted one.
+
+    Returns:
+      An Array of the promoted dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.hstack([tnp.asarray([1], dtype='int8'), tnp.asarray([2], dtype='int16')])
+    Array([1, 2], dtype=int16)
+    """
     res = _joined("hstack", tup, np.hstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "hstack")
 
 
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
-    """Join vertically (along axis 0, 1-d arrays as rows)."""
+    """Join vertically (along axis 0, 1-d arrays as rows); dtypes are promoted.
+
+    Args:
+      tup: a sequence of Arrays, NumPy arrays or scalars.
+      dtype: the result's dtype instead of the promoted one.
+
+    Returns:
+      An Array of the promoted dtype.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.vstack([tnp.asarray([1, 2], dtype='int8'), tnp.asarray([3, 4])])
+    Array([[1, 2],
+           [3, 4]], dtype=int32)
+    """
     res = _joined("vstack", tup, np.vstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "vstack")
 
 
-def _astype(x: Array, dtype: Any) -> Array:
-    from typelattice.numpy._creation import astype
+def _astype(x: Array, dtype: Any, where: str) -> Array:
+    from typelattice.numpy._creation import convert_to
 
-    return astype(x, dtype)
+    return convert_to(x, dtype, where)
 
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
-    """Split into sub-arrays along an axis; each keeps dtype and weak flag."""
+    """Split into sub-arrays along an axis; each keeps dtype and weak flag.
+
+    Args:
+      ary: an Array or a NumPy array.
+      indices_or_sections: a number of equal parts, or the indices where parts start.
+      axis: the axis to split.
+
+    Returns:
+      A list of Arrays.
+
+    Raises:
+      ValueError: a number of parts that does not divide the axis.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.split(tnp.arange(4), 2)
+    [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
+    """
     v, key = _one(ary, "split")
     if isinstance(indices_or_sections, Array):
         indices_or_sections = np.asarray(indices_or_sections)
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
     except ValueError as err:
-        raise ValueError(f"split: {err}") from None
+        raise ValueError(_core.prefixed("split", err)) from None
     return [wrap(p, key) for p in parts]
 
 
@@ -503,8 +841,27 @@ def take(
     index modulo the length; ``'raise'`` an IndexError. The default
     (``None``) is ``'raise'``: jax.numpy's default is ``'fill'``, which
     would turn a wrong index into a NaN or a sentinel value without a word,
-    so here that must be asked for. ``unique_indices`` and
-    ``indices_are_sorted`` are hints that do not change the result.
+    so here that must be asked for (docs/semantics.md, "Differences from
+    JAX"). ``unique_indices`` and ``indices_are_sorted`` are hints that do
+    not change the result.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      indices: an integer array or scalar.
+      axis: the axis to take along, or None for the flattened array.
+      out: not supported (arrays are immutable); must be None.
+      mode: ``'fill'``, ``'clip'``, ``'wrap'`` or ``'raise'`` (default).
+      unique_indices: a hint; ignored.
+      indices_are_sorted: a hint; ignored.
+      fill_value: the value for out-of-bounds indices with ``'fill'``; it
+        must fit ``a``'s dtype unchanged.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    Raises:
+      IndexError: an out-of-bounds index without a ``mode`` saying what it
+        gives.
 
     >>> import typelattice.numpy as tnp
     >>> x = tnp.asarray([1.0, 2.0, 3.0])
@@ -647,7 +1004,7 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
             f"changing them (they promote to {joined}); cast them explicitly, "
             f"e.g. values.astype('{dt}')"
         )
-    return _core.convert(v, dt, where)
+    return _core.convert(v, dt, where, use="array")
 
 
 # -- sorting ----------------------------------------------------------------
@@ -683,7 +1040,25 @@ def sort(
 ) -> Array:
     """Sorted copy (NaNs last, first when ``descending``); dtype and weak
     flag kept. The sort is always stable (``stable=False`` allows any order
-    of equal elements, and this one is allowed)."""
+    of equal elements, and this one is allowed).
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: the axis to sort along, or None for the flattened array.
+      kind: not supported (NumPy's sort algorithm); must be None.
+      order: not supported (structured arrays); must be None.
+      stable: accepted; the sort is always stable.
+      descending: sort from largest to smallest.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.sort(tnp.asarray([3, 1, 2], dtype='int8'))
+    Array([1, 2, 3], dtype=int8)
+    >>> tnp.sort(tnp.asarray([3.0, float('nan'), 1.0]), descending=True)
+    Array([nan,  3.,  1.], dtype=float32)
+    """
     v, key, axis = _sort_operand(a, axis, "sort", kind, order)
     out = np.sort(v, axis=axis, kind="stable")
     if descending:
@@ -703,7 +1078,24 @@ def argsort(
 ) -> Array:
     """Indices that sort ``a``: the default integer type, or ``dtype`` (an
     integer type that can hold every index). Equal elements keep their
-    order (descending too), as JAX's stable sort."""
+    order (descending too), as JAX's stable sort.
+
+    Args:
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: the axis to sort along, or None for the flattened array.
+      kind: not supported; must be None.
+      order: not supported; must be None.
+      stable: accepted; the sort is always stable.
+      descending: sort from largest to smallest.
+      dtype: an integer dtype for the indices.
+
+    Returns:
+      A strong integer Array of ``a``'s shape (flattened for ``axis=None``).
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argsort(tnp.asarray([3, 1, 2], dtype='int8'))
+    Array([1, 2, 0], dtype=int32)
+    """
     v, _, axis = _sort_operand(a, axis, "argsort", kind, order)
     if descending:
         out = np.flip(
@@ -830,13 +1222,19 @@ def nonzero(
     fill value's (a Python float gives weak floats, as in JAX).
 
     Args:
-      a: an array of at least one dimension.
+      a: an Array, a NumPy array or a scalar (not a list), of at least one
+        dimension.
       size: the number of indices per axis, a non-negative integer (needed
-        under jit); None for all of them.
-      fill_value: the padding beyond the nonzero elements (with ``size``).
+        under ``jit``); None for all of them.
+      fill_value: the padding, one value or a tuple with one per axis.
 
     Returns:
-      One array of indices per axis of ``a``.
+      A tuple of 1-d Arrays, one per axis of ``a``.
+
+    Raises:
+      TypeError: a ``size`` that is not a non-negative integer (as
+        jax.numpy).
+      ValueError: a 0-d ``a``, or a ``fill_value`` without ``size``.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
@@ -909,7 +1307,14 @@ def flatnonzero(
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
 
-    A strong array of ``a``'s dtype, as in jax.numpy.
+    Args:
+      a: an array of at least two dimensions.
+      offset: the diagonal: 0 the main one, positive above, negative below.
+      axis1: the first axis of the 2-d planes.
+      axis2: the second axis.
+
+    Returns:
+      A strong Array of ``a``'s dtype, as in jax.numpy.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.diagonal(tnp.arange(9).reshape(3, 3), offset=1)
@@ -922,7 +1327,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     try:
         out = np.diagonal(v, offset, axis1, axis2)
     except ValueError as err:
-        raise ValueError(f"diagonal: {err}") from None
+        raise ValueError(_core.prefixed("diagonal", err)) from None
     return from_numpy(np.array(out))
 
 
@@ -939,6 +1344,17 @@ def searchsorted(
     promoted type; NaNs sort last. ``method`` is accepted for jax.numpy
     compatibility (every method gives the same result).
 
+    Args:
+      a: a sorted 1-d Array or NumPy array.
+      v: the values to place.
+      side: ``'left'`` (the first suitable index) or ``'right'`` (the last).
+      sorter: indices that sort ``a``, if ``a`` itself is not sorted.
+      method: ``'scan'``, ``'scan_unrolled'``, ``'sort'`` or
+        ``'compare_all'``; all give the same result.
+
+    Returns:
+      A strong Array of the default integer type, of ``v``'s shape.
+
     >>> import typelattice.numpy as tnp
     >>> tnp.searchsorted(tnp.asarray([1, 2, 3]), tnp.asarray([2, 5]), side='right')
     Array([2, 3], dtype=int32)
@@ -950,7 +1366,8 @@ def searchsorted(
             f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
             "'sort' or 'compare_all'"
         )
-    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    conv, plan = promote(promotion_op("searchsorted"), (a, v))
+    cd = plan.cd
     sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
     if sorted_.ndim != 1:
         raise ValueError(
@@ -983,6 +1400,18 @@ def compress(
     """The slices of ``a`` along ``axis`` (of the flattened ``a`` by
     default) where ``condition`` is true; with ``size``, exactly that many,
     padded with ``fill_value``. ``a``'s dtype and weak flag are kept.
+
+    Args:
+      condition: a 1-d bool (or truth-valued) array.
+      a: an Array, a NumPy array or a scalar (not a list).
+      axis: the axis to select along, or None for the flattened ``a``.
+      size: the number of slices to return, a non-negative integer
+        (needed under ``jit``; ValueError for a negative one, as jax.numpy).
+      fill_value: the padding with ``size``; it must fit ``a``'s dtype.
+      out: not supported (arrays are immutable); must be None.
+
+    Returns:
+      An Array with ``a``'s dtype and weak flag.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.compress(tnp.asarray([True, False, True]), tnp.asarray([1, 2, 3]))
@@ -1044,7 +1473,7 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     try:
         out = np.ascontiguousarray(v).view(dt)
     except ValueError as err:
-        raise ValueError(f"view: {err}") from None
+        raise ValueError(_core.prefixed("view", err)) from None
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))

@@ -48,10 +48,11 @@ from typelattice.numpy._tracer import (
 
 __all__ = ["Program", "elementwise", "install", "traced"]
 
-_KEEP: Final = _elementwise._KEEP
-_CAST: Final = _elementwise._CAST
-_WEAK: Final = _elementwise._WEAK
-_INT: Final = _elementwise._INT
+_KEEP: Final = _elementwise.Conversion.KEEP
+_CAST: Final = _elementwise.Conversion.CAST
+_CHECK: Final = _elementwise.Conversion.CHECK
+_WEAK: Final = _elementwise.Conversion.WEAK
+_INT: Final = _elementwise.Conversion.INT
 
 
 # -- finding and replacing tracers in arguments ------------------------------
@@ -312,7 +313,8 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             shapes.append(np.shape(v))
             items.append(v)
     state = _elementwise._state()
-    fn, convs, out_key, _, cd = _elementwise.build_plan(op, tuple(keys), state)
+    plan = _elementwise.build_plan(op, tuple(keys), state)
+    fn, out_key, cd = plan.fn, plan.out_key, plan.cd
     if state.rank_promotion != "allow":
         _core.check_rank(name, shapes, state.rank_promotion)
     try:
@@ -320,13 +322,16 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
     except ValueError:
         _core.broadcast_error(name, shapes)
     ins: list[tuple[int, int] | tuple[None, Any]] = []
-    for (how, lo, hi), item in zip(convs, items, strict=True):
+    for i, ((how, lo, hi), item) in enumerate(zip(plan.convs, items, strict=True)):
         if isinstance(item, Tracer):
             ins.append((item._var, how))
         elif how == _KEEP:
             ins.append((None, item))
         elif how == _CAST:
             ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
+        elif how == _CHECK:
+            checked = _core.check_operand(item, cd, name, i)
+            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
         elif how == _WEAK:
             ins.append((None, _core.weak_to(item, cd, name)))
         elif how == _INT:
@@ -459,45 +464,26 @@ def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
 
 # A weak operand holds a Python scalar's value, which must not change on its
 # way to the compute dtype (_core.weak_to checks and says why). The program
-# knows the operand's dtype, so it skips what cannot fail: a conversion to a
-# dtype whose range holds every value of the operand's is a cast (rounding
-# within range is no loss, as for Python scalars: docs/semantics.md, "Data
-# safety"); otherwise a 0-d value within the bounds where no value can
-# change range converts directly, and anything else goes to weak_to.
-
-
-def _bounds(dt: np.dtype[Any]) -> tuple[float, float]:
-    """The smallest and largest finite values of a real dtype."""
-    kind = _dtypes.kind_of(dt)
-    if kind == "b":
-        return 0, 1
-    if kind in "iu":
-        info = _dtypes.iinfo(dt)
-        return int(info.min), int(info.max)
-    top = float(_dtypes.finfo(dt).max)
-    return -top, top
+# knows the operand's dtype, so it skips what cannot fail: a conversion that
+# can change no value beyond rounding (_dtypes.can_lose_range) is a cast;
+# otherwise a real 0-d value within the compute dtype's finite range
+# converts directly, and anything else goes to weak_to.
 
 
 @functools.cache
 def _weak_conversion(
     src: np.dtype[Any], dt: np.dtype[Any]
 ) -> tuple[float, float] | tuple[()] | None:
-    """How a weak operand of dtype ``src`` reaches ``dt``: None when every
-    value of ``src`` is within ``dt``'s range (it is simply cast), else the
-    bounds of the 0-d values that surely convert unchanged, or ``()`` when
-    every value is checked (complex operands, and conversions NumPy alone
-    would not refuse: float to integer, anything to bool)."""
-    src_kind, kind = _dtypes.kind_of(src), _dtypes.kind_of(dt)
-    to_integer = kind in "iu" and src_kind in "fc"
-    if kind == "b" or to_integer or (src_kind == "c" and kind != "c"):
+    """How a weak operand of dtype ``src`` reaches ``dt``: None when no value
+    can change (it is cast), else the bounds of the 0-d values that surely
+    convert unchanged, or ``()`` when every value is checked (complex
+    values, and floats becoming integers)."""
+    if not _dtypes.can_lose_range(src, dt):
+        return None
+    src_kind = _dtypes.kind_of(src)
+    if src_kind == "c" or (src_kind == "f" and _dtypes.kind_of(dt) in "iu"):
         return ()
-    if src_kind == "c" or kind == "c":
-        real = _dtypes.finfo(src).dtype if src_kind == "c" else src
-        part = _dtypes.finfo(dt).dtype
-        return None if _weak_conversion(np.dtype(real), np.dtype(part)) is None else ()
-    lo, hi = _bounds(src)
-    dlo, dhi = _bounds(dt)
-    return None if dlo <= lo and hi <= dhi else (dlo, dhi)
+    return _dtypes.value_range(dt)
 
 
 def _checked_weak(
@@ -527,6 +513,7 @@ def _generate(
         "_ignore": _core._IGNORE,
         "_weak": _checked_weak,
         "_weak_always": _checked_weak_always,
+        "_check": _core.check_operand,
     }
     counter = itertools.count()
 
@@ -543,13 +530,16 @@ def _generate(
             fn = constant(eqn.fn)
             cd = constant(eqn.cd)
             operands: list[str] = []
-            for v, how in eqn.ins:
+            for i, (v, how) in enumerate(eqn.ins):
                 if v is None:
                     operands.append(constant(how))
                 elif how == _KEEP:
                     operands.append(f"v{v}")
                 elif how == _CAST:
                     operands.append(f"v{v}.astype({cd})")
+                elif how == _CHECK:  # values that may not fit: checked first
+                    check = f"_check(v{v}, {cd}, {eqn.name!r}, {i})"
+                    operands.append(f"{check}.astype({cd}, copy=False)")
                 else:  # _WEAK: a Python scalar's value must not change
                     bounds = _weak_conversion(avals[v][0][0], eqn.cd)
                     if bounds is None:

@@ -45,12 +45,31 @@ class ConcretizationTypeError(TypeError):
     Raised by ``bool``, ``int``, ``float``, ``complex``, ``operator.index``,
     ``np.asarray``, ``.item()`` and ``.tolist()`` on a :class:`Tracer`, and
     by operations whose result shape would depend on values (``nonzero``
-    without ``size=``, boolean indexing).
+    without ``size=``, boolean indexing). The message says what needed the
+    value and how to avoid it.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> def positive_part(x):
+    ...     return x if x > 0 else 0 * x
+    >>> tl.eval_shape(positive_part, 1.0)
+    Traceback (most recent call last):
+    typelattice.numpy._tracer.ConcretizationTypeError: bool() (a Python `if`, ...
+    >>> tl.eval_shape(lambda x: tnp.where(x > 0, x, 0 * x), 1.0)
+    ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)
     """
 
 
 class UnexpectedTracerError(Exception):
-    """A tracer was used after the trace that made it had ended."""
+    """A tracer was used after the trace that made it had ended, or outside
+    the trace running it (another thread).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> kept = []
+    >>> _ = tl.eval_shape(lambda x: kept.append(x) or x, tnp.zeros(2))
+    >>> kept[0] + 1
+    Traceback (most recent call last):
+    typelattice.numpy._tracer.UnexpectedTracerError: Traced<float32[2]> was used ...
+    """
 
 
 _FIX = (
@@ -145,9 +164,32 @@ class _NoValues:
         self._refuse("DLPack export")
 
     def item(self, *args: int) -> NoReturn:
+        """Refused: a tracer has no values (see ``Array.item``).
+
+        Args:
+          *args: as for ``Array.item``.
+
+        Raises:
+          ConcretizationTypeError: always.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> tl.eval_shape(lambda x: x.item(), tnp.zeros(()))
+        Traceback (most recent call last):
+        typelattice.numpy._tracer.ConcretizationTypeError: .item() needs ...
+        """
         self._refuse(".item()")
 
     def tolist(self) -> NoReturn:
+        """Refused: a tracer has no values (see ``Array.tolist``).
+
+        Raises:
+          ConcretizationTypeError: always.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> tl.eval_shape(lambda x: x.tolist(), tnp.zeros(2))
+        Traceback (most recent call last):
+        typelattice.numpy._tracer.ConcretizationTypeError: .tolist() needs ...
+        """
         self._refuse(".tolist()")
 
 
@@ -156,6 +198,13 @@ class Tracer(_NoValues, Array):
 
     Made by :func:`typelattice.jit` and :func:`typelattice.eval_shape` for
     the arguments of the function they trace; ``isinstance(t, Array)`` holds.
+    Every function of ``typelattice.numpy`` accepts tracers and returns
+    tracers; what needs values raises :class:`ConcretizationTypeError`.
+
+    Attributes:
+      dtype: the dtype.
+      shape: the shape.
+      weak_type: the weak flag.
 
     >>> import typelattice as tl
     >>> import typelattice.numpy as tnp
@@ -188,23 +237,40 @@ class Tracer(_NoValues, Array):
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The dtype of the arrays this tracer stands for."""
         return self._key[0]
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape of the arrays this tracer stands for."""
         return self._shape
 
     @property
     def weak_type(self) -> bool:
+        """Whether it is weak (a Python scalar argument, or a weak array)."""
         return self._key[1]
 
     @property
     def aval(self) -> _core.Aval:
+        """The abstract value: ``(dtype, weak_type)``."""
         return self._key
 
     def check(self) -> Trace:
         """This tracer's trace, if it is the one running (or encloses a running
-        eval_shape); else raise."""
+        eval_shape); else raise.
+
+        Returns:
+          The trace that records operations on this tracer.
+
+        Raises:
+          UnexpectedTracerError: the trace has ended, or runs elsewhere.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> names = []
+        >>> _ = tl.eval_shape(lambda x: names.append(x.check().name) or x, 1)
+        >>> names
+        ['eval_shape(<lambda>)']
+        """
         trace = self._trace
         running = _current.get()
         if trace.alive and running is trace:

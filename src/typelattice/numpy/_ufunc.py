@@ -73,7 +73,43 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         keepdims: bool = False,
         initial: ArrayLike | None = None,
         where: ArrayLike | None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """Reduce ``a`` along ``axis`` by applying the function repeatedly.
+
+        ``add.reduce`` is :func:`~typelattice.numpy.sum` (narrow integers
+        widen to the default integer), ``multiply.reduce`` is ``prod``,
+        ``maximum``/``minimum`` are ``max``/``min`` and ``logical_and``/
+        ``logical_or`` are ``all``/``any``; the other functions reduce in the
+        dtype the function gives for ``a`` with itself (``subtract.reduce``
+        of int8 is int8). The result is strong.
+
+        Args:
+          a: the array to reduce.
+          axis: an axis, a tuple of axes, or None for every axis (default 0).
+          dtype: the dtype to reduce in, instead of the rule above.
+          out: not supported (arrays are immutable); must be None.
+          keepdims: keep the reduced axes with length 1.
+          initial: the starting value; it must fit the result's dtype
+            unchanged.
+          where: a bool mask of the elements to include (functions without
+            an identity need ``initial`` with it).
+
+        Returns:
+          The reduced Array.
+
+        Raises:
+          ValueError: an empty reduction of a function without identity and
+            no ``initial``; a bad axis.
+          OverflowError: an ``initial`` the result's dtype cannot hold.
+
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.asarray([[1, 2], [3, 4]], dtype='int8')
+        >>> tnp.add.reduce(x)
+        Array([4, 6], dtype=int32)
+        >>> tnp.subtract.reduce(x, axis=1)
+        Array([-1, -1], dtype=int8)
+        """
+        ...
 
     def accumulate(
         self,
@@ -81,9 +117,46 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         axis: int | None = 0,
         dtype: DTypeLike | None = None,
         out: None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """The running reduction of ``a`` along ``axis``.
 
-    def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array: ...
+        ``add.accumulate`` is :func:`~typelattice.numpy.cumsum` and
+        ``multiply.accumulate`` is ``cumprod``; the other functions
+        accumulate in the dtype the function gives for ``a`` with itself.
+
+        Args:
+          a: the array.
+          axis: the axis (default 0), or None for the flattened array.
+          dtype: the dtype to accumulate in.
+          out: not supported (arrays are immutable); must be None.
+
+        Returns:
+          A strong Array of ``a``'s shape (flattened for ``axis=None``).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.subtract.accumulate(tnp.asarray([10, 2, 3], dtype='int8'))
+        Array([10,  8,  5], dtype=int8)
+        """
+        ...
+
+    def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array:
+        """The function of every pair: ``result[i..., j...] = f(A[i...], B[j...])``.
+
+        Promoted as the function itself promotes ``A`` with ``B``.
+
+        Args:
+          A: the first operand; its axes come first in the result.
+          B: the second operand; its axes come last.
+
+        Returns:
+          An Array of shape ``A.shape + B.shape``.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.multiply.outer(tnp.asarray([1, 2], dtype='int8'), tnp.arange(3))
+        Array([[0, 1, 2],
+               [0, 2, 4]], dtype=int32)
+        """
+        ...
 
     def at(
         self,
@@ -93,7 +166,35 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         /,
         *,
         inplace: bool = True,
-    ) -> Array: ...
+    ) -> Array:
+        """``a`` with the function applied at ``indices`` with ``b``.
+
+        Repeated indices apply it repeatedly. Arrays are immutable: pass
+        ``inplace=False`` and use the result, as in jax.numpy. ``add``,
+        ``multiply`` and ``subtract`` keep ``a``'s dtype and weak flag, as
+        ``a.at[indices].add(b)`` does; the others give the function's dtype
+        for ``a`` with ``b`` (strong).
+
+        Args:
+          a: the array to update.
+          indices: an index, as for ``a[indices]``.
+          b: the values, broadcast to the indexed elements; they must fit
+            the result's dtype unchanged.
+          inplace: must be False.
+
+        Returns:
+          The updated Array; ``a`` is unchanged.
+
+        Raises:
+          NotImplementedError: without ``inplace=False``.
+          TypeError, OverflowError: values that would change in the dtype.
+
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.zeros(3, 'int8')
+        >>> tnp.add.at(x, tnp.asarray([0, 0, 2]), 5, inplace=False)
+        Array([10,  0,  5], dtype=int8)
+        """
+        ...
 
     def reduceat(
         self,
@@ -102,7 +203,33 @@ class ufunc(Protocol):  # noqa: N801 - jax.numpy's name
         axis: int = 0,
         dtype: DTypeLike | None = None,
         out: None = None,
-    ) -> Array: ...
+    ) -> Array:
+        """Reductions over the slices ``indices[i]:indices[i + 1]`` along ``axis``.
+
+        The last slice runs to the end; where ``indices[i] >= indices[i +
+        1]`` the result is the element at ``indices[i]`` (NumPy's rule).
+
+        Args:
+          a: the array (at least one dimension).
+          indices: a 1-d integer array of slice starts, each within the axis.
+          axis: the axis to reduce along.
+          dtype: the result's dtype (default: ``a``'s), honoured also for
+            ``logaddexp`` (JAX ignores it).
+          out: not supported (arrays are immutable); must be None.
+
+        Returns:
+          An Array with ``a``'s dtype and weak flag (``dtype`` if given),
+          ``len(indices)`` long along ``axis``.
+
+        Raises:
+          IndexError: an index outside the axis (JAX gives unspecified
+            values).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.add.reduceat(tnp.arange(6), tnp.asarray([0, 2, 5]))
+        Array([1, 9, 5], dtype=int32)
+        """
+        ...
 
 
 # Functions whose methods are other namespace functions, as in jax.numpy.
@@ -126,32 +253,30 @@ def _no_out(out: object, where: str) -> None:
         )
 
 
-def _plan(op: _elementwise.Op, key: _core.Aval) -> tuple[Any, ...]:
+def _plan(op: _elementwise.Op, key: _core.Aval) -> _elementwise.Plan:
     return _elementwise.build_plan(op, (key, key), _elementwise._state())
 
 
 def _result_dtype(op: _elementwise.Op, key: _core.Aval) -> np.dtype[Any]:
     """The dtype ``op`` gives for an array of ``key`` with itself."""
-    out_key: _core.Aval = _plan(op, key)[2]
-    return out_key[0]
+    return _plan(op, key).out_key[0]
 
 
 def _in_dtype(
     op: _elementwise.Op, v: np.ndarray[Any, Any], dt: np.dtype[Any], where: str
 ) -> tuple[np.ndarray[Any, Any], Callable[..., Any]]:
-    """``v`` converted to ``dt``, and the NumPy function computing ``op`` on
-    two arrays of ``dt`` (whose result must be ``dt`` again)."""
-    from typelattice.numpy._creation import _cast
-
-    fn, _, out_key, _, cd = _plan(op, _core.aval(dt, False))
-    if out_key[0] != dt:
+    """``v`` converted to ``dt`` (checked: see docs/semantics.md, "Data
+    safety"), and the NumPy function computing ``op`` on two arrays of
+    ``dt`` (whose result must be ``dt`` again)."""
+    plan = _plan(op, _core.aval(dt, False))
+    if plan.out_key[0] != dt:
         raise TypeError(
-            f"{where}: {op.name} of two {dt} arrays gives {out_key[0]}, so it "
-            f"cannot be carried out in {dt}; choose dtype={out_key[0]}"
+            f"{where}: {op.name} of two {dt} arrays gives {plan.out_key[0]}, so "
+            f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
         )
-    if cd != dt:  # logical_xor computes in the operands' type, gives bool
+    if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
         v = v.astype(bool)
-    return _cast(v, dt), _numpy_ufunc(fn, op, dt)
+    return _core.checked_cast(v, dt, where), _numpy_ufunc(plan.fn, op, dt)
 
 
 def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
@@ -249,7 +374,7 @@ def _generic_reduce(
                 fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
             )
         except ValueError as err:
-            raise ValueError(f"{name}: {err}") from None
+            raise ValueError(_core.prefixed(name, err)) from None
     else:  # complex logaddexp: no NumPy ufunc
         res = values
         axes_list: list[int] = list(
@@ -279,8 +404,6 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         initial: ArrayLike | None = None,
         where: ArrayLike | None = None,
     ) -> Array:
-        """Reduce ``a`` along ``axis`` (0 by default; None: every axis) by
-        applying the function repeatedly, as jax.numpy's ufunc.reduce."""
         where_ = f"{name}.reduce"
         _no_out(out, where_)
         if delegate is None:
@@ -298,7 +421,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
             )
         if delegate in ("max", "min"):
             if dtype is not None:
-                a = _creation.astype(a, dtype)
+                a = _creation.convert_to(a, dtype, where_)
             return target(  # type: ignore[no-any-return]
                 a, axis, keepdims=keepdims, initial=initial, where=where
             )
@@ -306,7 +429,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         if initial is not None:
             res = fn(res, _creation.astype(initial, bool))
             res = from_numpy(np.asarray(res))
-        return res if dtype is None else _creation.astype(res, dtype)
+        return res if dtype is None else _creation.convert_to(res, dtype, where_)
 
     return reduce
 
@@ -321,8 +444,6 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
         dtype: DTypeLike | None = None,
         out: None = None,
     ) -> Array:
-        """The running reduction along ``axis`` (None: the flattened array),
-        as jax.numpy's ufunc.accumulate."""
         where_ = f"{name}.accumulate"
         _no_out(out, where_)
         from typelattice.numpy import _reductions
@@ -358,7 +479,6 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
 
 def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     def outer(A: ArrayLike, B: ArrayLike, /) -> Array:
-        """The function of every pair: ``result[i..., j...] = f(A[i...], B[j...])``."""
         from typelattice.numpy._shape import _one, reshape
 
         a, _ = _one(A, f"{name}.outer")
@@ -381,9 +501,6 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
         *,
         inplace: bool = True,
     ) -> Array:
-        """``a`` with the function applied at ``indices`` with ``b``
-        (repeated indices apply it repeatedly). Arrays are immutable: pass
-        ``inplace=False`` and use the result, as in jax.numpy."""
         where_ = f"{name}.at"
         if inplace:
             raise NotImplementedError(
@@ -405,8 +522,8 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
         target, key = _one(a, where_)
         bv, bkey = _core.operand(b, where_, 1)
         state = _elementwise._state()
-        fn, _, out_key, _, cd = _elementwise.build_plan(op, (key, bkey), state)
-        dt = out_key[0]
+        plan = _elementwise.build_plan(op, (key, bkey), state)
+        cd, dt = plan.cd, plan.out_key[0]
         values, fn = _in_dtype(op, target, dt, where_)
         out = values.copy()
         if cd != dt:  # logical_xor: b's truth value
@@ -438,12 +555,6 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
         dtype: DTypeLike | None = None,
         out: None = None,
     ) -> Array:
-        """Reductions over the slices ``indices[i]:indices[i + 1]`` along
-        ``axis`` (the last one to the end); where ``indices[i] >=
-        indices[i + 1]`` the element at ``indices[i]`` (NumPy's rule). The
-        result has ``a``'s dtype and weak flag (``dtype`` if given). An
-        out-of-range index raises IndexError (JAX gives unspecified values).
-        """
         where_ = f"{name}.reduceat"
         _no_out(out, where_)
         from typelattice.numpy._reductions import _explicit
@@ -485,15 +596,14 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
             out_key = _core.aval(dt, False)
         else:
             dt, out_key = key[0], key
-        fn, _, op_key, _, cd = _plan(op, _core.aval(dt, False))
+        plan = _plan(op, _core.aval(dt, False))
+        fn, op_key, cd = plan.fn, plan.out_key, plan.cd
         if op_key[0] != dt and op.out != "bool":
             raise TypeError(
                 f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
                 f"result dtype {dt} cannot hold; pass dtype='{op_key[0]}'"
             )
-        from typelattice.numpy._creation import _cast
-
-        values = _cast(v, cd)
+        values = _core.checked_cast(v, cd, where_)
         fn = _numpy_ufunc(fn, op, cd)
         if isinstance(fn, np.ufunc):
             res = _core.ignore_fp_errors(fn.reduceat, values, idx, axis=ax)
@@ -531,6 +641,8 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     for method, impl in methods.items():
         impl.__name__ = method
         impl.__qualname__ = f"{name}.{method}"
+        # One text for every function's method: the protocol's.
+        impl.__doc__ = getattr(ufunc, method).__doc__
         # Accept tracers (jit, eval_shape): recorded as one call each.
         setattr(fn, method, traced(impl, f"{name}.{method}"))
     fn.nin = 2
