@@ -20,7 +20,7 @@ import numpy as np
 
 from typelattice import _dtypes
 from typelattice._lax import _elementwise as ew
-from typelattice._lax._primitive import Primitive, ShapedArray, ints_of, to_arrays
+from typelattice._lax._primitive import Primitive, ShapedArray, ints_of, to_array
 
 if TYPE_CHECKING:
     from typelattice.numpy._array import Array
@@ -79,9 +79,7 @@ def result_dtype(lhs: DType, rhs: DType, preferred: DType | None) -> DType:
     return preferred
 
 
-def _check_dims(
-    side: str, aval: ShapedArray, batch: Shape, contracting: Shape
-) -> None:
+def _check_dims(side: str, aval: ShapedArray, batch: Shape, contracting: Shape) -> None:
     dims = (*batch, *contracting)
     if any(not 0 <= d < aval.ndim for d in dims):
         raise TypeError(
@@ -141,8 +139,8 @@ def _compute_dtype(operand_dtype: DType, out: DType) -> DType:
     """The dtype to multiply in: the result's, unless it is of a lower kind
     than the operands' (complex to real, float to int), then the operands'.
     Narrow floats multiply in float32 (as XLA)."""
-    order = "biufc"
-    if order.index(_dtypes.kind_of(out)) < order.index(_dtypes.kind_of(operand_dtype)):
+    level = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+    if level[_dtypes.kind_of(out)] < level[_dtypes.kind_of(operand_dtype)]:
         out = operand_dtype
     if _dtypes.kind_of(out) == "f" and out.itemsize < 4:
         return _F32
@@ -182,7 +180,12 @@ def _dot_general_impl(
     if _dtypes.kind_of(product.dtype) == "f" and _dtypes.kind_of(out_dt) in "iu":
         info = _dtypes.iinfo(out_dt)
         product = np.clip(np.nan_to_num(product, nan=0.0), int(info.min), int(info.max))
-    return product.astype(out_dt)
+    return _as_dtype(product, out_dt)
+
+
+def _as_dtype(value: Any, dt: DType) -> NDArray:
+    out: NDArray = np.asarray(value).astype(dt)
+    return out
 
 
 def dot_general(
@@ -197,7 +200,7 @@ def dot_general(
 
     Args:
       lhs, rhs: arrays (their dtypes may differ: see the module's notes; a
-        Python scalar takes the other operand's dtype).
+        Python scalar has the default dtype of its kind, weak).
       dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch,
         rhs_batch))``, sequences of axes.
       precision: accepted for compatibility; NumPy computes at full
@@ -225,15 +228,23 @@ def dot_general(
             f"{dimension_numbers!r}"
         ) from None
     numbers = (
-        (ints_of("dot_general", "lhs_contracting", lc), ints_of("dot_general", "rhs_contracting", rc)),
-        (ints_of("dot_general", "lhs_batch", lb), ints_of("dot_general", "rhs_batch", rb)),
+        (
+            ints_of("dot_general", "lhs_contracting", lc),
+            ints_of("dot_general", "rhs_contracting", rc),
+        ),
+        (
+            ints_of("dot_general", "lhs_batch", lb),
+            ints_of("dot_general", "rhs_batch", rb),
+        ),
     )
     preferred = (
         None
         if preferred_element_type is None
         else ew._new_dtype("dot_general", preferred_element_type)
     )
-    x, y = to_arrays("dot_general", (lhs, rhs))
+    # The operands' dtypes may differ here: a Python scalar has the default
+    # dtype of its kind, as in jax.lax, rather than the other operand's.
+    x, y = to_array(lhs, "dot_general", 0), to_array(rhs, "dot_general", 1)
     return dot_general_p.bind(  # type: ignore[no-any-return]
         x, y, dimension_numbers=numbers, preferred_element_type=preferred
     )

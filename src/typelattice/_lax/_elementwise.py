@@ -133,8 +133,14 @@ _BITS: Final = "biu"
 _BOOL: Final = np.dtype(bool)
 _F32: Final = np.dtype(np.float32)
 _F64: Final = np.dtype(np.float64)
-_REAL_OF: Final = {np.dtype(np.complex64): _F32, np.dtype(np.complex128): _F64}
-_COMPLEX_OF: Final = {_F32: np.dtype(np.complex64), _F64: np.dtype(np.complex128)}
+_REAL_OF: Final[dict[DType, DType]] = {
+    np.dtype(np.complex64): _F32,
+    np.dtype(np.complex128): _F64,
+}
+_COMPLEX_OF: Final[dict[DType, DType]] = {
+    _F32: np.dtype(np.complex64),
+    _F64: np.dtype(np.complex128),
+}
 
 
 def _real_dtype(dt: DType) -> DType:
@@ -220,17 +226,17 @@ def _unary(
 def _sign(x: NDArray) -> NDArray:
     if x.dtype.kind == "c":
         size = np.abs(x)
-        return np.where(size == 0, 0, x / np.where(size == 0, 1, size))  # type: ignore[no-any-return]
+        return np.where(size == 0, 0, x / np.where(size == 0, 1, size))
     # np.sign(-0.0) is 0.0; lax keeps the zero's sign.
-    return np.where(x == 0, x, np.sign(x))  # type: ignore[no-any-return]
+    return np.where(x == 0, x, np.sign(x))
 
 
 def _logistic(x: NDArray) -> NDArray:
-    return 1 / (1 + np.exp(-x))  # type: ignore[no-any-return]
+    return 1 / (1 + np.exp(-x))
 
 
 def _rsqrt(x: NDArray) -> NDArray:
-    return 1 / np.sqrt(x)  # type: ignore[no-any-return]
+    return 1 / np.sqrt(x)
 
 
 def _exp2(x: NDArray) -> NDArray:
@@ -381,15 +387,6 @@ bitcast_convert_type_p = Primitive("bitcast_convert_type")
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
     old = x.dtype
-    if old != new_dtype and (
-        _dtypes.kind_of(old) in "bc" or _dtypes.kind_of(new_dtype) in "bc"
-    ):
-        raise TypeError(
-            "lax.bitcast_convert_type does not support bool or complex values "
-            "unless the operand and destination types match. Got operand "
-            f"dtype={old.name}, new_dtype={new_dtype.name}. Convert the values "
-            "instead with lax.convert_element_type, or use lax.real/lax.imag."
-        )
     size, new_size = old.itemsize, new_dtype.itemsize
     if size == new_size:
         shape = x.shape
@@ -404,12 +401,21 @@ def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
                 f"have {new_size // size} elements"
             )
         shape = x.shape[:-1]
+    if old != new_dtype and (
+        _dtypes.kind_of(old) in "bc" or _dtypes.kind_of(new_dtype) in "bc"
+    ):
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values "
+            "unless the operand and destination types match. Got operand "
+            f"dtype={old.name}, new_dtype={new_dtype.name}. Convert the values "
+            "instead with lax.convert_element_type, or use lax.real/lax.imag."
+        )
     return ShapedArray(shape, new_dtype, False)
 
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
-    out = np.ascontiguousarray(x).view(new_dtype)
+    out = np.array(x, copy=True).view(new_dtype)
     if new_dtype.itemsize < x.dtype.itemsize:
         return out.reshape(*x.shape, x.dtype.itemsize // new_dtype.itemsize)
     return out.reshape(x.shape[:-1]) if new_dtype.itemsize > x.dtype.itemsize else out
@@ -432,7 +438,8 @@ def _conj_abstract(x: ShapedArray) -> ShapedArray:
 
 @conj_p.def_impl
 def _conj_impl(x: NDArray) -> NDArray:
-    return np.conj(x.astype(_COMPLEX_OF.get(x.dtype, x.dtype)))
+    dt: DType = _COMPLEX_OF[x.dtype] if x.dtype in _COMPLEX_OF else x.dtype
+    return _as(np.conj(x.astype(dt)), dt)
 
 
 integer_pow_p = Primitive("integer_pow")
@@ -503,22 +510,22 @@ def _binary(
 
 def _div(x: NDArray, y: NDArray) -> NDArray:
     if _dtypes.kind_of(x.dtype) not in "iu":
-        return np.true_divide(x, y)  # type: ignore[no-any-return]
+        return np.true_divide(x, y)
     # Integer division truncates toward zero (C, XLA), unlike NumPy's //;
     # x / 0 is -1 (all bits set), as XLA defines it.
     zero = y == 0
     safe = np.where(zero, 1, y).astype(x.dtype)
     quotient = (x - np.fmod(x, safe)) // safe
-    return np.where(zero, np.array(-1).astype(x.dtype), quotient)  # type: ignore[no-any-return]
+    return np.where(zero, np.array(-1).astype(x.dtype), quotient)
 
 
 def _rem(x: NDArray, y: NDArray) -> NDArray:
     # The remainder has the dividend's sign (C fmod), unlike NumPy's %;
     # for integers x % 0 is x, as XLA defines it.
     if _dtypes.kind_of(x.dtype) not in "iu":
-        return np.fmod(x, y)  # type: ignore[no-any-return]
+        return np.fmod(x, y)
     zero = y == 0
-    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y).astype(x.dtype)))  # type: ignore[no-any-return]
+    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y).astype(x.dtype)))
 
 
 def _lexicographic(pick_x: Callable[[NDArray, NDArray], NDArray]) -> Any:
@@ -526,38 +533,39 @@ def _lexicographic(pick_x: Callable[[NDArray, NDArray], NDArray]) -> Any:
 
     def fn(x: NDArray, y: NDArray) -> NDArray:
         if x.dtype.kind != "c":
-            return np.maximum(x, y) if pick_x is np.greater else np.minimum(x, y)  # type: ignore[no-any-return]
-        first = pick_x(x.real, y.real) | (
-            (x.real == y.real) & pick_x(x.imag, y.imag)
-        )
-        return np.where(first, x, y)  # type: ignore[no-any-return]
+            return np.maximum(x, y) if pick_x is np.greater else np.minimum(x, y)
+        first = pick_x(x.real, y.real) | ((x.real == y.real) & pick_x(x.imag, y.imag))
+        return np.where(first, x, y)
 
     return fn
 
 
 def _atan2(x: NDArray, y: NDArray) -> NDArray:
     """``atan(x / y)`` with the quadrant of (y, x); for complex operands the
-    analytic continuation ``-i log((y + i x) / sqrt(y**2 + x**2))``."""
+    analytic continuation ``i log((y - i x) / sqrt(x**2 + y**2))``, whose
+    branch cuts are XLA's (``-i log((y + i x) / ...)`` differs on them)."""
     if x.dtype.kind != "c":
-        return np.arctan2(x, y)  # type: ignore[no-any-return]
-    return -1j * np.log((y + 1j * x) / np.sqrt(y * y + x * x))  # type: ignore[no-any-return]
+        return np.arctan2(x, y)
+    return 1j * np.log((y - 1j * x) / np.sqrt(x * x + y * y))  # type: ignore[no-any-return]
 
 
 def _nextafter(x: NDArray, y: NDArray) -> NDArray:
     """The float after ``x`` towards ``y``, by stepping the bit pattern
     (which works for every IEEE-like format, bfloat16 included)."""
-    x, y = np.broadcast_arrays(x, y)
+    x, y = (np.array(a, copy=True) for a in np.broadcast_arrays(x, y))
     unsigned = np.dtype(f"u{x.dtype.itemsize}")
-    bits = np.ascontiguousarray(x).view(unsigned)
-    one = unsigned.type(1)
+    bits: NDArray = x.view(unsigned)
+    one: Any = unsigned.type(1)
     # Away from zero is +1 on the magnitude bits, toward zero -1.
     away = (y > x) == (x > 0)
-    stepped = np.where(away, bits + one, bits - one).view(x.dtype)
+    up: NDArray = bits + one
+    down: NDArray = bits - one
+    stepped = np.where(away, up, down).view(x.dtype)
     tiny = np.array(one).view(x.dtype)  # the smallest subnormal
     from_zero = np.where(y > x, tiny, -tiny)
     out = np.where(x == 0, from_zero, stepped)
     out = np.where(x == y, y, out)
-    return np.where(np.isnan(x) | np.isnan(y), np.nan, out)  # type: ignore[no-any-return]
+    return np.where(np.isnan(x) | np.isnan(y), np.nan, out)
 
 
 add_p = _binary("add", _NUMBER, np.add, promoting="add")
@@ -640,8 +648,19 @@ def _pow_impl(x: NDArray, y: NDArray) -> NDArray:
         # An integer exponent: computed in double, where every int32 is
         # exact, then rounded to the base's type.
         wide = np.complex128 if x.dtype.kind == "c" else np.float64
-        return _as(np.power(x.astype(wide), y.astype(np.float64)), x.dtype)
-    return _as(np.power(_widen(x, _Wide.F32), _widen(y, _Wide.F32)), x.dtype)
+        out = np.power(x.astype(wide), y.astype(np.float64))
+    else:
+        out = np.power(_widen(x, _Wide.F32), _widen(y, _Wide.F32))
+    if x.dtype.kind == "c":
+        # XLA's complex power is exp(y log x): at x = 0 it is 1 for y = 0,
+        # 0 for a positive real y, and NaN otherwise (NumPy says 0).
+        y = np.asarray(y)
+        real_positive = (np.imag(y) == 0) & (np.real(y) > 0)
+        at_zero = np.where(
+            y == 0, 1, np.where(real_positive, 0, complex(np.nan, np.nan))
+        )
+        out = np.where(x == 0, at_zero, out)
+    return _as(out, x.dtype)
 
 
 complex_p = Primitive("complex")
@@ -664,7 +683,7 @@ def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 @complex_p.def_impl
 def _complex_impl(x: NDArray, y: NDArray) -> NDArray:
     out_dt = _COMPLEX_OF[x.dtype]
-    return x.astype(out_dt) + 1j * y.astype(out_dt)  # type: ignore[no-any-return]
+    return x.astype(out_dt) + 1j * y.astype(out_dt)
 
 
 # -- selection --------------------------------------------------------------
@@ -674,7 +693,7 @@ select_n_p = Primitive("select_n")
 
 @select_n_p.def_abstract_eval
 def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
-    if not cases:
+    if len(cases) == 0:
         raise ValueError("lax.select_n() must have at least one case")
     kind = _dtypes.kind_of(which.dtype)
     if kind not in "biu":
@@ -711,7 +730,7 @@ def _select_n_impl(which: NDArray, *cases: NDArray) -> NDArray:
     if which.dtype == _BOOL:
         if len(cases) == 1:
             return np.array(cases[0], copy=True)
-        return np.where(which, cases[1], cases[0])  # type: ignore[no-any-return]
+        return np.where(which, cases[1], cases[0])
     # An index out of range picks the nearest case, as XLA's clamp does.
     index = np.clip(which.astype(np.int64), 0, len(cases) - 1)
     out = np.broadcast_to(cases[0], cases[0].shape).copy()
@@ -724,9 +743,7 @@ clamp_p = Primitive("clamp")
 
 
 @clamp_p.def_abstract_eval
-def _clamp_abstract(
-    lo: ShapedArray, x: ShapedArray, hi: ShapedArray
-) -> ShapedArray:
+def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
     check_same_dtypes("clamp", (lo, x, hi), ("min", "x", "max"), "clip")
     for name, bound in (("min", lo), ("max", hi)):
         if bound.shape and bound.shape != x.shape:
@@ -737,13 +754,14 @@ def _clamp_abstract(
     return x.update(weak_type=lo.weak_type and x.weak_type and hi.weak_type)
 
 
-_lex_max = _lexicographic(np.greater)
-_lex_min = _lexicographic(np.less)
-
-
 @clamp_p.def_impl
 def _clamp_impl(lo: NDArray, x: NDArray, hi: NDArray) -> NDArray:
-    return _as(_lex_min(_lex_max(x, lo), hi), x.dtype)
+    if x.dtype.kind == "c":
+        # XLA clamps complex numbers by their real parts alone: x is
+        # replaced by min when not above it, then by max when above that.
+        low = np.where(np.real(x) > np.real(lo), x, lo)
+        return _as(np.where(np.real(low) > np.real(hi), hi, low), x.dtype)
+    return _as(np.minimum(np.maximum(x, lo), hi), x.dtype)
 
 
 # -- public functions -------------------------------------------------------
@@ -1832,7 +1850,8 @@ def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
 
 
 def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:  # noqa: A002
-    """Elementwise ``min(max(x, min), max)``, without promotion.
+    """Elementwise ``min(max(x, min), max)``, without promotion; complex
+    numbers are compared by their real parts alone, as XLA does.
 
     Args:
       min: the lower bound: an array of ``x``'s shape, or a scalar.
@@ -1910,5 +1929,3 @@ def bitcast_convert_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
     dt = _new_dtype("bitcast_convert_type", new_dtype)
     x = to_array(operand, "bitcast_convert_type", 0)
     return bitcast_convert_type_p.bind(x, new_dtype=dt)  # type: ignore[no-any-return]
-
-

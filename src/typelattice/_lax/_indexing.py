@@ -10,9 +10,10 @@ positions. Basic indexing and ``x.at[...]`` updates are gathers and
 scatters.
 
 Out-of-range windows follow ``mode``: ``'clip'`` moves them back in range;
-``'fill'``/``'drop'`` (the default, as in ``jax.lax``) give ``fill_value``
-for gathers and skip the update for scatters. Results keep the operand's
-dtype and weak flag; updates must have the operand's dtype.
+``'fill'``/``'drop'`` give ``fill_value`` for gathers and skip the update for
+scatters. As in ``jax.lax``, gathers default to ``'promise_in_bounds'``
+(computed as ``'clip'``) and scatters to ``'fill'``/``'drop'``. Results keep
+the operand's dtype and weak flag; updates must have the operand's dtype.
 """
 
 # Package-internal: the arrays' underscored slots are read by design.
@@ -30,6 +31,7 @@ from typelattice import _dtypes
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    check_accepts,
     check_same_dtypes,
     ints_of,
     to_array,
@@ -105,8 +107,8 @@ class ScatterDimensionNumbers(NamedTuple):
 class GatherScatterMode(enum.Enum):
     """What out-of-range windows do (see the module's notes).
 
-    ``PROMISE_IN_BOUNDS`` promises there are none: gathers then clip and
-    scatters drop, as ``CLIP`` and ``FILL_OR_DROP`` would.
+    ``PROMISE_IN_BOUNDS`` promises there are none; if there are, gathers
+    clip and scatters drop them, as ``CLIP`` and ``FILL_OR_DROP`` would.
     """
 
     CLIP = 0
@@ -189,21 +191,20 @@ def _starts(
     for d, axis in zip(operand_batching, indices_batching, strict=True):
         view = [1] * len(batch)
         view[axis] = batch[axis]
-        starts[..., d] = np.arange(batch[axis]).reshape(view)
+        counts = np.arange(int(batch[axis]), dtype=np.int64)
+        starts[..., d] = counts.reshape(view)
     return starts
 
 
-def _positions(
-    starts: NDArray, window: list[int], sizes: Shape
-) -> tuple[NDArray, ...]:
+def _positions(starts: NDArray, window: list[int], sizes: Shape) -> tuple[NDArray, ...]:
     """Operand indices of every window element: one array per operand axis,
     of shape ``(*batch, *window sizes)``."""
     nb = starts.ndim - 1
     nw = len(window)
     full = (*starts.shape[:-1], *(sizes[d] for d in window))
-    out = []
+    out: list[NDArray] = []
     for d in range(starts.shape[-1]):
-        pos = starts[..., d].reshape(*starts.shape[:-1], *([1] * nw))
+        pos: NDArray = np.reshape(starts[..., d], (*starts.shape[:-1], *([1] * nw)))
         if d in window:
             view = [1] * (nb + nw)
             view[nb + window.index(d)] = sizes[d]
@@ -273,8 +274,12 @@ def _gather_abstract(
     batch = indices.shape[:-1]
     rank = len(batch) + len(window)
     _check_sorted_axes("gather", "offset_dims", dn.offset_dims, rank)
-    _check_sorted_axes("gather", "collapsed_slice_dims", dn.collapsed_slice_dims, x.ndim)
-    _check_sorted_axes("gather", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
+    _check_sorted_axes(
+        "gather", "collapsed_slice_dims", dn.collapsed_slice_dims, x.ndim
+    )
+    _check_sorted_axes(
+        "gather", "operand_batching_dims", dn.operand_batching_dims, x.ndim
+    )
     if len(dn.offset_dims) != len(window):
         raise TypeError(
             f"gather: offset_dims must have one axis per kept window axis "
@@ -309,12 +314,17 @@ def _gather_impl(
     dn = dimension_numbers
     idx = indices.astype(np.int64)
     starts = _starts(
-        idx, x.ndim, dn.start_index_map, dn.operand_batching_dims,
+        idx,
+        x.ndim,
+        dn.start_index_map,
+        dn.operand_batching_dims,
         dn.start_indices_batching_dims,
     )
     hi = np.array(x.shape, np.int64) - np.array(slice_sizes, np.int64)
     mapped = list(dn.start_index_map)
-    ok = np.all((starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped]), axis=-1)
+    ok = np.all(
+        (starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped]), axis=-1
+    )
     starts = np.clip(starts, 0, np.maximum(hi, 0))
     dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
     window = [d for d in range(x.ndim) if d not in dropped]
@@ -323,7 +333,11 @@ def _gather_impl(
     if x.size == 0 or 0 in full:
         out = np.zeros(full, x.dtype)
     else:
-        out = np.broadcast_to(x[positions], full) if positions else np.broadcast_to(x, full)
+        out = (
+            np.broadcast_to(x[positions], full)
+            if positions
+            else np.broadcast_to(x, full)
+        )
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
         keep = ok.reshape(*ok.shape, *([1] * len(window)))
@@ -360,8 +374,9 @@ def gather(
       dimension_numbers: a :class:`GatherDimensionNumbers`.
       slice_sizes: the window's size along each operand axis.
       unique_indices, indices_are_sorted: hints; the result is the same.
-      mode: ``'fill'``/``'drop'`` (default), ``'clip'`` or
-        ``'promise_in_bounds'``: see the module's notes.
+      mode: ``'promise_in_bounds'`` (the default: out-of-range windows are
+        moved into range, as ``'clip'``), ``'clip'``, or ``'fill'``/``'drop'``
+        (they give ``fill_value``).
       fill_value: the value of out-of-range windows in fill mode (default
         NaN; for integers the smallest signed / largest unsigned value; True
         for bools).
@@ -373,11 +388,18 @@ def gather(
     >>> dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
     ...                             start_index_map=(0,))
     >>> gather(x, np.int32([[2], [0], [9]]), dn, (1,))
+    Array([12, 10, 13], dtype=int8)
+    >>> gather(x, np.int32([[2], [0], [9]]), dn, (1,), mode='fill')
     Array([  12,   10, -128], dtype=int8)
     """
     x = to_array(operand, "gather", 0)
     indices = to_array(start_indices, "gather", 1)
-    parsed = GatherScatterMode.from_any(mode)
+    # jax.lax.gather's default; scatters default to FILL_OR_DROP.
+    parsed = (
+        GatherScatterMode.PROMISE_IN_BOUNDS
+        if mode is None
+        else (GatherScatterMode.from_any(mode))
+    )
     if fill_value is not None:
         fill_value = np.asarray(fill_value).astype(x.dtype)[()]
     return gather_p.bind(  # type: ignore[no-any-return]
@@ -398,8 +420,12 @@ def _replace(out: NDArray, where: tuple[NDArray, ...], values: NDArray) -> None:
 
 
 def _scatter_primitive(
-    name: str, combine: Callable[[NDArray, tuple[NDArray, ...], NDArray], None]
+    name: str,
+    combine: Callable[[NDArray, tuple[NDArray, ...], NDArray], None],
+    kinds: str = "biufc",
 ) -> Primitive:
+    """A scatter that combines old and new values with ``combine`` and
+    accepts operands of ``kinds``."""
     prim = Primitive(name)
 
     @prim.def_abstract_eval
@@ -412,13 +438,18 @@ def _scatter_primitive(
         mode: GatherScatterMode,
     ) -> ShapedArray:
         dn = dimension_numbers
+        check_accepts(name, x, kinds)
         check_same_dtypes(name, (x, updates), ("operand", "updates"))
         _check_indices(name, indices, len(dn.scatter_dims_to_operand_dims))
         inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
         window = [d for d in range(x.ndim) if d not in inserted]
         batch = indices.shape[:-1]
-        _check_sorted_axes(name, "update_window_dims", tuple(dn.update_window_dims), updates.ndim)
-        _check_sorted_axes(name, "inserted_window_dims", tuple(dn.inserted_window_dims), x.ndim)
+        _check_sorted_axes(
+            name, "update_window_dims", tuple(dn.update_window_dims), updates.ndim
+        )
+        _check_sorted_axes(
+            name, "inserted_window_dims", tuple(dn.inserted_window_dims), x.ndim
+        )
         if updates.ndim != len(batch) + len(dn.update_window_dims) or len(
             dn.update_window_dims
         ) != len(window):
@@ -455,7 +486,9 @@ def _scatter_primitive(
         dn = dimension_numbers
         idx = indices.astype(np.int64)
         nb = idx.ndim - 1
-        scatter_axes = [a for a in range(updates.ndim) if a not in dn.update_window_dims]
+        scatter_axes = [
+            a for a in range(updates.ndim) if a not in dn.update_window_dims
+        ]
         values = np.transpose(updates, (*scatter_axes, *dn.update_window_dims))
         inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
         window = [d for d in range(x.ndim) if d not in inserted]
@@ -463,19 +496,26 @@ def _scatter_primitive(
         for d, n in zip(window, values.shape[nb:], strict=True):
             sizes[d] = n
         starts = _starts(
-            idx, x.ndim, tuple(dn.scatter_dims_to_operand_dims),
-            tuple(dn.operand_batching_dims), tuple(dn.scatter_indices_batching_dims),
+            idx,
+            x.ndim,
+            tuple(dn.scatter_dims_to_operand_dims),
+            tuple(dn.operand_batching_dims),
+            tuple(dn.scatter_indices_batching_dims),
         )
         hi = np.array(x.shape, np.int64) - np.array(sizes, np.int64)
         if mode is GatherScatterMode.CLIP:
             starts = np.clip(starts, 0, np.maximum(hi, 0))
         ok = np.all((starts >= 0) & (starts <= hi), axis=-1)
         positions = _positions(starts, window, tuple(sizes))
-        keep = np.broadcast_to(ok.reshape(*ok.shape, *([1] * len(window))), values.shape)
+        keep = np.broadcast_to(
+            ok.reshape(*ok.shape, *([1] * len(window))), values.shape
+        )
         out = x.copy()
         if x.ndim == 0:
             if keep.all() and values.size:
-                combine(out, (), values.reshape(-1)[-1] if combine is _replace else values)
+                combine(
+                    out, (), values.reshape(-1)[-1] if combine is _replace else values
+                )
             return out
         combine(out, tuple(p[keep] for p in positions), values[keep])
         return out
@@ -495,8 +535,8 @@ def _at(ufunc: np.ufunc) -> Callable[[NDArray, tuple[NDArray, ...], NDArray], No
 
 
 scatter_p = _scatter_primitive("scatter", _replace)
-scatter_add_p = _scatter_primitive("scatter-add", _at(np.add))
-scatter_mul_p = _scatter_primitive("scatter-mul", _at(np.multiply))
+scatter_add_p = _scatter_primitive("scatter-add", _at(np.add), "iufc")
+scatter_mul_p = _scatter_primitive("scatter-mul", _at(np.multiply), "iufc")
 scatter_min_p = _scatter_primitive("scatter-min", _at(np.minimum))
 scatter_max_p = _scatter_primitive("scatter-max", _at(np.maximum))
 
@@ -583,16 +623,17 @@ def scatter_add(
 
     >>> dn = ScatterDimensionNumbers(update_window_dims=(),
     ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-    >>> scatter_add(np.ones(3, np.int8), np.int32([[1], [1]]), 2, dn)
-    Traceback (most recent call last):
-    ...
-    TypeError: scatter-add: updates of shape () do not match: expected 1 scatter axes (the indices' leading axes (2,)) and 0 window axes
     >>> scatter_add(np.ones(3, np.int8), np.int32([[1], [1]]), np.int8([2, 3]), dn)
     Array([1, 6, 1], dtype=int8)
     """
     return _scatter_call(
-        scatter_add_p, "scatter_add", operand, scatter_indices, updates,
-        dimension_numbers, mode,
+        scatter_add_p,
+        "scatter_add",
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        mode,
     )
 
 
@@ -625,8 +666,13 @@ def scatter_mul(
     Array([ 1,  2, 15], dtype=int8)
     """
     return _scatter_call(
-        scatter_mul_p, "scatter_mul", operand, scatter_indices, updates,
-        dimension_numbers, mode,
+        scatter_mul_p,
+        "scatter_mul",
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        mode,
     )
 
 
@@ -659,8 +705,13 @@ def scatter_min(
     Array([1, 2, 0], dtype=int8)
     """
     return _scatter_call(
-        scatter_min_p, "scatter_min", operand, scatter_indices, updates,
-        dimension_numbers, mode,
+        scatter_min_p,
+        "scatter_min",
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        mode,
     )
 
 
@@ -693,6 +744,11 @@ def scatter_max(
     Array([9, 2, 3], dtype=int8)
     """
     return _scatter_call(
-        scatter_max_p, "scatter_max", operand, scatter_indices, updates,
-        dimension_numbers, mode,
+        scatter_max_p,
+        "scatter_max",
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        mode,
     )

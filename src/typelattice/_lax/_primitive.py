@@ -47,7 +47,6 @@ __all__ = [
     "PRIMITIVES",
     "Primitive",
     "ShapedArray",
-    "axes_of",
     "check_accepts",
     "check_same_dtypes",
     "ints_of",
@@ -327,16 +326,3 @@ def ints_of(fname: str, what: str, values: Any) -> tuple[int, ...]:
         raise TypeError(
             f"lax.{fname}: {what} must be a sequence of integers, got {values!r}"
         ) from None
-
-
-def axes_of(fname: str, what: str, values: Any, ndim: int) -> tuple[int, ...]:
-    """Axes in ``range(ndim)``, distinct (lax takes no negative axes)."""
-    axes = ints_of(fname, what, values)
-    if any(not 0 <= a < ndim for a in axes):
-        raise ValueError(
-            f"lax.{fname}: {what} {axes} has an axis out of range for an operand "
-            f"of rank {ndim} (axes are counted from 0 and may not be negative)"
-        )
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"lax.{fname}: {what} {axes} names an axis twice")
-    return axes

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
@@ -86,7 +86,9 @@ def _identity(kind: str, dt: np.dtype[Any]) -> Any:
     return -np.inf if kind == "max" else np.inf
 
 
-def _reduce(name: str, kinds: str, fn: Callable[..., Any], *, keep_weak: bool) -> Primitive:
+def _reduce(
+    name: str, kinds: str, fn: Callable[..., Any], *, keep_weak: bool
+) -> Primitive:
     """A reduction primitive over ``axes``, result of the operand's dtype."""
     prim = Primitive(name)
 
@@ -123,12 +125,16 @@ def _extreme(kind: str) -> Callable[[NDArray, Shape], Any]:
             pick = ew._lexicographic(np.greater if kind == "max" else np.less)
             moved = np.moveaxis(x, axes, tuple(range(len(axes))))
             flat = moved.reshape(-1, *moved.shape[len(axes) :])
+            if not flat.shape[0]:  # empty: -inf or inf, as the real types
+                return np.full(flat.shape[1:], _identity(kind, _F32) + 0j)
             out = flat[0]
             for row in flat[1:]:
                 out = pick(out, row)
             return out
         ufunc = np.maximum if kind == "max" else np.minimum
-        return ufunc.reduce(_accumulating(x), axis=axes, initial=_identity(kind, x.dtype))
+        return ufunc.reduce(
+            _accumulating(x), axis=axes, initial=_identity(kind, x.dtype)
+        )
 
     return fn
 
@@ -349,7 +355,6 @@ def argmin(operand: ArrayLike, axis: int, index_dtype: DTypeLike) -> Array:
     )
 
 
-
 # -- cumulative reductions --------------------------------------------------
 
 
@@ -380,7 +385,7 @@ def _accumulate_lexicographic(kind: str) -> Callable[[NDArray, int], NDArray]:
 
     def fn(x: NDArray, axis: int) -> NDArray:
         if x.dtype.kind != "c":
-            return ufunc.accumulate(x, axis=axis)  # type: ignore[no-any-return]
+            return ufunc.accumulate(x, axis=axis)
         pick = ew._lexicographic(np.greater if kind == "max" else np.less)
         moved = np.moveaxis(x, axis, 0).copy()
         for i in range(1, moved.shape[0]):
@@ -390,17 +395,22 @@ def _accumulate_lexicographic(kind: str) -> Callable[[NDArray, int], NDArray]:
     return fn
 
 
-cumsum_p = _cumulative("cumsum", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
-cumprod_p = _cumulative(
-    "cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype)
-)
+def _cumsum(x: NDArray, axis: int) -> NDArray:
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+def _cumprod(x: NDArray, axis: int) -> NDArray:
+    # NumPy's stubs leave cumprod's result type unknown.
+    return cast("NDArray", np.cumprod(x, axis=axis, dtype=x.dtype))
+
+
+cumsum_p = _cumulative("cumsum", _cumsum)
+cumprod_p = _cumulative("cumprod", _cumprod)
 cummax_p = _cumulative("cummax", _accumulate_lexicographic("max"))
 cummin_p = _cumulative("cummin", _accumulate_lexicographic("min"))
 
 
-def _cumulative_call(
-    prim: Primitive, x: ArrayLike, axis: int, reverse: bool
-) -> Array:
+def _cumulative_call(prim: Primitive, x: ArrayLike, axis: int, reverse: bool) -> Array:
     return prim.bind(  # type: ignore[no-any-return]
         to_array(x, prim.name, 0), axis=operator.index(axis), reverse=bool(reverse)
     )
@@ -523,8 +533,7 @@ def _sort_impl(
     # lexsort sorts by its last key first, and is stable.
     order = np.lexsort(keys[::-1], axis=-1)
     return tuple(
-        np.moveaxis(np.take_along_axis(x, order, axis=-1), -1, dimension)
-        for x in moved
+        np.moveaxis(np.take_along_axis(x, order, axis=-1), -1, dimension) for x in moved
     )
 
 
@@ -557,7 +566,7 @@ def sort(
     (Array([1, 2], dtype=int8), Array([10, 20], dtype=int8))
     """
     single = not isinstance(operand, Sequence)
-    items: list[Any] = [operand] if single else list(operand)  # pyright: ignore[reportUnknownArgumentType]
+    items: list[Any] = [operand] if single else list(cast("Sequence[Any]", operand))
     arrays = [to_array(x, "sort", 0) for x in items]
     ndim = arrays[0].ndim if arrays else 0
     d = operator.index(dimension)

@@ -27,7 +27,6 @@ from typelattice._lax import _elementwise as ew
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
-    axes_of,
     check_accepts,
     check_same_dtypes,
     ints_of,
@@ -165,7 +164,6 @@ def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Array:
     )
 
 
-
 # -- reshape, transpose, squeeze, rev ---------------------------------------
 
 reshape_p = Primitive("reshape")
@@ -195,9 +193,7 @@ def _reshape_abstract(
 
 
 @reshape_p.def_impl
-def _reshape_impl(
-    x: NDArray, *, new_sizes: Shape, dimensions: Shape | None
-) -> NDArray:
+def _reshape_impl(x: NDArray, *, new_sizes: Shape, dimensions: Shape | None) -> NDArray:
     if dimensions is not None:
         x = np.transpose(x, dimensions)
     return np.reshape(x, new_sizes)
@@ -279,7 +275,9 @@ def _squeeze_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
             "cannot select an axis to squeeze out which has size not equal to "
             f"one, got shape={x.shape} and dimensions={dimensions}"
         )
-    return x.update(shape=tuple(s for i, s in enumerate(x.shape) if i not in dimensions))
+    return x.update(
+        shape=tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
+    )
 
 
 @squeeze_p.def_impl
@@ -311,7 +309,10 @@ def squeeze(array: ArrayLike, dimensions: Sequence[int]) -> Array:
     (3,)
     """
     x = to_array(array, "squeeze", 0)
-    dims = [_axis("squeeze", d, x.ndim) for d in ints_of("squeeze", "dimensions", dimensions)]
+    dims = [
+        _axis("squeeze", d, x.ndim)
+        for d in ints_of("squeeze", "dimensions", dimensions)
+    ]
     if len(set(dims)) != len(dims):
         raise ValueError(f"lax.squeeze: dimensions are not unique: {tuple(dimensions)}")
     return squeeze_p.bind(x, dimensions=tuple(sorted(dims)))  # type: ignore[no-any-return]
@@ -454,15 +455,15 @@ def _pad_abstract(
     *,
     padding_config: tuple[tuple[int, int, int], ...],
 ) -> ShapedArray:
+    if padding_value.shape:
+        raise ValueError(
+            f"padding_value must be a scalar; got shape {padding_value.shape}"
+        )
     if x.dtype != padding_value.dtype:
         raise TypeError(
             f"pad operand and padding_value must be same dtype: got "
             f"{x.dtype.name} and {padding_value.dtype.name}. Convert it, e.g. "
             f"lax.convert_element_type(padding_value, '{x.dtype.name}')."
-        )
-    if padding_value.shape:
-        raise TypeError(
-            f"pad padding_value must be a scalar, got shape {padding_value.shape}"
         )
     if len(padding_config) != x.ndim:
         raise ValueError(
@@ -534,7 +535,7 @@ def pad(
     Array([0, 1, 0, 2, 0], dtype=int8)
     """
     x, value = to_arrays("pad", (operand, padding_value))
-    config = []
+    config: list[tuple[int, ...]] = []
     for item in padding_config:
         triple = ints_of("pad", "padding_config", item)
         if len(triple) != 3:
@@ -552,7 +553,9 @@ iota_p = Primitive("iota")
 
 
 @iota_p.def_abstract_eval
-def _iota_abstract(*, dtype: np.dtype[Any], shape: Shape, dimension: int) -> ShapedArray:
+def _iota_abstract(
+    *, dtype: np.dtype[Any], shape: Shape, dimension: int
+) -> ShapedArray:
     check_accepts("iota", ShapedArray(shape, dtype), "iufc")
     return ShapedArray(shape, dtype, False)
 
@@ -581,7 +584,9 @@ def iota(dtype: DTypeLike, size: int) -> Array:
     dt = ew._new_dtype("iota", dtype)
     n = operator.index(size)
     if n < 0:
-        raise TypeError(f"iota shape must have every element be nonnegative, got ({n},).")
+        raise TypeError(
+            f"iota shape must have every element be nonnegative, got ({n},)."
+        )
     return iota_p.bind(dtype=dt, shape=(n,), dimension=0)  # type: ignore[no-any-return]
 
 
@@ -626,7 +631,11 @@ slice_p = Primitive("slice")
 def _slice_abstract(
     x: ShapedArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
 ) -> ShapedArray:
-    for what, seq in (("start_indices", start_indices), ("limit_indices", limit_indices), ("strides", strides)):
+    for what, seq in (
+        ("start_indices", start_indices),
+        ("limit_indices", limit_indices),
+        ("strides", strides),
+    ):
         if len(seq) != x.ndim:
             raise TypeError(
                 f"slice {what} must have length equal to the number of "
@@ -693,7 +702,9 @@ def slice(  # noqa: A001 - jax.lax's name
     x = to_array(operand, "slice", 0)
     starts = ints_of("slice", "start_indices", start_indices)
     limits = ints_of("slice", "limit_indices", limit_indices)
-    steps = (1,) * len(starts) if strides is None else ints_of("slice", "strides", strides)
+    steps = (
+        (1,) * len(starts) if strides is None else ints_of("slice", "strides", strides)
+    )
     return slice_p.bind(  # type: ignore[no-any-return]
         x, start_indices=starts, limit_indices=limits, strides=steps
     )
@@ -734,7 +745,10 @@ def slice_in_dim(
     steps = [1] * x.ndim
     starts[ax], limits[ax], steps[ax] = start, limit, operator.index(stride)
     return slice_p.bind(  # type: ignore[no-any-return]
-        x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(steps)
+        x,
+        start_indices=tuple(starts),
+        limit_indices=tuple(limits),
+        strides=tuple(steps),
     )
 
 
@@ -749,7 +763,12 @@ def _start_indices(
         whole = to_array(start_indices, fname, 1)
         if whole.ndim != 1:
             raise ValueError(f"Slice indices must be a 1D sequence, got {whole.shape}")
-        items = [slice_p.bind(whole, start_indices=(i,), limit_indices=(i + 1,), strides=(1,)) for i in range(whole.shape[0])]
+        items = [
+            slice_p.bind(
+                whole, start_indices=(i,), limit_indices=(i + 1,), strides=(1,)
+            )
+            for i in range(whole.shape[0])
+        ]
         items = [reshape_p.bind(i, new_sizes=(), dimensions=None) for i in items]
     if len(items) != x.ndim:
         raise ValueError(
@@ -757,14 +776,17 @@ def _start_indices(
             f"({len(items)} vs {x.shape})"
         )
     allowed = (
-        [allow_negative] * x.ndim if isinstance(allow_negative, bool) else list(allow_negative)
+        [allow_negative] * x.ndim
+        if isinstance(allow_negative, bool)
+        else list(allow_negative)
     )
     indices = to_arrays(fname, items, first=1)
     out: list[ArrayImpl] = []
     for i, (index, size, ok) in enumerate(zip(indices, x.shape, allowed, strict=True)):
         if index.shape:
             raise TypeError(
-                f"lax.{fname}: start index {i} must be a scalar, got shape {index.shape}"
+                f"lax.{fname}: start index {i} must be a scalar, got shape "
+                f"{index.shape}"
             )
         if _dtypes.kind_of(index.dtype) not in _INT_KINDS:
             names = ", ".join(j.dtype.name for j in indices)
@@ -800,13 +822,10 @@ def _check_index_dtypes(fname: str, indices: Sequence[ShapedArray]) -> None:
         )
 
 
-def _clamped_starts(
-    starts: Sequence[NDArray], shape: Shape, sizes: Shape
-) -> list[int]:
+def _clamped_starts(starts: Sequence[NDArray], shape: Shape, sizes: Shape) -> list[int]:
     """Start indices moved into range so the whole window fits, as XLA."""
     return [
-        max(0, min(int(s), d - n))
-        for s, d, n in zip(starts, shape, sizes, strict=True)
+        max(0, min(int(s), d - n)) for s, d, n in zip(starts, shape, sizes, strict=True)
     ]
 
 
@@ -824,7 +843,9 @@ def _dynamic_slice_abstract(
             f"rank, got slice_sizes {slice_sizes} for operand shape {x.shape}."
         )
     if any(n < 0 for n in slice_sizes):
-        raise TypeError(f"dynamic_slice slice_sizes must be nonnegative, got {slice_sizes}.")
+        raise TypeError(
+            f"dynamic_slice slice_sizes must be nonnegative, got {slice_sizes}."
+        )
     if any(n > d for n, d in zip(slice_sizes, x.shape, strict=True)):
         raise TypeError(
             f"slice slice_sizes must be less than or equal to operand shape, got "
@@ -896,10 +917,14 @@ def _dynamic_update_slice_abstract(
 
 
 @dynamic_update_slice_p.def_impl
-def _dynamic_update_slice_impl(x: NDArray, update: NDArray, *starts: NDArray) -> NDArray:
+def _dynamic_update_slice_impl(
+    x: NDArray, update: NDArray, *starts: NDArray
+) -> NDArray:
     begin = _clamped_starts(starts, x.shape, update.shape)
     out = x.copy()
-    out[tuple(np.s_[b : b + n] for b, n in zip(begin, update.shape, strict=True))] = update
+    out[tuple(np.s_[b : b + n] for b, n in zip(begin, update.shape, strict=True))] = (
+        update
+    )
     return out
 
 
@@ -926,5 +951,7 @@ def dynamic_update_slice(
     Array([0, 7, 8, 0], dtype=int8)
     """
     x, new = to_arrays("dynamic_update_slice", (operand, update))
-    starts = _start_indices("dynamic_update_slice", x, start_indices, allow_negative_indices)
+    starts = _start_indices(
+        "dynamic_update_slice", x, start_indices, allow_negative_indices
+    )
     return dynamic_update_slice_p.bind(x, new, *starts)  # type: ignore[no-any-return]
