@@ -174,6 +174,8 @@ def _as(value: Any, dt: DType) -> NDArray:
 def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     """The shape of an elementwise result: operands of rank 0 broadcast;
     the others have one rank and equal sizes, or size 1."""
+    if len(set(shapes)) == 1:  # the common case
+        return shapes[0]
     ranked = [s for s in shapes if s]
     if not ranked:
         return ()

@@ -252,6 +252,8 @@ def to_arrays(fname: str, args: Sequence[Any], first: int = 0) -> list[ArrayImpl
     """Arguments that must share one dtype, as arrays: Python scalars take
     the dtype of the first argument that is not one (see :func:`to_array`).
     ``first`` is the position of ``args[0]`` among the call's arguments."""
+    if all(type(x) is ArrayImpl for x in args):  # the common case
+        return list(args)
     arrays = [
         None if type(x) in _PY_SCALARS else to_array(x, fname, first + i)
         for i, x in enumerate(args)
