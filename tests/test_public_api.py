@@ -11,7 +11,12 @@ import pytest
 
 import typelattice
 
-PUBLIC_MODULES = ["typelattice", "typelattice.numpy", "typelattice.typing"]
+PUBLIC_MODULES = [
+    "typelattice",
+    "typelattice.lax",
+    "typelattice.numpy",
+    "typelattice.typing",
+]
 
 
 def public_names(module: ModuleType, names: object) -> set[str]:
@@ -73,6 +78,9 @@ def test_star_import_gives_all(name: str) -> None:
         ("typelattice.typing", "np"),
         ("typelattice.typing", "Any"),
         ("typelattice.typing", "ALL_DTYPES"),
+        ("typelattice.lax", "annotations"),
+        ("typelattice.lax", "Primitive"),
+        ("typelattice.lax", "np"),
     ],
 )
 def test_no_stray_names(name: str, stray: str) -> None:
