@@ -1900,7 +1900,10 @@ def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
     """
     dt = _new_dtype("convert_element_type", new_dtype)
     if type(operand) in (int, float, builtins.complex):  # checked as a value
-        _core.python_scalar_to(operand, dt, "lax.convert_element_type")
+        # As JAX: a Python complex becomes bool by its real part (warned
+        # below); other real types refuse it.
+        value = operand.real if _dtypes.kind_of(dt) == "b" else operand
+        _core.python_scalar_to(value, dt, "lax.convert_element_type")
     x = to_array(operand, "convert_element_type", 0)
     if x.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
         warnings.warn(
