@@ -13,6 +13,16 @@ on small float32 arrays (8 elements), Python scalars and one int8 array:
    most 1.3x this.
 4. tracing: the cost of the first call (trace, generate and compile the
    program), per operation.
+5. scalar arguments: ``jit(f)(x, 2)`` with a Python scalar against the same
+   call with a weak 0-d array (``typelattice.numpy.asarray(2)``), which
+   stands for the same value and finds the same program. Target: the
+   scalar call costs no more (ratio at most 1.0; 0.02 either way is the
+   noise of equal work on a shared machine); the eager call is shown too.
+   ``f`` is two operations on 8 float32 or int8 elements (the int8 case
+   checks the scalar's value on each call, as the eager call does). A value
+   new to the call has to be converted (a weak array was converted when it
+   was made): one row with the weak arrays made beforehand shows that cost,
+   one with them made in the call shows what it saves.
 
 When ``import jax`` succeeds, ``jax.jit`` of the same function written with
 ``jax.numpy`` is timed too (``block_until_ready()`` on every call).
@@ -29,6 +39,7 @@ Run it with the interpreter that has typelattice installed::
 
 from __future__ import annotations
 
+import itertools
 import platform
 import sys
 import time
@@ -50,6 +61,8 @@ SIZE = 8
 OPS = 20
 SPEEDUP_TARGET = 2.0  # eager / jit, at least
 NUMPY_TARGET = 1.3  # jit / hand-written NumPy, at most
+SCALAR_TARGET = 1.0  # Python scalar argument / weak 0-d array argument, at most
+NOISE = 0.02  # ratios of equal work differ this much from run to run here
 
 
 def model(xnp: Any, x: Any, y: Any, k: Any) -> Any:
@@ -87,6 +100,11 @@ def model_numpy(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> np.ndarray:
     n = np.log1p(np.square(m))
     o = np.abs(n - x)
     return np.minimum(o, f32(3.0)) * f32(0.25)
+
+
+def scaled(x: Any, k: Any) -> Any:
+    """Two operations with a scalar argument."""
+    return x * k + 1
 
 
 def operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -174,6 +192,8 @@ def main() -> int:
         calibration_seconds=CALIBRATION_SECONDS,
     )
 
+    scalar_rows = time_scalar_arguments(tx, tk)
+
     traces = []
     for _ in range(TRACE_REPEATS):
         fresh = tl.jit(eager)
@@ -205,7 +225,85 @@ def main() -> int:
         f"tracing (first call):         {trace_seconds * 1e3:6.2f} ms, "
         f"{trace_seconds / OPS * 1e6:.0f} µs per operation (best of {TRACE_REPEATS})"
     )
+    print()
+    print("scalar arguments: jit(f)(x, k), f(x, k) = x * k + 1")
+    print(
+        f"{'x':<8} {'k':<16} {'scalar µs':>9} {'weak 0-d µs':>11} "
+        f"{'eager µs':>8} {'scalar/weak':>11} {'scalar/eager':>12}"
+    )
+    print("-" * 81)
+    for x_name, k_name, scalar, weak, eager in scalar_rows:
+        ratio = scalar / weak
+        verdict = "PASS" if ratio <= SCALAR_TARGET + NOISE else "MISS"
+        print(
+            f"{x_name:<8} {k_name:<16} {scalar * 1e6:>9.2f} {weak * 1e6:>11.2f} "
+            f"{eager * 1e6:>8.2f} {ratio:>10.2f}x {scalar / eager:>11.2f}x  "
+            f"{verdict} (target <= {SCALAR_TARGET}x, +-{NOISE} noise)"
+        )
     return 0
+
+
+def time_scalar_arguments(
+    tx: Any, tk: Any
+) -> list[tuple[str, str, float, float, float]]:
+    """Seconds per call of jit(scaled) with a Python scalar, with the weak
+    0-d array of the same value, and of the eager call, per case. Each
+    timer takes its argument from a cycle (one value, or many: a new value
+    on each call), so all three pay the same for picking it. With a new
+    value on each call, the weak arrays are (1) made beforehand, one per
+    value, or (2) made in the call, as code with a changing value would."""
+    jitted = tl.jit(scaled)
+    many = [i / 8 + 0.0625 for i in range(4096)]  # distinct, exact in float32
+    # (x, label, values, the weak argument: premade, or made in the call)
+    cases = [
+        ("float32", "2", tx, [2], "premade"),
+        ("float32", "2.5", tx, [2.5], "premade"),
+        ("int8", "3", tk, [3], "premade"),
+        ("float32", "new floats (1)", tx, many, "premade"),
+        ("float32", "new floats (2)", tx, many, "made"),
+    ]
+    namespace: dict[str, Any] = {"jitted": jitted, "scaled": scaled, "tnp": tnp}
+    timers: dict[str, timeit.Timer] = {}
+    for i, (_, _, x, values, weak_form) in enumerate(cases):
+        weak = [tnp.asarray(k) for k in values]
+        assert all(w.weak_type and w.ndim == 0 for w in weak)
+        for k, w in zip(values[:3], weak, strict=False):
+            want = scaled(x, k)
+            for got in (jitted(x, k), jitted(x, w)):
+                same = (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+                if not same or not np.array_equal(np.asarray(got), np.asarray(want)):
+                    raise SystemExit(f"jit gave {got!r}, eager {want!r}")
+        namespace.update(
+            {
+                f"x{i}": x,
+                f"k{i}": itertools.cycle(values),
+                f"w{i}": itertools.cycle(weak),
+                f"e{i}": itertools.cycle(values),
+            }
+        )
+        timers[f"scalar{i}"] = timeit.Timer(
+            f"jitted(x{i}, next(k{i}))", globals=namespace
+        )
+        weak_arg = (
+            f"next(w{i})" if weak_form == "premade" else f"tnp.asarray(next(e{i}))"
+        )
+        timers[f"weak{i}"] = timeit.Timer(
+            f"jitted(x{i}, {weak_arg})", globals=namespace
+        )
+        timers[f"eager{i}"] = timeit.Timer(
+            f"scaled(x{i}, next(e{i}))", globals=namespace
+        )
+    best = best_seconds(
+        timers,
+        warmup=20,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
+    return [
+        (x_name, k_name, best[f"scalar{i}"], best[f"weak{i}"], best[f"eager{i}"])
+        for i, (x_name, k_name, _, _, _) in enumerate(cases)
+    ]
 
 
 if __name__ == "__main__":

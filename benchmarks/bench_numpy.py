@@ -6,12 +6,23 @@ What it measures, in one run:
    (operand dispatch, cached promotion plan, the ufunc, wrapping the result).
    Target: at most 2.0x NumPy's ``x + 2`` on the same ndarray.
 2. ``x * y + 1.5`` on two 1M-element float32 arrays: a streaming expression,
-   where the per-operation overhead should vanish. Target: at most 1.10x
-   NumPy.
-3. ``a + b`` with ``a`` int32 and ``b`` float32, 10M elements each. NumPy
+   where the per-operation overhead should vanish. The temporary ``x * y``
+   lends its buffer to the addition's result (typelattice, and NumPy for its
+   own temporaries, in the versions that do it with a Python float).
+   Target: at most 1.05x NumPy.
+3. ``x * y + y``: the same with an array, where NumPy reuses the buffer of
+   ``x * y`` too. Target: at most 1.05x NumPy.
+4. ``a + b`` with ``a`` int32 and ``b`` float32, 10M elements each. NumPy
    computes in float64, typelattice in float32 (JAX's lattice). Targets: time
    below NumPy's (ratio < 1.0), and peak memory about half NumPy's (ratio at
    most 0.60; the float32 result is half the size of NumPy's float64 one).
+4. ``a + b`` with ``a`` uint32 and ``b`` int32, 10M elements each (values
+   that fit int32). NumPy computes in int64, typelattice in int32 (JAX's
+   32-bit lattice), after reading ``a`` to check that int32 holds its values
+   (data safety: uint32 values of 2**31 and more raise). Targets: time below
+   NumPy's, and the check costing at most 10% over the same operation
+   without it (typelattice's own ``add`` with the plan converting ``a`` as
+   it did before the check: cast in the ufunc, unread).
 
 Every operand is created before anything is measured; NumPy's operands are
 the very ndarrays inside the typelattice Arrays (read-only views, no copies)
@@ -39,7 +50,7 @@ Run it with the interpreter that has typelattice installed::
 
     python benchmarks/bench_numpy.py
 
-It needs NumPy and typelattice, uses about 250 MB of memory (about 550 MB
+It needs NumPy and typelattice, uses about 350 MB of memory (about 650 MB
 with JAX) and takes 5 to 15 seconds.
 """
 
@@ -60,6 +71,7 @@ import typelattice
 import typelattice.numpy as tnp
 from _timing import best_seconds
 from typelattice import _promotion
+from typelattice.numpy import _elementwise
 
 # Timing parameters: each round runs for about ROUND_SECONDS (at least one
 # call); the best of ROUNDS rounds is kept. Many short rounds find the quiet
@@ -73,9 +85,10 @@ STREAM = 1_000_000
 MIXED = 10_000_000
 
 SMALL_TARGET = 2.0  # typelattice / NumPy, at most
-STREAM_TARGET = 1.10  # typelattice / NumPy, at most
+STREAM_TARGET = 1.05  # typelattice / NumPy, at most
 MIXED_TIME_TARGET = 1.0  # typelattice / NumPy, below
 MIXED_MEMORY_TARGET = 0.60  # typelattice / NumPy peak bytes, at most
+CHECKED_TARGET = 1.10  # checked / unchecked typelattice, at most
 
 LIBRARIES = ("typelattice", "numpy", "jax")
 
@@ -136,7 +149,7 @@ def operands(jnp: Any | None, **arrays: tnp.Array) -> dict[str, dict[str, Any]]:
 
 
 def make_cases(jnp: Any | None) -> list[Case]:
-    """The three timed cases, with the results NumPy gives at JAX's dtypes."""
+    """The timed cases, with the results NumPy gives at JAX's dtypes."""
     rng = np.random.default_rng(0)
     small = operands(jnp, x=tnp.asarray([1, 2, 3], dtype="int8"))
     stream = operands(
@@ -150,9 +163,16 @@ def make_cases(jnp: Any | None) -> list[Case]:
         a=tnp.asarray(rng.integers(-(2**20), 2**20, MIXED, dtype=np.int32)),
         b=tnp.asarray(rng.standard_normal(MIXED, dtype=np.float32)),
     )
+    # Sums within int32: the same values in every library.
+    signs = operands(
+        jnp,
+        a=tnp.asarray(rng.integers(0, 2**30, MIXED, dtype=np.uint32)),
+        b=tnp.asarray(rng.integers(-(2**30), 2**30, MIXED, dtype=np.int32)),
+    )
     x = small["numpy"]["x"]
     sx, sy = stream["numpy"]["x"], stream["numpy"]["y"]
     ma, mb = mixed["numpy"]["a"], mixed["numpy"]["b"]
+    ua, ub = signs["numpy"]["a"], signs["numpy"]["b"]
     return [
         Case(
             f"x + 2 (int8, {SMALL} elements)",
@@ -169,6 +189,13 @@ def make_cases(jnp: Any | None) -> list[Case]:
             STREAM_TARGET,
         ),
         Case(
+            f"x * y + y (float32, {STREAM // 10**6}M)",
+            "x * y + y",
+            stream,
+            np.add(np.multiply(sx, sy), sy),
+            STREAM_TARGET,
+        ),
+        Case(
             f"int32 + float32 ({MIXED // 10**6}M)",
             "a + b",
             mixed,
@@ -176,7 +203,54 @@ def make_cases(jnp: Any | None) -> list[Case]:
             MIXED_TIME_TARGET,
             strict=True,
         ),
+        Case(
+            f"uint32 + int32 ({MIXED // 10**6}M)",
+            "a + b",
+            signs,
+            np.add(ua.astype(np.int32), ub),
+            MIXED_TIME_TARGET,
+            strict=True,
+        ),
     ]
+
+
+def unchecked_add(*args: tnp.Array) -> Any:
+    """typelattice's ``add`` as it ran before the data-safety check: a twin
+    of it whose plan for these operands casts every operand in the ufunc,
+    unread (the check's ``Conversion.CHECK`` made ``CAST``)."""
+    op = _elementwise.Op("add", np.add, 2)  # add's own Op, as a new cache key
+    twin = _elementwise.make_binary(op)
+    twin(*args)  # builds and caches its plan
+    memo = _elementwise._state().memo  # pyright: ignore[reportPrivateUsage]
+    key = (op, *(a._key for a in args))  # type: ignore[attr-defined]
+    plan: _elementwise.Plan = memo[key]
+    check, cast = _elementwise.Conversion.CHECK, _elementwise.Conversion.CAST
+    convs = tuple(c._replace(how=cast) if c.how == check else c for c in plan.convs)
+    assert convs != plan.convs, "the operands need no check: nothing to compare"
+    memo[key] = plan._replace(convs=convs)
+    return twin
+
+
+def check_overhead(case: Case) -> float:
+    """Seconds of ``add`` (checked) over its unchecked twin, same operands."""
+    names = case.operands["typelattice"]
+    bound = {
+        "checked": {"add": tnp.add, **names},
+        "unchecked": {"add": unchecked_add(*names.values()), **names},
+    }
+    timers = {k: timeit.Timer("add(a, b)", globals=g) for k, g in bound.items()}
+    if not np.array_equal(
+        np.asarray(eval("add(a, b)", {}, bound["unchecked"])), case.expected
+    ):
+        raise AssertionError("the unchecked twin gives another result")
+    best = best_seconds(
+        timers,
+        warmup=3,
+        rounds=ROUNDS,
+        round_seconds=ROUND_SECONDS,
+        calibration_seconds=CALIBRATION_SECONDS,
+    )
+    return best["checked"] / best["unchecked"]
 
 
 def check(case: Case) -> str | None:
@@ -303,7 +377,21 @@ def main() -> int:
         row += f"  {case.target_text():<13} {case.verdict(ratio)}"
         print(row)
 
-    mixed = cases[-1]
+    checked = cases[-1]
+    ratio = check_overhead(checked)
+    label = f"{checked.label} check"
+    target = f"chk/unchk <= {CHECKED_TARGET:.2f}"
+    row = f"{label:<32} {'':>11} {'':>9} {ratio:>6.2f}"
+    if jnp is not None:
+        row += f" {'':>9} {'':>6}"
+    row += f"  {target:<13} {'PASS' if ratio <= CHECKED_TARGET else 'MISS'}"
+    print(row)
+    print(
+        "  (the same typelattice add with the plan's check of the uint32 "
+        "operand off: its cost before the check)"
+    )
+
+    mixed = cases[2]
     peaks = {lib: peak_bytes(mixed.thunk(lib)) for lib in ("typelattice", "numpy")}
     ratio = peaks["typelattice"] / peaks["numpy"]
     label = f"int32 + float32 ({MIXED // 10**6}M) memory"

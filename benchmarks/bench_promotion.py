@@ -2,7 +2,11 @@
 
 What it measures, in one run:
 
-1. ``result_type(int32, float32)``: two dtypes.
+1. ``result_type`` with each form of argument a user may pass: the NumPy
+   scalar types ``int8, uint8, float16`` with the Python type ``int``; the
+   Python types ``bool, int, float, complex``; NumPy scalar types; dtypes;
+   dtype names; an ml_dtypes type; typelattice.numpy's dtype objects
+   (``tnp.float32``).
 2. ``result_type(x, 1)``: an int8 ndarray and a Python int.
 3. ``result_type(int16, x_float32, 2, 1.0)``: four mixed arguments.
 4. ``promote_types(int8, uint8)``: two dtypes.
@@ -53,9 +57,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 import typelattice
+import typelattice.numpy as tnp
 from _timing import best_seconds
 from typelattice import _promotion
 
@@ -93,14 +99,56 @@ class Case:
 
 
 def make_cases() -> list[Case]:
-    """The four timed cases, with typelattice's expected answers."""
+    """The timed cases, with typelattice's expected answers."""
     x_int8 = np.zeros(3, np.int8)
     x_float32 = np.zeros(3, np.float32)
     return [
         Case(
+            "result_type(int8, uint8, float16, int)",
+            "result_type",
+            (np.int8, np.uint8, np.float16, int),  # the types, not values
+            np.dtype("float16"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(bool, int, float, complex)",
+            "result_type",
+            (bool, int, float, complex),
+            np.dtype("complex64"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(np.int8, np.uint8)",
+            "result_type",
+            (np.int8, np.uint8),
+            np.dtype("int16"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
             "result_type(int32, float32)",
             "result_type",
             (np.dtype("int32"), np.dtype("float32")),
+            np.dtype("float32"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type('int8', 'uint8')",
+            "result_type",
+            ("int8", "uint8"),
+            np.dtype("int16"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(bfloat16, np.float32)",
+            "result_type",
+            (ml_dtypes.bfloat16, np.float32),
+            np.dtype("float32"),
+            RESULT_TYPE_TARGET,
+        ),
+        Case(
+            "result_type(tnp.float32, tnp.int8)",
+            "result_type",
+            (tnp.float32, tnp.int8),
             np.dtype("float32"),
             RESULT_TYPE_TARGET,
         ),

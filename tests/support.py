@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+import typelattice.numpy as tnp
 from typelattice import _dtypes
 
 STRONG = list(_dtypes.ALL_DTYPES)
@@ -38,6 +41,7 @@ def forms(node: Any) -> list[Any]:
         return [node, value]
     dt = np.dtype(node)
     out: list[Any] = [dt, dt.name, dt.type, np.zeros(2, dt), np.zeros((), dt)[()]]
+    out.append(getattr(tnp, dt.name))  # typelattice.numpy's dtype object
     if dt == np.dtype(bool):
         out.append(True)
     return out
@@ -60,3 +64,35 @@ def golden_recorder() -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+T = TypeVar("T")
+
+
+def with_small_stack(fn: Callable[[], T]) -> T:
+    """``fn()`` run with a recursion limit of 100 frames, in a thread of its
+    own (whose stack starts nearly empty): a recursive walk of a graph of
+    a thousand nodes raises RecursionError."""
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(100)
+        try:
+            results.append(fn())
+        except BaseException as err:  # re-raised in the caller's thread
+            errors.append(err)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return results[0]
+
+
+def chain_edges(n: int) -> dict[str, list[str]]:
+    return {f"n{i}": [f"n{i + 1}"] for i in range(n - 1)}

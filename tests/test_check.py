@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import typelattice as tl
+from support import chain_edges, with_small_stack
 from typelattice import _promotion
 
 LATTICES = Path(__file__).resolve().parents[1] / "examples" / "lattices"
@@ -159,3 +160,10 @@ def test_a_file_lattice_that_is_not_a_lattice_cannot_be_loaded() -> None:
     with pytest.raises(tl.LatticeError, match="no least upper bound") as info:
         tl.Lattice.from_file(LATTICES / "numpy_int_float.toml")
     assert info.value.kind == "ambiguous join"
+
+
+def test_the_table_of_a_thousand_node_lattice() -> None:
+    lattice = tl.Lattice(chain_edges(1000), label=str.upper)
+    table = with_small_stack(lambda: tl.promotion_table(lattice=lattice))
+    assert len(table.cells) == 1000 and table.codes[:2] == ("N0", "N1")
+    assert table.cell("N7", "N300") == table.cell("N300", "N7") == "N300"

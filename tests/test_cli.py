@@ -26,7 +26,8 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 def test_default_table_is_32_bit_standard(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(["table"], capsys)
     assert status == 0
-    lines = out.splitlines()
+    caption, *lines = out.splitlines()
+    assert caption == "dtype_promotion=standard, enable_x64=False (32-bit mode)"
     assert (
         lines[0].split()
         == ("b1 u1 u2 u4 u8 i1 i2 i4 i8 bf f2 f4 f8 c8 c16 i* f* c*").split()
@@ -42,6 +43,8 @@ def test_markdown_and_strict(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert status == 0
     assert out.splitlines() == [
+        "### dtype_promotion=strict, enable_x64=False (32-bit mode)",
+        "",
         "|  | i1 | f4 | f* |",
         "| --- | --- | --- | --- |",
         "| i1 | i1 | - | - |",
@@ -139,7 +142,9 @@ def test_each_command_documents_its_options(
 def test_default_table_is_the_golden_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["table"]) == 0
     golden = (GOLDEN / "table_standard_x32.txt").read_text()
-    assert capsys.readouterr().out == golden
+    caption, table = capsys.readouterr().out.split("\n", 1)
+    assert caption == "dtype_promotion=standard, enable_x64=False (32-bit mode)"
+    assert table == golden
     # ...and says what the x32 golden CSV says.
     with open(GOLDEN / "standard_x32.csv", newline="") as f:
         rows = list(csv.reader(f))
@@ -166,7 +171,8 @@ def test_diff_numpy_marks_the_cells_where_numpy_differs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["table", "--x64", "--diff", "numpy"]) == 0
-    out = capsys.readouterr().out
+    caption, out = capsys.readouterr().out.split("\n", 1)
+    assert caption == "dtype_promotion=standard, enable_x64=True (64-bit mode)"
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:19]}
     header = out.splitlines()[0].split()
     cell = dict(zip(header, rows["i1"], strict=True))
@@ -197,8 +203,10 @@ def test_diff_markdown_bolds_the_cells(capsys: pytest.CaptureFixture[str]) -> No
 def test_table_of_a_lattice_file_shows_its_labels(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["table", "--lattice", str(LATTICES / "python_scalars.json")]) == 0
+    path = str(LATTICES / "python_scalars.json")
+    assert main(["table", "--lattice", path]) == 0
     assert capsys.readouterr().out.splitlines() == [
+        f"lattice {path}",
         "                   Python int   Python float Python complex",
         "    Python int     Python int   Python float Python complex",
         "  Python float   Python float   Python float Python complex",
@@ -349,7 +357,7 @@ def test_explain_prints_the_steps(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["explain", "float32", "int32", "--mode", "strict", "--format", "json"]
-    assert main(argv) == 0
+    assert main(argv) == 1  # printed, and no join: status 1
     data = json.loads(capsys.readouterr().out)
     assert data["join"] is None and data["common"] == []
     assert data["cast"].startswith("x.astype('float32') on the int32 input")
@@ -465,3 +473,214 @@ def test_compare_several_libraries_as_csv(capsys: pytest.CaptureFixture[str]) ->
     assert blocks[0].split("\r\n")[0].endswith(",i4,f4")
     assert blocks[1].split("\r\n")[0] == "typelattice 0.1.0 (64-bit),i4,f4"
     assert blocks[2].split("\r\n")[:2] == ["row,col,numpy,typelattice", "i4,f4,f8,f4"]
+
+
+# -- large lattices, exit statuses, bad values, closed pipes ------------------------
+
+
+def broken_file(tmp_path: Path, k: int, m: int) -> Path:
+    """``k`` nodes each below both ``x`` and ``y``, which have no upper
+    bound, and ``m`` isolated nodes: many problems of both kinds."""
+    edges: dict[str, list[str]] = {f"l{i}": ["x", "y"] for i in range(k)}
+    edges |= {f"s{i}": [] for i in range(m)}
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps({"edges": edges}))
+    return path
+
+
+def expected_counts(k: int, m: int) -> tuple[int, int]:
+    """Ambiguous joins: each pair of the k nodes (x and y are both minimal).
+    No upper bound: an isolated node with anything else, and x with y."""
+    return k * (k - 1) // 2, m * (k + 2) + m * (m - 1) // 2 + 1
+
+
+def test_check_counts_everything_and_shows_the_first_ten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = broken_file(tmp_path, 300, 20)
+    ambiguous, no_bound = expected_counts(300, 20)
+    status, out, err = run(["check", str(path)], capsys)
+    assert status == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[:2] == [
+        f"{path}: not a lattice: 322 nodes, 600 edges",
+        f"{ambiguous + no_bound} counterexamples: {ambiguous} ambiguous join, "
+        f"{no_bound} no upper bound",
+    ]
+    assert lines[2:12] == [
+        f"  ambiguous join: l0 and l{i} have no least upper bound, only minimal "
+        "ones: x, y"
+        for i in range(1, 11)
+    ]
+    assert lines[12:] == [
+        f"  ... and {ambiguous + no_bound - 10} more (--max N shows the first N, "
+        "--all every one)"
+    ]
+
+
+def test_check_max_and_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = broken_file(tmp_path, 20, 5)
+    ambiguous, no_bound = expected_counts(20, 5)
+    total = ambiguous + no_bound
+    status, out, _ = run(["check", str(path), "--max", "0"], capsys)
+    assert status == 1
+    assert out.splitlines()[2:] == [
+        f"  ... and {total} more (--max N shows the first N, --all every one)"
+    ]
+    _, out, _ = run(["check", str(path), "--all"], capsys)
+    problems = [line for line in out.splitlines() if line.startswith("  ")]
+    assert len(problems) == total and "..." not in out
+    # Ambiguous joins first, then the pairs with no upper bound, each in
+    # the order of the nodes.
+    assert problems[0].startswith("  ambiguous join: l0 and l1 ")
+    assert problems[ambiguous] == (
+        "  no upper bound: l0 and s0 have no common upper bound"
+    )
+    assert problems[-1] == "  no upper bound: x and y have no common upper bound"
+    _, out, _ = run(["check", str(path), "--max", "250", "--format", "json"], capsys)
+    data = json.loads(out)
+    assert data["counts"] == {
+        "cycle": 0,
+        "ambiguous join": ambiguous,
+        "no upper bound": no_bound,
+    }
+    assert len(data["problems"]) == 250 and data["omitted"] == total - 250
+    assert [p["kind"] for p in data["problems"][ambiguous - 1 : ambiguous + 1]] == [
+        "ambiguous join",
+        "no upper bound",
+    ]
+
+
+def test_explain_without_a_join_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["explain", "float32", "int32", "--mode", "strict"], capsys)
+    assert status == 1 and err == ""
+    assert "4. no common upper bound, so no join" in out.splitlines()
+    assert out.splitlines()[-1].startswith("explicit cast: x.astype('float32')")
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["compare", "numpy", "--laws", "--examples", "-1"],
+         "argument --examples: expected 0 or more, got -1"),
+        (["compare", "numpy", "--laws", "--examples", "two"],
+         "argument --examples: expected a whole number such as 5, got 'two'"),
+        (["check", "examples/lattices/cycle.toml", "--max", "-3"],
+         "argument --max: expected 0 or more, got -3"),
+        (["check", "examples/lattices/cycle.toml", "--max", "3", "--all"],
+         "argument --all: not allowed with argument --max"),
+        (["table", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
+        (["table", "--x32", "--x64"], "not allowed with argument --x32"),
+        (["draw"], "the following arguments are required: -o/--output"),
+        ([], "the following arguments are required: COMMAND"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_one_line_with_status_2(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("typelattice: error: ") and match in err
+    assert err.count("\n") == 1 and err.endswith("--help')\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["table", "--types", ""], "--types '' names no type"),
+        (["table", "--types", " , "], "--types ' , ' names no type"),
+        (["draw", "-o", "x.svg", "--types", ","], "--types ',' names no type"),
+        (["table", "--types", "i1,u1,i1"], "--types names i1 more than once"),
+        (["compare", "numpy", "--types", "f4,f4"], "--types names f4 more than once"),
+        (["compare", "numpy", "typelattice", "numpy"], "numpy named more than once"),
+        (["compare", "numpy", "--examples", "3"], "add --laws"),
+        (["explain", "int8", "int9"], "unknown dtype 'int9'"),
+        (["explain", "int8", ""], "unknown dtype ''"),
+        (["table", "--lattice", "examples/lattices"], "lattices: Is a directory"),
+    ],
+)  # fmt: skip
+def test_bad_values_are_one_line_with_status_2(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
+    status, out, err = run(argv, capsys)
+    assert status == 2 and out == ""
+    assert err.startswith("typelattice: error: ") and match in err
+    assert err.count("\n") == 1
+
+
+def test_unreadable_and_empty_lattice_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe[edges]")
+    empty = tmp_path / "empty.toml"
+    empty.write_text("[edges]\n")
+    for path, match in [
+        (binary, "binary.toml: cannot parse lattice file: 'utf-8' codec"),
+        (empty, "empty.toml: the table 'edges' is empty"),
+    ]:
+        for argv in (["check", str(path)], ["table", "--lattice", str(path)]):
+            status, out, err = run(argv, capsys)
+            assert status == 2 and out == "" and match in err
+            assert err.count("\n") == 1
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """As ``typelattice check --all FILE | head -1``: megabytes of output,
+    whose reader goes away after the first line."""
+    path = broken_file(tmp_path, 400, 0)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "typelattice", "check", "--all", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 141  # as for a tool stopped by SIGPIPE
+    assert first.startswith(str(path).encode() + b": not a lattice")
+    assert err == b""
+
+
+@pytest.mark.parametrize(
+    ("argv", "caption"),
+    [
+        (["--x64", "--mode", "strict"],
+         "dtype_promotion=strict, enable_x64=True (64-bit mode)"),
+        (["--x32"], "dtype_promotion=standard, enable_x64=False (32-bit mode)"),
+    ],
+)  # fmt: skip
+def test_every_table_says_which_lattice_it_shows(
+    argv: list[str], caption: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["table", *argv, "--types", "i1,u4"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0] == caption
+    assert main([*argv, "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"### {caption}"
+    bits = caption.split("(")[1].rstrip(")")
+    assert main([*argv, "--format", "html"]) == 0
+    assert f"lattice, {bits}</caption>" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"].endswith(bits)
+    # CSV stays the layout of JAX's table, for the programs that read it.
+    assert main([*argv, "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["", "i1", "u4"]
+
+
+def test_the_current_mode_is_the_one_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    import typelattice as tl
+
+    with tl.dtype_promotion("strict"), tl.enable_x64():
+        assert main(["table", "--types", "i1,u4"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "dtype_promotion=strict, enable_x64=True (64-bit mode)",
+        "   i1 u4",
+    ]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import typelattice as tl
+from support import chain_edges, with_small_stack
 from typelattice import _tables
 from typelattice._cli import main
 
@@ -158,3 +159,15 @@ def test_the_readme_pictures_are_what_the_tool_draws() -> None:
     assert (docs / "lattice_all_types.svg").read_text() == tl.lattice_svg(
         "standard", x64=True, types=_tables.all_codes()
     )
+
+
+def test_a_chain_of_a_thousand_nodes_is_drawn_in_a_thousand_columns() -> None:
+    lat = tl.Lattice(chain_edges(1000), label=str)
+    lay = with_small_stack(lambda: tl.lattice_layout(lattice=lat))
+    assert len(lay.nodes) == 1000
+    assert lay.edges == tuple((i, i + 1) for i in range(999))
+    assert len({n.x for n in lay.nodes}) == 1000
+    # Only the covering pairs are arrows, however many pairs are ordered.
+    shortcut = tl.Lattice({**chain_edges(1000), "n0": ["n1", "n999"]}, label=str)
+    layout = with_small_stack(lambda: tl.lattice_layout(lattice=shortcut))
+    assert layout.edges == lay.edges

@@ -291,6 +291,14 @@ add_cases(
         ("take_from_concrete", "i", lambda i: tnp.take(C("b"), i, axis=2)),
         ("nonzero_size", "a", lambda a: tnp.nonzero(a, size=7)),
         ("nonzero_scalar", "s", lambda s: tnp.nonzero(s, size=2, fill_value=-1)),
+        ("nonzero_negative_size", "a", lambda a: tnp.nonzero(a, size=-1)),
+        ("nonzero_float_size", "a", lambda a: tnp.nonzero(a, size=2.0)),
+        ("where_negative_size", "v", lambda v: tnp.where(v, size=-3)),
+        ("argwhere_size", "a", lambda a: tnp.argwhere(a, size=7, fill_value=1.5)),
+        ("argwhere_scalar", "s", lambda s: tnp.argwhere(s, size=2)),
+        ("argwhere_negative_size", "a", lambda a: tnp.argwhere(a, size=-1)),
+        ("flatnonzero_size", "a", lambda a: tnp.flatnonzero(a, size=9, fill_value=-1)),
+        ("flatnonzero_negative_size", "v", lambda v: tnp.flatnonzero(v, size=-1)),
         # indexing
         (
             "index_basic",
@@ -558,6 +566,11 @@ add_cases(
         ("searchsorted_2d", "n v", lambda n, v: tnp.searchsorted(n, v)),
         ("compress", "a", lambda a: tnp.compress(C("i") > 0, a, axis=1)),
         ("compress_flat", "b", lambda b: tnp.compress(C("i") > 0, b)),
+        (
+            "compress_negative_size",
+            "b",
+            lambda b: tnp.compress(C("i") > 0, b, size=-2),
+        ),
         (
             "compress_traced_sized",
             "i a",

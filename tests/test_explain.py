@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import typelattice as tl
+from support import chain_edges, with_small_stack
 
 LATTICES = Path(__file__).resolve().parents[1] / "examples" / "lattices"
 
@@ -123,3 +124,12 @@ def test_a_registered_lattice_missing_a_type() -> None:
     with pytest.raises(ValueError, match="int16 is not a type of the 'tiny_explained'"):
         tl.explain("int16", "int8", promotion="tiny_explained")
     assert tl.explain("int8", "float", promotion="tiny_explained").join == "f4"
+
+
+def test_a_join_on_a_chain_of_a_thousand_nodes() -> None:
+    lat = tl.Lattice({**chain_edges(1000), "x": ["n500"]}, label=str)
+    e = with_small_stack(lambda: tl.explain("x", "n3", lattice=lat))
+    assert e.join == "n500" and e.minimal == ("n500",)
+    assert e.chains[0] == ("x", "n500")
+    assert e.chains[1] == tuple(f"n{i}" for i in range(3, 501))
+    assert len(e.common) == 500

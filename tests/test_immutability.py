@@ -454,6 +454,8 @@ SAMPLES: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "take": [call(V, IDX), call(F, IDX, axis=1)],
     "compress": [call(In([True, False, True], "bool"), V)],
     "nonzero": [call(B), call(F)],
+    "argwhere": [call(B), call(F, size=4, fill_value=-1)],
+    "flatnonzero": [call(B), call(F, size=4)],
     "sort": [call(F), call(V)],
     "argsort": [call(F)],
     "searchsorted": [call(V, S), call(V, F)],

@@ -13,6 +13,7 @@ import typelattice
 
 PUBLIC_MODULES = [
     "typelattice",
+    "typelattice.lax",
     "typelattice.nn",
     "typelattice.nn.initializers",
     "typelattice.numpy",
@@ -80,6 +81,9 @@ def test_star_import_gives_all(name: str) -> None:
         ("typelattice.typing", "np"),
         ("typelattice.typing", "Any"),
         ("typelattice.typing", "ALL_DTYPES"),
+        ("typelattice.lax", "annotations"),
+        ("typelattice.lax", "Primitive"),
+        ("typelattice.lax", "np"),
         ("typelattice.random", "annotations"),
         ("typelattice.random", "np"),
         ("typelattice.nn.initializers", "annotations"),

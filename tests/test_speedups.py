@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -81,10 +82,35 @@ class OddType(metaclass=RaisingHashMeta):
     dtype = np.dtype("float32")
 
 
+class Keyed:
+    """An argument with its own promotion key (like typelattice's arrays)."""
+
+    def __init__(self, key: object) -> None:
+        self._promotion_key = key
+        self.dtype = np.dtype("int8")
+
+    def __repr__(self) -> str:
+        return f"Keyed({self._promotion_key!r})"
+
+
+class KeyRaises:
+    """An argument whose promotion key cannot be read."""
+
+    dtype = np.dtype("uint8")
+
+    @property
+    def _promotion_key(self) -> object:
+        raise RuntimeError("no key")
+
+    def __repr__(self) -> str:
+        return "KeyRaises()"
+
+
 def _inputs() -> list[Any]:
     out: list[Any] = []
     for dt in _dtypes.ALL_DTYPES:
         out += [dt, dt.name, dt.type, np.zeros(2, dt), np.zeros((), dt)[()]]
+        out.append(getattr(tnp, dt.name))
     out += [np.dtype(">i4"), "i4", "f2", "bf", "u1", "c16", "float", "int"]
     out += [True, False, 0, 3, -(2**70), 2.5, 1j, np.int8(1), np.float64(2)]
     out += [bool, int, float, complex, None]
@@ -116,6 +142,10 @@ def _inputs() -> list[Any]:
         HashRaises(RuntimeError),
         OddType(),
         OddType,
+        Keyed(["unhashable"]),
+        Keyed(None),
+        Keyed(np.dtypes.Int8DType),
+        KeyRaises(),
     ]
     return out
 
@@ -431,6 +461,47 @@ def test_unexpected_memo_entries_go_to_python(kind: str) -> None:
             )
         finally:
             del memo[(Marker,)]
+
+
+# Each argument form, in the calls of the promotion benchmark and more.
+FORM_CALLS: dict[str, tuple[Any, ...]] = {
+    "Python types": (bool, int, float, complex),
+    "NumPy scalar types and int": (np.int8, np.uint8, np.float16, int),
+    "dtypes": (np.dtype("int8"), np.dtype("uint8")),
+    "strings": ("int8", "uint8", "float16"),
+    "ml_dtypes types": (ml_dtypes.bfloat16, np.float32),
+    "narrow ml_dtypes types": (ml_dtypes.int4, ml_dtypes.int4),
+    "typelattice.numpy dtypes": (tnp.float32, tnp.int8, tnp.bfloat16),
+    "values": (True, 3, 2.5, 1j, np.int8(1)),
+    "arrays": (np.zeros(2, "int16"), tnp.asarray([1, 2], "uint8"), tnp.asarray(2.0)),
+    "None": (None, "int8"),
+}
+
+
+@needs_c
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+@pytest.mark.parametrize("args", FORM_CALLS.values(), ids=list(FORM_CALLS))
+@pytest.mark.parametrize("kind", ["result_type", "lattice_result_type"])
+def test_every_argument_form_is_answered_in_c(
+    kind: str, args: tuple[Any, ...], x64: bool
+) -> None:
+    """Once an answer is cached, the C path gives it without calling Python."""
+    python_calls: list[tuple[Any, ...]] = []
+
+    def python(*call_args: Any, **kwargs: Any) -> Any:
+        python_calls.append(call_args)
+        return PYTHON[kind](*call_args, **kwargs)
+
+    fast = _promotion._speedups.FastPath(kind, python)  # type: ignore[union-attr, arg-type]
+    with tl.enable_x64(x64):
+        forget_cached()
+        expected = outcome(PYTHON[kind], args, {})
+        assert outcome(fast, args, {}) == expected
+        assert python_calls == []  # the Python call above cached it
+        forget_cached()
+        for _ in range(3):
+            assert outcome(fast, args, {}) == expected
+        assert python_calls == [args]  # the first call only
 
 
 @needs_c

@@ -63,6 +63,10 @@ OPERANDS: list[Any] = [
     array([-3, 2, 9], "int32"),
     array(4, "int32", weak=True),
     array([1, 2, 3], "uint32"),
+    # Values int32 (32-bit mode's join with int32) and float16 cannot hold:
+    # checked before the conversion, in C as in Python.
+    array([7, 2**31, 4_000_000_000], "uint32"),
+    array([1, 65535, 0], "uint16"),
     array([0.5, -1.5, 3.0], "float16"),
     array([0.5, -1.5, 3.0], ml_dtypes.bfloat16),
     array([0.25, -0.0, F32_MAX], "float32"),

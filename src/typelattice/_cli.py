@@ -5,8 +5,13 @@ Each subcommand prints what a function of the Python API returns: ``table``
 (:func:`~typelattice.compare_libraries`, :func:`~typelattice.check_laws`),
 ``draw`` (:func:`~typelattice.lattice_svg` and friends), ``explain``
 (:func:`~typelattice.explain`) and ``check``
-(:meth:`~typelattice.Lattice.problems`). Errors are one line on stderr and
-exit status 2; ``check`` exits with 1 for a file that is not a lattice.
+(:meth:`~typelattice.Lattice.problems`).
+
+Exit status: 0 when the command did what was asked; 1 when the answer is
+"no" (``check``: not a lattice; ``explain``: the types have no join), with
+the answer printed as usual; 2 for an error, one line on stderr saying what
+to change (a bad option or value, a file that cannot be read). A reader that
+closes the pipe early (``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import html
+import itertools
 import json
 import os
 import sys
@@ -21,10 +27,10 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from typelattice import _config, _dtypes, _tables
-from typelattice._lattice import Lattice, LatticeError
+from typelattice._lattice import Lattice, LatticeError, ProblemScan
 
 __all__ = ["main"]
 
@@ -43,6 +49,15 @@ _LIBRARIES = (
 
 class _Fail(Exception):
     """A user error: printed as one line, exit status 2."""
+
+
+#: The status of a command whose reader went away, as for a tool stopped by
+#: SIGPIPE (128 + 13), which is what a shell reports for ``yes | head -1``.
+_CLOSED_PIPE = 141
+
+#: How many counterexamples ``check`` and ``compare --laws`` show unless told
+#: otherwise.
+_SHOWN = 10
 
 
 # -- shared option handling -------------------------------------------------------
@@ -68,7 +83,7 @@ def _codes(args: argparse.Namespace, lattice: Lattice[str] | None) -> list[str]:
     if lattice is not None:
         if spec in (None, "all", "default"):
             return list(lattice.nodes)
-        names = [c.strip() for c in spec.split(",") if c.strip()]
+        names = _listed(spec)
         known = set(lattice.nodes)
         for name in names:
             if name not in known:
@@ -81,10 +96,24 @@ def _codes(args: argparse.Namespace, lattice: Lattice[str] | None) -> list[str]:
         return list(_tables.DEFAULT_CODES)
     if spec == "all":
         return list(_tables.all_codes())
-    codes = [c.strip() for c in spec.split(",") if c.strip()]
+    codes = _listed(spec)
     for code in codes:
         _dtypes.code_to_dtype(code)  # unknown codes fail with the list
     return codes
+
+
+def _listed(spec: str) -> list[str]:
+    """The names of a ``--types`` list, each once."""
+    names = [c.strip() for c in spec.split(",") if c.strip()]
+    if not names:
+        raise _Fail(
+            f"--types {spec!r} names no type: give comma-separated codes "
+            "(e.g. --types i1,u1,f4), 'default' or 'all'"
+        )
+    twice = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+    if twice:
+        raise _Fail(f"--types names {', '.join(twice)} more than once")
+    return names
 
 
 def _use_color(args: argparse.Namespace) -> bool:
@@ -188,6 +217,17 @@ def _table(args: argparse.Namespace) -> int:
         other = _measure(_compare.measure_library, args.diff, codes, x64=x64)
         marked = _tables.differing_cells(table, other)
     text = _tables.format_table(table, args.format, marked=marked, color=color)
+    if args.format in ("text", "markdown"):
+        # Which table this is, above it. CSV keeps the layout of JAX's
+        # documented table, which loaders read as data; HTML has it as the
+        # table's caption and JSON as its title.
+        if lattice is not None:
+            caption = f"lattice {args.lattice}"
+        else:
+            mode = args.mode or _config.current().dtype_promotion
+            bits = 64 if x64 else 32
+            caption = f"dtype_promotion={mode}, enable_x64={x64} ({bits}-bit mode)"
+        text = _heading(caption, args.format) + text
     _out(text)
     if args.diff and args.format in ("text", "markdown"):
         sign = "green" if color else "[x]" if args.format == "text" else "**x**"
@@ -200,6 +240,11 @@ def _compare_cmd(args: argparse.Namespace) -> int:
 
     if args.laws and args.format == "csv":
         raise _Fail("--laws has no CSV form; use --format text, markdown, html or json")
+    if args.examples is not None and not args.laws:
+        raise _Fail("--examples counts the counterexamples of --laws: add --laws")
+    twice = [n for n in dict.fromkeys(args.libraries) if args.libraries.count(n) > 1]
+    if twice:
+        raise _Fail(f"{', '.join(twice)} named more than once")
     codes = _codes(args, None)
     comparison = _measure(
         _compare.compare_libraries, args.libraries, codes, x64=args.x64 is not False
@@ -236,7 +281,9 @@ def _compare_cmd(args: argparse.Namespace) -> int:
         diffs = _compare.format_differences(comparison, fmt) if count else ""
         blocks.append((_heading(what, fmt) + diffs).rstrip())
     for law in laws:
-        text = _compare.format_laws(law, args.examples)
+        text = _compare.format_laws(
+            law, _SHOWN if args.examples is None else args.examples
+        )
         if fmt == "markdown":
             text = f"```\n{text}\n```"
         elif fmt == "html":
@@ -304,7 +351,8 @@ def _explain_cmd(args: argparse.Namespace) -> int:
         _out(json.dumps(dataclasses.asdict(e), indent=1, ensure_ascii=False))
     else:
         _out(_explain.format_explanation(e))
-    return 0
+    # No join is an answer, printed above; the status says it, as check's does.
+    return 0 if e.join is not None else 1
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -313,17 +361,29 @@ def _check(args: argparse.Namespace) -> int:
     def show(node: str) -> str:
         return labels.get(node, node)
 
-    problems = Lattice[str].problems(edges, label=show if labels else str)
+    scan = ProblemScan(edges, label=show if labels else str)
+    counts = scan.counts
     nodes = set(edges) | {b for ups in edges.values() for b in ups}
     n_edges = sum(len(set(ups)) for ups in edges.values())
-    kinds = {p.kind for p in problems}
-    if not problems:
+    kinds = {k for k, n in counts.items() if n}
+    if not kinds:
         verdict, status = "a lattice", 0
     elif kinds == {"no upper bound"}:
         verdict = "a partial lattice (some pairs have no upper bound, so no join)"
         status = 0 if args.partial else 1
     else:
         verdict, status = "not a lattice", 1
+    # Every problem is counted; only the first are described (cycles, then
+    # ambiguous joins, then pairs with no upper bound): a graph of a
+    # thousand nodes can have hundreds of thousands.
+    limit = None if args.all else _SHOWN if args.max is None else args.max
+    shown = itertools.islice(
+        itertools.chain(
+            scan.cycles, scan.pairs("ambiguous join"), scan.pairs("no upper bound")
+        ),
+        limit,
+    )
+    omitted = 0 if limit is None else max(0, len(scan) - limit)
     if args.format == "json":
         _out(
             json.dumps(
@@ -332,6 +392,7 @@ def _check(args: argparse.Namespace) -> int:
                     "verdict": verdict.split(" (")[0],
                     "nodes": len(nodes),
                     "edges": n_edges,
+                    "counts": counts,
                     "problems": [
                         {
                             "kind": p.kind,
@@ -339,37 +400,38 @@ def _check(args: argparse.Namespace) -> int:
                             "candidates": list(p.candidates),
                             "message": p.message,
                         }
-                        for p in problems
+                        for p in shown
                     ],
+                    "omitted": omitted,
                 },
                 indent=1,
                 ensure_ascii=False,
             )
         )
         return status
-    lines = [f"{args.file}: {verdict}: {len(nodes)} nodes, {n_edges} edges"]
-    if problems:
-        counts = ", ".join(
-            f"{sum(p.kind == k for p in problems)} {k}"
-            for k in ("cycle", "ambiguous join", "no upper bound")
-            if k in kinds
-        )
-        noun = "counterexample" if len(problems) == 1 else "counterexamples"
-        lines.append(f"{len(problems)} {noun}: {counts}")
-        order = {"cycle": 0, "ambiguous join": 1, "no upper bound": 2}
-        lines += [f"  {p}" for p in sorted(problems, key=lambda p: order[p.kind])]
+    _out(f"{args.file}: {verdict}: {len(nodes)} nodes, {n_edges} edges")
+    if kinds:
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        noun = "counterexample" if len(scan) == 1 else "counterexamples"
+        _out(f"{len(scan)} {noun}: {summary}")
+        # Line by line, as they are described: --all may print a million.
+        for p in shown:
+            _out(f"  {p}")
+        if omitted:
+            _out(
+                f"  ... and {omitted} more (--max N shows the first N, --all every one)"
+            )
         if kinds == {"no upper bound"}:
-            lines.append(
+            _out(
                 "promotion refuses those pairs, as JAX's strict mode does; "
                 "--partial accepts this"
             )
     if status == 0 and nodes <= set(_dtypes.codes()):
-        lines.append(
+        _out(
             "its nodes are type codes: typelattice.register_lattice(name, "
             f"typelattice.Lattice.from_file({args.file!r})) makes "
             "dtype_promotion(name) promote on it"
         )
-    _out("\n".join(lines))
     return status
 
 
@@ -391,10 +453,30 @@ examples:
   typelattice compare numpy torch --laws   measure both; find non-associative triples
   typelattice draw -o lattice.svg          a Hasse diagram of the lattice
   typelattice explain int8 uint8 float16   the join, step by step
-  typelattice check my_lattice.toml        is it a lattice? every counterexample
+  typelattice check my_lattice.toml        is it a lattice? the counterexamples
 
 Run 'typelattice COMMAND --help' for a command's options.
 """
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as the commands' are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"typelattice: error: {message} (see '{self.prog} --help')\n")
+
+
+def _count(text: str) -> int:
+    """A number of things to show: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 5, got {text!r}"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
 
 
 def _add_bits(p: argparse.ArgumentParser, default: str) -> None:
@@ -465,7 +547,7 @@ def _add_color(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     from typelattice import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="typelattice",
         description="See, explain and compare dtype promotion lattices: JAX's "
         "rules (standard and strict, 32- and 64-bit), the promotion tables of "
@@ -529,10 +611,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--examples",
-        type=int,
-        default=10,
+        type=_count,
+        default=None,
         metavar="N",
-        help="with --laws, show up to N counterexamples of each law (default 10)",
+        help=f"with --laws, show up to N counterexamples of each law "
+        f"(default {_SHOWN})",
     )
     _add_color(compare)
     compare.set_defaults(run=_compare_cmd)
@@ -563,7 +646,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Explain the join of two or more types step by step: each "
         "input's lattice node, its upper bounds, the common upper bounds, the "
         "least one, and the chain of edges from each input up to it. With no "
-        "join: why, the error result_type raises, and the explicit cast to use.",
+        "join: why, the error result_type raises, and the explicit cast to use; "
+        "the exit status is then 1.",
     )
     explain.add_argument(
         "inputs",
@@ -582,10 +666,11 @@ def _parser() -> argparse.ArgumentParser:
         help="check that a lattice file is a lattice",
         description="Check a lattice written in TOML or JSON: a table 'edges' "
         "mapping each node to the nodes immediately above it, and optionally a "
-        "table 'labels' of display names. Prints every counterexample: cycles, "
-        "pairs with no common upper bound, pairs with several minimal ones. "
-        "Exit status 0 for a lattice, 1 otherwise. The same file works as "
-        "--lattice in table, draw and explain.",
+        "table 'labels' of display names. Counts the counterexamples of each "
+        "kind (cycles, pairs with several minimal common upper bounds, pairs "
+        f"with none) and prints the first {_SHOWN}. Exit status 0 for a "
+        "lattice, 1 otherwise. The same file works as --lattice in table, draw "
+        "and explain.",
     )
     check.add_argument("file", metavar="FILE", help="the .toml or .json file")
     check.add_argument(
@@ -594,6 +679,15 @@ def _parser() -> argparse.ArgumentParser:
         help="accept pairs with no upper bound (promotion refuses them, as in "
         "JAX's strict mode): exit status 0 if that is the only problem",
     )
+    shown = check.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--max",
+        type=_count,
+        default=None,
+        metavar="N",
+        help=f"print the first N counterexamples (default {_SHOWN})",
+    )
+    shown.add_argument("--all", action="store_true", help="print every counterexample")
     _add_format(check, ("text", "json"))
     check.set_defaults(run=_check)
     return parser
@@ -606,10 +700,14 @@ def main(argv: Sequence[str] | None = None) -> int:
       argv: the arguments (``sys.argv[1:]`` by default).
 
     Returns:
-      0 on success, 1 when ``check`` finds a file that is not a lattice, 2 on
-      an error (one line on stderr).
+      0 on success; 1 when the answer is no (``check``: not a lattice,
+      ``explain``: no join); 2 on an error, printed as one line on stderr
+      (a bad option or value raises ``SystemExit(2)``, as argparse does);
+      141 when the reader of the output closes it early, as for a tool
+      stopped by SIGPIPE; 130 on Ctrl-C.
 
     >>> main(['table', '--x64', '--types', 'i1,u1'])
+    dtype_promotion=standard, enable_x64=True (64-bit mode)
        i1 u1
     i1 i1 i2
     u1 i2 u1
@@ -621,8 +719,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "mode", None) is not None:
             _config.validate("dtype_promotion", args.mode)
         status: int = args.run(args)
+        # Written out here, so that a closed pipe shows up below and not in
+        # the interpreter's flush at exit.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _detach_stdout()
+        return _CLOSED_PIPE
+    except KeyboardInterrupt:
+        return 130
     except (_Fail, TypeError, ValueError, ImportError, OSError) as err:
-        message = str(err).replace("\n", " ")
+        if isinstance(err, OSError) and err.filename is not None:
+            message = f"{err.filename}: {err.strerror}"
+        else:
+            message = str(err).replace("\n", " ")
         print(f"typelattice: error: {message}", file=sys.stderr)
         return 2
     return status
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device: its reader is gone, and what is left
+    in its buffer must not fail again when Python flushes it at exit."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (captured)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from typelattice import _config, _dtypes, _promotion, _tables
-from typelattice._lattice import Lattice
+from typelattice._lattice import Lattice, set_bits
 
 __all__ = ["Layout", "lattice_dot", "lattice_layout", "lattice_png", "lattice_svg"]
 
@@ -185,17 +185,23 @@ def lattice_layout(
 
 def _covering(lat: Lattice[Any], chosen: Sequence[Any]) -> list[tuple[int, int]]:
     """Index pairs (a, b) with a < b and nothing chosen strictly between."""
-    ub = [lat.upper_bounds(n) for n in chosen]
     index = {n: i for i, n in enumerate(chosen)}
-    above = [
-        {index[u] for u in ub[i] if u in index and index[u] != i}
-        for i in range(len(chosen))
-    ]
+    # Each chosen node's chosen strict upper bounds, as a bitset of indexes.
+    above: list[int] = []
+    for i, n in enumerate(chosen):
+        bits = 0
+        for u in lat.upper_bounds(n):
+            j = index.get(u, i)
+            if j != i:
+                bits |= 1 << j
+        above.append(bits)
     edges: list[tuple[int, int]] = []
     for i, ups in enumerate(above):
-        for j in sorted(ups):
-            if not any(j in above[k] for k in ups if k != j):
-                edges.append((i, j))
+        # Above something above i: not covering i.
+        implied = 0
+        for k in set_bits(ups):
+            implied |= above[k]
+        edges += [(i, j) for j in set_bits(ups & ~implied)]
     return edges
 
 
@@ -203,11 +209,13 @@ def _ranks(
     lat: Lattice[Any], chosen: Sequence[Any], edges: Sequence[tuple[int, int]]
 ) -> list[int]:
     ranks = [0] * len(chosen)
+    ups: list[list[int]] = [[] for _ in chosen]
+    for a, b in edges:
+        ups[a].append(b)
     # The lattice's own ranks order the nodes bottom-up.
     for i in sorted(range(len(chosen)), key=lambda i: lat.rank(chosen[i])):
-        for a, b in edges:
-            if a == i:
-                ranks[b] = max(ranks[b], ranks[a] + 1)
+        for b in ups[i]:
+            ranks[b] = max(ranks[b], ranks[i] + 1)
     return ranks
 
 

@@ -12,6 +12,8 @@ directly as lattice nodes (codes ``i*``, ``f*``, ``c*``).
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
@@ -268,7 +270,7 @@ def _from_string(s: str) -> np.dtype[Any]:
         return found
     try:
         dt = np.dtype(s)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: "a b, c", "i4,x"...
         raise TypeError(
             f"unknown dtype {s!r}: expected a NumPy dtype name (e.g. 'int8', "
             "'float32'), an ml_dtypes name (e.g. 'bfloat16', 'float8_e4m3fn') "
@@ -659,3 +661,95 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     src = dtype_of(from_)
     dst = dtype_of(to)
     return np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
+
+
+# -- ranges: which conversions can change a value -------------------------------
+#
+# Data safety (docs/semantics.md, "Data safety"): a conversion an operation
+# makes on its own may round a value to the precision of the new dtype, as
+# JAX and NumPy do, but must not change it beyond that: no integer outside the
+# new dtype's range, no finite value that becomes inf or nan or saturates at
+# the largest value, no inf or nan that the new dtype cannot hold. These
+# functions decide from the two dtypes alone whether a conversion can do so,
+# so that only such conversions read their operand's values.
+
+
+def value_range(dt: np.dtype[Any]) -> tuple[int | float, int | float]:
+    """The lowest and highest finite values of ``dt`` (of each component of a
+    complex dtype; for float8_e8m0fnu, which has no zero, the smallest
+    positive value).
+
+    >>> value_range(np.dtype('int8')), value_range(np.dtype('float16'))
+    ((-128, 127), (-65504.0, 65504.0))
+    """
+    kind = kind_of(dt)
+    if kind == "b":
+        return 0, 1
+    if kind in "iu":
+        info = iinfo(dt)
+        return int(info.min), int(info.max)
+    fi = finfo(dt)
+    return float(fi.min), float(fi.max)
+
+
+@functools.cache
+def overflow_limit(dt: np.dtype[Any]) -> float:
+    """The magnitude from which a finite value no longer rounds to a finite
+    value of the floating (or complex) dtype ``dt``: its largest value plus
+    half a unit in the last place there. Below it, converting only rounds.
+
+    >>> overflow_limit(np.dtype('float16'))
+    65520.0
+    """
+    fi = finfo(dt)
+    top = float(fi.max)
+    # The spacing of the largest binade: 2**(exponent - mantissa bits).
+    ulp = 2.0 ** (math.floor(math.log2(top)) - int(fi.nmant))
+    return top + ulp / 2
+
+
+@functools.cache
+def _nonfinite_kept(dt: np.dtype[Any]) -> tuple[bool, bool]:
+    """Whether ``dt`` holds inf and nan (converted from float64, they stay)."""
+    if kind_of(dt) not in "fc":
+        return False, False
+    with np.errstate(all="ignore"):
+        held: np.ndarray[Any, Any] = np.array([np.inf, np.nan]).astype(dt)
+        back: np.ndarray[Any, Any] = held.astype(np.complex128).real
+    return bool(np.isposinf(back[:1]).all()), bool(np.isnan(back[1:]).all())
+
+
+def saturates(dt: np.dtype[Any]) -> bool:
+    """Whether a floating dtype has no inf, so that converting a value beyond
+    its range may give its largest value instead of inf (float4_e2m1fn,
+    the float6 types, float8_e8m0fnu)."""
+    return not _nonfinite_kept(dt)[0]
+
+
+@functools.cache
+def can_lose_range(src: np.dtype[Any], dst: np.dtype[Any]) -> bool:
+    """Whether converting some value of ``src`` to ``dst`` can change it by
+    more than rounding (see above). False for a dtype to itself, for every
+    widening conversion, and for conversions to bool (a truth test).
+
+    >>> can_lose_range(np.dtype('uint32'), np.dtype('int32'))
+    True
+    >>> can_lose_range(np.dtype('int16'), np.dtype('float16'))
+    False
+    >>> can_lose_range(np.dtype('int32'), np.dtype('float16'))
+    True
+    """
+    if src == dst or kind_of(dst) == "b":
+        return False
+    lo, hi = value_range(src)
+    dst_lo, dst_hi = value_range(dst)
+    if kind_of(dst) in "iu":  # floats become integers by truncation
+        lo, hi = math.trunc(lo), math.trunc(hi)
+    if lo < dst_lo or hi > dst_hi:
+        return True
+    if kind_of(src) in "fc":
+        # inf and nan: integers have neither; some small floats lack one.
+        src_inf, src_nan = _nonfinite_kept(src)
+        dst_inf, dst_nan = _nonfinite_kept(dst)
+        return (src_inf and not dst_inf) or (src_nan and not dst_nan)
+    return False

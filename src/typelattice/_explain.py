@@ -160,7 +160,10 @@ def explain(
     # frozenset.intersection, unbound, is of unknown type for pyright.
     common: frozenset[Any] = frozenset.intersection(*bounds)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     # A Lattice has a least common upper bound whenever it has any.
-    minimal = [c for c in common if common <= lat.upper_bounds(c)]
+    try:
+        minimal = [lat.join(*nodes)]
+    except JoinError:
+        minimal = []
     if len(minimal) == 1:
         (top,) = minimal
         return Explanation(

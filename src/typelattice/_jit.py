@@ -18,7 +18,16 @@ import inspect
 import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
+from typing import (
+    Any,
+    Final,
+    Generic,
+    NamedTuple,
+    ParamSpec,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import numpy as np
 
@@ -39,6 +48,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _PY_KINDS = {int: "i", float: "f", complex: "c"}
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_GONE = object()
 
 
 class ShapeDtypeStruct:
@@ -189,10 +200,96 @@ def _not_an_array(where: str, leaf: object, static_hint: bool) -> TypeError:
     )
 
 
-def _scalar_key(t: type, x64: bool) -> _core.Aval:
-    if t is bool:
-        return _core.aval(np.dtype(bool), False)
-    return _core.aval(_dtypes.default_dtype(_PY_KINDS[t], x64), True)
+# A Python scalar argument stands for a value of its lattice node's dtype:
+# weak int32/float32/complex64 (64-bit types with enable_x64), strong bool.
+# Per (type, x64): the aval, the dtype and the values that surely convert
+# unchanged (ints in the dtype's range; floats, and complex parts, up to its
+# largest finite value); beyond them, python_scalar_to decides exactly.
+class _ScalarInput(NamedTuple):
+    key: _core.Aval
+    dtype: np.dtype[Any]
+    lo: int | float
+    hi: int | float
+
+
+def _scalar_inputs() -> dict[tuple[type, bool], _ScalarInput]:
+    table: dict[tuple[type, bool], _ScalarInput] = {}
+    for x64 in (False, True):
+        for t, kind in _PY_KINDS.items():
+            dt = _dtypes.default_dtype(kind, x64)
+            lo, hi = _dtypes.value_range(dt)
+            table[t, x64] = _ScalarInput(_core.aval(dt, True), dt, lo, hi)
+        table[bool, x64] = _ScalarInput(
+            _core.aval(np.dtype(bool), False), np.dtype(bool), 0, 1
+        )
+    return table
+
+
+_SCALAR_INPUTS: dict[tuple[type, bool], _ScalarInput] = _scalar_inputs()
+
+
+def _scalar_input(leaf: Any, x64: bool) -> np.ndarray[Any, Any] | None:
+    """A Python scalar argument (exactly bool, int, float or complex) as the
+    0-d array its tracer stands for; None if it would change on the way
+    (:func:`_scalar_argument` says why).
+
+    The fast path of every jitted call with scalar arguments (JitCall in
+    C mirrors it): a range check and one conversion, no messages built.
+    """
+    t = leaf.__class__
+    info = _SCALAR_INPUTS[t, x64]
+    if t is int:
+        if info.lo <= leaf <= info.hi:
+            return np.asarray(leaf, info.dtype)
+        return None
+    if t is float:
+        if info.lo <= leaf <= info.hi:
+            return np.asarray(leaf, info.dtype)
+    elif t is complex:
+        lo, hi = info.lo, info.hi
+        if lo <= leaf.real <= hi and lo <= leaf.imag <= hi:
+            return np.asarray(leaf, info.dtype)
+    else:  # bool
+        return np.asarray(leaf)
+    # inf, nan, and floats beyond the largest finite value (which may still
+    # round to it): checked exactly.
+    try:
+        return np.asarray(_core.python_scalar_to(leaf, info.dtype, ""))
+    except OverflowError:
+        return None
+
+
+def _scalar_argument(
+    leaf: Any, where: str, x64: bool
+) -> tuple[np.ndarray[Any, Any], Abstract]:
+    """A Python scalar argument's value and abstract value, for jit and
+    eval_shape alike: refused, naming it, when its dtype cannot hold it."""
+    info = _SCALAR_INPUTS[leaf.__class__, x64]
+    value = _scalar_input(leaf, x64)
+    if value is None:
+        raise _scalar_overflow(where, leaf, info.dtype, x64)
+    return value, (info.key, (), bool if leaf.__class__ is bool else info.key)
+
+
+def _scalar_overflow(
+    where: str, leaf: Any, dt: np.dtype[Any], x64: bool
+) -> OverflowError:
+    t: type = leaf.__class__
+    if dt.kind in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        detail = f"range {lo}..{hi}"
+    else:
+        detail = "it would become inf"
+    fixes = ["mark the argument static (static_argnums or static_argnames)"]
+    if not x64 and _scalar_input(leaf, True) is not None:
+        wide = _SCALAR_INPUTS[t, True].dtype
+        fixes.insert(0, f"run it inside `{_core.X64_SCOPE}`, where it is a weak {wide}")
+    mode = "" if x64 else " in 32-bit mode"
+    return OverflowError(
+        f"{where}: the Python {t.__name__} argument {leaf!r:.60} does not fit "
+        f"in {dt} ({detail}), the dtype of a weak {t.__name__} "
+        f"argument{mode}. Fix: {'; or '.join(fixes)}."
+    )
 
 
 # An argument's abstract value: (key, shape, what elementwise plans see).
@@ -213,8 +310,8 @@ def _abstract(leaf: Any, where: str) -> Abstract:
         key = _core.aval(dt, leaf.weak_type)
         return key, leaf.shape, key
     if t in _PY_KINDS or t is bool:
-        key = _scalar_key(t, _config.current().enable_x64)
-        return key, (), bool if t is bool else key
+        # Checked as jit checks it: eval_shape refuses what jit refuses.
+        return _scalar_argument(leaf, where, _config.current().enable_x64)[1]
     if isinstance(leaf, np.ndarray | np.generic):
         value: np.ndarray[Any, Any] = np.asarray(leaf)  # pyright: ignore[reportUnknownArgumentType]
         dt = value.dtype
@@ -232,9 +329,7 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
     mutable array) and its abstract value."""
     t = leaf.__class__
     if t in _PY_KINDS or t is bool:
-        key = _scalar_key(t, x64)
-        value = np.asarray(_core.python_scalar_to(leaf, key[0], where))
-        return value, (key, (), bool if t is bool else key)
+        return _scalar_argument(leaf, where, x64)
     if isinstance(leaf, ArrayImpl):
         key = leaf._key  # pyright: ignore[reportPrivateUsage]
         value = leaf._value  # pyright: ignore[reportPrivateUsage]
@@ -353,31 +448,48 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
 
 
 class CacheInfo(NamedTuple):
-    """Statistics of a jitted function's cache of traced programs.
+    """Statistics of a jitted function's cache of traced programs, as
+    :func:`functools.lru_cache` reports them.
 
     Attributes:
       hits: calls that found their program in the cache.
-      misses: calls that traced (a new signature).
-      traces: traces run (as many as misses).
+      misses: calls that traced (a new signature, or one forgotten).
+      maxsize: the most programs kept (``jit``'s ``cache_size``; None: no
+        limit).
       currsize: programs in the cache now.
 
     >>> import typelattice, typelattice.numpy as tnp
     >>> f = typelattice.jit(lambda x: x + 1)
     >>> _ = f(tnp.zeros(2)), f(tnp.ones(2)), f(tnp.zeros(3))
     >>> f.cache_info()
-    CacheInfo(hits=1, misses=2, traces=2, currsize=2)
+    CacheInfo(hits=1, misses=2, maxsize=4096, currsize=2)
     """
 
     hits: int
     misses: int
-    traces: int
+    maxsize: int | None
     currsize: int
+
+
+#: How many traced programs a jitted function keeps by default (as JAX's
+#: tracing caches). Beyond it, the least recently used one is forgotten.
+DEFAULT_CACHE_SIZE: Final = 4096
 
 
 class _Entry:
     """One traced signature: the program and how to build the results."""
 
-    __slots__ = ("consts", "keys", "program", "run", "single", "tree")
+    __slots__ = (
+        "__weakref__",
+        "consts",
+        "fast_keys",
+        "key",
+        "keys",
+        "program",
+        "run",
+        "single",
+        "tree",
+    )
 
     def __init__(
         self,
@@ -394,6 +506,10 @@ class _Entry:
         # The key of the result when it is one computed array (the common
         # case, built without walking the tree).
         self.single = keys[0] if tree is None and not consts else None
+        # Where the cache holds it: its key, and the flat keys of the calls
+        # that find it without flattening (forgotten with it).
+        self.key: Hashable = None
+        self.fast_keys: list[tuple[Any, ...]] = []
 
     def results(self, outs: Sequence[Any]) -> Any:
         """The function's result from the program's outputs."""
@@ -408,6 +524,102 @@ class _Entry:
         for pos, const in self.consts:
             results.insert(pos, const)
         return _unflatten(self.tree, results)
+
+
+def _static_positions(
+    fun: Callable[..., Any],
+    name: str,
+    static_argnums: Sequence[int],
+    static_argnames: Sequence[str],
+) -> tuple[frozenset[int], frozenset[str]]:
+    """The positions and names of the static arguments, each given one
+    completed with the other from ``fun``'s signature; ValueError for one
+    that names no parameter (as JAX, whose rules these are: any position
+    is valid with ``*args``, any name with ``**kwargs``, except the names of
+    positional-only parameters; no signature, no check)."""
+    nums: set[int] = set()
+    for i in static_argnums:
+        try:
+            nums.add(operator.index(i))
+        except TypeError:
+            raise TypeError(
+                f"jit({name}): static_argnums must be integers (positions of "
+                f"arguments), got {i!r:.60}; name arguments with "
+                "static_argnames instead"
+            ) from None
+    names: set[str] = set()
+    given: object
+    for given in cast("Sequence[object]", static_argnames):  # (any objects)
+        if not isinstance(given, str):
+            raise TypeError(
+                f"jit({name}): static_argnames must be strings (names of "
+                f"parameters), got {given!r:.60}; give positions with "
+                "static_argnums instead"
+            )
+        names.add(given)
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature
+        return frozenset(nums), frozenset(names)
+    short = getattr(fun, "__name__", name)  # (the message starts with name)
+    kinds = inspect.Parameter
+    positional = [
+        p
+        for p in params
+        if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
+    n = len(positional)
+    shown = ", ".join(p.name for p in positional) or "none"
+    if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        bad = sorted(i for i in nums if not -n <= i < n)
+        if bad:
+            if n == 0:
+                takes = f"{short} takes no positional arguments"
+            elif n == 1:
+                takes = f"{short} takes 1 positional argument ({shown}): 0 or -1"
+            else:
+                takes = (
+                    f"{short} takes {n} positional arguments ({shown}): 0 to "
+                    f"{n - 1}, or -{n} to -1 from the end"
+                )
+            raise ValueError(
+                f"jit({name}): static_argnums={tuple(sorted(nums))}: "
+                f"{', '.join(map(str, bad))} "
+                f"{'is not the position' if len(bad) == 1 else 'are not positions'}"
+                f" of a parameter; {takes}. Give the position of a parameter, "
+                "or static_argnames=... with its name."
+            )
+    only = sorted(names & {p.name for p in params if p.kind is kinds.POSITIONAL_ONLY})
+    if only:
+        where = ", ".join(
+            f"static_argnums={i}" for i, p in enumerate(positional) if p.name in only
+        )
+        raise ValueError(
+            f"jit({name}): static_argnames={only} names positional-only "
+            f"parameters of {short}, which no call passes by name. Use "
+            f"{where} instead."
+        )
+    if not any(p.kind is kinds.VAR_KEYWORD for p in params):
+        named = {
+            p.name
+            for p in params
+            if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+        }
+        unknown = sorted(names - named)
+        if unknown:
+            raise ValueError(
+                f"jit({name}): static_argnames={unknown} names no parameter of "
+                f"{short} (its parameters: {', '.join(sorted(named)) or 'none'}). "
+                "Give the name of a parameter, or static_argnums=... with "
+                "its position."
+            )
+    for i, p in enumerate(positional):
+        # (Negative positions count from the end of each call's arguments.)
+        if i in nums and p.kind is kinds.POSITIONAL_OR_KEYWORD:
+            names.add(p.name)
+        if p.name in names:
+            nums.add(i)
+    return frozenset(nums), frozenset(names)
 
 
 class Jitted(Generic[P, R]):
@@ -437,33 +649,26 @@ class Jitted(Generic[P, R]):
         fun: Callable[P, R],
         static_argnums: Sequence[int],
         static_argnames: Sequence[str],
+        cache_size: int | None = DEFAULT_CACHE_SIZE,
     ) -> None:
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", "fun"))
-        nums = set(static_argnums)
-        names = set(static_argnames)
-        try:
-            params = list(inspect.signature(fun).parameters.values())
-        except (TypeError, ValueError):  # builtins without a signature
-            params = []
-        positional = [
-            p.name
-            for p in params
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        for i, pname in enumerate(positional):
-            if i in nums and params[i].kind is not inspect.Parameter.POSITIONAL_ONLY:
-                names.add(pname)
-            if pname in names:
-                nums.add(i)
-        self._nums = frozenset(nums)
-        self._names = frozenset(names)
-        self._has_static = bool(nums or names)
+        self._nums, self._names = _static_positions(
+            fun, self._name, static_argnums, static_argnames
+        )
+        self._has_static = bool(self._nums or self._names)
+        self._maxsize = cache_size
+        # The traced programs by their full key (structure, abstract values,
+        # static values, configuration) ...
         self._cache: dict[Hashable, _Entry] = {}
-        # The same entries, for calls with arrays as positional arguments
-        # only, under a flat key: (configuration, aval, shape, aval, ...).
+        # ... the same entries, for calls with arrays and Python scalars as
+        # positional arguments only, under a flat key: (configuration, then
+        # per argument its aval and shape, or its Python type and ()) ...
         self._fast: dict[tuple[Any, ...], _Entry] = {}
+        # ... and every entry, least recently used first (the C path moves
+        # the entries it finds to the end too).
+        self._order: dict[_Entry, None] = {}
         self._hits = 0
         self._misses = 0
 
@@ -479,18 +684,20 @@ class Jitted(Generic[P, R]):
         return functools.partial(call, bound)
 
     def cache_info(self) -> CacheInfo:
-        """Hits, misses (each a trace) and cached programs.
+        """Hits, misses (each a trace), the cache's size limit and how many
+        traced programs it holds.
 
         Returns:
-          A :class:`CacheInfo`.
+          A :class:`CacheInfo`, as ``functools.lru_cache`` gives.
 
         >>> import typelattice, typelattice.numpy as tnp
-        >>> f = typelattice.jit(lambda x, k: x * k)
-        >>> _ = f(tnp.zeros(2), 2), f(tnp.zeros(2), 3)   # k: a weak tracer
+        >>> f = typelattice.jit(lambda x: x + 1, cache_size=2)
+        >>> for n in (1, 2, 3, 3):
+        ...     _ = f(tnp.zeros(n))
         >>> f.cache_info()
-        CacheInfo(hits=1, misses=1, traces=1, currsize=1)
+        CacheInfo(hits=1, misses=3, maxsize=2, currsize=2)
         """
-        return CacheInfo(self._hits, self._misses, self._misses, len(self._cache))
+        return CacheInfo(self._hits, self._misses, self._maxsize, len(self._order))
 
     def clear_cache(self) -> None:
         """Forget every traced program (the next call traces again).
@@ -504,6 +711,42 @@ class Jitted(Generic[P, R]):
         """
         self._cache.clear()
         self._fast.clear()
+        self._order.clear()
+
+    def _used(self, entry: _Entry) -> None:
+        """Count a hit on ``entry`` and make it the most recently used."""
+        self._hits += 1
+        order = self._order
+        if order.pop(entry, _GONE) is not _GONE:  # (unless evicted meanwhile)
+            order[entry] = None
+
+    def _store(
+        self, key: Hashable, entry: _Entry, fast_key: tuple[Any, ...] | None
+    ) -> None:
+        """Keep a new entry, forgetting the least recently used ones beyond
+        the cache size."""
+        maxsize = self._maxsize
+        if maxsize is not None and maxsize <= 0:
+            return
+        entry.key = key
+        self._cache[key] = entry
+        self._order[entry] = None
+        if fast_key is not None:
+            self._fast[fast_key] = entry
+            entry.fast_keys.append(fast_key)
+        if maxsize is None:
+            return
+        order = self._order
+        while len(order) > maxsize:
+            try:
+                oldest = next(iter(order))
+                del order[oldest]
+            except (StopIteration, KeyError, RuntimeError):  # another thread
+                break
+            self._cache.pop(oldest.key, None)
+            for k in oldest.fast_keys:
+                if self._fast.get(k) is oldest:
+                    del self._fast[k]
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -560,26 +803,38 @@ class Jitted(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if _tr.current_trace() is not None:
             return self._inline(args, kwargs)  # type: ignore[no-any-return]
+        state = _config.current()
         fast_key: tuple[Any, ...] | None = None
         if not kwargs and not self._has_static:
-            # The common call: arrays as positional arguments. Its entry is
-            # also kept under a flat key (the configuration, then each
-            # array's abstract value and shape), cheap to hash and compare.
-            flat: list[Any] = [_config.current()]
-            arrays: list[Any] = []
+            # The common call: arrays and Python scalars as positional
+            # arguments. Its entry is also kept under a flat key (the
+            # configuration, then per argument its abstract value and shape,
+            # or its Python type), cheap to build, hash and compare. The C
+            # path (JitCall) answers these calls the same way.
+            flat: list[Any] = [state]
+            values: list[Any] = []
             for a in args:
-                if type(a) is not ArrayImpl:
+                arg: Any = a
+                t = arg.__class__
+                if t is ArrayImpl:
+                    v = arg._value
+                    flat.append(arg._key)
+                    flat.append(v.shape)
+                elif t in _SCALAR_TYPES:
+                    v = _scalar_input(a, state.enable_x64)
+                    if v is None:  # refused below, with the reason
+                        break
+                    flat.append(t)
+                    flat.append(())
+                else:
                     break
-                v = a._value  # pyright: ignore[reportPrivateUsage]
-                arrays.append(v)
-                flat.append(a._key)  # pyright: ignore[reportPrivateUsage]
-                flat.append(v.shape)
+                values.append(v)
             else:
                 fast_key = tuple(flat)
                 entry = self._fast.get(fast_key)
                 if entry is not None:
-                    self._hits += 1
-                    outs = entry.program.run(*arrays)
+                    self._used(entry)
+                    outs = entry.run(*values)
                     single = entry.single
                     if single is not None and type(outs[0]) is np.ndarray:
                         result: ArrayImpl = _new_object(ArrayImpl)
@@ -588,8 +843,7 @@ class Jitted(Generic[P, R]):
                         return result  # type: ignore[return-value]
                     return entry.results(outs)  # type: ignore[no-any-return]
         tree, leaves, statics = self._dynamic(args, kwargs)
-        state = _config.current()
-        values: list[Any] = []
+        values = []
         sig: list[Any] = []
         where = f"jit({self._name})"
         for leaf in leaves:
@@ -609,11 +863,12 @@ class Jitted(Generic[P, R]):
         if entry is None:
             self._misses += 1
             entry = self._trace(args, kwargs, tree, sig, where)
-            self._cache[cache_key] = entry
+            self._store(cache_key, entry, fast_key)
         else:
-            self._hits += 1
-        if fast_key is not None:
-            self._fast[fast_key] = entry
+            self._used(entry)
+            if fast_key is not None:  # (a Python scalar, or a weak array)
+                self._fast[fast_key] = entry
+                entry.fast_keys.append(fast_key)
         return entry.results(entry.program.run(*values))  # type: ignore[no-any-return]
 
     def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -691,9 +946,31 @@ class Jitted(Generic[P, R]):
 
 if _speedups is not None:
     # The flat-key path of __call__ in C (the method stays the fallback).
-    _speedups.configure_jit(_tr._current)  # pyright: ignore[reportPrivateUsage]
+    _speedups.configure_jit(
+        _tr._current,  # pyright: ignore[reportPrivateUsage]
+        tuple(
+            _SCALAR_INPUTS[t, x64].dtype
+            for t in (int, float, complex)
+            for x64 in (False, True)
+        )
+        + (np.dtype(bool),),
+        np.asarray,
+    )
     _python_call: Callable[..., Any] = vars(Jitted)["__call__"]
     setattr(Jitted, "__call__", _speedups.JitCall(_python_call))  # noqa: B010
+
+
+def _listed(value: Any, what: str, kind: type) -> tuple[Any, ...]:
+    """One ``kind`` or an iterable of them, as a tuple (each checked later)."""
+    if isinstance(value, kind):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        noun = "position" if kind is int else "parameter name"
+        raise TypeError(
+            f"jit: {what} must be a {noun} or a sequence of them, got {value!r:.60}"
+        ) from None
 
 
 @overload
@@ -702,6 +979,7 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R]: ...
 @overload
 def jit(
@@ -709,6 +987,7 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
@@ -717,6 +996,7 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """``fun`` traced once per abstract signature, then replayed on NumPy.
 
@@ -732,13 +1012,21 @@ def jit(
       static_argnums: positions of arguments passed to ``fun`` as they are
         (hashable; each new value traces again), for values that decide
         shapes or Python control flow.
-      static_argnames: names of such arguments.
+      static_argnames: names of such arguments. Each position and name
+        must be one of ``fun``'s parameters (as in JAX).
+      cache_size: how many traced programs to keep (4096 by default, as
+        JAX's caches; None: no limit). When a new one would exceed it, the
+        least recently used is forgotten, and traced again if needed.
 
     Returns:
-      A :class:`Jitted` function (without ``fun``: a decorator making one).
+      A :class:`Jitted` function (without ``fun``: a decorator making one);
+      ``cache_info()`` reports its cache.
 
     Raises:
-      TypeError: ``fun`` is not callable.
+      TypeError: ``fun`` is not callable, or a static argument or the cache
+        size is not an integer or a name.
+      ValueError: a static argument names no parameter of ``fun``, or the
+        cache size is negative.
 
     >>> import typelattice.numpy as tnp
     >>> @jit
@@ -747,12 +1035,25 @@ def jit(
     >>> f(tnp.asarray([0.0, 1.0], dtype='bfloat16'), 2.0)
     Array([1, 2.53125], dtype=bfloat16)
     >>> f.cache_info()
-    CacheInfo(hits=0, misses=1, traces=1, currsize=1)
+    CacheInfo(hits=0, misses=1, maxsize=4096, currsize=1)
     """
-    nums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    nums = _listed(static_argnums, "static_argnums", int)
+    names = _listed(static_argnames, "static_argnames", str)
+    if cache_size is not None:
+        what = (
+            "jit: cache_size must be a non-negative integer (the number of "
+            f"traced programs kept) or None for no limit, got {cache_size!r:.60}"
+        )
+        if isinstance(cache_size, bool):
+            raise TypeError(what)
+        try:
+            cache_size = operator.index(cache_size)
+        except TypeError:
+            raise TypeError(what) from None
+        if cache_size < 0:
+            raise ValueError(what)
     if fun is None:
-        return lambda f: Jitted(f, tuple(nums), tuple(names))
+        return lambda f: Jitted(f, nums, names, cache_size)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r:.60}")
-    return Jitted(fun, tuple(nums), tuple(names))
+    return Jitted(fun, nums, names, cache_size)

@@ -4,6 +4,9 @@ The closure (every node's set of upper bounds) is computed once at
 construction, and the structure is checked then: a cycle, or a pair of nodes
 whose common upper bounds have more than one minimal element, means the edges
 do not describe a lattice and construction fails with :class:`LatticeError`.
+Sets of nodes are bitsets (Python ints, see :class:`_Reach`) and every walk
+is a loop, not a recursion: a lattice of thousands of nodes, or a chain of
+them, is built and checked in a fraction of a second.
 
 A pair with no common upper bound at all is allowed: the strict promotion
 lattice is made of such pairs. Their join simply does not exist, and
@@ -12,11 +15,10 @@ lattice is made of such pairs. Their join simply does not exist, and
 
 from __future__ import annotations
 
-import itertools
 import json
 import tomllib
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -207,6 +209,269 @@ def _cycle_from(
     raise AssertionError("no cycle through a node of a cyclic component")
 
 
+def set_bits(bits: int) -> list[int]:
+    """The positions of the bits set in ``bits`` (a bitset), lowest first.
+
+    >>> set_bits(0b10110)
+    [1, 2, 4]
+    """
+    count = bits.bit_count()
+    if count > 64 and count * 5 > bits.bit_length():
+        # Dense: reading the binary digits beats peeling bits off one by one,
+        # each peel an operation on the whole int.
+        return [p for p, digit in enumerate(f"{bits:b}"[::-1]) if digit == "1"]
+    found: list[int] = []
+    while bits:
+        low = bits & -bits
+        found.append(low.bit_length() - 1)
+        bits ^= low
+    return found
+
+
+class _Reach:
+    """Who is above whom in a directed graph, as bitsets.
+
+    Nodes are numbered by their ``position`` in a topological order of the
+    strongly connected components (sources first, the nodes of a component
+    next to each other), and a set of nodes is a Python int whose bit ``p``
+    stands for the node at position ``p``: intersecting two sets is one
+    ``&`` on ints of N bits, whatever the shape of the graph.
+
+    The order does the rest. A node comes after every node strictly below
+    it, so the lowest bit of a set is a minimal element of it, and the set
+    has a least element (up to a cycle) iff that element's upper bounds
+    contain the whole set.
+    """
+
+    def __init__(self, succ: Mapping[Any, Sequence[Any]]) -> None:
+        self.comps = _components(succ)
+        self.order: list[Any] = [n for comp in self.comps for n in comp]
+        self.position: dict[Any, int] = {n: p for p, n in enumerate(self.order)}
+        pos = self.position
+        size = len(self.order)
+        # Each component's positions, and each position's component as a
+        # bitset.
+        spans: list[range] = []
+        self.component = [0] * size
+        for comp in self.comps:
+            span = range(pos[comp[0]], pos[comp[0]] + len(comp))
+            spans.append(span)
+            self.component[span.start : span.stop] = [
+                ((1 << len(span)) - 1) << span.start
+            ] * len(span)
+        succ_at = [[pos[s] for s in succ[n]] for n in self.order]
+        pred_at: list[list[int]] = [[] for _ in range(size)]
+        for p, ups in enumerate(succ_at):
+            for q in ups:
+                pred_at[q].append(p)
+        # The closure, one component at a time: upward from the sinks of
+        # the condensation, downward from its sources. A successor inside
+        # the component is not done yet and adds nothing: its bits are the
+        # component's own.
+        self.up = [0] * size
+        for span in reversed(spans):
+            bits = self.component[span.start]
+            for p in span:
+                for q in succ_at[p]:
+                    bits |= self.up[q]
+            self.up[span.start : span.stop] = [bits] * len(span)
+        self.down = [0] * size
+        for span in spans:
+            bits = self.component[span.start]
+            for p in span:
+                for q in pred_at[p]:
+                    bits |= self.down[q]
+            self.down[span.start : span.stop] = [bits] * len(span)
+        # The nodes sharing an upper bound with a node: those below one of
+        # its maximal upper bounds. A node below a successor's maximal upper
+        # bounds is below its own, so the successors' sets are enough.
+        self.meets = [0] * size
+        for span in reversed(spans):
+            outside = [q for p in span for q in succ_at[p] if q not in span]
+            bits = 0 if outside else self.down[span.start]
+            for q in outside:
+                bits |= self.meets[q]
+            self.meets[span.start : span.stop] = [bits] * len(span)
+        self.not_up = [~bits for bits in self.up]
+
+    def nodes(self, bits: int) -> list[Any]:
+        """The nodes of a bitset, in positional order."""
+        return [self.order[p] for p in set_bits(bits)]
+
+    def minimal(self, common: int) -> list[int]:
+        """The positions of the minimal elements of a set (whole components)."""
+        found: list[int] = []
+        while common:
+            low = (common & -common).bit_length() - 1
+            mine = self.component[low]
+            found += [low] if mine >> low == 1 else set_bits(mine)
+            common &= self.not_up[low]
+        return found
+
+    def pair_faults(self, nodes: Iterable[Any]) -> Iterator[tuple[int, int]]:
+        """For each of ``nodes`` (all nodes, each once) in turn, the nodes that
+        come after it and make a pair with no join: ``(no_bound, ambiguous)``,
+        the pairs with no common upper bound and those with several minimal
+        ones, as bitsets.
+
+        Comparable pairs have a join (the higher one), and the pairs with no
+        common upper bound are found as a set, so only the other pairs are
+        looked at one by one, lowest first. When ``b`` joins the node at
+        ``c``, so does every node between ``b`` and ``c`` (their common upper
+        bounds with the node are among ``b``'s and include ``c``): those
+        are settled with ``b``.
+        """
+        up, down, meets, not_up = self.up, self.down, self.meets, self.not_up
+        later = (1 << len(self.order)) - 1
+        for node in nodes:
+            p = self.position[node]
+            later ^= 1 << p
+            rest = later & ~(up[p] | down[p])
+            no_bound = rest & ~meets[p]
+            rest &= meets[p]
+            mine = up[p]
+            ambiguous = 0
+            while rest:
+                low = rest & -rest
+                b = low.bit_length() - 1
+                common = mine & up[b]
+                c = (common & -common).bit_length() - 1
+                if common & not_up[c]:
+                    ambiguous |= low
+                    rest ^= low
+                else:
+                    rest &= ~(up[b] & down[c])
+            yield no_bound, ambiguous
+
+
+def _cycles(
+    succ: Mapping[Any, Sequence[Any]], reach: _Reach, index: Mapping[Any, int]
+) -> list[list[Any]]:
+    """One shortest cycle per cyclic component, from its first node in
+    ``index`` order, the cycles sorted by that node."""
+    cycles: list[list[Any]] = []
+    for comp in reach.comps:
+        start = min(comp, key=index.__getitem__)
+        if len(comp) > 1 or start in set(succ[start]):
+            cycles.append(_cycle_from(succ, start, set(comp)))
+    cycles.sort(key=lambda cycle: index[cycle[0]])
+    return cycles
+
+
+class ProblemScan:
+    """Every reason why some edges do not describe a lattice: counted at
+    once, described on demand.
+
+    :meth:`Lattice.problems` lists them all; a report of a large graph,
+    which may have hundreds of thousands, counts them and describes a few.
+
+    Args:
+      edges: maps each node to the nodes immediately above it.
+      label: display name of a node in the messages (``repr`` by default).
+
+    Attributes:
+      counts: the number of problems of each kind: ``"cycle"``,
+        ``"ambiguous join"`` and ``"no upper bound"``, zeros included.
+      cycles: the cycles, in the order of their first node.
+
+    >>> scan = ProblemScan({"a": ["c", "d"], "b": ["c", "d"]}, label=str)
+    >>> scan.counts
+    {'cycle': 0, 'ambiguous join': 1, 'no upper bound': 1}
+    >>> [p.nodes for p in scan.pairs("no upper bound")]
+    [('c', 'd')]
+    """
+
+    def __init__(
+        self,
+        edges: Mapping[Any, Iterable[Any]],
+        label: Callable[[Any], str] | None = None,
+    ) -> None:
+        show: Callable[[Any], str] = label if label is not None else repr
+        self._show = show
+        succ = _successors(edges)
+        self._nodes = tuple(succ)
+        index = {n: i for i, n in enumerate(self._nodes)}
+        self._reach = _Reach(succ)
+        self.cycles = tuple(
+            LatticeProblem(
+                "cycle",
+                tuple(cycle),
+                message="cycle: " + " -> ".join(show(n) for n in cycle),
+            )
+            for cycle in _cycles(succ, self._reach, index)
+        )
+        self._faults = list(self._reach.pair_faults(self._nodes))
+        self.counts = {
+            "cycle": len(self.cycles),
+            "ambiguous join": sum(a.bit_count() for _, a in self._faults),
+            "no upper bound": sum(n.bit_count() for n, _ in self._faults),
+        }
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    def pairs(self, kind: str | None = None) -> Iterator[LatticeProblem]:
+        """The problems of pairs of nodes, in the order of the nodes.
+
+        Args:
+          kind: only those of this kind (``"ambiguous join"`` or ``"no
+            upper bound"``); both by default.
+
+        Returns:
+          An iterator: each problem is described when it is reached.
+
+        Raises:
+          ValueError: for another ``kind``.
+        """
+        if kind not in (None, "ambiguous join", "no upper bound"):
+            raise ValueError(
+                f"kind must be 'ambiguous join' or 'no upper bound', got {kind!r}"
+            )
+        return self._pairs(kind)
+
+    def _pairs(self, kind: str | None) -> Iterator[LatticeProblem]:
+        reach = self._reach
+        # By position: each node, its place in the order given and its label.
+        at = reach.order
+        given = {n: i for i, n in enumerate(self._nodes)}
+        place = [given[n] for n in at]
+        names = [self._show(n) for n in at]
+        # Many pairs share their common upper bounds: describe each set once.
+        candidates: dict[int, tuple[tuple[Any, ...], str]] = {}
+        for a, (no_bound, ambiguous) in zip(self._nodes, self._faults, strict=True):
+            if kind == "ambiguous join":
+                no_bound = 0
+            elif kind == "no upper bound":
+                ambiguous = 0
+            if not no_bound | ambiguous:
+                continue
+            p = reach.position[a]
+            for q in sorted(set_bits(no_bound | ambiguous), key=place.__getitem__):
+                if no_bound >> q & 1:
+                    yield LatticeProblem(
+                        "no upper bound",
+                        (a, at[q]),
+                        message=f"no upper bound: {names[p]} and {names[q]} have "
+                        "no common upper bound",
+                    )
+                    continue
+                common = reach.up[p] & reach.up[q]
+                found = candidates.get(common)
+                if found is None:
+                    minimal = sorted(reach.minimal(common), key=place.__getitem__)
+                    found = candidates[common] = (
+                        tuple(at[c] for c in minimal),
+                        ", ".join(names[c] for c in minimal),
+                    )
+                yield LatticeProblem(
+                    "ambiguous join",
+                    (a, at[q]),
+                    found[0],
+                    message=f"ambiguous join: {names[p]} and {names[q]} have no "
+                    f"least upper bound, only minimal ones: {found[1]}",
+                )
+
+
 class Lattice(Generic[N]):
     """A finite lattice (joins exist for every pair that has an upper bound).
 
@@ -234,81 +499,45 @@ class Lattice(Generic[N]):
         edges: Mapping[N, Iterable[N]],
         label: Callable[[N], str] | None = None,
     ) -> None:
-        succ: dict[N, tuple[N, ...]] = {}
-        for node, ups in edges.items():
-            succ[node] = tuple(dict.fromkeys(ups))
-        for ups in list(succ.values()):
-            for up in ups:
-                succ.setdefault(up, ())
+        succ: dict[N, tuple[N, ...]] = _successors(edges)
         self._succ = succ
         self._label = label if label is not None else repr
-        self._ub = self._closure()
-        self._check_joins()
+        self._reach = _Reach(succ)
+        self._order: list[N] = self._reach.order  # the nodes by position
+        self._check()
         self._joins: dict[tuple[N, ...], N] = {}
+        self._bounds: dict[N, frozenset[N]] = {}
         self._ranks: dict[N, int] | None = None
 
     # -- construction -------------------------------------------------------
 
-    def _closure(self) -> dict[N, frozenset[N]]:
-        """Upper-bound sets by depth-first search, detecting cycles."""
-        ub: dict[N, frozenset[N]] = {}
-        on_path: dict[N, int] = {}
-        path: list[N] = []
-
-        def visit(node: N) -> frozenset[N]:
-            done = ub.get(node)
-            if done is not None:
-                return done
-            if node in on_path:
-                cycle = [*path[on_path[node] :], node]
-                raise LatticeError(
-                    "cycle",
-                    cycle,
-                    message="not a lattice: the edges contain a cycle "
-                    + " -> ".join(self._label(n) for n in cycle),
-                )
-            on_path[node] = len(path)
-            path.append(node)
-            bounds = {node}
-            for up in self._succ[node]:
-                bounds |= visit(up)
-            path.pop()
-            del on_path[node]
-            ub[node] = frozenset(bounds)
-            return ub[node]
-
-        for node in self._succ:
-            visit(node)
-        return ub
-
-    def _minimal_common(self, nodes: Iterable[N]) -> set[N]:
-        # frozenset.intersection, unbound, is of unknown type for pyright.
-        common: frozenset[N] = frozenset.intersection(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            *(self._ub[n] for n in nodes)
-        )
-        # c is minimal among the common upper bounds iff every common upper
-        # bound is above it.
-        return {c for c in common if common <= self._ub[c]}
-
-    def _check_joins(self) -> None:
-        for a, b in itertools.combinations(self._succ, 2):
-            common = self._ub[a] & self._ub[b]
-            if not common:
+    def _check(self) -> None:
+        """Raise for the first cycle, or else the first ambiguous pair."""
+        reach, show = self._reach, self._label
+        index = {n: i for i, n in enumerate(self._succ)}
+        for cycle in _cycles(self._succ, reach, index)[:1]:
+            raise LatticeError(
+                "cycle",
+                cycle,
+                message="not a lattice: the edges contain a cycle "
+                + " -> ".join(show(n) for n in cycle),
+            )
+        for a, (_, ambiguous) in zip(
+            self._succ, reach.pair_faults(self._succ), strict=True
+        ):
+            if not ambiguous:
                 continue
-            least = self._minimal_common((a, b))
-            if len(least) != 1:
-                minimal = sorted(
-                    (c for c in common if not any(d in common for d in self.below(c))),
-                    key=self._label,
-                )
-                raise LatticeError(
-                    "ambiguous join",
-                    (a, b),
-                    minimal,
-                    message=f"not a lattice: {self._label(a)} and {self._label(b)} "
-                    "have no least upper bound; their minimal common upper "
-                    f"bounds are {', '.join(self._label(c) for c in minimal)}",
-                )
+            b = min(reach.nodes(ambiguous), key=index.__getitem__)
+            common = reach.up[reach.position[a]] & reach.up[reach.position[b]]
+            minimal = sorted((reach.order[c] for c in reach.minimal(common)), key=show)
+            raise LatticeError(
+                "ambiguous join",
+                (a, b),
+                minimal,
+                message=f"not a lattice: {show(a)} and {show(b)} have no least "
+                "upper bound; their minimal common upper bounds are "
+                + ", ".join(show(c) for c in minimal),
+            )
 
     @staticmethod
     def problems(
@@ -322,7 +551,7 @@ class Lattice(Generic[N]):
         common upper bound, and each pair whose common upper bounds have
         several minimal elements. Nodes on a cycle are treated as one node
         when looking for joins, so a cycle is not also reported as ambiguous
-        joins.
+        joins. (:class:`ProblemScan` counts them without describing each.)
 
         Args:
           edges: maps each node to the nodes immediately above it.
@@ -337,68 +566,8 @@ class Lattice(Generic[N]):
         ambiguous join: a and b have no least upper bound, only minimal ones: c, d
         no upper bound: c and d have no common upper bound
         """
-        show: Callable[[Any], str] = label if label is not None else repr
-        succ = _successors(edges)
-        found: list[LatticeProblem] = []
-        comps = _components(succ)
-        comp_of = {n: i for i, comp in enumerate(comps) for n in comp}
-        position = {n: i for i, n in enumerate(succ)}
-        for comp in comps:
-            start = min(comp, key=position.__getitem__)
-            if len(comp) > 1 or start in set(succ[start]):
-                cycle = _cycle_from(succ, start, set(comp))
-                found.append(
-                    LatticeProblem(
-                        "cycle",
-                        tuple(cycle),
-                        message="cycle: " + " -> ".join(show(n) for n in cycle),
-                    )
-                )
-        found.sort(key=lambda p: position[p.nodes[0]])
-        # Upper-bound sets, sinks of the condensation first.
-        ub: dict[Any, frozenset[Any]] = {}
-        for comp in reversed(comps):
-            bounds = set(comp)
-            for node in comp:
-                for up in succ[node]:
-                    if comp_of[up] != comp_of[node]:
-                        bounds |= ub[up]
-            frozen = frozenset(bounds)
-            for node in comp:
-                ub[node] = frozen
-        pairs: list[LatticeProblem] = []
-        for a, b in itertools.combinations(succ, 2):
-            common = ub[a] & ub[b]
-            if not common:
-                pairs.append(
-                    LatticeProblem(
-                        "no upper bound",
-                        (a, b),
-                        message=f"no upper bound: {show(a)} and {show(b)} have no "
-                        "common upper bound",
-                    )
-                )
-                continue
-            if any(common <= ub[c] for c in common):
-                continue  # a least one (or one cycle of least ones)
-            minimal = [
-                c
-                for c in succ
-                if c in common
-                and not any(c in ub[d] and d not in ub[c] for d in common)
-            ]
-            if len({comp_of[c] for c in minimal}) > 1:
-                pairs.append(
-                    LatticeProblem(
-                        "ambiguous join",
-                        (a, b),
-                        tuple(minimal),
-                        message=f"ambiguous join: {show(a)} and {show(b)} have no "
-                        "least upper bound, only minimal ones: "
-                        + ", ".join(show(c) for c in minimal),
-                    )
-                )
-        return (*found, *pairs)
+        scan = ProblemScan(edges, label)
+        return (*scan.cycles, *scan.pairs())
 
     # -- queries ------------------------------------------------------------
 
@@ -458,10 +627,10 @@ class Lattice(Generic[N]):
         >>> Lattice({"bottom": ["a", "b"], "a": ["top"], "b": ["top"]}).below("top")
         ('bottom', 'a', 'b')
         """
-        self._known(node)
-        # Not ``n != node``: NumPy says dtype('int64') == int, both nodes.
-        mine = self._ub[node]
-        return tuple(n for n in self._succ if node in self._ub[n] and n not in mine)
+        p = self._reach.position[self._known(node)]
+        below = self._reach.down[p] & ~(1 << p)
+        pos = self._reach.position
+        return tuple(n for n in self._succ if below >> pos[n] & 1)
 
     def upper_bounds(self, node: N) -> frozenset[N]:
         """Every node ``u`` with ``node <= u`` (including ``node``).
@@ -470,7 +639,7 @@ class Lattice(Generic[N]):
           node: a node of the lattice.
 
         Returns:
-          The set, computed once when the lattice was built.
+          The set, computed on first use and kept.
 
         Raises:
           LatticeError: ``node`` is not on the lattice.
@@ -478,7 +647,12 @@ class Lattice(Generic[N]):
         >>> sorted(Lattice({"a": ["b"], "b": ["c"]}).upper_bounds("b"))
         ['b', 'c']
         """
-        return self._ub[self._known(node)]
+        node = self._known(node)
+        found = self._bounds.get(node)
+        if found is None:
+            bits = self._reach.up[self._reach.position[node]]
+            found = self._bounds[node] = frozenset(self._reach.nodes(bits))
+        return found
 
     def rank(self, node: N) -> int:
         """The length of the longest chain of edges from a minimal node up to
@@ -498,10 +672,9 @@ class Lattice(Generic[N]):
         [0, 1, 1, 2]
         """
         if self._ranks is None:
-            ranks = {n: 0 for n in self._succ}
-            # A node strictly below another has strictly more upper bounds,
-            # so this order lists every node after all the nodes below it.
-            for n in sorted(self._succ, key=lambda n: -len(self._ub[n])):
+            ranks = dict.fromkeys(self._succ, 0)
+            # In positional order, every node comes after the nodes below it.
+            for n in self._reach.order:
                 for up in self._succ[n]:
                     ranks[up] = max(ranks[up], ranks[n] + 1)
             self._ranks = ranks
@@ -529,18 +702,20 @@ class Lattice(Generic[N]):
             raise ValueError(
                 f"{self._label(low)} is not below {self._label(high)} on the lattice"
             )
+        pos, up = self._reach.position, self._reach.up
+        target = pos[high]
         # Compared as dict keys, not with ==: NumPy says dtype('int64') == int.
         is_low = {low: True}
         parent: dict[N, N] = {}
         queue = deque([low])
         while queue:
             node = queue.popleft()
-            if high in {node: True}:
+            if pos[node] == target:
                 break
-            for up in self._succ[node]:
-                if up not in parent and up not in is_low and high in self._ub[up]:
-                    parent[up] = node
-                    queue.append(up)
+            for n in self._succ[node]:
+                if n not in parent and n not in is_low and up[pos[n]] >> target & 1:
+                    parent[n] = node
+                    queue.append(n)
         path = [high]
         while path[-1] not in is_low:
             path.append(parent[path[-1]])
@@ -563,7 +738,8 @@ class Lattice(Generic[N]):
         >>> lat.leq("a", "b"), lat.leq("a", "c")
         (True, False)
         """
-        return self._known(b) in self._ub[self._known(a)]
+        pos = self._reach.position
+        return bool(self._reach.up[pos[self._known(a)]] >> pos[self._known(b)] & 1)
 
     def join(self, *nodes: N) -> N:
         """The least upper bound of ``nodes`` (cached).
@@ -597,22 +773,27 @@ class Lattice(Generic[N]):
     def _join(self, nodes: tuple[N, ...]) -> N:
         if not nodes:
             raise ValueError("join() needs at least one node")
+        pos, up = self._reach.position, self._reach.up
+        common = -1
         for n in nodes:
-            self._known(n)
-        least = self._minimal_common(set(nodes))
-        if not least:
+            common &= up[pos[self._known(n)]]
+        if not common:
             raise JoinError(
                 nodes,
                 f"nodes {', '.join(self._label(n) for n in nodes)} have no "
                 "common upper bound on the lattice",
             )
-        # _check_joins guarantees uniqueness for pairs, and pairwise joins
-        # make every finite join unique.
-        (out,) = least
-        return out
+        # The construction checked that every pair with a common upper bound
+        # has a least one, and pairwise joins make every finite join unique:
+        # it is the lowest common upper bound in positional order.
+        return self._order[(common & -common).bit_length() - 1]
 
     def table(self, nodes: Sequence[N] | None = None) -> list[list[N | None]]:
         """The join table: ``table[i][j]`` is ``join(nodes[i], nodes[j])``.
+
+        A cell is ``None`` where the pair has no join. The table is computed
+        directly, without filling the cache of :meth:`join`, so that of a
+        lattice of N nodes costs N² cells and nothing more.
 
         Args:
           nodes: the rows' and columns' nodes, in order (all, by default).
@@ -624,14 +805,14 @@ class Lattice(Generic[N]):
         [['a', 'b'], ['b', 'b']]
         """
         order = self.nodes if nodes is None else tuple(nodes)
+        pos, up, at = self._reach.position, self._reach.up, self._order
+        bounds = [up[pos[self._known(n)]] for n in order]
         rows: list[list[N | None]] = []
-        for a in order:
+        for mine in bounds:
             row: list[N | None] = []
-            for b in order:
-                try:
-                    row.append(self.join(a, b))
-                except JoinError:
-                    row.append(None)
+            for other in bounds:
+                common = mine & other
+                row.append(at[(common & -common).bit_length() - 1] if common else None)
             rows.append(row)
         return rows
 
@@ -686,12 +867,12 @@ class Lattice(Generic[N]):
         ({'int': ['float']}, {'int': 'i'})
         """
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
         try:
+            text = p.read_text(encoding="utf-8")
             data: object = (
                 json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
             )
-        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as err:
+        except ValueError as err:  # not UTF-8, not JSON, not TOML
             raise ValueError(f"{p}: cannot parse lattice file: {err}") from None
         table = cast("dict[object, object]", data) if isinstance(data, dict) else {}
         edges = table.get("edges")
@@ -699,6 +880,11 @@ class Lattice(Generic[N]):
             raise ValueError(
                 f"{p}: expected a table 'edges' mapping each node name to a "
                 'list of node names, e.g. edges = {a = ["b"]}'
+            )
+        if not edges:
+            raise ValueError(
+                f"{p}: the table 'edges' is empty; a lattice needs at least one "
+                'node, e.g. edges = {a = ["b"]}'
             )
         labels = table.get("labels", {})
         if not _is_names(labels):

@@ -499,7 +499,7 @@ _MEMO_LIMIT: Final = 20_000
 
 # -- the optional C accelerator ---------------------------------------------------
 
-_SPEEDUPS_API: Final = 3  # the extension's API_VERSION this module speaks
+_SPEEDUPS_API: Final = 5  # the extension's API_VERSION this module speaks
 
 
 def _load_speedups() -> tuple[ModuleType | None, str]:
@@ -524,7 +524,7 @@ def _load_speedups() -> tuple[ModuleType | None, str]:
     if getattr(_speedups, "API_VERSION", None) != _SPEEDUPS_API:
         # An editable install whose extension was built from older sources.
         return None, "pure Python (typelattice._speedups is stale: reinstall)"
-    _speedups.configure(_scope, np.ndarray)
+    _speedups.configure(_scope, np.ndarray, np.generic, np.dtype)
     return _speedups, "C (typelattice._speedups)"
 
 

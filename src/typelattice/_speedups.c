@@ -19,9 +19,22 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 #include <structmember.h> /* T_OBJECT_EX: the slots of __slots__ */
+#include <stdint.h>
+
+/* Telling temporaries from named values: see "reusing the buffers of
+   temporaries" below. Python.h has defined _GNU_SOURCE, which dladdr and
+   dl_iterate_phdr need. */
+#if PY_VERSION_HEX < 0x030E0000 && defined(__GLIBC__)
+#define WALKS_THE_C_STACK 1
+#include <dlfcn.h>
+#include <link.h>
+#include <unwind.h>
+#endif
 
 #ifdef Py_GIL_DISABLED
 /* The lookups below hold borrowed references from dicts, which is only safe
@@ -31,7 +44,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 3
+#define API_VERSION 5
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -41,9 +54,17 @@ static const char *const kind_names[] = {
     "promote_types",
 };
 
-/* Set by configure(): _config._scope and numpy.ndarray. */
+/* Set by configure(): _config._scope, numpy.ndarray, numpy.generic and
+   numpy.dtype. */
 static PyObject *scope_var;
 static PyObject *ndarray_type;
+static PyTypeObject *generic_type;
+static PyTypeObject *dtype_type;
+/* Set by configure_binary(): ArrayImpl and the offsets of its _value and _key
+   slots. */
+static PyTypeObject *array_type;
+static Py_ssize_t value_offset;
+static Py_ssize_t key_offset;
 /* Set by set_global_memos(): the global state's memo and promotion_memo. */
 static PyObject *global_memo;
 static PyObject *global_promotion_memo;
@@ -55,6 +76,7 @@ static PyObject *str_promotion_memo;
 static PyObject *str_dtype;
 static PyObject *str_flag;
 static PyObject *str_qualname;
+static PyObject *str_promotion_key;
 
 typedef struct {
     PyObject_HEAD
@@ -147,9 +169,63 @@ memo_get(PyObject *memo, PyObject *key)
     return Py_NewRef(entry);
 }
 
-/* The cached entry for result_type(*args), as result_type looks it up:
- * first under the tuple of the arguments' types, then, if an argument is an
- * exact ndarray, with the type of its dtype in its place. */
+/* The key _promotion._arg_key gives x, as a new reference; NULL (never
+ * with an exception) when it has none here: Python decides. The same rules
+ * in the same order: a Python or NumPy scalar (or scalar type: same key) is
+ * keyed by its type, an ndarray or a dtype by its DType class, a string, a
+ * class or None by itself, anything else by its _promotion_key, which an
+ * ArrayImpl keeps in its _key slot. */
+static PyObject *
+arg_key(PyObject *x)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    PyObject *key;
+
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
+        t == &PyComplex_Type || PyType_IsSubtype(t, generic_type)) {
+        return Py_NewRef((PyObject *)t);
+    }
+    if ((PyObject *)t == ndarray_type) {
+        PyObject *dtype = PyObject_GetAttr(x, str_dtype);
+        if (dtype == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        key = Py_NewRef((PyObject *)Py_TYPE(dtype));
+        Py_DECREF(dtype);
+        return key;
+    }
+    if (PyType_IsSubtype(t, dtype_type)) {
+        return Py_NewRef((PyObject *)t);
+    }
+    if (t == &PyUnicode_Type || t == &PyType_Type || x == Py_None) {
+        return Py_NewRef(x);
+    }
+    if (t == array_type) {
+        key = *(PyObject **)((char *)x + key_offset);
+        return key == NULL ? NULL : Py_NewRef(key);
+    }
+    /* getattr(x, "_promotion_key", None); an error is Python's to raise
+       (or not) when it asks the same. */
+    key = PyObject_GetAttr(x, str_promotion_key);
+    if (key == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (key == Py_None) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    return key;
+}
+
+/* The cached entry for result_type(*args), under the key _promotion._cached
+ * stores it under: the tuple of arg_key. (Python looks first under the
+ * tuple of the arguments' types, which is the same key when every argument
+ * is a Python or NumPy scalar or a dtype, and holds nothing otherwise: no
+ * stored key has str, type, NoneType or an array type in it.) NULL with an
+ * exception (an error finding the memo in force) or without one (a miss,
+ * or Python's to decide). */
 static PyObject *
 cached_entry(PyObject *const *args, Py_ssize_t nargs)
 {
@@ -157,7 +233,6 @@ cached_entry(PyObject *const *args, Py_ssize_t nargs)
     PyObject *key;
     PyObject *entry;
     Py_ssize_t i;
-    int has_array = 0;
 
     memo = memo_in_force(global_memo, str_memo);
     if (memo == NULL) {
@@ -169,43 +244,19 @@ cached_entry(PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     for (i = 0; i < nargs; i++) {
-        PyTypeObject *t = Py_TYPE(args[i]);
-        if ((PyObject *)t == ndarray_type) {
-            has_array = 1;
+        PyObject *k = arg_key(args[i]);
+        if (k == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(memo);
+            return NULL;
         }
-        PyTuple_SET_ITEM(key, i, Py_NewRef((PyObject *)t));
+        PyTuple_SET_ITEM(key, i, k);
     }
     entry = memo_get(memo, key);
-    Py_DECREF(key);
-    /* Without an array the second key is the first one: already a miss. */
-    if (entry != NULL || PyErr_Occurred() || !has_array) {
-        Py_DECREF(memo);
-        return entry;
+    if (entry == NULL) {
+        /* A _promotion_key that cannot be hashed: Python handles it. */
+        PyErr_Clear();
     }
-    key = PyTuple_New(nargs);
-    if (key == NULL) {
-        Py_DECREF(memo);
-        return NULL;
-    }
-    for (i = 0; i < nargs; i++) {
-        PyObject *t = (PyObject *)Py_TYPE(args[i]);
-        if (t == ndarray_type) {
-            PyObject *dtype = PyObject_GetAttr(args[i], str_dtype);
-            if (dtype == NULL) {
-                Py_DECREF(key);
-                Py_DECREF(memo);
-                return NULL;
-            }
-            t = (PyObject *)Py_TYPE(dtype);
-            Py_INCREF(t);
-            Py_DECREF(dtype);
-        }
-        else {
-            Py_INCREF(t);
-        }
-        PyTuple_SET_ITEM(key, i, t);
-    }
-    entry = memo_get(memo, key);
     Py_DECREF(key);
     Py_DECREF(memo);
     return entry;
@@ -447,10 +498,12 @@ static PyTypeObject FastPath_Type = {
  * binary elementwise function of typelattice.numpy (_elementwise.make_unary,
  * make_binary) for the common operands: arrays (exactly ArrayImpl) and
  * Python scalars, with a cached plan and (binary) rank promotion allowed. It
- * reads the plan the Python code built -- (fn, convs, out_key, fp, cd), a
- * (how, lo, hi) conversion per operand -- and does what the Python code does
- * with it; the conversions that can raise call the Python helpers
- * themselves. Anything else -- another operand type (tracers, lists, NumPy
+ * reads the plan the Python code built -- an _elementwise.Plan (fn, convs,
+ * out_key, fp, cd), with a Conv (how, lo, hi) per operand -- and does what
+ * the Python code does with it; the conversions that can raise call the
+ * Python helpers themselves. Where an operand is a temporary that nothing
+ * else can see, the result goes into its buffer (see "reusing the buffers of
+ * temporaries"). Anything else -- another operand type (tracers, lists, NumPy
  * arrays), a missing plan, a rank_promotion check, a ValueError from a binary
  * NumPy call (whose message Python rewrites) -- is handed to fallback with
  * the arguments exactly as given.
@@ -460,17 +513,33 @@ static PyTypeObject FastPath_Type = {
  * method descriptor, so an instance can be an ArrayImpl operator.
  */
 
-/* How an operand reaches the compute dtype: _elementwise._KEEP... */
-enum how { KEEP = 0, CAST = 1, INT = 2, SCALAR = 3, WEAK = 4 };
+/* How an operand reaches the compute dtype: _elementwise.Conversion, which
+ * checks at import that CONVERSIONS (built from this enum) names the same
+ * codes. CHECK: an array whose values may not all convert; the Python
+ * checker reads them (and raises), then the ufunc casts it as for CAST. */
+enum conversion {
+    KEEP = 0,
+    CAST = 1,
+    INT = 2,
+    SCALAR = 3,
+    WEAK = 4,
+    CHECK = 5,
+};
+static const struct {
+    const char *name;
+    enum conversion code;
+} conversions[] = {
+    {"KEEP", KEEP},     {"CAST", CAST}, {"INT", INT},
+    {"SCALAR", SCALAR}, {"WEAK", WEAK}, {"CHECK", CHECK},
+};
 
 /* Set by configure_binary(). */
-static PyTypeObject *array_type;
-static Py_ssize_t value_offset;
-static Py_ssize_t key_offset;
 static PyObject *fp_var;    /* NumPy's error-state ContextVar */
 static PyObject *fp_ignore; /* its value with every warning off */
 static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
 static PyObject *weak_to;   /* _core.weak_to(value, dtype, name) */
+/* _core.check_operand(value, dtype, name, pos) */
+static PyObject *check_operand;
 static PyObject *cast_call; /* _elementwise._cast_call(fn, x, y, dtype) */
 static PyObject *finish;    /* _elementwise.finish(out, out_key) */
 static PyObject *asarray;   /* numpy.asarray(value, dtype) */
@@ -623,18 +692,44 @@ scalar_fits(PyObject *value, PyObject *bound)
     return 0;
 }
 
-/* One operand converted as its plan entry says, into *out (a new
- * reference); *cast is set for an array the ufunc converts itself.
+/* The array operand at position pos, of a dtype that may not convert to cd
+ * without a loss, checked by the Python checker: a new reference to what
+ * the ufunc gets (the array, or a view of cd), NULL with its error. */
+static PyObject *
+checked_operand(FastElementwise *self, PyObject *value, PyObject *cd,
+                int pos)
+{
+    PyObject *where = PyLong_FromLong(pos);
+    PyObject *args[4] = {value, cd, self->name, where};
+    PyObject *out;
+
+    if (where == NULL) {
+        return NULL;
+    }
+    out = PyObject_Vectorcall(check_operand, args, 4, NULL);
+    Py_DECREF(where);
+    return out;
+}
+
+/* A plan's Conv: a tuple (how, lo, hi) with an int code. */
+static int
+is_conv(PyObject *conv)
+{
+    return PyTuple_Check(conv) && PyTuple_GET_SIZE(conv) == 3 &&
+           PyLong_Check(PyTuple_GET_ITEM(conv, 0));
+}
+
+/* One operand (at position pos) converted as its plan entry says, into *out
+ * (a new reference); *cast is set for an array the ufunc converts itself.
  * 1: done; 0: ask Python (nothing raised); -1: error. */
 static int
 binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
-               PyObject *cd, PyObject **out, int *cast)
+               PyObject *cd, int pos, PyObject **out, int *cast)
 {
     PyObject *checked;
     long how;
 
-    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+    if (!is_conv(conv)) {
         return 0;
     }
     how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
@@ -674,6 +769,10 @@ binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
         return *out == NULL ? -1 : 1;
     case WEAK:
         *out = call3(weak_to, value, cd, self->name);
+        return *out == NULL ? -1 : 1;
+    case CHECK:
+        *cast = 1;
+        *out = checked_operand(self, value, cd, pos);
         return *out == NULL ? -1 : 1;
     default:
         if (PyErr_Occurred()) {
@@ -726,9 +825,12 @@ finish_result(PyObject *out, PyObject *out_key)
     }
 }
 
-/* fn(*args) with NumPy's floating point warnings off when fp. */
+/* fn(*args, **kwargs) with NumPy's floating point warnings off when fp; the
+ * keyword arguments' values follow the n positional ones in args, as in a
+ * vectorcall. */
 static PyObject *
-call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
+call_quietly_kw(PyObject *fn, PyObject *const *args, Py_ssize_t n,
+                PyObject *kwnames, int fp)
 {
     PyObject *token;
     PyObject *out;
@@ -736,13 +838,13 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
     int reset;
 
     if (!fp) {
-        return PyObject_Vectorcall(fn, args, n, NULL);
+        return PyObject_Vectorcall(fn, args, n, kwnames);
     }
     token = PyContextVar_Set(fp_var, fp_ignore);
     if (token == NULL) {
         return NULL;
     }
-    out = PyObject_Vectorcall(fn, args, n, NULL);
+    out = PyObject_Vectorcall(fn, args, n, kwnames);
     PyErr_Fetch(&type, &exc, &traceback);
     reset = PyContextVar_Reset(fp_var, token);
     Py_DECREF(token);
@@ -755,20 +857,388 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
     return out;
 }
 
-/* The result of the plan on (vx, vy). NULL with an exception: error; NULL
- * without one: ask Python. */
+/* fn(*args) with NumPy's floating point warnings off when fp. */
 static PyObject *
-binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
+call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
+{
+    return call_quietly_kw(fn, args, n, NULL, fp);
+}
+
+/* -- reusing the buffers of temporaries ------------------------------------ */
+
+/*
+ * In x * y + 1.5, the Array x * y is a temporary: only the interpreter's
+ * evaluation stack references it, and it dies as soon as the addition
+ * returns. As NumPy does for its own arrays (temporary elision), a plan then
+ * computes its result into the temporary's buffer, fn(..., out=buffer),
+ * instead of allocating a new one, and the result Array takes the buffer
+ * over. Arrays are immutable, so this is only done when nobody can ever see
+ * the buffer change:
+ *
+ * - the operand is exactly an ArrayImpl, referenced once, by the caller's
+ *   evaluation stack (a named Array has a second reference: its name);
+ * - its ndarray is referenced once, by the ArrayImpl: no view of it exists
+ *   (a view references its base), no other Array holds it, and no weak
+ *   reference to it;
+ * - the ndarray owns its memory (base None) and is writeable;
+ * - the operand needs no conversion and the result has its dtype; the other
+ *   operand is a scalar or has its shape, so the result has it too;
+ * - fn is a ufunc with one result, which computes straight into the
+ *   buffer: an element is read before the result's element is written;
+ * - the buffer is at least REUSE_MIN_BYTES (NumPy's threshold): below it a
+ *   new allocation is cheaper than these checks;
+ * - the call comes from the interpreter, with no C code of another library
+ *   between: such code may pass an object it alone references (a NumPy
+ *   object array's element, say) and look at it afterwards. Python 3.14
+ *   answers this with PyUnstable_Object_IsUniqueReferencedTemporary, which
+ *   looks for the object on the caller's evaluation stack. Before 3.14 the C
+ *   stack is walked, as NumPy does: every frame up to the interpreter loop
+ *   must be Python's or this module's. Where neither is possible, nothing
+ *   is reused.
+ *
+ * NumPy is asked for casting='safe': if fn's result dtype would not be the
+ * buffer's, it refuses before computing anything, and the result goes to a
+ * new array as usual.
+ */
+
+#define REUSE_MIN_BYTES (256 * 1024)
+
+static PyObject *str_shape;
+static PyObject *str_nbytes;
+static PyObject *str_base;
+static PyObject *str_flags;
+static PyObject *str_owndata;
+static PyObject *str_writeable;
+static PyObject *str_nout;
+static PyObject *str_safe;
+static PyObject *out_kwnames; /* ("out", "casting") */
+
+#if PY_VERSION_HEX >= 0x030E0000
+
+static int
+sole_reference(PyObject *x)
+{
+    return PyUnstable_Object_IsUniqueReferencedTemporary(x);
+}
+
+static int
+called_by_the_interpreter(void)
+{
+    return 1; /* sole_reference has checked the caller's stack */
+}
+
+#elif defined(WALKS_THE_C_STACK)
+
+static int
+sole_reference(PyObject *x)
+{
+    return Py_REFCNT(x) == 1;
+}
+
+/* Code addresses [start, end): the executable segments of a loaded object
+ * (found by find_code from an address inside them), or one function. */
+typedef struct {
+    uintptr_t inside;
+    uintptr_t start;
+    uintptr_t end;
+} code_range;
+
+static code_range python_code; /* libpython, or the executable holding it */
+static code_range own_code;    /* this module */
+static code_range eval_loop;   /* _PyEval_EvalFrameDefault */
+static int stack_walk_ready;   /* 0: not set up yet; 1: ready; -1: impossible */
+
+static int
+find_code(struct dl_phdr_info *info, size_t Py_UNUSED(size), void *data)
+{
+    code_range *range = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int i, found = 0;
+
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start, end;
+
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) {
+            continue;
+        }
+        start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+        end = start + (uintptr_t)ph->p_memsz;
+        found |= range->inside >= start && range->inside < end;
+        lo = start < lo ? start : lo;
+        hi = end > hi ? end : hi;
+    }
+    if (found) {
+        range->start = lo;
+        range->end = hi;
+    }
+    return found;
+}
+
+static int
+in_code(const code_range *range, uintptr_t pc)
+{
+    return pc >= range->start && pc < range->end;
+}
+
+/* Finds what the stack walk needs, once: 1 when it can run, else 0. */
+static int
+set_up_stack_walk(void)
+{
+    Dl_info info;
+    ElfW(Sym) *symbol = NULL;
+    void *loop;
+
+    if (stack_walk_ready != 0) {
+        return stack_walk_ready > 0;
+    }
+    stack_walk_ready = -1;
+    python_code.inside = (uintptr_t)&PyNumber_Add;
+    own_code.inside = (uintptr_t)&set_up_stack_walk;
+    loop = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    if (loop == NULL || !dl_iterate_phdr(find_code, &python_code) ||
+        !dl_iterate_phdr(find_code, &own_code) ||
+        !in_code(&python_code, (uintptr_t)loop) ||
+        !dladdr1(loop, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
+        symbol == NULL || symbol->st_size == 0) {
+        return 0;
+    }
+    /* The loop's own extent (code the compiler moved out of it, such as its
+       cold paths, counts as Python's other code: the walk goes on). */
+    eval_loop.start = (uintptr_t)loop;
+    eval_loop.end = eval_loop.start + (uintptr_t)symbol->st_size;
+    stack_walk_ready = 1;
+    return 1;
+}
+
+/* The state of a stack walk: frames seen, and the answer once known. */
+typedef struct {
+    int frames;
+    int verdict; /* -1 until known */
+} stack_walk;
+
+#define MAX_FRAMES 16
+
+static _Unwind_Reason_Code
+visit_frame(struct _Unwind_Context *context, void *data)
+{
+    stack_walk *walk = data;
+    uintptr_t pc = (uintptr_t)_Unwind_GetIP(context);
+
+    if (in_code(&own_code, pc)) {
+        return _URC_NO_REASON;
+    }
+    if (!in_code(&python_code, pc) || ++walk->frames > MAX_FRAMES) {
+        walk->verdict = 0; /* another library's code, or too deep to tell */
+        return _URC_END_OF_STACK;
+    }
+    if (in_code(&eval_loop, pc)) {
+        walk->verdict = 1;
+        return _URC_END_OF_STACK;
+    }
+    return _URC_NO_REASON;
+}
+
+/* Whether every C frame between here and the innermost interpreter loop is
+ * this module's or Python's own (as NumPy checks before it elides a
+ * temporary). The walk stops at the first frame that decides. */
+static int
+called_by_the_interpreter(void)
+{
+    stack_walk walk = {0, -1};
+
+    if (!set_up_stack_walk()) {
+        return 0;
+    }
+    _Unwind_Backtrace(visit_frame, &walk);
+    return walk.verdict == 1;
+}
+
+#else
+
+static int
+sole_reference(PyObject *Py_UNUSED(x))
+{
+    return 0; /* no way to tell a temporary here: never reuse */
+}
+
+static int
+called_by_the_interpreter(void)
+{
+    return 0;
+}
+
+#endif
+
+/* Whether this build and platform can tell temporaries (reuses_temporaries). */
+static int
+can_tell_temporaries(void)
+{
+#if PY_VERSION_HEX >= 0x030E0000
+    return 1;
+#elif defined(WALKS_THE_C_STACK)
+    return set_up_stack_walk();
+#else
+    return 0;
+#endif
+}
+
+/* Whether arg is an Array referenced only by the caller's evaluation stack,
+ * whose ndarray value only it references. The cheap checks, made before
+ * the operands are converted (which references them). */
+static int
+temporary(PyObject *arg, PyObject *value)
+{
+    return Py_TYPE(arg) == array_type &&
+           Py_TYPE(value) == (PyTypeObject *)ndarray_type &&
+           Py_REFCNT(value) == 1 && sole_reference(arg);
+}
+
+/* An attribute that is an int, or -1 (never with an exception). */
+static Py_ssize_t
+size_attribute(PyObject *obj, PyObject *name)
+{
+    PyObject *attr = PyObject_GetAttr(obj, name);
+    Py_ssize_t size;
+
+    if (attr == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    size = PyLong_Check(attr) ? PyLong_AsSsize_t(attr) : -1;
+    Py_DECREF(attr);
+    if (size == -1) {
+        PyErr_Clear();
+    }
+    return size;
+}
+
+/* Whether obj may have weak references (someone could still reach it). */
+static int
+weakly_referenced(PyObject *obj)
+{
+    Py_ssize_t offset = Py_TYPE(obj)->tp_weaklistoffset;
+
+    if (offset == 0) {
+        return 0; /* its type has no weak references */
+    }
+    /* A negative offset (weak references managed by Python): cannot tell. */
+    return offset < 0 || *(PyObject **)((char *)obj + offset) != NULL;
+}
+
+/* Whether a converted operand is a scalar or an array of value's shape. */
+static int
+scalar_or_same_shape(PyObject *operand, PyObject *value)
+{
+    PyTypeObject *t = Py_TYPE(operand);
+    PyObject *shape, *own;
+    int same;
+
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type ||
+        t == &PyBool_Type || PyType_IsSubtype(t, generic_type)) {
+        return 1;
+    }
+    if (t != (PyTypeObject *)ndarray_type) {
+        return 0;
+    }
+    shape = PyObject_GetAttr(operand, str_shape);
+    own = PyObject_GetAttr(value, str_shape);
+    same = shape != NULL && own != NULL && PyTuple_CheckExact(shape) &&
+           (PyTuple_GET_SIZE(shape) == 0 ||
+            PyObject_RichCompareBool(shape, own, Py_EQ) == 1);
+    Py_XDECREF(shape);
+    Py_XDECREF(own);
+    PyErr_Clear();
+    return same;
+}
+
+/* The buffer of the temporary operand value (see temporary()) when fn's
+ * result can go into it, else NULL (never with an exception). conv is the
+ * operand's conversion, other the other operand converted (NULL for a
+ * unary plan). Borrowed. */
+static PyObject *
+result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
+              PyObject *out_key, PyObject *fn, PyObject *other,
+              Py_ssize_t nin)
+{
+    PyObject *out_dtype = PyTuple_GET_ITEM(out_key, 0);
+    PyObject *attr;
+    int ok;
+
+    if ((out_dtype != cd &&
+         PyObject_RichCompareBool(out_dtype, cd, Py_EQ) != 1) ||
+        PyLong_AsLong(PyTuple_GET_ITEM(conv, 0)) != KEEP ||
+        size_attribute(value, str_nbytes) < REUSE_MIN_BYTES ||
+        size_attribute(fn, str_nin) != nin ||
+        size_attribute(fn, str_nout) != 1 ||
+        (other != NULL && !scalar_or_same_shape(other, value))) {
+        PyErr_Clear();
+        return NULL;
+    }
+    attr = PyObject_GetAttr(value, str_base);
+    ok = attr == Py_None && !weakly_referenced(value);
+    Py_XDECREF(attr);
+    if (ok) {
+        PyObject *flags = PyObject_GetAttr(value, str_flags);
+        PyObject *owndata = NULL, *writeable = NULL;
+
+        if (flags != NULL) {
+            owndata = PyObject_GetAttr(flags, str_owndata);
+            writeable = PyObject_GetAttr(flags, str_writeable);
+        }
+        ok = owndata == Py_True && writeable == Py_True;
+        Py_XDECREF(flags);
+        Py_XDECREF(owndata);
+        Py_XDECREF(writeable);
+    }
+    PyErr_Clear();
+    if (!ok || !called_by_the_interpreter()) {
+        return NULL;
+    }
+    return value;
+}
+
+/* fn(*args) (n of them) with NumPy's floating point warnings off when fp,
+ * into buffer when it is not NULL (see result_buffer). */
+static PyObject *
+compute(PyObject *fn, PyObject *const *args, Py_ssize_t n, PyObject *buffer,
+        int fp)
+{
+    PyObject *with_out[4];
+    PyObject *out;
+
+    if (buffer != NULL && n <= 2) {
+        memcpy(with_out, args, n * sizeof(PyObject *));
+        with_out[n] = buffer;
+        with_out[n + 1] = str_safe;
+        out = call_quietly_kw(fn, with_out, n, out_kwnames, fp);
+        /* A TypeError: NumPy refused the buffer's dtype before computing. */
+        if (out != NULL || !PyErr_ExceptionMatches(PyExc_TypeError)) {
+            return out;
+        }
+        PyErr_Clear();
+    }
+    return call_quietly(fn, args, n, fp);
+}
+
+/* The result of the plan on the operands x and y, whose values are vx and
+ * vy. NULL with an exception: error; NULL without one: ask Python. */
+static PyObject *
+binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
+           PyObject *y, PyObject *vy)
 {
     PyObject *fn, *convs, *out_key, *cd;
     PyObject *cx = NULL, *cy = NULL;
     PyObject *out = NULL;
     PyObject *result = NULL;
+    PyObject *buffer = NULL;
+    int temporary_x = temporary(x, vx);
+    int temporary_y = temporary(y, vy);
     int cast = 0;
     int fp;
     int status;
 
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5) {
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
@@ -779,12 +1249,12 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;
     }
-    status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, &cx,
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, 0, &cx,
                             &cast);
     if (status <= 0) {
         return NULL;
     }
-    status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, &cy,
+    status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, 1, &cy,
                             &cast);
     if (status <= 0) {
         goto done;
@@ -796,11 +1266,20 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *vx, PyObject *vy)
     }
     else {
         PyObject *args[2] = {cx, cy};
-        out = call_quietly(fn, args, 2, fp);
+        if (temporary_x) {
+            buffer = result_buffer(vx, PyTuple_GET_ITEM(convs, 0), cd, out_key,
+                                   fn, cy, 2);
+        }
+        if (buffer == NULL && temporary_y) {
+            buffer = result_buffer(vy, PyTuple_GET_ITEM(convs, 1), cd, out_key,
+                                   fn, cx, 2);
+        }
+        out = compute(fn, args, 2, buffer, fp);
     }
     if (out == NULL) {
-        /* Python words NumPy's broadcasting errors its own way. */
-        if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+        /* Python words NumPy's broadcasting errors its own way (not after
+           writing into a buffer: Python would see the operand changed). */
+        if (buffer == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
         }
         goto done;
@@ -853,7 +1332,8 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
         }
         goto python;
     }
-    result = binary_run(self, plan, vx, vy);
+    result = binary_run(self, plan, args[self->swap], vx,
+                        args[1 - self->swap], vy);
     Py_DECREF(plan);
     if (result != NULL || PyErr_Occurred()) {
         return result;
@@ -862,18 +1342,21 @@ python:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
-/* The result of a unary plan on v, as make_unary's function computes it.
+/* The result of a unary plan on the operand x, whose value is v, as
+ * make_unary's function computes it.
  * NULL with an exception: error; NULL without one: ask Python. */
 static PyObject *
-unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
+unary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *v)
 {
     PyObject *fn, *convs, *conv, *out_key, *cd;
     PyObject *cv = NULL;
     PyObject *out = NULL;
     PyObject *result = NULL;
+    PyObject *buffer = NULL;
+    int is_temporary = temporary(x, v);
     long how;
 
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5) {
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
@@ -885,16 +1368,22 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
         return NULL;
     }
     conv = PyTuple_GET_ITEM(convs, 0);
-    if (!PyTuple_CheckExact(conv) || PyTuple_GET_SIZE(conv) != 3 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(conv, 0))) {
+    if (!is_conv(conv)) {
         return NULL;
     }
     how = PyLong_AsLong(PyTuple_GET_ITEM(conv, 0));
     if (how == KEEP) {
         cv = Py_NewRef(v);
     }
-    else if (how == CAST) {
-        PyObject *astype = PyObject_GetAttr(v, str_astype);
+    else if (how == CAST || how == CHECK) {
+        PyObject *astype;
+        PyObject *src = how == CHECK ? checked_operand(self, v, cd, 0)
+                                     : Py_NewRef(v);
+        if (src == NULL) {
+            return NULL;
+        }
+        astype = PyObject_GetAttr(src, str_astype);
+        Py_DECREF(src);
         if (astype == NULL) {
             return NULL;
         }
@@ -914,7 +1403,10 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *v)
     if (cv == NULL) {
         return NULL;
     }
-    out = call_quietly(fn, &cv, 1, PyTuple_GET_ITEM(plan, 3) == Py_True);
+    if (is_temporary) {
+        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1);
+    }
+    out = compute(fn, &cv, 1, buffer, PyTuple_GET_ITEM(plan, 3) == Py_True);
     Py_DECREF(cv);
     if (out == NULL) {
         return NULL;
@@ -962,7 +1454,7 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
         }
         goto python;
     }
-    result = unary_run(self, plan, v);
+    result = unary_run(self, plan, args[0], v);
     Py_DECREF(plan);
     if (result != NULL || PyErr_Occurred()) {
         return result;
@@ -1150,22 +1642,48 @@ static PyTypeObject FastElementwise_Type = {
 /*
  * JitCall(fallback) is typelattice.jit's Jitted.__call__ for its commonest
  * call, already traced: no trace running, positional arguments only, each
- * exactly an ArrayImpl. It builds the flat key the Python method stores the
- * entry under in Jitted._fast -- (configuration state, aval, shape, aval,
- * shape, ...) -- counts a hit, runs entry.run on the arrays' values and
- * wraps a single result (entry.single) or lets entry.results build the
- * results. Anything else (no entry yet, keywords, other arguments, static
- * arguments: their calls are never stored under a flat key) is handed to
- * fallback, the Python method, with the arguments as given.
+ * exactly an ArrayImpl or a Python bool, int, float or complex. It builds
+ * the flat key the Python method stores the entry under in Jitted._fast --
+ * (configuration state, then per argument its aval and shape, or its Python
+ * type and ()) -- counts a hit, moves the entry to the end of
+ * Jitted._order (the cache's least-recently-used order), runs entry.run on
+ * the arguments' values and wraps a single result (entry.single) or lets
+ * entry.results build the results. A Python scalar's value is the 0-d
+ * array of its dtype (int32/int64, float32/float64, complex64/complex128 as
+ * enable_x64 says, or bool), made here when it surely fits; anything else
+ * (no entry yet, keywords, other arguments, a scalar out of range, inf or
+ * nan in 32-bit mode, static arguments: their calls are never stored under
+ * a flat key) is handed to fallback, the Python method, with the arguments
+ * as given.
  */
 
-static PyObject *trace_var; /* _tracer._current */
+static PyObject *trace_var;    /* _tracer._current */
+static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
+                                  complex64, complex128, bool) */
+static PyObject *jit_asarray;  /* numpy.asarray */
+/*
+ * The 0-d arrays of scalar values passed again and again (scale factors,
+ * learning rates...), per dtype of jit_dtypes: a table of JIT_VALUE_SLOTS
+ * entries indexed by a hash of the value's bits (an integer's, a double's:
+ * so -0.0 and 0.0, or two nans, are told apart by their bits). A value is
+ * kept when it is seen a second time in its slot (then its array is made
+ * read-only: it is shared by the calls, and by results that return the
+ * argument itself); values seen once cost no more than a plain conversion.
+ */
+#define JIT_VALUE_SLOTS 64
+typedef struct {
+    unsigned long long bits; /* the value (an integer, or a double's bits) */
+    PyObject *array;         /* its read-only 0-d array, once seen twice */
+    int used;                /* bits holds a value */
+} JitValue;
+static JitValue jit_values[7][JIT_VALUE_SLOTS];
 static PyObject *str_fast;
+static PyObject *str_order;
 static PyObject *str_hits;
 static PyObject *str_run;
 static PyObject *str_single;
 static PyObject *str_results;
-static PyObject *str_shape;
+static PyObject *str_enable_x64;
 
 typedef struct {
     PyObject_HEAD
@@ -1173,6 +1691,175 @@ typedef struct {
     PyObject *fallback;
     PyObject *dict;
 } JitCall;
+
+/* asarray(args[0], args[1]), the value args[0] having these bits, from
+ * its entry in table or made (and kept, read-only, when seen twice). */
+static PyObject *
+jit_cached_value(JitValue *table, unsigned long long bits,
+                 PyObject *const *args)
+{
+    JitValue *e = &table[(bits * 0x9E3779B97F4A7C15ull) >> 58];
+    PyObject *value, *flags, *old;
+    int again = e->used && e->bits == bits;
+    int rc;
+
+    if (again && e->array != NULL) {
+        return Py_NewRef(e->array);
+    }
+    value = PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+    if (value == NULL) {
+        return NULL;
+    }
+    if (!again) { /* the first time here: remembered, not kept */
+        old = e->array;
+        e->bits = bits;
+        e->used = 1;
+        e->array = NULL;
+        Py_XDECREF(old);
+        return value;
+    }
+    flags = PyObject_GetAttr(value, str_flags);
+    if (flags == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    rc = PyObject_SetAttr(flags, str_writeable, Py_False);
+    Py_DECREF(flags);
+    if (rc < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    if (e->used && e->bits == bits && e->array == NULL) { /* (still ours) */
+        e->array = Py_NewRef(value);
+    }
+    return value;
+}
+
+/* The 0-d array a Python scalar argument stands for (as _jit._scalar_input
+ * makes it); NULL without an exception when it may not fit: ask Python. */
+static PyObject *
+jit_scalar(PyObject *x, int x64)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    PyObject *args[2];
+    unsigned long long bits;
+    Py_complex c;
+
+    args[0] = x;
+    if (t == &PyBool_Type) {
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, 6);
+        return jit_cached_value(jit_values[6], x == Py_True, args);
+    }
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+
+        if (v == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (overflow != 0 || (!x64 && (v < INT32_MIN || v > INT32_MAX))) {
+            return NULL;
+        }
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, x64);
+        return jit_cached_value(jit_values[x64], (unsigned long long)v, args);
+    }
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(x);
+
+        /* Any double is a float64; finite values up to FLT_MAX in magnitude
+         * are finite float32s (inf and nan fail the test: Python decides). */
+        if (!x64 && !(fabs(d) <= FLT_MAX)) {
+            return NULL;
+        }
+        memcpy(&bits, &d, sizeof bits);
+        args[1] = PyTuple_GET_ITEM(jit_dtypes, 2 + x64);
+        return jit_cached_value(jit_values[2 + x64], bits, args);
+    }
+    if (t != &PyComplex_Type) {
+        return NULL;
+    }
+    c = PyComplex_AsCComplex(x); /* (not kept: rarely a constant) */
+    if (!x64 && !(fabs(c.real) <= FLT_MAX && fabs(c.imag) <= FLT_MAX)) {
+        return NULL;
+    }
+    args[1] = PyTuple_GET_ITEM(jit_dtypes, 4 + x64);
+    return PyObject_Vectorcall(jit_asarray, args, 2, NULL);
+}
+
+/* state.enable_x64 (1 or 0; -1: error), remembered for the last state
+ * asked about (states are interned: one object per combination of flags). */
+static int
+jit_x64(PyObject *state)
+{
+    static PyObject *last_state; /* a strong reference: never a reused address */
+    static int last_x64;
+    PyObject *flag;
+    int x64;
+
+    if (state == last_state) {
+        return last_x64;
+    }
+    flag = PyObject_GetAttr(state, str_enable_x64);
+    if (flag == NULL) {
+        return -1;
+    }
+    x64 = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (x64 >= 0) {
+        Py_XSETREF(last_state, Py_NewRef(state));
+        last_x64 = x64;
+    }
+    return x64;
+}
+
+/* jitted._hits += 1, and the entry made the most recently used: moved to the
+ * end of jitted._order (unless another thread evicted it meanwhile). */
+static int
+jit_count_hit(PyObject *jitted, PyObject *entry)
+{
+    PyObject *hits, *more, *order;
+    Py_ssize_t count;
+    int rc;
+
+    hits = PyObject_GetAttr(jitted, str_hits);
+    if (hits == NULL) {
+        return -1;
+    }
+    count = PyLong_AsSsize_t(hits);
+    Py_DECREF(hits);
+    if (count == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    more = PyLong_FromSsize_t(count + 1);
+    if (more == NULL) {
+        return -1;
+    }
+    rc = PyObject_SetAttr(jitted, str_hits, more);
+    Py_DECREF(more);
+    if (rc < 0) {
+        return -1;
+    }
+    order = PyObject_GetAttr(jitted, str_order);
+    if (order == NULL) {
+        return -1;
+    }
+    if (!PyDict_CheckExact(order)) {
+        Py_DECREF(order);
+        PyErr_SetString(PyExc_TypeError, "Jitted._order must be a dict");
+        return -1;
+    }
+    if (PyDict_DelItem(order, entry) < 0) {
+        rc = PyErr_ExceptionMatches(PyExc_KeyError) ? 0 : -1;
+        if (rc == 0) {
+            PyErr_Clear();
+        }
+    }
+    else {
+        rc = PyDict_SetItem(order, entry, Py_None);
+    }
+    Py_DECREF(order);
+    return rc;
+}
 
 /* The result of a cached call; NULL without an exception: ask Python. */
 static PyObject *
@@ -1184,19 +1871,20 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     PyObject *entry = NULL;
     PyObject *values[64];
     PyObject *result = NULL;
-    PyObject *run, *outs, *single, *hits, *more;
+    PyObject *run, *outs, *single;
     Py_ssize_t i;
+    Py_ssize_t made = 0; /* values[0:made] are new references */
     int is_global;
+    int x64 = -1; /* read from the state at the first scalar */
 
-    if (n > 64 || array_type == NULL) {
+    if (n > 64 || array_type == NULL || jit_dtypes == NULL) {
         return NULL;
     }
     for (i = 0; i < n; i++) {
-        if (Py_TYPE(args[i]) != array_type) {
-            return NULL;
-        }
-        values[i] = *(PyObject **)((char *)args[i] + value_offset);
-        if (values[i] == NULL) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+
+        if (t != array_type && t != &PyLong_Type && t != &PyFloat_Type &&
+            t != &PyBool_Type && t != &PyComplex_Type) {
             return NULL;
         }
     }
@@ -1211,17 +1899,40 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     }
     PyTuple_SET_ITEM(key, 0, state);
     for (i = 0; i < n; i++) {
-        PyObject *aval = *(PyObject **)((char *)args[i] + key_offset);
-        PyObject *shape;
+        PyObject *a = args[i];
+        PyObject *aval, *shape, *value;
 
-        if (aval == NULL) {
-            goto done;
+        if (Py_TYPE(a) == array_type) {
+            value = *(PyObject **)((char *)a + value_offset);
+            aval = *(PyObject **)((char *)a + key_offset);
+            if (value == NULL || aval == NULL) {
+                goto done;
+            }
+            shape = PyObject_GetAttr(value, str_shape);
+            if (shape == NULL) {
+                goto done;
+            }
+            Py_INCREF(value);
+            Py_INCREF(aval);
         }
-        shape = PyObject_GetAttr(values[i], str_shape);
-        if (shape == NULL) {
-            goto done;
+        else {
+            if (x64 < 0 && (x64 = jit_x64(state)) < 0) {
+                goto done;
+            }
+            value = jit_scalar(a, x64);
+            if (value == NULL) {
+                goto done;
+            }
+            aval = Py_NewRef((PyObject *)Py_TYPE(a));
+            shape = PyTuple_New(0);
+            if (shape == NULL) {
+                Py_DECREF(value);
+                Py_DECREF(aval);
+                goto done;
+            }
         }
-        PyTuple_SET_ITEM(key, 1 + 2 * i, Py_NewRef(aval));
+        values[made++] = value;
+        PyTuple_SET_ITEM(key, 1 + 2 * i, aval);
         PyTuple_SET_ITEM(key, 2 + 2 * i, shape);
     }
     fast = PyObject_GetAttr(jitted, str_fast);
@@ -1233,24 +1944,9 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
         goto done;
     }
     Py_INCREF(entry);
-    hits = PyObject_GetAttr(jitted, str_hits);
-    if (hits == NULL) {
+    if (jit_count_hit(jitted, entry) < 0) {
         goto done;
     }
-    {
-        Py_ssize_t count = PyLong_AsSsize_t(hits);
-
-        Py_DECREF(hits);
-        if (count == -1 && PyErr_Occurred()) {
-            goto done;
-        }
-        more = PyLong_FromSsize_t(count + 1);
-    }
-    if (more == NULL || PyObject_SetAttr(jitted, str_hits, more) < 0) {
-        Py_XDECREF(more);
-        goto done;
-    }
-    Py_DECREF(more);
     run = PyObject_GetAttr(entry, str_run);
     if (run == NULL) {
         goto done;
@@ -1276,6 +1972,9 @@ jit_run(PyObject *jitted, PyObject *const *args, Py_ssize_t n)
     Py_DECREF(single);
     Py_DECREF(outs);
 done:
+    for (i = 0; i < made; i++) {
+        Py_DECREF(values[i]);
+    }
     Py_XDECREF(entry);
     Py_XDECREF(fast);
     Py_DECREF(key);
@@ -1395,8 +2094,9 @@ static PyTypeObject JitCall_Type = {
                 Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = PyDoc_STR(
         "JitCall(fallback)\n--\n\n"
-        "Jitted.__call__ for traced calls with arrays as positional "
-        "arguments; calls fallback, with the same arguments, otherwise."),
+        "Jitted.__call__ for traced calls with arrays and Python scalars "
+        "as positional arguments; calls fallback, with the same arguments, "
+        "otherwise."),
     .tp_traverse = (traverseproc)JitCall_traverse,
     .tp_clear = (inquiry)JitCall_clear,
     .tp_getset = JitCall_getset,
@@ -1409,23 +2109,43 @@ static PyObject *
 configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
               Py_ssize_t nargs)
 {
-    if (nargs != 1 || !PyContextVar_CheckExact(args[0])) {
+    if (nargs != 3 || !PyContextVar_CheckExact(args[0]) ||
+        !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != 7 ||
+        !PyCallable_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
-                        "configure_jit(trace_var) takes a ContextVar");
+                        "configure_jit(trace_var, scalar_dtypes, asarray) "
+                        "takes a ContextVar, a tuple of 7 dtypes and a "
+                        "callable");
         return NULL;
     }
+    for (int i = 0; i < 7; i++) { /* (the dtypes may be others now) */
+        for (int j = 0; j < JIT_VALUE_SLOTS; j++) {
+            jit_values[i][j].used = 0;
+            Py_CLEAR(jit_values[i][j].array);
+        }
+    }
     Py_XSETREF(trace_var, Py_NewRef(args[0]));
+    Py_XSETREF(jit_dtypes, Py_NewRef(args[1]));
+    Py_XSETREF(jit_asarray, Py_NewRef(args[2]));
     Py_RETURN_NONE;
 }
 
 /* -- module functions ---------------------------------------------------------- */
 
 static PyObject *
+reuses_temporaries(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(can_tell_temporaries());
+}
+
+static PyObject *
 configure(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "configure(scope, ndarray) takes 2 arguments");
+    Py_ssize_t i;
+
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "configure(scope, ndarray, generic, "
+                                         "dtype) takes 4 arguments");
         return NULL;
     }
     if (!PyContextVar_CheckExact(args[0])) {
@@ -1433,13 +2153,17 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
                      args[0]);
         return NULL;
     }
-    if (!PyType_Check(args[1])) {
-        PyErr_Format(PyExc_TypeError, "ndarray must be a type, not %R",
-                     args[1]);
-        return NULL;
+    for (i = 1; i < 4; i++) {
+        if (!PyType_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "%R is not a type", args[i]);
+            return NULL;
+        }
     }
-    Py_XSETREF(scope_var, Py_NewRef(args[0]));
     Py_XSETREF(ndarray_type, Py_NewRef(args[1]));
+    Py_XSETREF(generic_type, (PyTypeObject *)Py_NewRef(args[2]));
+    Py_XSETREF(dtype_type, (PyTypeObject *)Py_NewRef(args[3]));
+    /* Last: the lookups are idle until scope_var is set. */
+    Py_XSETREF(scope_var, Py_NewRef(args[0]));
     Py_RETURN_NONE;
 }
 
@@ -1498,11 +2222,11 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_ssize_t value_at, key_at;
     Py_ssize_t i;
 
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
                         "configure_binary(array_type, value_slot, key_slot, "
                         "fp_var, fp_ignore, scalar_to, weak_to, cast_call, "
-                        "finish, asarray) takes 10 arguments");
+                        "finish, asarray, check_operand) takes 11 arguments");
         return NULL;
     }
     if (!PyType_Check(args[0])) {
@@ -1519,7 +2243,7 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
                      args[3]);
         return NULL;
     }
-    for (i = 5; i < 10; i++) {
+    for (i = 5; i < 11; i++) {
         if (!PyCallable_Check(args[i])) {
             PyErr_Format(PyExc_TypeError, "%R is not callable", args[i]);
             return NULL;
@@ -1534,16 +2258,22 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(cast_call, Py_NewRef(args[7]));
     Py_XSETREF(finish, Py_NewRef(args[8]));
     Py_XSETREF(asarray, Py_NewRef(args[9]));
+    Py_XSETREF(check_operand, Py_NewRef(args[10]));
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
+    {"reuses_temporaries", reuses_temporaries, METH_NOARGS,
+     PyDoc_STR("reuses_temporaries()\n--\n\n"
+               "Whether elementwise functions compute into the buffers of "
+               "temporary arrays here: whether this Python and platform let "
+               "the extension tell a temporary from a named array.")},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
-     PyDoc_STR("configure(scope, ndarray)\n--\n\n"
-               "Set the ContextVar holding the scoped configuration and the "
-               "ndarray type.")},
+     PyDoc_STR("configure(scope, ndarray, generic, dtype)\n--\n\n"
+               "Set the ContextVar holding the scoped configuration and "
+               "NumPy's array, scalar and dtype types.")},
     {"set_global_memos", (PyCFunction)(void (*)(void))set_global_memos,
      METH_FASTCALL,
      PyDoc_STR("set_global_memos(memo, promotion_memo, rank_allow, state)"
@@ -1552,12 +2282,15 @@ static PyMethodDef module_methods[] = {
                "its rank_promotion is 'allow', and the state itself.")},
     {"configure_jit", (PyCFunction)(void (*)(void))configure_jit,
      METH_FASTCALL,
-     PyDoc_STR("configure_jit(trace_var)\n--\n\n"
-               "Set the ContextVar holding the trace running here.")},
+     PyDoc_STR("configure_jit(trace_var, scalar_dtypes, asarray)\n--\n\n"
+               "Set the ContextVar holding the trace running here, the "
+               "dtypes of Python scalar arguments (int32, int64, float32, "
+               "float64, complex64, complex128, bool) and numpy.asarray.")},
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
      METH_FASTCALL,
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
-               "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray)"
+               "fp_ignore, scalar_to, weak_to, cast_call, finish, asarray, "
+               "check_operand)"
                "\n--\n\n"
                "Set what FastElementwise works with: the array type and its "
                "slots, NumPy's error-state ContextVar and its 'ignore' value, "
@@ -1581,6 +2314,32 @@ intern(PyObject **slot, const char *text)
     return *slot == NULL ? -1 : 0;
 }
 
+/* CONVERSIONS: {name: code} of enum conversion, for _elementwise to check. */
+static int
+add_conversions(PyObject *module)
+{
+    PyObject *table = PyDict_New();
+    size_t i;
+    int status;
+
+    if (table == NULL) {
+        return -1;
+    }
+    for (i = 0; i < sizeof(conversions) / sizeof(conversions[0]); i++) {
+        PyObject *code = PyLong_FromLong(conversions[i].code);
+        int failed = code == NULL || PyDict_SetItemString(
+                                         table, conversions[i].name, code) < 0;
+        Py_XDECREF(code);
+        if (failed) {
+            Py_DECREF(table);
+            return -1;
+        }
+    }
+    status = PyModule_AddObjectRef(module, "CONVERSIONS", table);
+    Py_DECREF(table);
+    return status;
+}
+
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
@@ -1591,13 +2350,25 @@ PyInit__speedups(void)
         intern(&str_dtype, "dtype") < 0 ||
         intern(&str_flag, "return_weak_type_flag") < 0 ||
         intern(&str_qualname, "__qualname__") < 0 ||
+        intern(&str_promotion_key, "_promotion_key") < 0 ||
         intern(&str_rank_promotion, "rank_promotion") < 0 ||
         intern(&str_allow, "allow") < 0 || intern(&str_name, "name") < 0 ||
         intern(&str_nin, "nin") < 0 || intern(&str_astype, "astype") < 0 ||
         intern(&str_fast, "_fast") < 0 || intern(&str_hits, "_hits") < 0 ||
+        intern(&str_order, "_order") < 0 ||
+        intern(&str_enable_x64, "enable_x64") < 0 ||
         intern(&str_run, "run") < 0 || intern(&str_single, "single") < 0 ||
         intern(&str_results, "results") < 0 ||
-        intern(&str_shape, "shape") < 0) {
+        intern(&str_shape, "shape") < 0 ||
+        intern(&str_nbytes, "nbytes") < 0 || intern(&str_base, "base") < 0 ||
+        intern(&str_flags, "flags") < 0 ||
+        intern(&str_owndata, "owndata") < 0 ||
+        intern(&str_writeable, "writeable") < 0 ||
+        intern(&str_nout, "nout") < 0 || intern(&str_safe, "safe") < 0) {
+        return NULL;
+    }
+    out_kwnames = Py_BuildValue("(ss)", "out", "casting");
+    if (out_kwnames == NULL) {
         return NULL;
     }
     if (PyType_Ready(&FastPath_Type) < 0 ||
@@ -1607,6 +2378,10 @@ PyInit__speedups(void)
     }
     module = PyModule_Create(&speedups_module);
     if (module == NULL) {
+        return NULL;
+    }
+    if (add_conversions(module) < 0) {
+        Py_DECREF(module);
         return NULL;
     }
     if (PyModule_AddIntConstant(module, "API_VERSION", API_VERSION) < 0 ||

@@ -6,9 +6,14 @@ from contextvars import ContextVar
 from typing import Any, Final, Literal
 
 API_VERSION: Final[int]
+#: The plans' conversion codes by name (_elementwise.Conversion).
+CONVERSIONS: Final[dict[str, int]]
 
-def configure(scope: ContextVar[Any], ndarray: type, /) -> None:
-    """Set the ContextVar holding the scoped configuration and the ndarray type."""
+def configure(
+    scope: ContextVar[Any], ndarray: type, generic: type, dtype: type, /
+) -> None:
+    """Set the ContextVar holding the scoped configuration and NumPy's array,
+    scalar and dtype types."""
 
 def set_global_memos(
     memo: dict[Any, Any],
@@ -20,8 +25,19 @@ def set_global_memos(
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
 
-def configure_jit(trace_var: ContextVar[Any], /) -> None:
-    """Set the ContextVar holding the trace running here."""
+def reuses_temporaries() -> bool:
+    """Whether elementwise functions compute into the buffers of temporary
+    arrays here (this Python and platform can tell a temporary)."""
+
+def configure_jit(
+    trace_var: ContextVar[Any],
+    scalar_dtypes: tuple[Any, ...],
+    asarray: Callable[..., Any],
+    /,
+) -> None:
+    """Set the ContextVar holding the trace running here, the dtypes of
+    Python scalar arguments (int32, int64, float32, float64, complex64,
+    complex128, bool) and ``numpy.asarray``."""
 
 def configure_binary(
     array_type: type,
@@ -34,6 +50,7 @@ def configure_binary(
     cast_call: Callable[..., Any],
     finish: Callable[..., Any],
     asarray: Callable[..., Any],
+    check_operand: Callable[..., Any],
     /,
 ) -> None:
     """Set the array type, its slots, NumPy's error state and the helpers."""
@@ -69,8 +86,9 @@ class FastElementwise:
     def swap(self) -> bool: ...
 
 class JitCall:
-    """``Jitted.__call__`` for traced calls with arrays as positional
-    arguments; calls ``fallback`` with the same arguments otherwise."""
+    """``Jitted.__call__`` for traced calls with arrays and Python scalars
+    as positional arguments; calls ``fallback`` with the same arguments
+    otherwise."""
 
     def __init__(self, fallback: Callable[..., Any]) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from typelattice import _config, _dtypes, _promotion
-from typelattice._lattice import JoinError, Lattice
+from typelattice._lattice import Lattice
 
 __all__ = [
     "DEFAULT_CODES",
@@ -126,16 +126,13 @@ def promotion_table(
         label = _promotion.node_label
         nodes = [_dtypes.code_to_dtype(c) for c in order]
         title = f"typelattice {promotion} lattice, {'64' if x64 else '32'}-bit mode"
-    rows: list[tuple[str, ...]] = []
-    for a in nodes:
-        row: list[str] = []
-        for b in nodes:
-            try:
-                row.append(label(lat.join(a, b)))
-            except JoinError:
-                row.append(NO_JOIN)
-        rows.append(tuple(row))
-    return Table(order, tuple(rows), title)
+    # Lattice.table, not a join per cell: a large lattice's N² joins would
+    # all stay in the cache of join.
+    rows = tuple(
+        tuple(NO_JOIN if j is None else label(j) for j in row)
+        for row in lat.table(nodes)
+    )
+    return Table(order, rows, title)
 
 
 def differing_cells(table: Table, other: Table) -> tuple[tuple[str, str], ...]:

@@ -69,6 +69,7 @@ from typelattice.numpy._reductions import (
 )
 from typelattice.numpy._shape import (
     argsort,
+    argwhere,
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -80,6 +81,7 @@ from typelattice.numpy._shape import (
     concatenate,
     diagonal,
     expand_dims,
+    flatnonzero,
     flip,
     hstack,
     matrix_transpose,
@@ -282,6 +284,7 @@ __all__ = [
     "argmax",
     "argmin",
     "argsort",
+    "argwhere",
     "around",
     "array",
     "asarray",
@@ -342,6 +345,7 @@ __all__ = [
     "expm1",
     "eye",
     "finfo",
+    "flatnonzero",
     "flip",
     "float16",
     "float32",

@@ -554,13 +554,16 @@ def _take(
 def _nonzero(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
+    """nonzero, argwhere, flatnonzero, where(condition): ``size`` results
+    (rows for argwhere), computed with ``size=0``; an invalid size is left
+    to the real call to refuse."""
     bound = _bind(fn, args, kwargs)
     count = _count(bound.arguments["size"])
     if count is None or count < 0:
         raise Fallback
     bound.arguments["size"] = 0
     out = _run_small(fn, bound.args, bound.kwargs)
-    return _rebuild(out, lambda _: (count,))
+    return _rebuild(out, lambda small: (count, *small.shape[1:]))
 
 
 # -- indexing -------------------------------------------------------------------
@@ -856,8 +859,8 @@ def _arange(
     bound = _bind(fn, args, kwargs)
     given = bound.arguments
     numbers = [given[k] for k in ("start", "stop", "step") if given[k] is not None]
-    if not all(type(v) in (int, float) for v in numbers):
-        raise Fallback
+    if given["start"] is None or not all(type(v) in (int, float) for v in numbers):
+        raise Fallback  # (arange itself refuses a start of None)
     start, stop, step = given["start"], given["stop"], given["step"]
     if stop is None:
         start, stop = 0, start
@@ -930,7 +933,7 @@ RULES: Final[dict[str, Rule]] = {
     "tile": _tile,
     "repeat": _repeat,
     "take": _take,
-    "nonzero": _nonzero,
+    **dict.fromkeys(("nonzero", "argwhere", "flatnonzero"), _nonzero),
     "getitem": _getitem,
     "scatter": _scatter,
 }

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["Array", "ArrayImpl"]
 
 _COMPLEX_KINDS: Final = _dtypes.CATEGORIES["complex floating"]
+_INT32: Final = np.dtype("int32")
 
 
 class Array:
@@ -262,7 +263,9 @@ class Array:
 
     def __round__(self, ndigits: int | None = None) -> Array:
         if ndigits is None:  # Python's round(x): an integer result, as JAX
-            return _creation.astype(_ufuncs.round(self, 0), "int32")
+            rounded = np.asarray(_ufuncs.round(self, 0))
+            fix = "Fix: round(x, 0) keeps the float dtype, which holds it."
+            return from_numpy(_core.checked_cast(rounded, _INT32, "round", fix))
         return _ufuncs.round(self, ndigits)
 
     # Arrays are mutable-looking but immutable values: not hashable.

@@ -143,55 +143,330 @@ def ignore_fp_errors(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _EXTOBJ.reset(token)
 
 
-# -- operands ---------------------------------------------------------------
+# -- data safety: conversions must not change values -------------------------
+#
+# Every conversion an operation makes on its own (an operand to the dtype it
+# computes in, a value to a dtype= it was given, 64-bit NumPy input to 32-bit
+# mode) goes through the functions below. Rounding to the new dtype's
+# precision is allowed, as in JAX and NumPy; a change beyond that (see
+# _dtypes.can_lose_range) raises OverflowError naming the value, the dtypes
+# and a fix that works in the active mode (docs/semantics.md, "Data safety").
+# Note: JAX wraps integers and lets finite floats become inf here; we raise.
+
+X64_SCOPE: Final = "with typelattice.enable_x64():"
+
+# The dtypes a fix may suggest, by family, in the order they are tried:
+# integers by size (the signedness asked for first), then the IEEE floats
+# (bfloat16 holds the range of float32 with a third of its precision: it is
+# never the suggestion for values that need range).
+_INTEGERS: Final = tuple(
+    np.dtype(f"{sign}int{bits}") for bits in (8, 16, 32, 64) for sign in ("", "u")
+)
+_REALS: Final = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+_COMPLEXES: Final = (np.dtype("complex64"), np.dtype("complex128"))
+
+
+def _holds(dt: DType, lo: Any, hi: Any) -> bool:
+    """Whether every value in ``[lo, hi]`` converts to ``dt`` by rounding only."""
+    kind = _dtypes.kind_of(dt)
+    if kind in "iu":
+        if any(isinstance(v, float) and not math.isfinite(v) for v in (lo, hi)):
+            return False
+        dst_lo, dst_hi = _dtypes.value_range(dt)
+        return bool(dst_lo <= math.trunc(lo) and math.trunc(hi) <= dst_hi)
+    try:
+        lo, hi = float(lo), float(hi)
+    except OverflowError:  # a Python int beyond every float
+        return False
+    limit = _dtypes.overflow_limit(dt)
+    return all(not math.isfinite(v) or abs(v) < limit for v in (lo, hi))
+
+
+def wider_dtype(dt: DType, lo: Any, hi: Any, keep_range: bool) -> DType | None:
+    """The dtype a fix suggests: the first of ``dt``'s family that holds every
+    value in ``[lo, hi]`` (and, with ``keep_range``, every value of ``dt``, so
+    that the other operands fit too); integers that no integer type holds
+    get a float. None when no dtype holds them."""
+    kind = _dtypes.kind_of(dt)
+    if kind == "c":
+        candidates: tuple[DType, ...] = _COMPLEXES
+    elif kind == "f":
+        candidates = _REALS
+    else:
+        unsigned_first = kind == "u"
+        ints = sorted(
+            _INTEGERS, key=lambda d: (d.itemsize, (d.kind == "u") != unsigned_first)
+        )
+        candidates = (*ints, *_REALS)
+    if keep_range:
+        dt_lo, dt_hi = _dtypes.value_range(dt)
+        lo, hi = min(lo, dt_lo), max(hi, dt_hi)
+    return next((c for c in candidates if _holds(c, lo, hi)), None)
+
+
+def fix_for(dt: DType, lo: Any, hi: Any, use: str) -> str:
+    """The sentence that ends a data-loss message: a dtype that holds the
+    values in ``[lo, hi]`` and how to use it, in the active mode.
+
+    ``use`` says how: ``'operands'`` (convert an operation's array operands
+    to a dtype that also holds ``dt``'s values), ``'array'`` (convert the
+    array an update or a fill value goes into), ``'dtype'`` or
+    ``'preferred_element_type'`` (pass it as that argument instead of
+    ``dt``), ``'default'`` (``dt`` was inferred: pass a ``dtype=``, or run in
+    64-bit mode where the default holds it).
+    """
+    wider = wider_dtype(dt, lo, hi, keep_range=use in ("operands", "array"))
+    if wider is None:
+        return (
+            "Fix: no dtype holds it; compute with Python numbers, or scale the "
+            "values into range first."
+        )
+    name = wider.name
+    x64 = _config.current().enable_x64
+    if use in ("dtype", "default", "preferred_element_type"):
+        keyword = "dtype" if use == "default" else use
+        how = f"give a {keyword} that holds it, e.g. {keyword}='{name}'"
+    elif use == "array":
+        how = f"convert the array first, e.g. x.astype('{name}')"
+    else:
+        how = f"convert the array operands to {name} first, e.g. x.astype('{name}')"
+    if wider in _dtypes.TO_32 and not x64:
+        how += f", inside `{X64_SCOPE}` (64-bit types need 64-bit mode)"
+    elif use == "default" and not x64 and dt in _dtypes.TO_32.values():
+        wide = next(w for w, n in _dtypes.TO_32.items() if n == dt)
+        if _holds(wide, lo, hi):
+            how += f"; or run it inside `{X64_SCOPE}`, where the default is {wide}"
+    return f"Fix: {how}."
 
 
 def _x64_fix() -> str:
     return (
-        "turn on 64-bit mode (typelattice.enable_x64(), or "
+        f"turn on 64-bit mode (`{X64_SCOPE}`, or "
         "typelattice.config.update('enable_x64', True))"
     )
 
 
+def _became(bad: Any, dt: DType) -> str:
+    """What ``bad`` would become in the floating dtype ``dt``."""
+    if _dtypes.kind_of(dt) == "c":
+        out = ignore_fp_errors(np.asarray(complex(bad)).astype, dt)
+        return str(complex(out))
+    out = ignore_fp_errors(np.asarray(float(bad)).astype, dt)
+    return str(float(out.astype(np.float64)))
+
+
+def loss_error(where: str, what: str, bad: Any, dt: DType, fix: str) -> OverflowError:
+    """The error for ``bad``, which ``dt`` cannot hold; ``what`` says what
+    it is ("value {bad}", "Python int {bad}", "operand 0 (a uint32 array)
+    holds {bad}, which")."""
+    if _dtypes.kind_of(dt) in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        detail = f"range {lo}..{hi}"
+    else:
+        detail = f"it would become {_became(bad, dt)}"
+    subject = what.format(bad=bad)
+    return OverflowError(f"{where}: {subject} does not fit in {dt} ({detail}). {fix}")
+
+
+def _an(dt: DType) -> str:
+    """``dt``'s name with its article: "an int32 array", "a uint8 array"."""
+    return f"{'an' if dt.name.startswith('int') else 'a'} {dt.name}"
+
+
+def converted(value: np.ndarray[Any, Any], dt: DType) -> np.ndarray[Any, Any]:
+    """``value.astype(dt)``, NumPy's floating point warnings off; through
+    float64 (or int64, complex128), which hold every value of the smaller
+    types exactly, where ml_dtypes has no direct conversion (between some
+    float8 types, between narrow integers)."""
+    try:
+        return ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
+    except TypeError:
+        kind = _dtypes.kind_of(value.dtype)
+        wide = np.complex128 if kind == "c" else np.float64 if kind == "f" else np.int64
+        return ignore_fp_errors(value.astype(wide).astype, dt)  # type: ignore[no-any-return]
+
+
+def _item(x: Any) -> Any:
+    """A NumPy scalar or 0-d array as a Python number (ml_dtypes' types too)."""
+    a = np.asarray(x)
+    kind = _dtypes.kind_of(a.dtype)
+    if kind in "biu":
+        return int(a) if a.dtype.kind in "biu" else int(a.astype(np.int64))
+    if kind == "c":
+        return complex(a.astype(np.complex128))
+    return float(a.astype(np.float64))
+
+
+def lost_value(value: np.ndarray[Any, Any], dt: DType) -> Any:
+    """The first value of ``value`` that converting to ``dt`` would change by
+    more than rounding (a Python number), or None.
+
+    Reads ``value`` only when such a change is possible for its dtype
+    (``_dtypes.can_lose_range``), and then only what decides: integers
+    convert monotonically, so their extreme values do, and only on a side
+    that can leave ``dt``'s range (one ``max`` for uint32 to int32).
+    """
+    src = value.dtype
+    if not value.size or not _dtypes.can_lose_range(src, dt):
+        return None
+    # A broadcast array repeats its values along axes of stride 0 (the
+    # stand-ins of jit and eval_shape have only such axes): read them once.
+    if 0 in value.strides:
+        once = tuple(slice(None) if s else slice(0, 1) for s in value.strides)
+        value = value[once]
+    if _dtypes.kind_of(src) in "biu":
+        lo, hi = _dtypes.value_range(src)
+        dst_lo, dst_hi = _dtypes.value_range(dt)
+        sides = [np.max] if hi > dst_hi else []
+        if lo < dst_lo:
+            sides.append(np.min)
+        for extreme in sides:
+            v = _item(extreme(value))
+            if not _int_fits(v, dt):
+                return v
+        return None
+    # Floating and complex values: each one is checked.
+    wide = value.astype(np.complex128 if _dtypes.kind_of(src) == "c" else np.float64)
+    if _dtypes.kind_of(dt) in "iu":
+        part = wide.real
+        dst_lo, dst_hi = _dtypes.value_range(dt)
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(part)
+            bad = ~np.isfinite(part) | (t < dst_lo) | (t >= float(dst_hi + 1))
+    else:
+        out = converted(value, dt)
+        if _dtypes.kind_of(dt) == "c":
+            pairs = [(wide.real, out.real), (wide.imag, out.imag)]
+        else:
+            pairs = [(wide.real, out)]
+        bad = np.zeros(value.shape, bool)
+        limit = _dtypes.overflow_limit(dt)
+        for w, o in pairs:
+            o = o.astype(np.float64)
+            finite = np.isfinite(w)
+            lost = ~np.isfinite(o)
+            if _dtypes.saturates(dt):
+                lost |= np.abs(w) >= limit
+            bad |= finite & lost
+            bad |= np.isnan(w) & ~np.isnan(o)
+            bad |= np.isinf(w) & (o != w)
+    if not bad.any():
+        return None
+    first = wide.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+    return first.item() if _dtypes.kind_of(src) == "c" else float(first)
+
+
+def _int_fits(v: int, dt: DType) -> bool:
+    """Whether the integer ``v`` converts to ``dt`` by rounding only."""
+    if _dtypes.kind_of(dt) in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        return lo <= v <= hi
+    out = converted(np.asarray(v), dt).astype(np.complex128).real
+    if not math.isfinite(out):
+        return False
+    return not (_dtypes.saturates(dt) and abs(v) >= _dtypes.overflow_limit(dt))
+
+
 def checked_cast(
-    value: np.ndarray[Any, Any], dt: DType, where: str, fix: str
+    value: np.ndarray[Any, Any],
+    dt: DType,
+    where: str,
+    fix: str | None = None,
+    use: str = "dtype",
 ) -> np.ndarray[Any, Any]:
-    """``value`` converted to ``dt``, refusing to change an integer's value or
-    to turn a finite float into inf (docs/semantics.md, "Data safety");
-    ``fix`` ends the message."""
+    """``value`` converted to ``dt``, refusing to change a value by more than
+    rounding (docs/semantics.md, "Data safety"; a float becomes an integer by
+    truncation, as in JAX). The message ends with ``fix``, or else with a
+    dtype that holds the values, said for ``use`` (see :func:`fix_for`)."""
     if value.dtype == dt:
         return value
-    kind = _dtypes.kind_of(dt)
-    src = value.dtype.kind
-    if kind in "iu" and src in "iu" and value.size:  # bools fit every integer
-        info = _dtypes.iinfo(dt)
-        lo, hi = int(value.min()), int(value.max())
-        if lo < int(info.min) or hi > int(info.max):
-            bad = lo if lo < int(info.min) else hi
-            raise OverflowError(
-                f"{where}: value {bad} does not fit in {dt} (range "
-                f"{int(info.min)}..{int(info.max)}). {fix}"
+    check_fits(value, dt, where, fix, use)
+    if _dtypes.kind_of(value.dtype) == "c" and _dtypes.kind_of(dt) != "c":
+        value = value.real  # the imaginary parts are zero (checked)
+    return converted(value, dt)
+
+
+def check_fits(
+    value: np.ndarray[Any, Any],
+    dt: DType,
+    where: str,
+    fix: str | None = None,
+    use: str = "dtype",
+) -> None:
+    """Raise OverflowError if converting ``value`` to ``dt`` would change a
+    value by more than rounding (:func:`checked_cast` without converting),
+    TypeError if it would drop a nonzero imaginary part."""
+    if _dtypes.kind_of(value.dtype) == "c" and _dtypes.kind_of(dt) != "c":
+        imag = value.imag != 0
+        if imag.any():
+            z = complex(value.reshape(-1)[int(np.argmax(imag.reshape(-1)))])
+            raise TypeError(
+                f"{where}: value {z} is complex and {dt} is real (its imaginary "
+                "part would be lost). Fix: take the real part explicitly "
+                "(typelattice.numpy.real(x)), or use a complex dtype, e.g. "
+                "dtype='complex64'."
             )
-    out: np.ndarray[Any, Any] = ignore_fp_errors(value.astype, dt)
-    if kind in "fc" and src in "fciu" and value.size:
-        grew = np.isfinite(value) & ~np.isfinite(out)
-        if grew.any():
-            bad = value[grew].flat[0]
-            raise OverflowError(
-                f"{where}: value {bad} overflows {dt} (it would become inf). {fix}"
-            )
-    return out
+    bad = lost_value(value, dt)
+    if bad is not None:
+        if fix is None:
+            fix = _fix_for_values(value, dt, bad, use)
+        raise loss_error(where, "value {bad}", bad, dt, fix)
+
+
+def _fix_for_values(value: np.ndarray[Any, Any], dt: DType, bad: Any, use: str) -> str:
+    """A fix for all of ``value``'s values (their extremes), not only ``bad``."""
+    if isinstance(bad, complex):
+        bad = max(abs(bad.real), abs(bad.imag))
+    finite = value if _dtypes.kind_of(value.dtype) in "biu" else None
+    if finite is not None:
+        lo, hi = _item(finite.min()), _item(finite.max())
+    else:
+        wide = np.abs(value.astype(np.complex128)).astype(np.float64)
+        top = float(np.nanmax(np.where(np.isfinite(wide), wide, 0)))
+        lo, hi = min(-top, bad), max(top, bad)
+    return fix_for(dt, lo, hi, use)
+
+
+def check_operand(
+    value: np.ndarray[Any, Any], dt: DType, fname: str, pos: int
+) -> np.ndarray[Any, Any]:
+    """An array operand of ``fname`` whose dtype may not convert to ``dt``
+    without a loss (a plan's ``Conversion.CHECK``), checked; returned as
+    it is (the NumPy call converts it) or, when converting would only
+    reinterpret its bits (integers of one size whose values fit), as a
+    view of ``dt``, which NumPy then reads without converting.
+
+    Raises:
+      OverflowError: a value ``dt`` cannot hold.
+    """
+    bad = lost_value(value, dt)
+    if bad is not None:
+        lo, hi = _dtypes.value_range(value.dtype)
+        raise loss_error(
+            fname,
+            f"operand {pos} ({_an(value.dtype)} array) holds {{bad}}, which",
+            bad,
+            dt,
+            f"{fname} computes in {dt}, the promoted dtype of its operands. "
+            + fix_for(dt, lo, hi, "operands"),
+        )
+    src = value.dtype
+    if src.kind in "iu" and dt.kind in "iu" and src.itemsize == dt.itemsize:
+        return value.view(dt)
+    return value
 
 
 def weak_to(value: np.ndarray[Any, Any], dt: DType, where: str) -> Any:
     """A weak array's values in ``dt``, refusing to change them, like a Python
     scalar's (a weak array is a Python scalar that became an array)."""
-    return checked_cast(
-        value,
-        dt,
-        f"{where} (a weak {value.dtype} array converted to {dt})",
-        "Cast explicitly, e.g. x.astype('int32'), if the change is intended.",
-    )
+    if value.dtype == dt:
+        return value
+    bad = lost_value(value, dt)
+    if bad is not None:
+        fix = _fix_for_values(value, dt, bad, "operands")
+        what = f"a weak {value.dtype} array holds {{bad}}, which"
+        raise loss_error(where, what, bad, dt, fix)
+    return ignore_fp_errors(value.astype, dt)
 
 
 def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any]:
@@ -201,12 +476,17 @@ def narrow_to_32(value: np.ndarray[Any, Any], where: str) -> np.ndarray[Any, Any
     we raise instead (docs/semantics.md, "Data safety").
     """
     narrow = _dtypes.TO_32[value.dtype]
+    if lost_value(value, narrow) is None:  # (no message to build)
+        return converted(value, narrow)
     return checked_cast(
         value,
         narrow,
         f"{where} ({value.dtype} becomes {narrow} with enable_x64=False)",
-        f"To keep it, {_x64_fix()}.",
+        f"Fix: to keep it, {_x64_fix()}.",
     )
+
+
+# -- operands ---------------------------------------------------------------
 
 
 def _not_arraylike(fname: str, pos: int, x: object) -> TypeError:
@@ -324,8 +604,13 @@ def result_of(keys: Sequence[object], state: _config.State) -> tuple[DType, bool
 # -- Python scalars ---------------------------------------------------------
 
 
-def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
-    """A Python scalar converted to ``dt``, refusing to change its value.
+def python_scalar_to(value: Any, dt: DType, fname: str, use: str = "operands") -> Any:
+    """A Python scalar converted to ``dt``, refusing to change its value by
+    more than rounding (a float becomes an integer by truncation).
+
+    ``use`` says what the fix in a message proposes (see :func:`fix_for`):
+    ``'operands'`` for an operation's operand, ``'dtype'`` for a value given
+    with ``dtype=``.
 
     Note: JAX wraps integers that do not fit (``uint8_array + 1000``) and
     lets finite floats become inf; we raise (docs/semantics.md, "Data
@@ -333,39 +618,55 @@ def python_scalar_to(value: Any, dt: DType, fname: str) -> Any:
     """
     kind = _dtypes.kind_of(dt)
     t = type(value)  # pyright: ignore[reportUnknownVariableType]
-    if kind in "iu" and t is int:
-        info = _dtypes.iinfo(dt)
-        if not int(info.min) <= value <= int(info.max):
-            raise OverflowError(
-                f"{fname}: Python int {value} does not fit in {dt} (range "
-                f"{int(info.min)}..{int(info.max)}). Use an array of a wider "
-                f"dtype, e.g. x.astype('int32'), or "
-                f"typelattice.numpy.asarray({value}, dtype=...) explicitly."
-            )
-        return np.asarray(value, dt)
-    if kind in "iu" and t is bool:
-        return np.asarray(value, dt)
-    if t is int and abs(value) > 2**1023:
-        raise OverflowError(
-            f"{fname}: Python int {value} is too large for {dt}; it would "
-            "become inf. Compute with Python floats or a wider dtype explicitly."
+    name = t.__name__
+    if t is complex and kind != "c":
+        raise TypeError(
+            f"{fname}: the Python complex {value!r} cannot be converted to {dt}, "
+            "which is real (its imaginary part would be lost). Fix: take the "
+            "real part explicitly (z.real), or use a complex dtype, e.g. "
+            "dtype='complex64'."
         )
-    out = ignore_fp_errors(np.asarray, value, dt)
-    if kind in "fc":
-        if t is complex:
-            finite = math.isfinite(value.real) and math.isfinite(value.imag)
-            got = complex(out)
-            grew = not (math.isfinite(got.real) and math.isfinite(got.imag))
-        else:
-            finite = math.isfinite(value)
-            grew = not math.isfinite(complex(out).real)
-        if finite and grew:
-            became = "inf" if np.isinf(out).any() else "nan"
-            raise OverflowError(
-                f"{fname}: Python {t.__name__} {value} cannot be represented in "
-                f"{dt} (it would become {became}). Use a wider dtype "
-                f"explicitly, e.g. x.astype('float32')."
+    if kind == "b":
+        return np.asarray(value, dt)  # a truth value
+    if t is bool:  # 0 or 1 (float8_e8m0fnu has no 0)
+        return python_scalar_to(int(value), dt, fname, use)
+    if kind in "iu":
+        whole = value
+        if t is float:
+            if not math.isfinite(value):
+                raise loss_error(
+                    fname,
+                    f"Python {name} {{bad}}",
+                    value,
+                    dt,
+                    fix_for(dt, value, value, use),
+                )
+            whole = math.trunc(value)  # toward zero, as JAX and NumPy
+        lo, hi = _dtypes.value_range(dt)
+        if not lo <= whole <= hi:
+            raise loss_error(
+                fname,
+                f"Python {name} {{bad}}",
+                value,
+                dt,
+                fix_for(dt, whole, whole, use),
             )
+        return np.asarray(whole, dt)
+    if t is int and abs(value) > 2**1023:
+        fix = fix_for(dt, value, value, use)
+        raise loss_error(fname, "Python int {bad}", value, dt, fix)
+    out = ignore_fp_errors(np.asarray, value, dt)
+    if t is complex:
+        parts = [(value.real, complex(out).real), (value.imag, complex(out).imag)]
+    else:
+        parts = [(float(value), complex(out).real)]
+    limit = _dtypes.overflow_limit(dt)
+    for v, got in parts:
+        lost = not math.isfinite(got) or (_dtypes.saturates(dt) and abs(v) >= limit)
+        if math.isfinite(v) and lost:
+            size = max(abs(p) for p, _ in parts)
+            fix = fix_for(dt, -size, size, use)
+            raise loss_error(fname, f"Python {name} {{bad}}", value, dt, fix)
     return out
 
 
@@ -391,6 +692,14 @@ def check_rank(fname: str, shapes: Sequence[tuple[int, ...]], policy: str) -> No
     warnings.warn(msg, RankPromotionWarning, stacklevel=4)
 
 
+def prefixed(name: str, err: BaseException | str) -> str:
+    """``err``'s message with ``name: `` in front, once: NumPy's own messages
+    may start with the function's name already (``matmul: Input operand
+    ...``), and a message passed on may have been prefixed before."""
+    text = str(err)
+    return text if text.startswith(f"{name}: ") else f"{name}: {text}"
+
+
 def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:
     shown = " and ".join(str(s) for s in shapes)
     raise ValueError(
@@ -402,14 +711,13 @@ def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:
 # -- converting to the computation dtype ------------------------------------
 
 
-def convert(value: Any, dt: DType, fname: str) -> Any:
-    """One operand's value in dtype ``dt`` (Python scalars checked)."""
+def convert(value: Any, dt: DType, fname: str, use: str = "operands") -> Any:
+    """One operand's value in dtype ``dt``, checked like every conversion an
+    operation makes (see :func:`checked_cast`; ``use`` as there)."""
     t = type(value)  # pyright: ignore[reportUnknownVariableType]
     if t is np.ndarray:
-        if value.dtype == dt:
-            return value
-        return ignore_fp_errors(value.astype, dt)
-    return python_scalar_to(value, dt, fname)
+        return checked_cast(value, dt, fname, use=use)
+    return python_scalar_to(value, dt, fname, use)
 
 
 def index_of(x: Any, what: str) -> int:

@@ -37,10 +37,6 @@ def _leaves(obj: Any, out: list[Any]) -> None:
         out.append(obj)
 
 
-def _fix_for(dt: np.dtype[Any]) -> str:
-    return "Give a dtype that can hold it, e.g. dtype='float32' or 'int64'."
-
-
 def asarray(
     a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
 ) -> Array:
@@ -65,9 +61,12 @@ def asarray(
       The Array (``a`` itself when it is an Array of that dtype).
 
     Raises:
-      TypeError: strings, objects, or non-numeric data.
-      OverflowError: a value that the dtype cannot hold (a Python int out of
-        range, a float that would become inf, a 64-bit value in 32-bit mode).
+      TypeError: strings, objects, or non-numeric data; complex values with
+        a real ``dtype``.
+      OverflowError: a value that the dtype cannot hold (an integer out of
+        range, a float that would become inf, a 64-bit value in 32-bit mode),
+        whether it is a Python number, a NumPy value or an Array. Rounding
+        to the dtype's precision is not refused (``asarray(0.1, 'float16')``).
 
     >>> asarray(2)
     Array(2, dtype=int32, weak_type=True)
@@ -119,18 +118,18 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
     if isinstance(a, Array):
         if target is None or target == a.dtype:
             return a
-        return astype(a, target)
+        return convert_to(a, target, where)
     if t is bool or (t in _PY and target is not None):
         dt = target if target is not None else np.dtype(bool)
-        return from_numpy(_core.python_scalar_to(a, dt, where))
+        return from_numpy(_core.python_scalar_to(a, dt, where, "dtype"))
     if t in _PY:
         state = _config.current()
         dt = _dtypes.default_dtype(_core._PY_SCALARS[t], state.enable_x64)
-        return from_numpy(_core.python_scalar_to(a, dt, where), weak=True)
+        return from_numpy(_core.python_scalar_to(a, dt, where, "default"), weak=True)
     if isinstance(a, np.ndarray | np.generic):
         value = _core.from_numpy(a, where, 0)
         if target is not None:
-            value = _cast(value, target)
+            value = _core.checked_cast(value, target, where)
         return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
         return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
@@ -145,7 +144,7 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         raw = np.asarray(a)
         value = _core.from_numpy(raw, where, 0)
         if target is not None:
-            value = _cast(value, target)
+            value = _core.checked_cast(value, target, where)
         return from_numpy(_core.unshared(value, raw))
     if isinstance(a, _PY):  # subclasses of Python scalars are strong
         return _asarray(np.asarray(a), dtype, copy, where)
@@ -161,7 +160,9 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
                 f"{where}: lists may hold numbers and arrays, got "
                 f"{type(leaf).__name__} {leaf!r:.60}"
             )
+    use = "dtype"
     if target is None:
+        use = "default"
         if leaves:
             promoted = [_leaf_for_promotion(leaf, where) for leaf in leaves]
             target, _ = _promotion.lattice_result_type(*promoted)
@@ -170,10 +171,10 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
     try:
         raw = np.array(_plain(a))
     except ValueError as err:  # ragged nesting
-        raise ValueError(f"{where}: {err}") from None
+        raise ValueError(_core.prefixed(where, err)) from None
     if raw.dtype not in _dtypes.ALL_SET:
         raise TypeError(f"{where}: cannot convert {a!r:.60} to a numeric array")
-    return _core.checked_cast(raw, target, where, _fix_for(target))
+    return _core.checked_cast(raw, target, where, use=use)
 
 
 def _plain(a: Any) -> Any:
@@ -210,6 +211,17 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
             wide = np.clip(np.nan_to_num(wide, nan=0.0), int(info.min), int(info.max))
             return _core.ignore_fp_errors(wide.astype, dt)  # type: ignore[no-any-return]
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
+
+
+def convert_to(x: Any, dtype: Any, where: str) -> Array:
+    """``x`` converted to ``dtype`` given to ``where`` (a function's
+    ``dtype=``): a strong result, refusing values the dtype cannot hold as
+    every conversion but :func:`astype` does (see docs/semantics.md, "Data
+    safety")."""
+    dt = _requested(dtype, where)
+    if isinstance(x, ArrayImpl):
+        return from_numpy(_core.checked_cast(x._value, dt, where))
+    return _asarray(x, dt, None, where)
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
@@ -265,8 +277,22 @@ def _shape(shape: Any, where: str) -> tuple[int, ...]:
     return dims
 
 
-def _default_or(dtype: Any, where: str) -> np.dtype[Any]:
-    return _dtypes.default_dtype("f") if dtype is None else _requested(dtype, where)
+def _default_or(dtype: Any, where: str, *fills: int) -> np.dtype[Any]:
+    dt = _dtypes.default_dtype("f") if dtype is None else _requested(dtype, where)
+    return _filling(dt, where, *fills)
+
+
+def _filling(dt: np.dtype[Any], where: str, *fills: int) -> np.dtype[Any]:
+    """``dt``, checked to hold the values a function fills in (zeros, ones):
+    float8_e8m0fnu has no zero, for one."""
+    for value in fills:
+        if (dt, value) not in _FILLS_HELD:
+            _core.python_scalar_to(value, dt, where, "dtype")
+            _FILLS_HELD.add((dt, value))
+    return dt
+
+
+_FILLS_HELD: set[tuple[np.dtype[Any], int]] = set()
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
@@ -285,7 +311,7 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     >>> zeros((1, 2))
     Array([[0., 0.]], dtype=float32)
     """
-    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros")))
+    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros", 0)))
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
@@ -303,7 +329,7 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     Array([[1, 1],
            [1, 1]], dtype=int8)
     """
-    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones")))
+    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones", 1)))
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
@@ -320,7 +346,7 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     >>> empty(2)
     Array([0., 0.], dtype=float32)
     """
-    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty")))
+    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty", 0)))
 
 
 def full(
@@ -386,7 +412,7 @@ def zeros_like(
     Array(0, dtype=int32, weak_type=True)
     """
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
-    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
+    return wrap(np.zeros(dims, _filling(dt, "zeros_like", 0)), _core.aval(dt, weak))
 
 
 def ones_like(
@@ -407,7 +433,7 @@ def ones_like(
     Array([1., 1.], dtype=float32)
     """
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
-    return wrap(np.ones(dims, dt), _core.aval(dt, weak))
+    return wrap(np.ones(dims, _filling(dt, "ones_like", 1)), _core.aval(dt, weak))
 
 
 def empty_like(
@@ -428,7 +454,7 @@ def empty_like(
     Array([0.], dtype=float32)
     """
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
-    return wrap(np.zeros(dims, dt), _core.aval(dt, weak))
+    return wrap(np.zeros(dims, _filling(dt, "empty_like", 0)), _core.aval(dt, weak))
 
 
 def full_like(
@@ -455,11 +481,12 @@ def full_like(
     """
     dt, weak, dims = _like(a, dtype, shape, "full_like")
     if isinstance(fill_value, Array):
-        fill = _cast(np.asarray(fill_value), dt)
+        fill = _core.checked_cast(np.asarray(fill_value), dt, "full_like")
     elif type(fill_value) in _PY or type(fill_value) is bool:
-        fill = _core.python_scalar_to(fill_value, dt, "full_like")
+        fill = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")
     else:
-        fill = _cast(np.asarray(_core.operand(fill_value, "full_like", 1)[0]), dt)
+        value = np.asarray(_core.operand(fill_value, "full_like", 1)[0])
+        fill = _core.checked_cast(value, dt, "full_like")
     return wrap(np.broadcast_to(fill, dims).copy(), _core.aval(dt, weak))
 
 
@@ -477,10 +504,14 @@ def arange(
     """Evenly spaced values in ``[start, stop)``: a strong array of the
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
 
+    With ``stop`` None, ``start`` is the end of the range, which begins
+    at 0 (``arange(5, None, 2)`` is ``[0, 2, 4]``, as in NumPy and JAX).
+
     Args:
-      start: the first value; with ``stop`` omitted, the end (from 0).
+      start: the first value; with ``stop`` omitted or None, the end (from
+        0). Never None.
       stop: the end, excluded.
-      step: the spacing (default 1).
+      step: the spacing (default 1, also for None).
       dtype: the dtype instead of the promoted one; the values must fit it.
       device: accepted for the Array API; ignored (the CPU).
 
@@ -488,25 +519,39 @@ def arange(
       A 1-d strong Array.
 
     Raises:
-      TypeError: a bool dtype, or an array argument that is not 0-d.
+      TypeError: a start of None, a bool dtype, or an array argument that
+        is not 0-d.
       OverflowError: values that ``dtype`` cannot hold.
 
     >>> arange(4)
     Array([0, 1, 2, 3], dtype=int32)
     >>> arange(0, 1, 0.25)
     Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+    >>> arange(5, None, 2)
+    Array([0, 2, 4], dtype=int32)
     """
+    if start is None:
+        # As NumPy and jax.numpy (TypeError), with a fix.
+        raise TypeError(
+            "arange: start is None; give the end of the range first, e.g. "
+            "arange(5) or arange(5, step=2), or both ends, arange(0, 5)"
+        )
     args = [x for x in (start, stop, step) if x is not None]
     for i, x in enumerate(args):
         if isinstance(x, Array) and x.ndim:
             raise TypeError(
                 f"arange: argument {i} must be a scalar, got shape {x.shape}"
             )
-    plain = [x.item() if isinstance(x, Array) else x for x in args]
+    if stop is None:  # the one-bound form, a step or not: it ends at start
+        start, stop = 0, start
+    bounds = [start, stop] if step is None else [start, stop, step]
+    plain = [x.item() if isinstance(x, Array) else x for x in bounds]
     if dtype is None:
         dt, _ = _promotion.lattice_result_type(*args)
+        use = "default"
     else:
         dt = _requested(dtype, "arange")
+        use = "dtype"
     kind = _dtypes.kind_of(dt)
     if kind == "b":
         raise TypeError(
@@ -514,17 +559,21 @@ def arange(
             "instead, e.g. arange(n) > 0"
         )
     if kind in "iu" and any(isinstance(x, float | np.floating) for x in plain):
-        return from_numpy(_integer_range(plain, dt))
+        return from_numpy(_integer_range(plain, dt, use))
     raw = np.arange(*plain)  # type: ignore[arg-type]
     # NumPy's stubs find no overload of arange for *plain: raw is unknown.
-    return from_numpy(_core.checked_cast(raw, dt, "arange", _fix_for(dt)))  # pyright: ignore[reportUnknownArgumentType]
+    return from_numpy(_core.checked_cast(raw, dt, "arange", use=use))  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _integer_range(plain: list[Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
+def _integer_range(
+    plain: list[Any], dt: np.dtype[Any], use: str
+) -> np.ndarray[Any, Any]:
     """``arange`` with float bounds and an integer dtype, as NumPy and JAX
     compute it: the length from the float bounds, then ``start`` and
-    ``step`` converted to the dtype (truncated, saturated) and the values
-    ``start + i * step`` (so ``arange(0, 2, 0.3, dtype=int)`` is all 0)."""
+    ``step`` converted to the dtype (truncated toward zero) and the values
+    ``start + i * step`` (so ``arange(0, 2, 0.3, dtype=int)`` is all 0).
+    Note: JAX saturates a ``start`` or ``step`` the dtype cannot hold
+    (``arange(-1.5, 3, dtype='uint8')`` starts at 0); we raise."""
     start: Any
     stop: Any
     step: Any
@@ -536,10 +585,12 @@ def _integer_range(plain: list[Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
     if step == 0:
         raise ValueError("arange: step must not be 0")
     n = max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
-    first = int(_cast(np.asarray(start, np.float64), dt))
-    stride = int(_cast(np.asarray(step, np.float64), dt))
+    first, stride = (
+        int(_core.checked_cast(np.asarray(v, np.float64), dt, "arange", use=use))
+        for v in (start, step)
+    )
     values = first + np.arange(n, dtype=np.int64) * stride
-    return _core.checked_cast(values, dt, "arange", _fix_for(dt))
+    return _core.checked_cast(values, dt, "arange", use=use)
 
 
 def linspace(
@@ -591,10 +642,11 @@ def linspace(
     hi = np.asarray(stop)
     values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
     if _dtypes.kind_of(dt) in "iu":
-        # Integer results are the floor of the values, saturated (as JAX).
-        values = _cast(np.floor(values), dt)
-    else:
-        values = _core.ignore_fp_errors(values.astype, dt)
+        # Integer results are the floor of the values (as JAX), which must
+        # fit: JAX saturates them.
+        values = np.floor(values)
+    use = "default" if dtype is None else "dtype"
+    values = _core.checked_cast(values, dt, "linspace", use=use)
     out = from_numpy(values)
     if retstep:
         return out, from_numpy(np.asarray(step).astype(compute))
@@ -620,7 +672,7 @@ def eye(
     Array([[0, 1, 0],
            [0, 0, 1]], dtype=int8)
     """
-    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye")))
+    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye", 0, 1)))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -663,10 +715,13 @@ class ScalarType:
     Array([0, 0], dtype=bfloat16)
     """
 
-    __slots__ = ("dtype",)
+    __slots__ = ("_promotion_key", "dtype")
 
     def __init__(self, name: str) -> None:
         self.dtype = np.dtype(name)
+        # result_type caches its answers for this argument under the key of
+        # the dtype it names (its DType class): they promote alike.
+        self._promotion_key = type(self.dtype)
 
     def __call__(self, x: Any = 0) -> Array:
         return asarray(x, dtype=self.dtype)
@@ -675,9 +730,11 @@ class ScalarType:
         return f"typelattice.numpy.{self.dtype.name}"
 
     def __eq__(self, other: object) -> bool:
+        # Anything that names no dtype of the universe (a string NumPy cannot
+        # parse included) is simply not equal, as for np.dtype.
         try:
             return self.dtype == _dtypes.dtype(other, canonicalize=False)
-        except TypeError:
+        except (TypeError, ValueError):
             return NotImplemented
 
     def __hash__(self) -> int:

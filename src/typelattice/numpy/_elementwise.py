@@ -12,10 +12,11 @@ conversion of the operands that need it, and the ufunc.
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 import numpy as np
 
@@ -34,12 +35,53 @@ _new_object = object.__new__
 
 DType = np.dtype[Any]
 
-# How an operand reaches the compute dtype.
-_KEEP: Final = 0  # an array already in the compute dtype
-_CAST: Final = 1  # an array of another dtype: astype
-_INT: Final = 2  # a Python int for a NumPy integer dtype: range check only
-_SCALAR: Final = 3  # a Python scalar: checked conversion
-_WEAK: Final = 4  # a weak array (a Python scalar's value): checked conversion
+
+class Conversion(enum.IntEnum):
+    """How an operand reaches the dtype an operation computes in.
+
+    The same codes are the ``enum conversion`` of ``_speedups.c``, which
+    reads plans too; its table ``CONVERSIONS`` must equal this enum, or the
+    extension is not used (a build from other sources).
+    """
+
+    KEEP = 0  # an array already in the compute dtype
+    CAST = 1  # an array of a dtype whose every value converts: cast in the call
+    INT = 2  # a Python int for a NumPy integer dtype: range check only
+    SCALAR = 3  # a Python scalar: checked conversion
+    WEAK = 4  # a weak array (a Python scalar's value): checked conversion
+    # An array of a dtype some of whose values may not convert (uint32 to
+    # int32, int32 to float16): its values are checked (_core.check_operand),
+    # then it is cast like CAST. Decided from the two dtypes alone, so that
+    # same-dtype and widening operations never read their operands.
+    CHECK = 5
+
+
+_KEEP: Final = Conversion.KEEP
+_CAST: Final = Conversion.CAST
+_INT: Final = Conversion.INT
+_SCALAR: Final = Conversion.SCALAR
+_WEAK: Final = Conversion.WEAK
+_CHECK: Final = Conversion.CHECK
+
+
+class Conv(NamedTuple):
+    """One operand's conversion in a plan."""
+
+    how: Conversion
+    lo: int  # INT: the compute dtype's range
+    hi: float  # INT: its top; SCALAR to a float dtype: its largest value
+
+
+class Plan(NamedTuple):
+    """What an operation does for operands of given keys (cached per
+    configuration). ``_speedups.c`` reads it by position: keep the order."""
+
+    fn: Callable[..., Any]  # the NumPy function, on operands in ``cd``
+    convs: tuple[Conv, ...]  # per operand
+    out_key: _core.Aval  # the result's (dtype, weak)
+    fp: bool  # NumPy's floating point warnings must be silenced
+    cd: DType  # the compute dtype
+
 
 _KIND_WORDS: Final = {
     "b": "bool",
@@ -178,15 +220,8 @@ def _identity(x: Any) -> Any:
     return np.array(x, copy=True)
 
 
-def build_plan(
-    op: Op, keys: tuple[object, ...], state: _config.State
-) -> tuple[Any, ...]:
-    """The cached plan of ``op`` on operands with these keys.
-
-    A tuple ``(fn, convs, out_key, fp, cd)``: the NumPy function, per operand
-    a ``(how, lo, hi)`` conversion, the result's ``(dtype, weak)``, whether
-    NumPy's floating point warnings must be silenced, and the compute dtype.
-    """
+def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
+    """The cached plan of ``op`` on operands with these keys."""
     x64 = state.enable_x64
     dt, weak = _core.result_of(keys, state)
     fn = op.fn
@@ -196,26 +231,30 @@ def build_plan(
         fn = _identity
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
-    convs: list[tuple[int, int, float]] = []
+    convs: list[Conv] = []
     for key in keys:
         if isinstance(key, tuple):
             if key[0] == cd:
-                convs.append((_KEEP, 0, 0))
-            else:
+                convs.append(Conv(_KEEP, 0, 0))
+            elif key[1]:
                 # A weak array holds a Python scalar's value: like the scalar,
                 # it must not change on its way to the narrower dtype.
-                convs.append((_WEAK if key[1] else _CAST, 0, 0))
+                convs.append(Conv(_WEAK, 0, 0))
+            elif _dtypes.can_lose_range(cast(DType, key[0]), cd):
+                convs.append(Conv(_CHECK, 0, 0))
+            else:
+                convs.append(Conv(_CAST, 0, 0))
         elif key is int and cd.kind in "iu" and cd.isbuiltin:
             info = np.iinfo(cd)
-            convs.append((_INT, int(info.min), int(info.max)))
+            convs.append(Conv(_INT, int(info.min), int(info.max)))
         elif key is bool and cd == _BOOL:
-            convs.append((_KEEP, 0, 0))
+            convs.append(Conv(_KEEP, 0, 0))
         elif (key is float or key is int) and _dtypes.kind_of(cd) == "f":
             # The largest magnitude that converts without overflow: a fast
             # path may skip the checked conversion below it.
-            convs.append((_SCALAR, 0, float(_dtypes.finfo(cd).max)))
+            convs.append(Conv(_SCALAR, 0, float(_dtypes.finfo(cd).max)))
         else:
-            convs.append((_SCALAR, 0, 0))
+            convs.append(Conv(_SCALAR, 0, 0))
     if op.out == "bool":
         out = _BOOL
     elif op.out == "real":
@@ -229,7 +268,7 @@ def build_plan(
         weak = weak and all(_core.key_weak(k) or k is bool for k in counted)
     out_key = _core.aval(out, weak and kind not in op.strong_kinds)
     fp = _dtypes.kind_of(cd) in "fc" or op.fp_int
-    return fn, tuple(convs), out_key, fp, cd
+    return Plan(fn, tuple(convs), out_key, fp, cd)
 
 
 def _state() -> _config.State:
@@ -237,7 +276,7 @@ def _state() -> _config.State:
     return _config._global if scope is None else scope.resolve()
 
 
-def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
+def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     """``args`` converted to ``op``'s compute dtype, and ``op``'s plan.
 
     The general path, for any number of operands; the converted values are
@@ -256,13 +295,16 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
     if plan is None:
         plan = build_plan(op, tkeys, state)
         state.memo[(op, tkeys)] = plan
-    _, convs, _, _, cd = plan
+    cd = plan.cd
     conv: list[Any] = []
-    for v, (how, lo, hi) in zip(values, convs, strict=True):
+    for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True)):
         if how == _KEEP:
             conv.append(v)
         elif how == _CAST:
             conv.append(_core.ignore_fp_errors(v.astype, cd))
+        elif how == _CHECK:
+            checked = _core.check_operand(v, cd, name, i)
+            conv.append(_core.ignore_fp_errors(checked.astype, cd, copy=False))
         elif how == _WEAK:
             conv.append(_core.weak_to(v, cd, name))
         elif how == _INT:
@@ -278,8 +320,8 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], tuple[Any, ...]]:
 
 def apply(op: Op, args: tuple[Any, ...]) -> Array:
     """Run ``op`` on ``args`` (the general path, any number of operands)."""
-    conv, (fn, _, out_key, fp, _) = promote(op, args)
-    return finish(run(op.name, fn, conv, fp), out_key)
+    conv, plan = promote(op, args)
+    return finish(run(op.name, plan.fn, conv, plan.fp), plan.out_key)
 
 
 def run(name: str, fn: Callable[..., Any], conv: list[Any], fp: bool) -> Any:
@@ -340,9 +382,12 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
         if plan is None:
             plan = memo[(op, k)] = build_plan(op, (k,), state)
         fn, convs, out_key, fp, cd = plan
-        how = convs[0][0]
+        how = convs[0].how
         if how == _CAST:
             v = _core.ignore_fp_errors(v.astype, cd)
+        elif how == _CHECK:
+            v = _core.check_operand(v, cd, name, 0)
+            v = _core.ignore_fp_errors(v.astype, cd, copy=False)
         elif how == _WEAK:
             v = _core.weak_to(v, cd, name)
         elif how != _KEEP:
@@ -401,6 +446,9 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         if how:
             if how == _CAST:
                 cast_in_ufunc = True
+            elif how == _CHECK:
+                vx = _core.check_operand(vx, cd, name, 0)
+                cast_in_ufunc = True
             elif how == _INT:
                 if not cx[1] <= vx <= cx[2]:
                     _core.python_scalar_to(vx, cd, name)
@@ -411,6 +459,9 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         how = cy[0]
         if how:
             if how == _CAST:
+                cast_in_ufunc = True
+            elif how == _CHECK:
+                vy = _core.check_operand(vy, cd, name, 1)
                 cast_in_ufunc = True
             elif how == _INT:
                 if not cy[1] <= vy <= cy[2]:
@@ -524,9 +575,14 @@ def install_operators(functions: Mapping[str, Any]) -> None:
 
 
 # FastElementwise reads ArrayImpl's slots and sets NumPy's error state through its
-# ContextVar (not np.errstate), and calls these helpers for the conversions
-# that can raise.
-_FAST: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
+# ContextVar (not np.errstate), reads plans by their conversion codes (which
+# must be this module's), and calls these helpers for the conversions that
+# can raise.
+_FAST: Final = (
+    _speedups is not None
+    and isinstance(_EXTOBJ, ContextVar)
+    and getattr(_speedups, "CONVERSIONS", None) == {c.name: c.value for c in Conversion}
+)
 if _speedups is not None and _FAST:
     _speedups.configure_binary(
         ArrayImpl,
@@ -539,6 +595,7 @@ if _speedups is not None and _FAST:
         _cast_call,
         finish,
         np.asarray,
+        _core.check_operand,
     )
 
 # Recording on tracers needs build_plan: imported last.

@@ -15,11 +15,7 @@ import numpy as np
 from typelattice import _dtypes
 from typelattice.numpy import _core
 from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import (
-    _CAST,  # pyright: ignore[reportPrivateUsage]
-    promote,
-    promotion_op,
-)
+from typelattice.numpy._elementwise import Conversion, promote, promotion_op
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -37,10 +33,12 @@ def _product(
     preferred_element_type: Any,
     min_ndim: int = 0,
 ) -> Array:
-    conv, (_, convs, out_key, _, cd) = promote(promotion_op(name), args)
+    conv, plan = promote(promotion_op(name), args)
+    cd, out_key = plan.cd, plan.out_key
     values = [np.asarray(v, dtype=cd) for v in conv]
     # Operands already of one type (Python scalars defer to it).
-    one_type = all(how != _CAST for how, _, _ in convs)
+    converted = (Conversion.CAST, Conversion.CHECK)
+    one_type = all(c.how not in converted for c in plan.convs)
     for i, v in enumerate(values):
         if v.ndim < min_ndim:
             raise ValueError(
@@ -65,19 +63,27 @@ def _product(
         # type (discarding the imaginary part, which astype warns about).
         compute = np.dtype("complex128") if out_dt.itemsize == 8 else cd
     elif from_float:
-        # As JAX: floats of one type give their product, then converted as
-        # astype converts (toward zero, saturating). Operands of different
-        # types are converted to the preferred type first (below).
+        # As JAX: floats of one type give their product, then converted
+        # toward zero (a product the type cannot hold raises below, where
+        # JAX saturates). Operands of different types are converted to the
+        # preferred type first.
         compute = _F32 if cd in _UPCAST else cd
     else:
         compute = _F32 if out_dt in _UPCAST or cd in _UPCAST else out_dt
-    # Otherwise the operands are converted to the preferred type first.
+        # Otherwise the operands are converted to the preferred type first
+        # (computing in float32 for the narrow floats): values it cannot
+        # hold are refused (see docs/semantics.md, "Data safety").
+        for v in values:
+            _core.check_fits(v, out_dt, name, use="preferred_element_type")
     values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    if from_complex or from_float:
+        raise ValueError(_core.prefixed(name, err)) from None
+    if from_float:
+        use = "preferred_element_type"
+        return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)
+    if from_complex:
         from typelattice.numpy._creation import (
             _cast,  # pyright: ignore[reportPrivateUsage]
         )

@@ -85,6 +85,16 @@ def _explicit(dtype: Any, name: str) -> np.dtype[Any]:
     return _requested(dtype, name)
 
 
+def _converted(
+    v: np.ndarray[Any, Any], dt: np.dtype[Any], compute: np.dtype[Any], name: str
+) -> np.ndarray[Any, Any]:
+    """The input of a reduction asked for ``dt``, in ``compute``: refused
+    where ``dt`` cannot hold a value (see docs/semantics.md, "Data safety";
+    ``dtype=int8`` for values up to 300 raises instead of wrapping)."""
+    _core.check_fits(v, dt, name)
+    return _core.ignore_fp_errors(v.astype, compute)  # type: ignore[no-any-return]
+
+
 def _accumulating(
     name: str,
     ufunc: np.ufunc,
@@ -110,7 +120,7 @@ def _accumulating(
         kwargs["initial"] = initial
     axes = _axis(axis, v.ndim, name)
     out = _core.ignore_fp_errors(
-        ufunc.reduce, _core.ignore_fp_errors(v.astype, compute), axis=axes, **kwargs
+        ufunc.reduce, _converted(v, out_dt, compute, name), axis=axes, **kwargs
     )
     return from_numpy(_core.ignore_fp_errors(np.asarray(out).astype, out_dt))
 
@@ -248,23 +258,22 @@ def mean(
             "integer or floating dtype"
         )
     if kind in "iu":
-        total = _int_sum(_to_int(v, out_dt), axes, keepdims, mask)
+        total = _int_sum(_to_int(v, out_dt, "mean"), axes, keepdims, mask)
         return from_numpy(_int_div(total, _count(v.shape, axes, keepdims, mask)))
     compute = _F32 if out_dt in _UPCAST else out_dt
+    values = _converted(v, out_dt, compute, "mean")
     res = _core.ignore_fp_errors(
-        np.mean, v.astype(compute), axis=axes, keepdims=keepdims, where=mask
+        np.mean, values, axis=axes, keepdims=keepdims, where=mask
     )
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
-def _to_int(v: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """``v`` converted to an integer dtype as ``astype`` does (floats
-    truncated and saturated, as JAX)."""
-    from typelattice.numpy._creation import (
-        _cast,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    return _cast(v, dt)
+def _to_int(
+    v: np.ndarray[Any, Any], dt: np.dtype[Any], name: str
+) -> np.ndarray[Any, Any]:
+    """``v`` converted to the integer dtype asked for (floats truncated, as
+    JAX), refusing values it cannot hold (JAX saturates them)."""
+    return _core.checked_cast(v, dt, name)
 
 
 def _int_sum(
@@ -340,14 +349,16 @@ def _moment(
         if kind in "iu":
             return _int_var(v, out_dt, axes, ddof, keepdims, mask, mean, state)
         compute = _F32 if out_dt in _UPCAST else out_dt
+        requested = out_dt
     else:
         compute = _inexact(dt, state.enable_x64)
+        requested = compute
         out_dt = compute
         if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
             out_dt = _real_of(out_dt)
         if compute in _UPCAST:
             compute = _F32
-    values = _core.ignore_fp_errors(v.astype, compute)
+    values = _converted(v, requested, compute, name)
     if mean is None:
         with warnings.catch_warnings():
             # The mean of nothing: nan, and the result is nan below.
@@ -405,8 +416,7 @@ def _given_mean(
             f"{name}: mean= is complex ({mdt}) but the computation is real "
             f"({compute}); pass tnp.real(mean) if that is what you mean"
         )
-    out: np.ndarray[Any, Any] = _core.ignore_fp_errors(m.astype, compute)
-    return out
+    return _core.checked_cast(m, compute, f"{name} (mean=)")
 
 
 def _int_var(
@@ -423,13 +433,14 @@ def _int_var(
     arithmetic throughout (the mean and the quotient rounded toward zero,
     sums wrapping), then a weak float with nan where no degrees of freedom
     are left."""
-    values = _to_int(v, dt)
+    values = _to_int(v, dt, "var")
     if mean is None:
         center = _int_div(
             _int_sum(values, axes, True, mask), _count(v.shape, axes, True, mask)
         )
     else:
-        center = _to_int(_given_mean(mean, v.shape, np.dtype("float64"), "var"), dt)
+        given = _given_mean(mean, v.shape, np.dtype("float64"), "var")
+        center = _to_int(given, dt, "var (mean=)")
     with np.errstate(all="ignore"):
         centered = values - center
         squares = centered * centered
@@ -543,11 +554,8 @@ def _extreme(
             )
         kwargs["where"] = _where(where, name)
     if initial is not None:
-        kwargs["initial"] = (
-            _core.python_scalar_to(initial, dt, name)
-            if isinstance(initial, int | float | complex)
-            else initial
-        )
+        start, _ = _core.operand(initial, name, 1)
+        kwargs["initial"] = _core.convert(start, dt, f"{name} (initial=)")
     try:
         res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
     except ValueError as err:
@@ -636,7 +644,9 @@ def _arg(
     try:
         res = fn(v, axis=axis, keepdims=bool(keepdims))
     except ValueError as err:
-        raise ValueError(f"{name}: {err} (the axis has length 0)") from None
+        raise ValueError(
+            f"{_core.prefixed(name, err)} (the axis has length 0)"
+        ) from None
     x64 = _config.current().enable_x64
     return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
 
@@ -708,7 +718,8 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
         ax = 0
     else:
         ax = operator.index(_axis(axis, v.ndim, name))  # type: ignore[arg-type]
-    res = _core.ignore_fp_errors(ufunc.accumulate, v.astype(compute), axis=ax)
+    values = _converted(v, out_dt, compute, name)
+    res = _core.ignore_fp_errors(ufunc.accumulate, values, axis=ax)
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 

@@ -8,6 +8,7 @@ join several arrays promote them, as in jax.numpy."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -42,7 +43,11 @@ def _same(
     name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
 ) -> Array:
     v, key = _one(a, name)
-    return wrap(np.asarray(fn(v, *args, **kwargs)), key)
+    try:
+        out = fn(v, *args, **kwargs)
+    except ValueError as err:
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), key)
 
 
 def reshape(
@@ -474,8 +479,8 @@ def _joined(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, (_, _, out_key, _, cd) = promote(promotion_op(name), tuple(elements))
-    values = [np.asarray(v, dtype=cd) for v in conv]
+    conv, plan = promote(promotion_op(name), tuple(elements))
+    values = [np.asarray(v, dtype=plan.cd) for v in conv]
     if min_ndim and len({v.ndim for v in values}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "
@@ -484,8 +489,8 @@ def _joined(
     try:
         out = fn(values)
     except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    return wrap(np.asarray(out), out_key)
+        raise ValueError(_core.prefixed(name, err)) from None
+    return wrap(np.asarray(out), plan.out_key)
 
 
 def concatenate(
@@ -514,7 +519,7 @@ def concatenate(
         arrays = [ravel(a) for a in arrays]
         axis = 0
     out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
-    return out if dtype is None else _astype(out, dtype)
+    return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
@@ -562,7 +567,7 @@ def stack(
            [3, 4]], dtype=int16)
     """
     res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "stack")
 
 
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
@@ -580,7 +585,7 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     Array([1, 2], dtype=int16)
     """
     res = _joined("hstack", tup, np.hstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "hstack")
 
 
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
@@ -599,13 +604,13 @@ def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
            [3, 4]], dtype=int32)
     """
     res = _joined("vstack", tup, np.vstack)
-    return res if dtype is None else _astype(res, dtype)
+    return res if dtype is None else _astype(res, dtype, "vstack")
 
 
-def _astype(x: Array, dtype: Any) -> Array:
-    from typelattice.numpy._creation import astype
+def _astype(x: Array, dtype: Any, where: str) -> Array:
+    from typelattice.numpy._creation import convert_to
 
-    return astype(x, dtype)
+    return convert_to(x, dtype, where)
 
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
@@ -632,7 +637,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
     except ValueError as err:
-        raise ValueError(f"split: {err}") from None
+        raise ValueError(_core.prefixed("split", err)) from None
     return [wrap(p, key) for p in parts]
 
 
@@ -999,7 +1004,7 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
             f"changing them (they promote to {joined}); cast them explicitly, "
             f"e.g. values.astype('{dt}')"
         )
-    return _core.convert(v, dt, where)
+    return _core.convert(v, dt, where, use="array")
 
 
 # -- sorting ----------------------------------------------------------------
@@ -1121,6 +1126,87 @@ def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
     return _requested(dtype, where)
 
 
+def _result_size(size: Any, name: str) -> int:
+    """``size=``, the fixed length of a result: a non-negative integer.
+
+    TypeError otherwise, as jax.numpy raises for nonzero's family.
+    """
+    try:
+        n = operator.index(size)
+    except TypeError:
+        raise TypeError(
+            f"{name}: size must be a non-negative integer (the number of "
+            f"indices to return) or None, got {size!r:.60}"
+        ) from None
+    if n < 0:
+        raise TypeError(
+            f"{name}: size must be a non-negative integer (the number of "
+            f"indices to return), got {n}; give size=0 or more, or None for "
+            "all of them (not under jit)"
+        )
+    return n
+
+
+def _checked_size(a: object, size: object, name: str) -> int | None:
+    """``size=`` of nonzero's family, checked; None only outside tracing."""
+    if size is None:
+        if isinstance(a, Placeholder):
+            raise ConcretizationTypeError(
+                f"{name} of a traced array {a!r}: the number of nonzero "
+                "elements is not known while tracing. Give size= (and "
+                "fill_value=) for a fixed-size result."
+            )
+        return None
+    return _result_size(size, name)
+
+
+def _nonzero(
+    a: ArrayLike,
+    size: int | None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None,
+    name: str,
+) -> tuple[Array, ...]:
+    """:func:`nonzero`, with ``name`` in its messages (its family calls it)."""
+    size = _checked_size(a, size, name)
+    v, _ = _one(a, name)
+    if not v.ndim:
+        raise ValueError(
+            f"{name}: a 0-d array has no indices; use atleast_1d(x) first, as "
+            "jax.numpy requires"
+        )
+    state = _config.current()
+    dt = _dtypes.default_dtype("i", state.enable_x64)
+    found = np.nonzero(v)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError(f"{name}: fill_value needs size=")
+        return tuple(from_numpy(i.astype(dt)) for i in found)
+    fills: tuple[Any, ...]
+    if isinstance(fill_value, tuple):
+        fills = fill_value
+        if len(fills) != v.ndim:
+            raise ValueError(
+                f"{name}: fill_value has {len(fills)} values for an array of "
+                f"{v.ndim} dimensions; give one per dimension, or a scalar"
+            )
+    else:
+        fills = (0 if fill_value is None else fill_value,) * v.ndim
+    out: list[Array] = []
+    for i, fill in zip(found, fills, strict=True):
+        if np.ndim(fill):
+            raise ValueError(
+                f"{name}: fill_value must be a scalar (or a tuple of them)"
+            )
+        fv, fkey = _core.operand(fill, name, 1)
+        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
+        head = i[:size].astype(out_dt)
+        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, name))
+        out.append(
+            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
+        )
+    return tuple(out)
+
+
 def nonzero(
     a: ArrayLike,
     *,
@@ -1136,64 +1222,86 @@ def nonzero(
     fill value's (a Python float gives weak floats, as in JAX).
 
     Args:
-      a: an Array, a NumPy array or a scalar (not a list).
-      size: the number of indices to return (needed under ``jit``).
+      a: an Array, a NumPy array or a scalar (not a list), of at least one
+        dimension.
+      size: the number of indices per axis, a non-negative integer (needed
+        under ``jit``); None for all of them.
       fill_value: the padding, one value or a tuple with one per axis.
 
     Returns:
       A tuple of 1-d Arrays, one per axis of ``a``.
 
     Raises:
-      ValueError: a negative ``size``.
+      TypeError: a ``size`` that is not a non-negative integer (as
+        jax.numpy).
+      ValueError: a 0-d ``a``, or a ``fill_value`` without ``size``.
 
     >>> import typelattice.numpy as tnp
     >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
     (Array([ 1,  3, -1], dtype=int32),)
     """
-    if size is None and isinstance(a, Placeholder):
-        raise ConcretizationTypeError(
-            f"nonzero of a traced array {a!r}: the number of nonzero elements "
-            "is not known while tracing. Give size= (and fill_value=) for a "
-            "fixed-size result."
-        )
-    v, _ = _one(a, "nonzero")
-    if not v.ndim:
-        raise ValueError(
-            "nonzero: a 0-d array has no indices; use atleast_1d(x) first, as "
-            "jax.numpy requires"
-        )
-    state = _config.current()
-    dt = _dtypes.default_dtype("i", state.enable_x64)
-    found = np.nonzero(v)
-    if size is None:
-        if fill_value is not None:
-            raise ValueError("nonzero: fill_value needs size=")
-        return tuple(from_numpy(i.astype(dt)) for i in found)
-    size = _core.index_of(size, "nonzero: size")
-    fills: tuple[Any, ...]
-    if isinstance(fill_value, tuple):
-        fills = fill_value
-        if len(fills) != v.ndim:
-            raise ValueError(
-                f"nonzero: fill_value has {len(fills)} values for an array of "
-                f"{v.ndim} dimensions; give one per dimension, or a scalar"
-            )
-    else:
-        fills = (0 if fill_value is None else fill_value,) * v.ndim
-    out: list[Array] = []
-    for i, fill in zip(found, fills, strict=True):
-        if np.ndim(fill):
-            raise ValueError(
-                "nonzero: fill_value must be a scalar (or a tuple of them)"
-            )
-        fv, fkey = _core.operand(fill, "nonzero", 1)
-        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
-        head = i[:size].astype(out_dt)
-        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, "nonzero"))
-        out.append(
-            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
-        )
-    return tuple(out)
+    return _nonzero(a, size, fill_value, "nonzero")
+
+
+def argwhere(
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array:
+    """The indices of the nonzero elements, one row per element: the
+    columns of :func:`nonzero` stacked, of shape ``(count, a.ndim)``.
+
+    A 0-d ``a`` gives shape ``(1, 0)`` when it is nonzero, ``(0, 0)``
+    otherwise (``(size, 0)`` with ``size``), as jax.numpy.
+
+    Args:
+      a: an array.
+      size, fill_value: as :func:`nonzero`'s (the number of rows, and the
+        padding; a tuple gives one value per column).
+
+    Returns:
+      An array of shape ``(count, a.ndim)``.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.argwhere(tnp.asarray([[0, 1], [2, 0]]), size=3, fill_value=-1)
+    Array([[ 0,  1],
+           [ 1,  0],
+           [-1, -1]], dtype=int32)
+    """
+    size = _checked_size(a, size, "argwhere")
+    v, key = _one(a, "argwhere")
+    columns = _nonzero(wrap(np.atleast_1d(v), key), size, fill_value, "argwhere")
+    values: list[np.ndarray[Any, Any]] = [np.asarray(c) for c in columns]
+    rows = np.stack(values, axis=1)
+    if v.ndim == 0:
+        rows = rows[:, :0]
+    return wrap(rows, _core.aval(columns[0].dtype, columns[0].weak_type))
+
+
+def flatnonzero(
+    a: ArrayLike,
+    *,
+    size: int | None = None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None = None,
+) -> Array:
+    """The indices of the nonzero elements of the flattened ``a``:
+    ``nonzero(ravel(a))[0]``.
+
+    Args:
+      a: an array.
+      size, fill_value: as :func:`nonzero`'s.
+
+    Returns:
+      A 1-d array of indices.
+
+    >>> import typelattice.numpy as tnp
+    >>> tnp.flatnonzero(tnp.asarray([[0, 1], [2, 0]]))
+    Array([1, 2], dtype=int32)
+    """
+    size = _checked_size(a, size, "flatnonzero")
+    v, key = _one(a, "flatnonzero")
+    return _nonzero(wrap(v.reshape(-1), key), size, fill_value, "flatnonzero")[0]
 
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
@@ -1219,7 +1327,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     try:
         out = np.diagonal(v, offset, axis1, axis2)
     except ValueError as err:
-        raise ValueError(f"diagonal: {err}") from None
+        raise ValueError(_core.prefixed("diagonal", err)) from None
     return from_numpy(np.array(out))
 
 
@@ -1258,7 +1366,8 @@ def searchsorted(
             f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
             "'sort' or 'compare_all'"
         )
-    conv, (_, _, _, _, cd) = promote(promotion_op("searchsorted"), (a, v))
+    conv, plan = promote(promotion_op("searchsorted"), (a, v))
+    cd = plan.cd
     sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
     if sorted_.ndim != 1:
         raise ValueError(
@@ -1296,7 +1405,8 @@ def compress(
       condition: a 1-d bool (or truth-valued) array.
       a: an Array, a NumPy array or a scalar (not a list).
       axis: the axis to select along, or None for the flattened ``a``.
-      size: the number of slices to return (needed under ``jit``).
+      size: the number of slices to return, a non-negative integer
+        (needed under ``jit``; ValueError for a negative one, as jax.numpy).
       fill_value: the padding with ``size``; it must fit ``a``'s dtype.
       out: not supported (arrays are immutable); must be None.
 
@@ -1332,6 +1442,12 @@ def compress(
     picked = np.compress(cond, v, axis=ax)
     if size is not None:
         size = _core.index_of(size, "compress: size")
+        if size < 0:
+            # ValueError here, as jax.numpy's compress.
+            raise ValueError(
+                f"compress: size must be a non-negative integer (the length of "
+                f"the result along the axis), got {size}"
+            )
         fill = _fitting(fill_value, key[0], "compress", "fill with")
         picked = np.take(picked, np.arange(min(size, picked.shape[ax])), axis=ax)
         missing = size - picked.shape[ax]
@@ -1357,7 +1473,7 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     try:
         out = np.ascontiguousarray(v).view(dt)
     except ValueError as err:
-        raise ValueError(f"view: {err}") from None
+        raise ValueError(_core.prefixed("view", err)) from None
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))

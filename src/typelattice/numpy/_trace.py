@@ -32,6 +32,7 @@ from typing import Any, Final, cast
 
 import numpy as np
 
+from typelattice import _dtypes
 from typelattice.numpy import _abstract, _core, _elementwise
 from typelattice.numpy._array import Array, ArrayImpl
 from typelattice.numpy._tracer import (
@@ -47,10 +48,11 @@ from typelattice.numpy._tracer import (
 
 __all__ = ["Program", "elementwise", "install", "traced"]
 
-_KEEP: Final = _elementwise._KEEP
-_CAST: Final = _elementwise._CAST
-_WEAK: Final = _elementwise._WEAK
-_INT: Final = _elementwise._INT
+_KEEP: Final = _elementwise.Conversion.KEEP
+_CAST: Final = _elementwise.Conversion.CAST
+_CHECK: Final = _elementwise.Conversion.CHECK
+_WEAK: Final = _elementwise.Conversion.WEAK
+_INT: Final = _elementwise.Conversion.INT
 
 
 # -- finding and replacing tracers in arguments ------------------------------
@@ -311,7 +313,8 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             shapes.append(np.shape(v))
             items.append(v)
     state = _elementwise._state()
-    fn, convs, out_key, _, cd = _elementwise.build_plan(op, tuple(keys), state)
+    plan = _elementwise.build_plan(op, tuple(keys), state)
+    fn, out_key, cd = plan.fn, plan.out_key, plan.cd
     if state.rank_promotion != "allow":
         _core.check_rank(name, shapes, state.rank_promotion)
     try:
@@ -319,13 +322,16 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
     except ValueError:
         _core.broadcast_error(name, shapes)
     ins: list[tuple[int, int] | tuple[None, Any]] = []
-    for (how, lo, hi), item in zip(convs, items, strict=True):
+    for i, ((how, lo, hi), item) in enumerate(zip(plan.convs, items, strict=True)):
         if isinstance(item, Tracer):
             ins.append((item._var, how))
         elif how == _KEEP:
             ins.append((None, item))
         elif how == _CAST:
             ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
+        elif how == _CHECK:
+            checked = _core.check_operand(item, cd, name, i)
+            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
         elif how == _WEAK:
             ins.append((None, _core.weak_to(item, cd, name)))
         elif how == _INT:
@@ -397,7 +403,7 @@ class Program:
         self.eqns = eqns
         self.ins = list(ins)
         self.outs = list(outs)
-        self.source, scope = _generate(eqns, self.ins, self.outs)
+        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals)
         code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
         exec(code, scope)
         self.run: Callable[..., tuple[Any, ...]] = scope["program"]
@@ -456,12 +462,49 @@ def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
     return kept
 
 
-def _checked_weak(value: Any, dt: np.dtype[Any], name: str) -> Any:
+# A weak operand holds a Python scalar's value, which must not change on its
+# way to the compute dtype (_core.weak_to checks and says why). The program
+# knows the operand's dtype, so it skips what cannot fail: a conversion that
+# can change no value beyond rounding (_dtypes.can_lose_range) is a cast;
+# otherwise a real 0-d value within the compute dtype's finite range
+# converts directly, and anything else goes to weak_to.
+
+
+@functools.cache
+def _weak_conversion(
+    src: np.dtype[Any], dt: np.dtype[Any]
+) -> tuple[float, float] | tuple[()] | None:
+    """How a weak operand of dtype ``src`` reaches ``dt``: None when no value
+    can change (it is cast), else the bounds of the 0-d values that surely
+    convert unchanged, or ``()`` when every value is checked (complex
+    values, and floats becoming integers)."""
+    if not _dtypes.can_lose_range(src, dt):
+        return None
+    src_kind = _dtypes.kind_of(src)
+    if src_kind == "c" or (src_kind == "f" and _dtypes.kind_of(dt) in "iu"):
+        return ()
+    return _dtypes.value_range(dt)
+
+
+def _checked_weak(
+    value: Any, dt: np.dtype[Any], lo: float, hi: float, name: str
+) -> Any:
+    """A weak operand in ``dt``: directly when it is 0-d and within
+    ``[lo, hi]``, else checked by :func:`_core.weak_to`."""
+    if value.ndim == 0 and lo <= value.item() <= hi:  # (nan, inf: checked)
+        return value.astype(dt)
+    return _core.weak_to(np.asarray(value), dt, name)
+
+
+def _checked_weak_always(value: Any, dt: np.dtype[Any], name: str) -> Any:
     return _core.weak_to(np.asarray(value), dt, name)
 
 
 def _generate(
-    eqns: Sequence[Any], ins: Sequence[int], outs: Sequence[int]
+    eqns: Sequence[Any],
+    ins: Sequence[int],
+    outs: Sequence[int],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
     scope: dict[str, Any] = {
@@ -469,6 +512,8 @@ def _generate(
         "_reset": _core._EXTOBJ.reset,
         "_ignore": _core._IGNORE,
         "_weak": _checked_weak,
+        "_weak_always": _checked_weak_always,
+        "_check": _core.check_operand,
     }
     counter = itertools.count()
 
@@ -485,15 +530,25 @@ def _generate(
             fn = constant(eqn.fn)
             cd = constant(eqn.cd)
             operands: list[str] = []
-            for v, how in eqn.ins:
+            for i, (v, how) in enumerate(eqn.ins):
                 if v is None:
                     operands.append(constant(how))
                 elif how == _KEEP:
                     operands.append(f"v{v}")
                 elif how == _CAST:
                     operands.append(f"v{v}.astype({cd})")
+                elif how == _CHECK:  # values that may not fit: checked first
+                    check = f"_check(v{v}, {cd}, {eqn.name!r}, {i})"
+                    operands.append(f"{check}.astype({cd}, copy=False)")
                 else:  # _WEAK: a Python scalar's value must not change
-                    operands.append(f"_weak(v{v}, {cd}, {eqn.name!r})")
+                    bounds = _weak_conversion(avals[v][0][0], eqn.cd)
+                    if bounds is None:
+                        operands.append(f"v{v}.astype({cd})")
+                    elif not bounds:
+                        operands.append(f"_weak_always(v{v}, {cd}, {eqn.name!r})")
+                    else:
+                        lo, hi = (constant(b) for b in bounds)
+                        operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {eqn.name!r})")
             expr = f"{fn}({', '.join(operands)})"
             if eqn.post is not None:
                 expr = f"{expr}.astype({constant(eqn.post)})"

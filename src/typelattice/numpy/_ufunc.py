@@ -253,32 +253,30 @@ def _no_out(out: object, where: str) -> None:
         )
 
 
-def _plan(op: _elementwise.Op, key: _core.Aval) -> tuple[Any, ...]:
+def _plan(op: _elementwise.Op, key: _core.Aval) -> _elementwise.Plan:
     return _elementwise.build_plan(op, (key, key), _elementwise._state())
 
 
 def _result_dtype(op: _elementwise.Op, key: _core.Aval) -> np.dtype[Any]:
     """The dtype ``op`` gives for an array of ``key`` with itself."""
-    out_key: _core.Aval = _plan(op, key)[2]
-    return out_key[0]
+    return _plan(op, key).out_key[0]
 
 
 def _in_dtype(
     op: _elementwise.Op, v: np.ndarray[Any, Any], dt: np.dtype[Any], where: str
 ) -> tuple[np.ndarray[Any, Any], Callable[..., Any]]:
-    """``v`` converted to ``dt``, and the NumPy function computing ``op`` on
-    two arrays of ``dt`` (whose result must be ``dt`` again)."""
-    from typelattice.numpy._creation import _cast
-
-    fn, _, out_key, _, cd = _plan(op, _core.aval(dt, False))
-    if out_key[0] != dt:
+    """``v`` converted to ``dt`` (checked: see docs/semantics.md, "Data
+    safety"), and the NumPy function computing ``op`` on two arrays of
+    ``dt`` (whose result must be ``dt`` again)."""
+    plan = _plan(op, _core.aval(dt, False))
+    if plan.out_key[0] != dt:
         raise TypeError(
-            f"{where}: {op.name} of two {dt} arrays gives {out_key[0]}, so it "
-            f"cannot be carried out in {dt}; choose dtype={out_key[0]}"
+            f"{where}: {op.name} of two {dt} arrays gives {plan.out_key[0]}, so "
+            f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
         )
-    if cd != dt:  # logical_xor computes in the operands' type, gives bool
+    if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
         v = v.astype(bool)
-    return _cast(v, dt), _numpy_ufunc(fn, op, dt)
+    return _core.checked_cast(v, dt, where), _numpy_ufunc(plan.fn, op, dt)
 
 
 def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
@@ -376,7 +374,7 @@ def _generic_reduce(
                 fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
             )
         except ValueError as err:
-            raise ValueError(f"{name}: {err}") from None
+            raise ValueError(_core.prefixed(name, err)) from None
     else:  # complex logaddexp: no NumPy ufunc
         res = values
         axes_list: list[int] = list(
@@ -423,7 +421,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
             )
         if delegate in ("max", "min"):
             if dtype is not None:
-                a = _creation.astype(a, dtype)
+                a = _creation.convert_to(a, dtype, where_)
             return target(  # type: ignore[no-any-return]
                 a, axis, keepdims=keepdims, initial=initial, where=where
             )
@@ -431,7 +429,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         if initial is not None:
             res = fn(res, _creation.astype(initial, bool))
             res = from_numpy(np.asarray(res))
-        return res if dtype is None else _creation.astype(res, dtype)
+        return res if dtype is None else _creation.convert_to(res, dtype, where_)
 
     return reduce
 
@@ -524,8 +522,8 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
         target, key = _one(a, where_)
         bv, bkey = _core.operand(b, where_, 1)
         state = _elementwise._state()
-        fn, _, out_key, _, cd = _elementwise.build_plan(op, (key, bkey), state)
-        dt = out_key[0]
+        plan = _elementwise.build_plan(op, (key, bkey), state)
+        cd, dt = plan.cd, plan.out_key[0]
         values, fn = _in_dtype(op, target, dt, where_)
         out = values.copy()
         if cd != dt:  # logical_xor: b's truth value
@@ -598,15 +596,14 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
             out_key = _core.aval(dt, False)
         else:
             dt, out_key = key[0], key
-        fn, _, op_key, _, cd = _plan(op, _core.aval(dt, False))
+        plan = _plan(op, _core.aval(dt, False))
+        fn, op_key, cd = plan.fn, plan.out_key, plan.cd
         if op_key[0] != dt and op.out != "bool":
             raise TypeError(
                 f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
                 f"result dtype {dt} cannot hold; pass dtype='{op_key[0]}'"
             )
-        from typelattice.numpy._creation import _cast
-
-        values = _cast(v, cd)
+        values = _core.checked_cast(v, cd, where_)
         fn = _numpy_ufunc(fn, op, cd)
         if isinstance(fn, np.ufunc):
             res = _core.ignore_fp_errors(fn.reduceat, values, idx, axis=ax)

@@ -1163,6 +1163,8 @@ def where(
     Raises:
       ValueError: only one of ``x`` and ``y``, or ``size``/``fill_value``
         with them.
+      TypeError: a ``size`` that is not a non-negative integer (as
+        jax.numpy).
 
     >>> import typelattice.numpy as tnp
     >>> tnp.where(tnp.asarray([True, False]), tnp.asarray([1, 2], dtype='int8'), 0)
@@ -1171,9 +1173,9 @@ def where(
     (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        from typelattice.numpy._shape import nonzero
+        from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
 
-        return nonzero(condition, size=size, fill_value=fill_value)
+        return _nonzero(condition, size, fill_value, "where")
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     if size is not None or fill_value is not None:
@@ -1183,7 +1185,8 @@ def where(
         )
     cv, _ = _core.operand(condition, "where", 0)
     cond = np.asarray(cv, dtype=bool)
-    (vx, vy), (_, _, out_key, _, _) = promote(_WHERE, (x, y))
+    (vx, vy), plan = promote(_WHERE, (x, y))
+    out_key = plan.out_key
     state = _config.current()
     if state.rank_promotion != "allow":
         shapes = [cond.shape, np.shape(vx), np.shape(vy)]

@@ -1,0 +1,1936 @@
+"""Elementwise primitives: arithmetic, math, bitwise, comparisons, selection
+and dtype conversions.
+
+Which dtypes each accepts follows ``jax.lax`` (measured on JAX 0.10): the
+arithmetic takes integers, floats and complex numbers but not bool;
+transcendental functions take floats and complex numbers (``cbrt``, ``erf``
+and the gamma functions only floats); comparisons give bool; bitwise
+functions take bools and integers, shifts and bit counts only integers.
+
+Operands of one primitive share one dtype; their shapes are equal up to
+axes of size 1, or one operand is a scalar (rank 0): different ranks are an
+error, as in ``jax.lax``. The result is weak only when every operand is.
+
+Float16, bfloat16 and the smaller floats are computed in float32 and
+rounded, as XLA does for its math functions; ``erf``, ``erf_inv`` and the
+gamma functions in float64.
+"""
+
+# Package-internal: the arrays' underscored slots are read by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import builtins
+import enum
+import operator
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from typelattice import _config, _dtypes
+from typelattice._lax import _special
+from typelattice._lax._primitive import (
+    Primitive,
+    ShapedArray,
+    check_accepts,
+    check_same_dtypes,
+    to_array,
+    to_arrays,
+)
+from typelattice.numpy import _core
+
+if TYPE_CHECKING:
+    from typelattice.numpy._array import Array
+    from typelattice.typing import ArrayLike, DTypeLike
+
+__all__ = [
+    "RoundingMethod",
+    "abs",
+    "acos",
+    "acosh",
+    "add",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitcast_convert_type",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "clz",
+    "complex",
+    "conj",
+    "convert_element_type",
+    "cos",
+    "cosh",
+    "digamma",
+    "div",
+    "eq",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "ge",
+    "gt",
+    "imag",
+    "integer_pow",
+    "is_finite",
+    "le",
+    "lgamma",
+    "log",
+    "log1p",
+    "logistic",
+    "lt",
+    "max",
+    "min",
+    "mul",
+    "ne",
+    "neg",
+    "nextafter",
+    "population_count",
+    "pow",
+    "real",
+    "rem",
+    "round",
+    "rsqrt",
+    "select",
+    "select_n",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "sub",
+    "tan",
+    "tanh",
+]
+
+NDArray = np.ndarray[Any, Any]
+DType = np.dtype[Any]
+
+# Kinds of dtypes, by _dtypes.kind_of: b(ool), i(nt), u(int), f(loat), c(omplex).
+_ALL: Final = "biufc"
+_NUMBER: Final = "iufc"
+_ORDERED: Final = "biuf"
+_INEXACT: Final = "fc"
+_FLOAT: Final = "f"
+_INT: Final = "iu"
+_BITS: Final = "biu"
+
+_BOOL: Final = np.dtype(bool)
+_F32: Final = np.dtype(np.float32)
+_F64: Final = np.dtype(np.float64)
+_REAL_OF: Final[dict[DType, DType]] = {
+    np.dtype(np.complex64): _F32,
+    np.dtype(np.complex128): _F64,
+}
+_COMPLEX_OF: Final[dict[DType, DType]] = {
+    _F32: np.dtype(np.complex64),
+    _F64: np.dtype(np.complex128),
+}
+
+
+def _real_dtype(dt: DType) -> DType:
+    return _REAL_OF.get(dt, dt)
+
+
+# -- how values are computed ------------------------------------------------
+
+
+class _Wide(enum.Enum):
+    """The dtype a function computes real floats in."""
+
+    NATIVE = 0  # the operand's own
+    F32 = 1  # float32 for the floats narrower than float32 (as XLA)
+    F64 = 2  # float64 for every real float (functions computed in double)
+
+
+def _widen(x: NDArray, wide: _Wide) -> NDArray:
+    if wide is _Wide.NATIVE or _dtypes.kind_of(x.dtype) != "f":
+        return x
+    if wide is _Wide.F64 or x.dtype.itemsize < 4:
+        return x.astype(_F64 if wide is _Wide.F64 else _F32)
+    return x
+
+
+def _as(value: Any, dt: DType) -> NDArray:
+    """A computed value in the result's dtype."""
+    return np.asarray(value).astype(dt, copy=False)
+
+
+def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of an elementwise result: operands of rank 0 broadcast;
+    the others have one rank and equal sizes, or size 1."""
+    if len(set(shapes)) == 1:  # the common case
+        return shapes[0]
+    ranked = [s for s in shapes if s]
+    if not ranked:
+        return ()
+    ranks = {len(s) for s in ranked}
+    if len(ranks) != 1:
+        raise TypeError(
+            f"{fname}: arrays must have the same number of dimensions, got "
+            f"{', '.join(str(s) for s in ranked)}. lax does not add axes: "
+            "reshape or broadcast_in_dim the operand of lower rank first."
+        )
+    out: list[int] = []
+    for sizes in zip(*ranked, strict=True):
+        big = {d for d in sizes if d != 1}
+        if len(big) > 1:
+            raise TypeError(
+                f"{fname} got incompatible shapes for broadcasting: "
+                f"{', '.join(str(s) for s in ranked)}."
+            )
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+# -- unary ------------------------------------------------------------------
+
+
+def _unary(
+    name: str,
+    kinds: str,
+    fn: Callable[[NDArray], Any],
+    *,
+    out: Callable[[DType], DType] | None = None,
+    wide: _Wide = _Wide.NATIVE,
+) -> Primitive:
+    """A primitive of one operand: accepted ``kinds``, ``fn`` on NumPy, the
+    result's dtype (``out``, default the operand's), weak flag kept."""
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract(x: ShapedArray) -> ShapedArray:
+        check_accepts(name, x, kinds)
+        return x if out is None else x.update(dtype=out(x.dtype))
+
+    @prim.def_impl
+    def _impl(x: NDArray) -> NDArray:
+        return _as(fn(_widen(x, wide)), x.dtype if out is None else out(x.dtype))
+
+    return prim
+
+
+def _sign(x: NDArray) -> NDArray:
+    if x.dtype.kind == "c":
+        size = np.abs(x)
+        return np.where(size == 0, 0, x / np.where(size == 0, 1, size))
+    # np.sign(-0.0) is 0.0; lax keeps the zero's sign.
+    return np.where(x == 0, x, np.sign(x))
+
+
+def _logistic(x: NDArray) -> NDArray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _rsqrt(x: NDArray) -> NDArray:
+    return 1 / np.sqrt(x)
+
+
+def _exp2(x: NDArray) -> NDArray:
+    if x.dtype.kind == "c":
+        return np.exp(x * np.log(2).astype(x.dtype))  # type: ignore[no-any-return]
+    return np.exp2(x)
+
+
+neg_p = _unary("neg", _NUMBER, np.negative)
+sign_p = _unary("sign", _NUMBER, _sign, wide=_Wide.F32)
+floor_p = _unary("floor", _FLOAT, np.floor, wide=_Wide.F32)
+ceil_p = _unary("ceil", _FLOAT, np.ceil, wide=_Wide.F32)
+abs_p = _unary("abs", "ifc", np.abs, out=_real_dtype, wide=_Wide.F32)
+exp_p = _unary("exp", _INEXACT, np.exp, wide=_Wide.F32)
+exp2_p = _unary("exp2", _INEXACT, _exp2, wide=_Wide.F32)
+log_p = _unary("log", _INEXACT, np.log, wide=_Wide.F32)
+log1p_p = _unary("log1p", _INEXACT, np.log1p, wide=_Wide.F32)
+expm1_p = _unary("expm1", _INEXACT, np.expm1, wide=_Wide.F32)
+sqrt_p = _unary("sqrt", _INEXACT, np.sqrt, wide=_Wide.F32)
+rsqrt_p = _unary("rsqrt", _INEXACT, _rsqrt, wide=_Wide.F32)
+cbrt_p = _unary("cbrt", _FLOAT, np.cbrt, wide=_Wide.F32)
+sin_p = _unary("sin", _INEXACT, np.sin, wide=_Wide.F32)
+cos_p = _unary("cos", _INEXACT, np.cos, wide=_Wide.F32)
+tan_p = _unary("tan", _INEXACT, np.tan, wide=_Wide.F32)
+asin_p = _unary("asin", _INEXACT, np.arcsin, wide=_Wide.F32)
+acos_p = _unary("acos", _INEXACT, np.arccos, wide=_Wide.F32)
+atan_p = _unary("atan", _INEXACT, np.arctan, wide=_Wide.F32)
+sinh_p = _unary("sinh", _INEXACT, np.sinh, wide=_Wide.F32)
+cosh_p = _unary("cosh", _INEXACT, np.cosh, wide=_Wide.F32)
+tanh_p = _unary("tanh", _INEXACT, np.tanh, wide=_Wide.F32)
+asinh_p = _unary("asinh", _INEXACT, np.arcsinh, wide=_Wide.F32)
+acosh_p = _unary("acosh", _INEXACT, np.arccosh, wide=_Wide.F32)
+atanh_p = _unary("atanh", _INEXACT, np.arctanh, wide=_Wide.F32)
+logistic_p = _unary("logistic", _INEXACT, _logistic, wide=_Wide.F32)
+erf_p = _unary("erf", _FLOAT, _special.erf, wide=_Wide.F64)
+erfc_p = _unary("erfc", _FLOAT, _special.erfc, wide=_Wide.F64)
+erf_inv_p = _unary("erf_inv", _FLOAT, _special.erf_inv, wide=_Wide.F64)
+lgamma_p = _unary("lgamma", _FLOAT, _special.lgamma, wide=_Wide.F64)
+digamma_p = _unary("digamma", _FLOAT, _special.digamma, wide=_Wide.F64)
+is_finite_p = _unary(
+    "is_finite", _FLOAT, np.isfinite, out=lambda _: _BOOL, wide=_Wide.F32
+)
+# np.invert is `not` on bools and the bitwise complement on integers.
+not_p = _unary("not", _BITS, np.invert)
+real_p = _unary("real", "c", np.real, out=_real_dtype)
+imag_p = _unary("imag", "c", np.imag, out=_real_dtype)
+
+
+# -- bit counts -------------------------------------------------------------
+
+
+def _bit_pattern(x: NDArray) -> tuple[NDArray, int]:
+    """An integer array's bits as uint64 (two's complement), and its width."""
+    bits = _dtypes.iinfo(x.dtype).bits
+    mask = np.uint64((1 << bits) - 1)
+    return x.astype(np.int64).astype(np.uint64) & mask, bits
+
+
+def _from_pattern(pattern: NDArray, dt: DType) -> NDArray:
+    """The inverse of :func:`_bit_pattern`: bits read as ``dt``."""
+    bits = _dtypes.iinfo(dt).bits
+    if _dtypes.kind_of(dt) == "u":
+        return pattern.astype(dt)
+    if bits == 64:
+        return pattern.view(np.int64).astype(dt)
+    signed = pattern.astype(np.int64)
+    signed = np.where(signed >= 1 << (bits - 1), signed - (1 << bits), signed)
+    return signed.astype(dt)
+
+
+def _population_count(x: NDArray) -> NDArray:
+    pattern, _ = _bit_pattern(x)
+    return np.bitwise_count(pattern).astype(x.dtype)
+
+
+def _clz(x: NDArray) -> NDArray:
+    pattern, bits = _bit_pattern(x)
+    # The bit length by binary search: halve the remaining width each step.
+    length = np.zeros(pattern.shape, np.int64)
+    rest = pattern
+    for step in (32, 16, 8, 4, 2, 1):
+        high = rest >= np.uint64(1 << step)
+        length = length + np.where(high, step, 0)
+        rest = np.where(high, rest >> np.uint64(step), rest)
+    length = length + (rest > 0)
+    return (bits - length).astype(x.dtype)
+
+
+population_count_p = _unary("population_count", _INT, _population_count)
+clz_p = _unary("clz", _INT, _clz)
+
+
+# -- conversions and rounding -----------------------------------------------
+
+
+class RoundingMethod(enum.IntEnum):
+    """How :func:`round` breaks ties: ``AWAY_FROM_ZERO`` (``0``) or
+    ``TO_NEAREST_EVEN`` (``1``)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+round_p = Primitive("round")
+
+
+@round_p.def_abstract_eval
+def _round_abstract(x: ShapedArray, *, rounding_method: RoundingMethod) -> ShapedArray:
+    check_accepts("round", x, _FLOAT)
+    return x
+
+
+@round_p.def_impl
+def _round_impl(x: NDArray, *, rounding_method: RoundingMethod) -> NDArray:
+    wide = _widen(x, _Wide.F32)
+    if rounding_method is RoundingMethod.TO_NEAREST_EVEN:
+        return _as(np.rint(wide), x.dtype)
+    # Not floor(x + 0.5): in float32, 0.49999997 + 0.5 rounds up to 1.
+    whole = np.trunc(wide)
+    away = np.abs(wide - whole) >= 0.5
+    return _as(np.where(away, whole + np.sign(wide), whole), x.dtype)
+
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, False)
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
+    if x.dtype.kind == "c" and _dtypes.kind_of(new_dtype) != "c":
+        x = x.real  # the warning was given by the public function
+    if _dtypes.kind_of(x.dtype) == "f" and _dtypes.kind_of(new_dtype) in "iu":
+        # Float to integer saturates and maps NaN to 0, as JAX (and
+        # typelattice.numpy's astype), not NumPy's undefined values.
+        info = _dtypes.iinfo(new_dtype)
+        wide = np.nan_to_num(x.astype(np.float64), nan=0.0)
+        return np.clip(wide, int(info.min), int(info.max)).astype(new_dtype)
+    return x.astype(new_dtype)
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+
+
+@bitcast_convert_type_p.def_abstract_eval
+def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
+    old = x.dtype
+    size, new_size = old.itemsize, new_dtype.itemsize
+    if size == new_size:
+        shape = x.shape
+    elif size > new_size:
+        shape = (*x.shape, size // new_size)
+    else:
+        if not x.shape or x.shape[-1] * size != new_size:
+            raise ValueError(
+                f"lax.bitcast_convert_type: cannot convert an array of shape "
+                f"{x.shape} from {old.name} ({8 * size} bits) to "
+                f"{new_dtype.name} ({8 * new_size} bits): the last axis must "
+                f"have {new_size // size} elements"
+            )
+        shape = x.shape[:-1]
+    if old != new_dtype and (
+        _dtypes.kind_of(old) in "bc" or _dtypes.kind_of(new_dtype) in "bc"
+    ):
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values "
+            "unless the operand and destination types match. Got operand "
+            f"dtype={old.name}, new_dtype={new_dtype.name}. Convert the values "
+            "instead with lax.convert_element_type, or use lax.real/lax.imag."
+        )
+    return ShapedArray(shape, new_dtype, False)
+
+
+@bitcast_convert_type_p.def_impl
+def _bitcast_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
+    out = np.array(x, copy=True).view(new_dtype)
+    if new_dtype.itemsize < x.dtype.itemsize:
+        return out.reshape(*x.shape, x.dtype.itemsize // new_dtype.itemsize)
+    return out.reshape(x.shape[:-1]) if new_dtype.itemsize > x.dtype.itemsize else out
+
+
+conj_p = Primitive("conj")
+_CONJ_REAL: Final = (_F32, _F64)
+
+
+@conj_p.def_abstract_eval
+def _conj_abstract(x: ShapedArray) -> ShapedArray:
+    # jax.lax.conj takes float32/float64 too, and makes them complex.
+    if x.dtype not in _CONJ_REAL and _dtypes.kind_of(x.dtype) != "c":
+        raise TypeError(
+            f"conj does not accept dtype {x.dtype.name}. Accepted dtypes are "
+            "subtypes of float32, float64, complexfloating."
+        )
+    return x.update(dtype=_COMPLEX_OF.get(x.dtype, x.dtype))
+
+
+@conj_p.def_impl
+def _conj_impl(x: NDArray) -> NDArray:
+    dt: DType = _COMPLEX_OF[x.dtype] if x.dtype in _COMPLEX_OF else x.dtype
+    return _as(np.conj(x.astype(dt)), dt)
+
+
+integer_pow_p = Primitive("integer_pow")
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
+    check_accepts("integer_pow", x, _NUMBER)
+    if y < 0 and _dtypes.kind_of(x.dtype) in "iu":
+        dims = ",".join(str(d) for d in x.shape)
+        raise TypeError(
+            f"Integers cannot be raised to negative powers, got "
+            f"integer_pow({x.dtype.name}[{dims}], {y}). Convert to a floating "
+            "type first, e.g. lax.convert_element_type(x, 'float32')."
+        )
+    return x
+
+
+@integer_pow_p.def_impl
+def _integer_pow_impl(x: NDArray, *, y: int) -> NDArray:
+    # Repeated squaring in the operand's dtype (integers wrap), as XLA.
+    base = _widen(x, _Wide.F32)
+    acc = np.ones_like(base)
+    n = builtins.abs(y)
+    while n:
+        if n & 1:
+            acc = acc * base
+        n >>= 1
+        if n:
+            base = base * base
+    if y < 0:
+        acc = 1 / acc
+    return _as(acc, x.dtype)
+
+
+# -- binary -----------------------------------------------------------------
+
+
+def _binary(
+    name: str,
+    kinds: str,
+    fn: Callable[[NDArray, NDArray], Any],
+    *,
+    compare: bool = False,
+    promoting: str | None = None,
+    wide: _Wide = _Wide.NATIVE,
+) -> Primitive:
+    """A primitive of two operands of one dtype: accepted ``kinds``, ``fn``
+    on NumPy, bool results for comparisons; weak when both are.
+    ``promoting`` names the typelattice.numpy function that promotes."""
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        check_accepts(name, x, kinds, 0)
+        check_accepts(name, y, kinds, 1)
+        check_same_dtypes(name, (x, y), ("x", "y"), promoting)
+        shape = broadcast_shapes(name, x.shape, y.shape)
+        dt = _BOOL if compare else x.dtype
+        return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+
+    @prim.def_impl
+    def _impl(x: NDArray, y: NDArray) -> NDArray:
+        return _as(fn(_widen(x, wide), _widen(y, wide)), _BOOL if compare else x.dtype)
+
+    return prim
+
+
+def _div(x: NDArray, y: NDArray) -> NDArray:
+    if _dtypes.kind_of(x.dtype) not in "iu":
+        return np.true_divide(x, y)
+    # Integer division truncates toward zero (C, XLA), unlike NumPy's //;
+    # x / 0 is -1 (all bits set), as XLA defines it.
+    zero = y == 0
+    safe = np.where(zero, 1, y).astype(x.dtype)
+    quotient = (x - np.fmod(x, safe)) // safe
+    return np.where(zero, np.array(-1).astype(x.dtype), quotient)
+
+
+def _rem(x: NDArray, y: NDArray) -> NDArray:
+    # The remainder has the dividend's sign (C fmod), unlike NumPy's %;
+    # for integers x % 0 is x, as XLA defines it.
+    if _dtypes.kind_of(x.dtype) not in "iu":
+        return np.fmod(x, y)
+    zero = y == 0
+    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y).astype(x.dtype)))
+
+
+def _lexicographic(pick_x: Callable[[NDArray, NDArray], NDArray]) -> Any:
+    """max/min: complex numbers compare by real part, then imaginary part."""
+
+    def fn(x: NDArray, y: NDArray) -> NDArray:
+        if x.dtype.kind != "c":
+            return np.maximum(x, y) if pick_x is np.greater else np.minimum(x, y)
+        first = pick_x(x.real, y.real) | ((x.real == y.real) & pick_x(x.imag, y.imag))
+        return np.where(first, x, y)
+
+    return fn
+
+
+def _atan2(x: NDArray, y: NDArray) -> NDArray:
+    """``atan(x / y)`` with the quadrant of (y, x); for complex operands the
+    analytic continuation ``i log((y - i x) / sqrt(x**2 + y**2))``, whose
+    branch cuts are XLA's (``-i log((y + i x) / ...)`` differs on them)."""
+    if x.dtype.kind != "c":
+        return np.arctan2(x, y)
+    return 1j * np.log((y - 1j * x) / np.sqrt(x * x + y * y))  # type: ignore[no-any-return]
+
+
+def _nextafter(x: NDArray, y: NDArray) -> NDArray:
+    """The float after ``x`` towards ``y``, by stepping the bit pattern
+    (which works for every IEEE-like format, bfloat16 included)."""
+    x, y = (np.array(a, copy=True) for a in np.broadcast_arrays(x, y))
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    bits: NDArray = x.view(unsigned)
+    one: Any = unsigned.type(1)
+    # Away from zero is +1 on the magnitude bits, toward zero -1.
+    away = (y > x) == (x > 0)
+    up: NDArray = bits + one
+    down: NDArray = bits - one
+    stepped = np.where(away, up, down).view(x.dtype)
+    tiny = np.array(one).view(x.dtype)  # the smallest subnormal
+    from_zero = np.where(y > x, tiny, -tiny)
+    out = np.where(x == 0, from_zero, stepped)
+    out = np.where(x == y, y, out)
+    return np.where(np.isnan(x) | np.isnan(y), np.nan, out)
+
+
+add_p = _binary("add", _NUMBER, np.add, promoting="add")
+sub_p = _binary("sub", _NUMBER, np.subtract, promoting="subtract")
+mul_p = _binary("mul", _NUMBER, np.multiply, promoting="multiply")
+div_p = _binary("div", _NUMBER, _div, promoting="divide")
+rem_p = _binary("rem", "iuf", _rem, promoting="fmod")
+max_p = _binary("max", _ALL, _lexicographic(np.greater), promoting="maximum")
+min_p = _binary("min", _ALL, _lexicographic(np.less), promoting="minimum")
+atan2_p = _binary("atan2", _INEXACT, _atan2, promoting="arctan2", wide=_Wide.F32)
+nextafter_p = _binary("nextafter", _FLOAT, _nextafter, promoting="nextafter")
+and_p = _binary("and", _BITS, np.bitwise_and, promoting="bitwise_and")
+or_p = _binary("or", _BITS, np.bitwise_or, promoting="bitwise_or")
+xor_p = _binary("xor", _BITS, np.bitwise_xor, promoting="bitwise_xor")
+eq_p = _binary("eq", _ALL, np.equal, compare=True, promoting="equal")
+ne_p = _binary("ne", _ALL, np.not_equal, compare=True, promoting="not_equal")
+lt_p = _binary("lt", _ORDERED, np.less, compare=True, promoting="less")
+le_p = _binary("le", _ORDERED, np.less_equal, compare=True, promoting="less_equal")
+gt_p = _binary("gt", _ORDERED, np.greater, compare=True, promoting="greater")
+ge_p = _binary(
+    "ge", _ORDERED, np.greater_equal, compare=True, promoting="greater_equal"
+)
+
+
+def _shift(kind: str) -> Callable[[NDArray, NDArray], NDArray]:
+    """Shifts on the bit pattern; a shift by a negative amount or by the
+    width or more gives 0 (arithmetic right shifts: the sign bits), as XLA
+    defines it, where NumPy and C leave it undefined."""
+
+    def fn(x: NDArray, y: NDArray) -> NDArray:
+        pattern, bits = _bit_pattern(x)
+        amount = y.astype(np.int64)
+        inside = (amount >= 0) & (amount < bits)
+        by = np.where(inside, amount, 0).astype(np.uint64)
+        mask = np.uint64((1 << bits) - 1)
+        if kind == "left":
+            out = np.where(inside, (pattern << by) & mask, np.uint64(0))
+        else:
+            out = np.where(inside, pattern >> by, np.uint64(0))
+            if kind == "arithmetic":
+                negative = (pattern >> np.uint64(bits - 1)) == 1
+                fill = np.where(inside, mask ^ (mask >> by), mask)
+                out = np.where(negative, out | fill, out)
+        return _from_pattern(out, x.dtype)
+
+    return fn
+
+
+shift_left_p = _binary("shift_left", _INT, _shift("left"), promoting="left_shift")
+shift_right_logical_p = _binary(
+    "shift_right_logical", _INT, _shift("logical"), promoting="right_shift"
+)
+shift_right_arithmetic_p = _binary(
+    "shift_right_arithmetic", _INT, _shift("arithmetic"), promoting="right_shift"
+)
+
+pow_p = Primitive("pow")
+
+
+@pow_p.def_abstract_eval
+def _pow_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    # The exponent may be any integer type, or the base's inexact type.
+    check_accepts("pow", x, _INEXACT, 0)
+    ykind = _dtypes.kind_of(y.dtype)
+    if ykind not in "iufc" or (ykind in "fc" and y.dtype != x.dtype):
+        raise TypeError(
+            "the first argument to pow must have an inexact dtype (float or "
+            "complex), and the second argument must have an inexact or integer "
+            "dtype, and two inexact dtypes must match, but got "
+            f"{x.dtype.name} and {y.dtype.name} respectively. Convert the "
+            f"exponent first, e.g. lax.convert_element_type(y, '{x.dtype.name}')."
+        )
+    shape = broadcast_shapes("pow", x.shape, y.shape)
+    return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+
+@pow_p.def_impl
+def _pow_impl(x: NDArray, y: NDArray) -> NDArray:
+    if _dtypes.kind_of(y.dtype) in "iu":
+        # An integer exponent: computed in double, where every int32 is
+        # exact, then rounded to the base's type.
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        out = np.power(x.astype(wide), y.astype(np.float64))
+    else:
+        out = np.power(_widen(x, _Wide.F32), _widen(y, _Wide.F32))
+    if x.dtype.kind == "c":
+        # XLA's complex power is exp(y log x): at x = 0 it is 1 for y = 0,
+        # 0 for a positive real y, and NaN otherwise (NumPy says 0).
+        y = np.asarray(y)
+        real_positive = (np.imag(y) == 0) & (np.real(y) > 0)
+        at_zero = np.where(
+            y == 0, 1, np.where(real_positive, 0, complex(np.nan, np.nan))
+        )
+        out = np.where(x == 0, at_zero, out)
+    return _as(out, x.dtype)
+
+
+complex_p = Primitive("complex")
+
+
+@complex_p.def_abstract_eval
+def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    for pos, aval in enumerate((x, y)):
+        if aval.dtype not in _COMPLEX_OF:
+            raise TypeError(
+                f"complex does not accept dtype {aval.dtype.name} at position "
+                f"{pos}. Accepted dtypes at position {pos} are subtypes of "
+                "float32, float64."
+            )
+    check_same_dtypes("complex", (x, y), ("x", "y"))
+    shape = broadcast_shapes("complex", x.shape, y.shape)
+    return ShapedArray(shape, _COMPLEX_OF[x.dtype], x.weak_type and y.weak_type)
+
+
+@complex_p.def_impl
+def _complex_impl(x: NDArray, y: NDArray) -> NDArray:
+    out_dt = _COMPLEX_OF[x.dtype]
+    return x.astype(out_dt) + 1j * y.astype(out_dt)
+
+
+# -- selection --------------------------------------------------------------
+
+select_n_p = Primitive("select_n")
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if len(cases) == 0:
+        raise ValueError("lax.select_n() must have at least one case")
+    kind = _dtypes.kind_of(which.dtype)
+    if kind not in "biu":
+        raise TypeError(
+            f"select `which` must be boolean or integer type, got "
+            f"{which.dtype.name}. Compare first, e.g. lax.ne(which, 0)."
+        )
+    if kind == "b" and len(cases) > 2:
+        raise TypeError(
+            "select with boolean `which` cannot have > 2 cases; use an "
+            "integer `which` to choose among more"
+        )
+    check_same_dtypes(
+        "select", cases, [f"cases[{i}]" for i in range(len(cases))], "where"
+    )
+    shapes = {c.shape for c in cases}
+    if len(shapes) != 1:
+        raise TypeError(
+            f"select cases must have the same shapes, got "
+            f"{[c.shape for c in cases]}. Broadcast them first "
+            "(lax.broadcast_in_dim)."
+        )
+    shape = cases[0].shape
+    if which.shape and which.shape != shape:
+        raise TypeError(
+            f"select `which` must be scalar or have the same shape as cases, "
+            f"got `which` shape {which.shape} but case shape {shape}."
+        )
+    return cases[0].update(weak_type=all(c.weak_type for c in cases))
+
+
+@select_n_p.def_impl
+def _select_n_impl(which: NDArray, *cases: NDArray) -> NDArray:
+    if which.dtype == _BOOL:
+        if len(cases) == 1:
+            return np.array(cases[0], copy=True)
+        return np.where(which, cases[1], cases[0])
+    # An index out of range picks the nearest case, as XLA's clamp does.
+    index = np.clip(which.astype(np.int64), 0, len(cases) - 1)
+    out = np.broadcast_to(cases[0], cases[0].shape).copy()
+    for i, case in enumerate(cases[1:], start=1):
+        out = np.where(index == i, case, out)
+    return out
+
+
+clamp_p = Primitive("clamp")
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    check_same_dtypes("clamp", (lo, x, hi), ("min", "x", "max"), "clip")
+    for name, bound in (("min", lo), ("max", hi)):
+        if bound.shape and bound.shape != x.shape:
+            raise TypeError(
+                f"clamp requires {name}.shape == operand.shape or {name}.shape "
+                f"== (), got {name}.shape={bound.shape}, operand.shape={x.shape}."
+            )
+    return x.update(weak_type=lo.weak_type and x.weak_type and hi.weak_type)
+
+
+@clamp_p.def_impl
+def _clamp_impl(lo: NDArray, x: NDArray, hi: NDArray) -> NDArray:
+    if x.dtype.kind == "c":
+        # XLA clamps complex numbers by their real parts alone: x is
+        # replaced by min when not above it, then by max when above that.
+        low = np.where(np.real(x) > np.real(lo), x, lo)
+        return _as(np.where(np.real(low) > np.real(hi), hi, low), x.dtype)
+    return _as(np.minimum(np.maximum(x, lo), hi), x.dtype)
+
+
+# -- public functions -------------------------------------------------------
+
+
+def _no_accuracy(fname: str, accuracy: object) -> None:
+    if accuracy is not None:
+        raise NotImplementedError(
+            f"lax.{fname}: accuracy={accuracy!r} is not supported; leave it "
+            "out (None) for the default implementation"
+        )
+
+
+def _unary_call(prim: Primitive, x: ArrayLike) -> Array:
+    return prim.bind(to_array(x, prim.name, 0))  # type: ignore[no-any-return]
+
+
+def _binary_call(prim: Primitive, x: ArrayLike, y: ArrayLike) -> Array:
+    return prim.bind(*to_arrays(prim.name, (x, y)))  # type: ignore[no-any-return]
+
+
+def neg(x: ArrayLike) -> Array:
+    """Elementwise negation, ``-x``; unsigned integers wrap.
+
+    Args:
+      x: an integer, floating or complex array (not bool).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> neg(np.int8([1, -2]))
+    Array([-1,  2], dtype=int8)
+    """
+    return _unary_call(neg_p, x)
+
+
+def sign(x: ArrayLike) -> Array:
+    """Elementwise sign: -1, 0 or 1 (``x / |x|`` for complex numbers).
+
+    Args:
+      x: an integer, floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> sign(np.float32([-2.5, 0.0, 3.0]))
+    Array([-1.,  0.,  1.], dtype=float32)
+    """
+    return _unary_call(sign_p, x)
+
+
+def floor(x: ArrayLike) -> Array:
+    """Elementwise floor.
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> floor(np.float32([-1.5, 1.5]))
+    Array([-2.,  1.], dtype=float32)
+    """
+    return _unary_call(floor_p, x)
+
+
+def ceil(x: ArrayLike) -> Array:
+    """Elementwise ceiling.
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> ceil(np.float32([-1.5, 1.5]))
+    Array([-1.,  2.], dtype=float32)
+    """
+    return _unary_call(ceil_p, x)
+
+
+def round(  # noqa: A001 - jax.lax's name
+    x: ArrayLike,
+    rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO,
+) -> Array:
+    """Elementwise rounding to the nearest integer value.
+
+    Args:
+      x: a floating array.
+      rounding_method: how ties round: :attr:`RoundingMethod.AWAY_FROM_ZERO`
+        (``0``, the default) or :attr:`RoundingMethod.TO_NEAREST_EVEN`
+        (``1``).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> round(np.float32([0.5, 1.5, 2.5]))
+    Array([1., 2., 3.], dtype=float32)
+    >>> round(np.float32([0.5, 1.5, 2.5]), RoundingMethod.TO_NEAREST_EVEN)
+    Array([0., 2., 2.], dtype=float32)
+    """
+    try:
+        method = RoundingMethod(rounding_method)
+    except ValueError:
+        raise ValueError(
+            f"lax.round: {rounding_method!r} is not a valid RoundingMethod; use "
+            "RoundingMethod.AWAY_FROM_ZERO (0) or RoundingMethod.TO_NEAREST_EVEN (1)"
+        ) from None
+    return round_p.bind(to_array(x, "round", 0), rounding_method=method)  # type: ignore[no-any-return]
+
+
+def abs(x: ArrayLike) -> Array:  # noqa: A001 - jax.lax's name
+    """Elementwise absolute value; ``|x|`` of a complex number is real.
+
+    The most negative integer stays negative (it wraps), as in ``jax.lax``.
+
+    Args:
+      x: a signed integer, floating or complex array.
+
+    Returns:
+      An array of ``x``'s shape and weak flag, of its dtype (complex64 gives
+      float32, complex128 float64).
+
+    >>> abs(np.complex64([3 + 4j]))
+    Array([5.], dtype=float32)
+    """
+    return _unary_call(abs_p, x)
+
+
+def exp(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise ``e ** x``.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> exp(np.float32([0.0, 1.0]))
+    Array([1.      , 2.718282], dtype=float32)
+    """
+    _no_accuracy("exp", accuracy)
+    return _unary_call(exp_p, x)
+
+
+def exp2(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise ``2 ** x``.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> exp2(np.float32([3.0, -1.0]))
+    Array([8. , 0.5], dtype=float32)
+    """
+    _no_accuracy("exp2", accuracy)
+    return _unary_call(exp2_p, x)
+
+
+def log(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise natural logarithm.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> log(np.float32([1.0, 0.0]))
+    Array([  0., -inf], dtype=float32)
+    """
+    _no_accuracy("log", accuracy)
+    return _unary_call(log_p, x)
+
+
+def log1p(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise ``log(1 + x)``, accurate near 0.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> log1p(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    _no_accuracy("log1p", accuracy)
+    return _unary_call(log1p_p, x)
+
+
+def expm1(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise ``exp(x) - 1``, accurate near 0.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> expm1(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    _no_accuracy("expm1", accuracy)
+    return _unary_call(expm1_p, x)
+
+
+def sqrt(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise square root.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> sqrt(np.float32([4.0, -1.0]))
+    Array([ 2., nan], dtype=float32)
+    """
+    _no_accuracy("sqrt", accuracy)
+    return _unary_call(sqrt_p, x)
+
+
+def rsqrt(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise reciprocal square root, ``1 / sqrt(x)``.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> rsqrt(np.float32([4.0]))
+    Array([0.5], dtype=float32)
+    """
+    _no_accuracy("rsqrt", accuracy)
+    return _unary_call(rsqrt_p, x)
+
+
+def cbrt(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise cube root (negative for negative ``x``).
+
+    Args:
+      x: a floating array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> cbrt(np.float32([-8.0, 27.0]))
+    Array([-2.,  3.], dtype=float32)
+    """
+    _no_accuracy("cbrt", accuracy)
+    return _unary_call(cbrt_p, x)
+
+
+def sin(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise sine.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> sin(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    _no_accuracy("sin", accuracy)
+    return _unary_call(sin_p, x)
+
+
+def cos(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise cosine.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> cos(np.float32([0.0]))
+    Array([1.], dtype=float32)
+    """
+    _no_accuracy("cos", accuracy)
+    return _unary_call(cos_p, x)
+
+
+def tan(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise tangent.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> tan(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    _no_accuracy("tan", accuracy)
+    return _unary_call(tan_p, x)
+
+
+def asin(x: ArrayLike) -> Array:
+    """Elementwise arcsine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag (NaN outside [-1, 1]
+      for real ``x``).
+
+    >>> asin(np.float32([0.0, 2.0]))
+    Array([ 0., nan], dtype=float32)
+    """
+    return _unary_call(asin_p, x)
+
+
+def acos(x: ArrayLike) -> Array:
+    """Elementwise arccosine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> acos(np.float32([1.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(acos_p, x)
+
+
+def atan(x: ArrayLike) -> Array:
+    """Elementwise arctangent.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> atan(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(atan_p, x)
+
+
+def sinh(x: ArrayLike) -> Array:
+    """Elementwise hyperbolic sine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> sinh(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(sinh_p, x)
+
+
+def cosh(x: ArrayLike) -> Array:
+    """Elementwise hyperbolic cosine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> cosh(np.float32([0.0]))
+    Array([1.], dtype=float32)
+    """
+    return _unary_call(cosh_p, x)
+
+
+def tanh(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise hyperbolic tangent.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> tanh(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    _no_accuracy("tanh", accuracy)
+    return _unary_call(tanh_p, x)
+
+
+def asinh(x: ArrayLike) -> Array:
+    """Elementwise inverse hyperbolic sine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> asinh(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(asinh_p, x)
+
+
+def acosh(x: ArrayLike) -> Array:
+    """Elementwise inverse hyperbolic cosine.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> acosh(np.float32([1.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(acosh_p, x)
+
+
+def atanh(x: ArrayLike) -> Array:
+    """Elementwise inverse hyperbolic tangent.
+
+    Args:
+      x: a floating or complex array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> atanh(np.float32([0.0]))
+    Array([0.], dtype=float32)
+    """
+    return _unary_call(atanh_p, x)
+
+
+def logistic(x: ArrayLike, *, accuracy: None = None) -> Array:
+    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``.
+
+    Args:
+      x: a floating or complex array.
+      accuracy: only None (the default implementation).
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> logistic(np.float32([0.0]))
+    Array([0.5], dtype=float32)
+    """
+    _no_accuracy("logistic", accuracy)
+    return _unary_call(logistic_p, x)
+
+
+def erf(x: ArrayLike) -> Array:
+    """Elementwise error function.
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> erf(np.float32([0.0, 10.0]))
+    Array([0., 1.], dtype=float32)
+    """
+    return _unary_call(erf_p, x)
+
+
+def erfc(x: ArrayLike) -> Array:
+    """Elementwise complementary error function, ``1 - erf(x)``.
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> erfc(np.float32([0.0]))
+    Array([1.], dtype=float32)
+    """
+    return _unary_call(erfc_p, x)
+
+
+def erf_inv(x: ArrayLike) -> Array:
+    """Elementwise inverse of the error function (``±inf`` at ``±1``, NaN
+    outside ``[-1, 1]``).
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> erf_inv(np.float32([0.0, 1.0]))
+    Array([ 0., inf], dtype=float32)
+    """
+    return _unary_call(erf_inv_p, x)
+
+
+def lgamma(x: ArrayLike) -> Array:
+    """Elementwise ``log |gamma(x)|`` (``inf`` at the poles 0, -1, ...).
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> lgamma(np.float32([1.0, 3.0]))
+    Array([0.       , 0.6931472], dtype=float32)
+    """
+    return _unary_call(lgamma_p, x)
+
+
+def digamma(x: ArrayLike) -> Array:
+    """Elementwise digamma, the derivative of ``lgamma`` (NaN at the poles).
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> digamma(np.float32([1.0]))
+    Array([-0.5772157], dtype=float32)
+    """
+    return _unary_call(digamma_p, x)
+
+
+def is_finite(x: ArrayLike) -> Array:
+    """Elementwise: whether ``x`` is neither infinite nor NaN.
+
+    Args:
+      x: a floating array.
+
+    Returns:
+      A bool array of ``x``'s shape, weak when ``x`` is.
+
+    >>> is_finite(np.float32([1.0, np.inf, np.nan]))
+    Array([ True, False, False], dtype=bool)
+    """
+    return _unary_call(is_finite_p, x)
+
+
+def bitwise_not(x: ArrayLike) -> Array:
+    """Elementwise bitwise complement (logical not for bools).
+
+    Args:
+      x: a bool or integer array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> bitwise_not(np.uint8([0, 15]))
+    Array([255, 240], dtype=uint8)
+    """
+    return _unary_call(not_p, x)
+
+
+def population_count(x: ArrayLike) -> Array:
+    """Elementwise number of set bits (of the two's complement pattern).
+
+    Args:
+      x: an integer array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> population_count(np.int8([-1, 3]))
+    Array([8, 2], dtype=int8)
+    """
+    return _unary_call(population_count_p, x)
+
+
+def clz(x: ArrayLike) -> Array:
+    """Elementwise number of leading zero bits.
+
+    Args:
+      x: an integer array.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> clz(np.int8([0, 1, -1]))
+    Array([8, 7, 0], dtype=int8)
+    """
+    return _unary_call(clz_p, x)
+
+
+def real(x: ArrayLike) -> Array:
+    """Elementwise real part of a complex array.
+
+    Args:
+      x: a complex array (real arrays are refused, as ``jax.lax``).
+
+    Returns:
+      An array of the real dtype of ``x`` (complex64 gives float32), its
+      shape and weak flag.
+
+    >>> real(np.complex64([1 + 2j]))
+    Array([1.], dtype=float32)
+    """
+    return _unary_call(real_p, x)
+
+
+def imag(x: ArrayLike) -> Array:
+    """Elementwise imaginary part of a complex array.
+
+    Args:
+      x: a complex array.
+
+    Returns:
+      An array of the real dtype of ``x``, its shape and weak flag.
+
+    >>> imag(np.complex64([1 + 2j]))
+    Array([2.], dtype=float32)
+    """
+    return _unary_call(imag_p, x)
+
+
+def conj(x: ArrayLike) -> Array:
+    """Elementwise complex conjugate.
+
+    Args:
+      x: a complex array, or a float32/float64 one (made complex).
+
+    Returns:
+      A complex array of ``x``'s shape and weak flag.
+
+    >>> conj(np.complex64([1 + 2j]))
+    Array([1.-2.j], dtype=complex64)
+    """
+    return _unary_call(conj_p, x)
+
+
+def integer_pow(x: ArrayLike, y: int) -> Array:
+    """Elementwise ``x ** y`` for a fixed integer ``y``, by repeated
+    multiplication in ``x``'s dtype (integers wrap).
+
+    Args:
+      x: an integer, floating or complex array.
+      y: a Python int; negative only for floating and complex ``x``.
+
+    Returns:
+      An array of ``x``'s dtype, shape and weak flag.
+
+    >>> integer_pow(np.int8([2, 3]), 3)
+    Array([ 8, 27], dtype=int8)
+    """
+    try:
+        exponent = operator.index(y)
+    except TypeError:
+        raise TypeError(f"lax.integer_pow: y must be an int, got {y!r}") from None
+    return integer_pow_p.bind(to_array(x, "integer_pow", 0), y=exponent)  # type: ignore[no-any-return]
+
+
+def add(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x + y``, without promotion.
+
+    Args:
+      x, y: arrays of one dtype (integer, floating or complex); a Python
+        scalar takes the other operand's dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    Raises:
+      TypeError: the dtypes differ (convert one with
+        :func:`convert_element_type`, or use ``typelattice.numpy.add``).
+
+    >>> add(np.int8([1, 2]), 3)
+    Array([4, 5], dtype=int8)
+    """
+    return _binary_call(add_p, x, y)
+
+
+def sub(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x - y``, without promotion.
+
+    Args:
+      x, y: arrays of one dtype (integer, floating or complex).
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> sub(np.float32([1.0]), 0.5)
+    Array([0.5], dtype=float32)
+    """
+    return _binary_call(sub_p, x, y)
+
+
+def mul(x: ArrayLike, y: ArrayLike, *, out_dtype: None = None) -> Array:
+    """Elementwise ``x * y``, without promotion.
+
+    Args:
+      x, y: arrays of one dtype (integer, floating or complex).
+      out_dtype: only None; to multiply in a wider type, convert the
+        operands first with :func:`convert_element_type`.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> mul(np.int8([100]), np.int8([2]))
+    Array([-56], dtype=int8)
+    """
+    if out_dtype is not None:
+        raise NotImplementedError(
+            "lax.mul: out_dtype is not supported; convert the operands first, "
+            "e.g. lax.mul(lax.convert_element_type(x, dt), "
+            "lax.convert_element_type(y, dt))"
+        )
+    return _binary_call(mul_p, x, y)
+
+
+def div(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x / y``; integer division truncates toward zero.
+
+    As in ``jax.lax`` (XLA), an integer divided by zero gives -1 (all bits
+    set), and the most negative integer divided by -1 gives itself.
+
+    Args:
+      x, y: arrays of one dtype (integer, floating or complex).
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> div(np.int8([7, -7]), np.int8([2, 2]))
+    Array([ 3, -3], dtype=int8)
+    """
+    return _binary_call(div_p, x, y)
+
+
+def rem(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise remainder of :func:`div`, with the sign of ``x`` (C's
+    ``fmod``); an integer ``x`` rem 0 is ``x``.
+
+    Args:
+      x, y: arrays of one dtype (integer or floating).
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> rem(np.int8([7, -7]), np.int8([2, 2]))
+    Array([ 1, -1], dtype=int8)
+    """
+    return _binary_call(rem_p, x, y)
+
+
+def pow(x: ArrayLike, y: ArrayLike) -> Array:  # noqa: A001 - jax.lax's name
+    """Elementwise ``x ** y``.
+
+    Args:
+      x: a floating or complex array.
+      y: an array of ``x``'s dtype or of any integer dtype (a Python scalar
+        takes ``x``'s dtype).
+
+    Returns:
+      An array of ``x``'s dtype, weak when both operands are.
+
+    >>> pow(np.float32([2.0]), np.int32([3]))
+    Array([8.], dtype=float32)
+    """
+    return _binary_call(pow_p, x, y)
+
+
+def max(x: ArrayLike, y: ArrayLike) -> Array:  # noqa: A001 - jax.lax's name
+    """Elementwise maximum; NaN wins; complex numbers compare by real part,
+    then imaginary part.
+
+    Args:
+      x, y: arrays of one dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> max(np.float32([1.0, 5.0]), 2.0)
+    Array([2., 5.], dtype=float32)
+    """
+    return _binary_call(max_p, x, y)
+
+
+def min(x: ArrayLike, y: ArrayLike) -> Array:  # noqa: A001 - jax.lax's name
+    """Elementwise minimum; NaN wins; complex numbers compare by real part,
+    then imaginary part.
+
+    Args:
+      x, y: arrays of one dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> min(np.float32([1.0, 5.0]), 2.0)
+    Array([1., 2.], dtype=float32)
+    """
+    return _binary_call(min_p, x, y)
+
+
+def atan2(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise arctangent of ``x / y``, in the quadrant of ``(y, x)``.
+
+    Args:
+      x, y: arrays of one floating or complex dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> atan2(np.float32([1.0]), np.float32([1.0]))
+    Array([0.7853982], dtype=float32)
+    """
+    return _binary_call(atan2_p, x, y)
+
+
+def nextafter(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Elementwise: the next representable value after ``x1`` towards ``x2``.
+
+    Args:
+      x1, x2: arrays of one floating dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> nextafter(np.float16([1.0]), np.float16([2.0]))
+    Array([1.001], dtype=float16)
+    """
+    return _binary_call(nextafter_p, x1, x2)
+
+
+def bitwise_and(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise bitwise and (logical and for bools).
+
+    Args:
+      x, y: arrays of one bool or integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> bitwise_and(np.uint8([12]), np.uint8([10]))
+    Array([8], dtype=uint8)
+    """
+    return _binary_call(and_p, x, y)
+
+
+def bitwise_or(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise bitwise or (logical or for bools).
+
+    Args:
+      x, y: arrays of one bool or integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> bitwise_or(np.uint8([12]), np.uint8([10]))
+    Array([14], dtype=uint8)
+    """
+    return _binary_call(or_p, x, y)
+
+
+def bitwise_xor(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise bitwise exclusive or.
+
+    Args:
+      x, y: arrays of one bool or integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> bitwise_xor(np.uint8([12]), np.uint8([10]))
+    Array([6], dtype=uint8)
+    """
+    return _binary_call(xor_p, x, y)
+
+
+def shift_left(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x << y``; shifting by the width or more, or by a
+    negative amount, gives 0.
+
+    Args:
+      x, y: arrays of one integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> shift_left(np.int8([1, 1]), np.int8([3, 8]))
+    Array([8, 0], dtype=int8)
+    """
+    return _binary_call(shift_left_p, x, y)
+
+
+def shift_right_logical(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise logical right shift (zeros shifted in, whatever the
+    sign); shifting by the width or more gives 0.
+
+    Args:
+      x, y: arrays of one integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> shift_right_logical(np.int8([-1]), np.int8([1]))
+    Array([127], dtype=int8)
+    """
+    return _binary_call(shift_right_logical_p, x, y)
+
+
+def shift_right_arithmetic(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise arithmetic right shift (copies of the sign bit shifted
+    in, unsigned integers included); shifting by the width or more gives 0
+    or -1.
+
+    Args:
+      x, y: arrays of one integer dtype.
+
+    Returns:
+      An array of that dtype, weak when both operands are.
+
+    >>> shift_right_arithmetic(np.int8([-8]), np.int8([2]))
+    Array([-2], dtype=int8)
+    """
+    return _binary_call(shift_right_arithmetic_p, x, y)
+
+
+def eq(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x == y``.
+
+    Args:
+      x, y: arrays of one dtype.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> eq(np.int8([1, 2]), 2)
+    Array([False,  True], dtype=bool)
+    """
+    return _binary_call(eq_p, x, y)
+
+
+def ne(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x != y``.
+
+    Args:
+      x, y: arrays of one dtype.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> ne(np.int8([1, 2]), 2)
+    Array([ True, False], dtype=bool)
+    """
+    return _binary_call(ne_p, x, y)
+
+
+def lt(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x < y``.
+
+    Args:
+      x, y: arrays of one dtype, not complex.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> lt(np.int8([1, 2]), 2)
+    Array([ True, False], dtype=bool)
+    """
+    return _binary_call(lt_p, x, y)
+
+
+def le(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x <= y``.
+
+    Args:
+      x, y: arrays of one dtype, not complex.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> le(np.int8([1, 3]), 2)
+    Array([ True, False], dtype=bool)
+    """
+    return _binary_call(le_p, x, y)
+
+
+def gt(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x > y``.
+
+    Args:
+      x, y: arrays of one dtype, not complex.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> gt(np.int8([1, 3]), 2)
+    Array([False,  True], dtype=bool)
+    """
+    return _binary_call(gt_p, x, y)
+
+
+def ge(x: ArrayLike, y: ArrayLike) -> Array:
+    """Elementwise ``x >= y``.
+
+    Args:
+      x, y: arrays of one dtype, not complex.
+
+    Returns:
+      A bool array, weak when both operands are.
+
+    >>> ge(np.int8([1, 2]), 2)
+    Array([False,  True], dtype=bool)
+    """
+    return _binary_call(ge_p, x, y)
+
+
+def complex(x: ArrayLike, y: ArrayLike) -> Array:  # noqa: A001 - jax.lax's name
+    """Elementwise ``x + 1j * y``.
+
+    Args:
+      x, y: arrays of one dtype, float32 or float64.
+
+    Returns:
+      A complex64 (complex128) array, weak when both operands are.
+
+    >>> complex(np.float32([1.0]), np.float32([2.0]))
+    Array([1.+2.j], dtype=complex64)
+    """
+    return _binary_call(complex_p, x, y)
+
+
+def select_n(which: ArrayLike, *cases: ArrayLike) -> Array:
+    """Elementwise choice among ``cases``: ``cases[which]``.
+
+    Args:
+      which: a bool array (two cases at most: False picks ``cases[0]``) or
+        an integer array (an index out of range picks the nearest case), of
+        the cases' shape or a scalar.
+      *cases: arrays of one dtype and one shape.
+
+    Returns:
+      An array of the cases' dtype and shape, weak when every case is.
+
+    >>> ones, twos = np.int8([1, 1, 1]), np.int8([2, 2, 2])
+    >>> select_n(np.int32([0, 2, 1]), ones, twos, 3 * ones)
+    Array([1, 3, 2], dtype=int8)
+    """
+    return select_n_p.bind(  # type: ignore[no-any-return]
+        to_array(which, "select_n", 0), *to_arrays("select_n", cases, first=1)
+    )
+
+
+def select(pred: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Array:
+    """Elementwise ``on_true if pred else on_false``, without promotion.
+
+    Args:
+      pred: a bool array of the operands' shape, or a scalar.
+      on_true, on_false: arrays of one dtype and one shape (scalars are not
+        broadcast, as in ``jax.lax``).
+
+    Returns:
+      An array of their dtype and shape, weak when both are.
+
+    >>> select(np.array([True, False]), np.int8([1, 1]), np.int8([0, 0]))
+    Array([1, 0], dtype=int8)
+    >>> select(True, np.int8(1), 0)
+    Array(1, dtype=int8)
+    """
+    return select_n_p.bind(  # type: ignore[no-any-return]
+        to_array(pred, "select", 0),
+        *reversed(to_arrays("select", (on_true, on_false), first=1)),
+    )
+
+
+def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:  # noqa: A002
+    """Elementwise ``min(max(x, min), max)``, without promotion; complex
+    numbers are compared by their real parts alone, as XLA does.
+
+    Args:
+      min: the lower bound: an array of ``x``'s shape, or a scalar.
+      x: an array.
+      max: the upper bound, like ``min``.
+
+    Returns:
+      An array of ``x``'s dtype and shape, weak when all three are.
+
+    >>> clamp(0, np.int8([-5, 3, 9]), 5)
+    Array([0, 3, 5], dtype=int8)
+    """
+    lo, value, hi = to_arrays("clamp", (min, x, max))
+    return clamp_p.bind(lo, value, hi)  # type: ignore[no-any-return]
+
+
+def _new_dtype(fname: str, new_dtype: DTypeLike) -> DType:
+    """An explicitly requested dtype, ``explicit_x64_dtypes`` applied."""
+    dt = _dtypes.dtype(new_dtype, canonicalize=False)
+    state = _config.current()
+    if dt in _dtypes.TO_32 and not state.enable_x64:
+        return _dtypes.explicit_x64(dt, state.explicit_x64_dtypes, f"lax.{fname}")
+    return dt
+
+
+def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
+    """``operand``'s values in ``new_dtype``: the explicit conversion.
+
+    Integers wrap, floats converted to integers saturate (NaN gives 0) and
+    complex numbers converted to real types lose their imaginary part (with
+    a ComplexWarning), as ``jax.lax`` and ``typelattice.numpy.astype``. A
+    Python scalar must fit ``new_dtype`` (OverflowError otherwise).
+
+    Args:
+      operand: an array or scalar.
+      new_dtype: the dtype (in 32-bit mode a 64-bit one follows
+        ``explicit_x64_dtypes``).
+
+    Returns:
+      A strong array of ``new_dtype`` and ``operand``'s shape.
+
+    >>> convert_element_type(np.float32([1.7, -1.7, 300.0]), 'int8')
+    Array([  1,  -1, 127], dtype=int8)
+    """
+    dt = _new_dtype("convert_element_type", new_dtype)
+    if type(operand) in (int, float, builtins.complex):  # checked as a value
+        # As JAX: a Python complex becomes bool by its real part (warned
+        # below); other real types refuse it.
+        value = operand.real if _dtypes.kind_of(dt) == "b" else operand
+        _core.python_scalar_to(value, dt, "lax.convert_element_type")
+    x = to_array(operand, "convert_element_type", 0)
+    if x.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
+        warnings.warn(
+            f"lax.convert_element_type: converting {x.dtype.name} to {dt.name} "
+            "discards the imaginary part; take lax.real(x) first to say so",
+            np.exceptions.ComplexWarning,
+            stacklevel=2,
+        )
+    return convert_element_type_p.bind(x, new_dtype=dt)  # type: ignore[no-any-return]
+
+
+def bitcast_convert_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
+    """``operand``'s bytes read as ``new_dtype``.
+
+    A narrower type adds a last axis (float32 to uint8: 4 elements); a wider
+    one takes the last axis, which must hold exactly one element's bytes.
+
+    Args:
+      operand: an array (bool and complex only to their own type).
+      new_dtype: the dtype to read the bytes as.
+
+    Returns:
+      A strong array of ``new_dtype``.
+
+    >>> bitcast_convert_type(np.float32([1.0]), 'int32')
+    Array([1065353216], dtype=int32)
+    """
+    dt = _new_dtype("bitcast_convert_type", new_dtype)
+    x = to_array(operand, "bitcast_convert_type", 0)
+    return bitcast_convert_type_p.bind(x, new_dtype=dt)  # type: ignore[no-any-return]

@@ -1,0 +1,313 @@
+"""Temporaries lend their buffers: in ``x * y + 1.5`` the addition computes
+into the buffer of ``x * y``, which nothing else references (as NumPy does
+for its own temporaries), while every Array that anyone can still see keeps
+its value.
+
+The tests of what a user sees run on either path. Those that check that a
+buffer really was reused need the C extension on a Python and platform where
+it can tell a temporary from a named array
+(``typelattice._speedups.reuses_temporaries()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import typelattice.numpy as tnp
+from typelattice import _promotion
+from typelattice.numpy._array import ArrayImpl
+from typelattice.numpy._elementwise import Op, make_binary
+
+REUSES = _promotion._speedups is not None and _promotion._speedups.reuses_temporaries()
+needs_reuse = pytest.mark.skipif(
+    not REUSES, reason="no C extension, or it cannot tell temporaries here"
+)
+
+N = 1 << 18  # float32: 1 MiB, above the 256 KiB from which buffers are reused
+SMALL = 1000
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal(N, dtype=np.float32)
+Y = RNG.standard_normal(N, dtype=np.float32)
+
+
+def address(a: Any) -> int:
+    """Where an Array's data lives."""
+    assert type(a) is ArrayImpl
+    data: tuple[int, bool] = a._value.__array_interface__["data"]
+    return data[0]
+
+
+class Noted:
+    """Passes an array through, noting where its data lives; keeps no
+    reference to it (the caller's temporary stays a temporary)."""
+
+    def __init__(self) -> None:
+        self.addresses: list[int] = []
+
+    def __call__(self, a: Any) -> Any:
+        self.addresses.append(address(a))
+        return a
+
+
+def describe(a: Any) -> object:
+    """What two results must share to be the same: type, dtype, weak flag,
+    shape and bytes."""
+    assert type(a) is ArrayImpl
+    v = a._value
+    return (v.dtype, a.weak_type, v.shape, v.tobytes())
+
+
+def twice(expression: Callable[[], Any]) -> Any:
+    """The second value of ``expression()``: the first call builds and caches
+    the plans, which the C path then runs."""
+    expression()
+    return expression()
+
+
+# -- what a user sees --------------------------------------------------------------
+
+
+def test_operands_of_an_expression_keep_their_values() -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    for _ in range(3):
+        r = x * y + 1.5
+        np.testing.assert_array_equal(np.asarray(x), X)
+        np.testing.assert_array_equal(np.asarray(y), Y)
+        np.testing.assert_array_equal(np.asarray(r), X * Y + np.float32(1.5))
+
+
+def test_a_named_intermediate_keeps_its_value() -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+
+    def plus(a: Any) -> Any:
+        return a + 1.5  # a is a name here: not a temporary
+
+    for _ in range(3):
+        t = x * y
+        r = t + 1.5
+        np.testing.assert_array_equal(np.asarray(t), X * Y)
+        np.testing.assert_array_equal(np.asarray(r), X * Y + np.float32(1.5))
+        s = -t
+        np.testing.assert_array_equal(np.asarray(t), X * Y)
+        np.testing.assert_array_equal(np.asarray(s), -(X * Y))
+        np.testing.assert_array_equal(np.asarray(plus(t)), np.asarray(r))
+        np.testing.assert_array_equal(np.asarray(t), X * Y)
+
+
+@pytest.mark.parametrize(
+    "take_view",
+    [
+        np.asarray,
+        lambda a: memoryview(np.asarray(a)),
+        np.from_dlpack,
+        lambda a: a[: N // 2],  # an Array viewing the temporary's data
+        lambda a: tnp.reshape(a, (2, -1)),
+    ],
+    ids=["asarray", "memoryview", "dlpack", "slice", "reshape"],
+)
+def test_views_of_a_temporary_are_never_overwritten(
+    take_view: Callable[[Any], Any],
+) -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    views: list[Any] = []
+
+    def keep_a_view(a: Any) -> Any:
+        views.append(take_view(a))
+        return a
+
+    for _ in range(3):
+        r = keep_a_view(x * y) + 1.5
+        np.testing.assert_array_equal(np.asarray(r), X * Y + np.float32(1.5))
+    for view in views:
+        seen = np.asarray(view).ravel()
+        np.testing.assert_array_equal(seen, (X * Y)[: seen.size])
+
+
+def test_elements_of_an_object_array_are_never_overwritten() -> None:
+    """NumPy's object loops pass their elements to our operators with no
+    reference of their own: the array's is the only one."""
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    for _ in range(3):
+        objects = np.empty(2, dtype=object)
+        objects[0] = x * y
+        objects[1] = x - y
+        sums = objects + 1.5
+        negated = -objects
+        np.testing.assert_array_equal(np.asarray(objects[0]), X * Y)
+        np.testing.assert_array_equal(np.asarray(objects[1]), X - Y)
+        np.testing.assert_array_equal(np.asarray(sums[0]), X * Y + np.float32(1.5))
+        np.testing.assert_array_equal(np.asarray(negated[1]), -(X - Y))
+        assert address(sums[0]) != address(objects[0])
+
+
+def test_reductions_in_python_give_the_right_values() -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    total = functools.reduce(operator.add, [x * y, x, y])
+    np.testing.assert_array_equal(np.asarray(total), X * Y + X + Y)
+    np.testing.assert_array_equal(np.asarray(sum([x * y, x], y)), Y + X * Y + X)
+    np.testing.assert_array_equal(np.asarray(x), X)
+
+
+# -- the same results as without reuse ------------------------------------------------
+
+DTYPES = ["bool", "uint8", "int16", "int32", "float16", ml_dtypes.bfloat16]
+DTYPES += ["float32", "complex64"]
+BINARY = ["add", "subtract", "multiply", "true_divide", "maximum", "power"]
+BINARY += ["arctan2", "float_power", "floor_divide", "bitwise_and", "less"]
+BINARY += ["logical_and", "left_shift"]
+UNARY = ["negative", "exp", "sqrt", "abs", "floor", "logical_not"]
+
+
+def values(dtype: Any, n: int) -> np.ndarray[Any, Any]:
+    """Small positive and negative values of ``dtype``."""
+    out = np.arange(n) % 7 - 3
+    if np.dtype(dtype).kind in "bu":
+        out = np.abs(out)
+    return out.astype(dtype)
+
+
+def outcome(expression: Callable[..., Any], *args: Any) -> object:
+    try:
+        return ("returns", describe(expression(*args)))
+    except Exception as err:
+        return ("raises", type(err), str(err))
+
+
+def copy_then(fn: Callable[..., Any], a: Any, other: Any) -> Any:
+    """``fn`` with a temporary copy of ``a`` as first operand."""
+    return fn(tnp.maximum(a, a), other)
+
+
+def copy_second(fn: Callable[..., Any], other: Any, a: Any) -> Any:
+    """``fn`` with a temporary copy of ``a`` as second operand."""
+    return fn(other, tnp.maximum(a, a))
+
+
+def copy_only(fn: Callable[..., Any], a: Any) -> Any:
+    return fn(tnp.maximum(a, a))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_results_equal_those_of_named_operands(name: str, dtype: Any) -> None:
+    fn = getattr(tnp, name)
+    a = tnp.asarray(values(dtype, N))
+    others: list[Any] = [tnp.asarray(values(dtype, N)[::-1]), 2, 1.5, True]
+    others += [tnp.asarray(values(dtype, 1)[0]), tnp.asarray(values(dtype, 4)[:1])]
+    for other in others:
+        t = tnp.maximum(a, a)
+        named_left = outcome(fn, t, other)
+        named_right = outcome(fn, other, t)
+        for _ in range(2):
+            left = outcome(copy_then, fn, a, other)
+            right = outcome(copy_second, fn, other, a)
+            assert left == named_left, (name, dtype, other)
+            assert right == named_right, (name, dtype, other)
+    np.testing.assert_array_equal(np.asarray(a), values(dtype, N))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_results_equal_those_of_named_operands(name: str, dtype: Any) -> None:
+    fn = getattr(tnp, name)
+    a = tnp.asarray(values(dtype, N))
+    named = outcome(fn, tnp.maximum(a, a))
+    for _ in range(2):
+        assert outcome(copy_only, fn, a) == named, (name, dtype)
+
+
+# -- buffers really reused ----------------------------------------------------------
+
+
+@needs_reuse
+def test_temporaries_lend_their_buffer_to_the_result() -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    i = tnp.asarray(values("int32", N))
+    b = tnp.asarray(values(ml_dtypes.bfloat16, N))
+    half = tnp.asarray(np.float32(0.5))
+    noted = Noted()
+    cases: dict[str, Callable[[], Any]] = {
+        "temporary + scalar": lambda: noted(x * y) + 1.5,
+        "function call": lambda: tnp.add(noted(x * y), 1.5),
+        "scalar - temporary (reflected)": lambda: 1.5 - noted(x * y),
+        "array * temporary": lambda: y * noted(x * y),
+        "temporary + array": lambda: noted(x * y) + y,
+        "temporary * 0-d array": lambda: noted(x * y) * half,
+        "unary operator": lambda: -noted(x * y),
+        "unary function": lambda: tnp.exp(noted(x * y)),
+        "int32 temporary + int": lambda: noted(i + i) + 3,
+        "bfloat16 temporary * float": lambda: noted(b * b) * 2.0,
+        "chain": lambda: ((noted(x * y) + 1.5) * 2.0 - x) / 3.0,
+    }
+    for label, expression in cases.items():
+        result = twice(expression)
+        assert address(result) == noted.addresses[-1], label
+
+
+@needs_reuse
+def test_x_times_y_plus_scalar_computes_in_place() -> None:
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    noted = Noted()
+    r = twice(lambda: noted(x * y) + 1.5)
+    assert address(r) == noted.addresses[-1]
+    np.testing.assert_array_equal(np.asarray(r), X * Y + np.float32(1.5))
+
+
+def test_buffers_that_are_not_reused() -> None:
+    """Results that get a new buffer, and are right: the operand is named,
+    small, of another dtype than the result, smaller than the result, viewed
+    or weakly referenced, or its function's NumPy result has another dtype."""
+    in_float64 = make_binary(Op("in_float64", np.float_power, 2))
+    x, y = tnp.asarray(X), tnp.asarray(Y)
+    small = tnp.asarray(X[:SMALL])
+    i = tnp.asarray(values("int32", N))
+    matrix = tnp.asarray(np.ones((4, N), np.float32))
+    noted = Noted()
+    views: list[Any] = []
+
+    def viewed(a: Any) -> Any:
+        views.append(np.asarray(a))
+        return a
+
+    def weakly_referenced(a: Any) -> Any:
+        views.append(weakref.ref(np.asarray(a).base))  # a's own ndarray
+        return a
+
+    t = x * y
+    cases: dict[str, tuple[Callable[[], Any], Any]] = {
+        "named": (lambda: noted(t) + 1.5, X * Y + np.float32(1.5)),
+        "small": (lambda: noted(small * small) + 1.5, X[:SMALL] ** 2 + 1.5),
+        "comparison": (lambda: noted(x * y) < 0.5, X * Y < 0.5),
+        "int32 to float32": (lambda: noted(i * i) / 2, values("int32", N) ** 2 / 2),
+        "broadcast": (lambda: noted(x * y) + matrix, X * Y + np.ones((4, N))),
+        "viewed": (lambda: viewed(noted(x * y)) + 1.5, X * Y + np.float32(1.5)),
+        "weakly referenced": (
+            lambda: weakly_referenced(noted(x * y)) + 1.5,
+            X * Y + np.float32(1.5),
+        ),
+        # NumPy's float_power computes float32 in float64: its result is
+        # converted (as finish() does), never written into a float32 buffer.
+        "float64 ufunc": (
+            lambda: in_float64(noted(x * y), 2.0),
+            np.float_power(X * Y, 2.0).astype(np.float32),
+        ),
+    }
+    for label, (expression, expected) in cases.items():
+        result = twice(expression)
+        assert address(result) != noted.addresses[-1], label
+        np.testing.assert_allclose(
+            np.asarray(result),
+            np.asarray(expected, np.asarray(result).dtype),
+            rtol=1e-6,
+            err_msg=label,
+        )
+    np.testing.assert_array_equal(np.asarray(t), X * Y)
