@@ -584,3 +584,18 @@ def test_dlpack_export_is_read_only() -> None:
     exported = np.from_dlpack(tnp.asarray([1, 2]))
     with pytest.raises(ValueError, match="read-only"):
         exported[0] = 7
+
+
+@pytest.mark.parametrize(
+    ("pytype", "expected"), [(int, "int32"), (float, "float32"), (complex, "complex64")]
+)
+def test_python_types_as_dtype_are_the_default_types_without_a_warning(
+    pytype: type, expected: str
+) -> None:
+    # As JAX: int, float and complex name the default types of the mode, not
+    # 64-bit requests (the suite turns any warning into an error).
+    assert tnp.zeros(2, pytype).dtype == expected
+    assert tnp.asarray([1, 2], dtype=pytype).dtype == expected
+    assert tnp.full((2,), 1, pytype).dtype == expected
+    with tl.enable_x64():
+        assert tnp.zeros(2, pytype).dtype == np.dtype(pytype)

@@ -22,10 +22,15 @@ _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
 
 def _requested(dtype: Any, where: str) -> np.dtype[Any]:
-    """An explicitly requested dtype, with ``explicit_x64_dtypes`` applied."""
+    """An explicitly requested dtype, with ``explicit_x64_dtypes`` applied.
+    Python's ``int``, ``float`` and ``complex`` stand for the default types,
+    as in JAX: they are no request for a 64-bit type."""
     dt = _dtypes.dtype(dtype, canonicalize=False)
-    if dt in _dtypes.TO_32 and not _config.current().enable_x64:
-        return _dtypes.explicit_x64(dt, _config.current().explicit_x64_dtypes, where)
+    state = _config.current()
+    if dt in _dtypes.TO_32 and not state.enable_x64:
+        if not _dtypes.is_explicit(dtype):
+            return _dtypes.TO_32[dt]
+        return _dtypes.explicit_x64(dt, state.explicit_x64_dtypes, where)
     return dt
 
 
