@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <unwind.h>
+#include <opcode.h> /* the instructions whose operands can be reused */
 #endif
 
 #ifdef Py_GIL_DISABLED
@@ -891,8 +892,14 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
  *   answers this with PyUnstable_Object_IsUniqueReferencedTemporary, which
  *   looks for the object on the caller's evaluation stack. Before 3.14 the C
  *   stack is walked, as NumPy does: every frame up to the interpreter loop
- *   must be Python's or this module's. Where neither is possible, nothing
- *   is reused.
+ *   must be Python's or this module's. Python's own C code passes on
+ *   references it does not hold as well (the items of a tuple in f(*args),
+ *   the arguments a functools.partial stores, the elements tuple comparison
+ *   and list.sort compare), so the instruction the innermost Python frame
+ *   runs must also be one whose operands are on its stack and nowhere else:
+ *   a binary or unary operator, or a call of this very function (the
+ *   interpreter loop calls it with nothing between). Where neither is
+ *   possible, nothing is reused.
  *
  * NumPy is asked for casting='safe': if fn's result dtype would not be the
  * buffer's, it refuses before computing anything, and the result goes to a
@@ -944,6 +951,7 @@ typedef struct {
 static code_range python_code; /* libpython, or the executable holding it */
 static code_range own_code;    /* this module */
 static code_range eval_loop;   /* _PyEval_EvalFrameDefault */
+static code_range vectorcall;  /* PyObject_Vectorcall (a function from 3.12) */
 static int stack_walk_ready;   /* 0: not set up yet; 1: ready; -1: impossible */
 
 static int
@@ -979,39 +987,55 @@ in_code(const code_range *range, uintptr_t pc)
     return pc >= range->start && pc < range->end;
 }
 
+/* The extent of Python's function called name into range: 1, or 0 when
+ * it is not found (or not Python's). */
+static int
+find_function(const char *name, code_range *range)
+{
+    Dl_info info;
+    ElfW(Sym) *symbol = NULL;
+    void *fn = dlsym(RTLD_DEFAULT, name);
+
+    if (fn == NULL || !in_code(&python_code, (uintptr_t)fn) ||
+        !dladdr1(fn, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
+        symbol == NULL || symbol->st_size == 0) {
+        return 0;
+    }
+    range->start = (uintptr_t)fn;
+    range->end = range->start + (uintptr_t)symbol->st_size;
+    return 1;
+}
+
 /* Finds what the stack walk needs, once: 1 when it can run, else 0. */
 static int
 set_up_stack_walk(void)
 {
-    Dl_info info;
-    ElfW(Sym) *symbol = NULL;
-    void *loop;
-
     if (stack_walk_ready != 0) {
         return stack_walk_ready > 0;
     }
     stack_walk_ready = -1;
     python_code.inside = (uintptr_t)&PyNumber_Add;
     own_code.inside = (uintptr_t)&set_up_stack_walk;
-    loop = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-    if (loop == NULL || !dl_iterate_phdr(find_code, &python_code) ||
-        !dl_iterate_phdr(find_code, &own_code) ||
-        !in_code(&python_code, (uintptr_t)loop) ||
-        !dladdr1(loop, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
-        symbol == NULL || symbol->st_size == 0) {
-        return 0;
-    }
     /* The loop's own extent (code the compiler moved out of it, such as its
        cold paths, counts as Python's other code: the walk goes on). */
-    eval_loop.start = (uintptr_t)loop;
-    eval_loop.end = eval_loop.start + (uintptr_t)symbol->st_size;
+    if (!dl_iterate_phdr(find_code, &python_code) ||
+        !dl_iterate_phdr(find_code, &own_code) ||
+        !find_function("_PyEval_EvalFrameDefault", &eval_loop)) {
+        return 0;
+    }
+    /* Inline in 3.11's headers; without it, calls count as going through
+       other code (nothing is wrongly reused). */
+    find_function("PyObject_Vectorcall", &vectorcall);
     stack_walk_ready = 1;
     return 1;
 }
 
-/* The state of a stack walk: frames seen, and the answer once known. */
+/* The state of a stack walk: Python's frames seen, how many of them are
+ * neither the interpreter loop nor PyObject_Vectorcall (the loop calls this
+ * function directly when there are none), and the answer once known. */
 typedef struct {
     int frames;
+    int between;
     int verdict; /* -1 until known */
 } stack_walk;
 
@@ -1034,22 +1058,66 @@ visit_frame(struct _Unwind_Context *context, void *data)
         walk->verdict = 1;
         return _URC_END_OF_STACK;
     }
+    walk->between += !in_code(&vectorcall, pc);
     return _URC_NO_REASON;
 }
 
-/* Whether every C frame between here and the innermost interpreter loop is
- * this module's or Python's own (as NumPy checks before it elides a
- * temporary). The walk stops at the first frame that decides. */
+/* The opcode of the instruction the innermost Python frame runs, or -1. */
+static int
+current_opcode(void)
+{
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
+    PyCodeObject *code;
+    PyObject *bytes;
+    int lasti, opcode = -1;
+
+    if (frame == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    lasti = PyFrame_GetLasti(frame);
+    code = PyFrame_GetCode(frame);
+    bytes = PyCode_GetCode(code); /* cached by the code object */
+    Py_DECREF(code);
+    if (bytes == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (lasti >= 0 && lasti < PyBytes_GET_SIZE(bytes)) {
+        opcode = (unsigned char)PyBytes_AS_STRING(bytes)[lasti];
+    }
+    Py_DECREF(bytes);
+    return opcode;
+}
+
+/* Whether the operands come straight from the evaluation stack of the
+ * innermost Python frame: every C frame between here and the interpreter
+ * loop is this module's or Python's own (as NumPy checks before it elides a
+ * temporary; the walk stops at the first frame that decides), and the
+ * instruction running is an operator, or a call of this function with
+ * nothing between (see "reusing the buffers of temporaries"). */
 static int
 called_by_the_interpreter(void)
 {
-    stack_walk walk = {0, -1};
+    stack_walk walk = {0, 0, -1};
+    int opcode;
 
     if (!set_up_stack_walk()) {
         return 0;
     }
     _Unwind_Backtrace(visit_frame, &walk);
-    return walk.verdict == 1;
+    if (walk.verdict != 1) {
+        return 0;
+    }
+    opcode = current_opcode();
+    if (opcode == CALL) {
+        return walk.between == 0;
+    }
+    return opcode == BINARY_OP || opcode == UNARY_NEGATIVE ||
+#ifdef UNARY_POSITIVE
+           opcode == UNARY_POSITIVE || /* CALL_INTRINSIC_1 from 3.12 */
+#endif
+           opcode == UNARY_INVERT;
 }
 
 #else
