@@ -314,6 +314,53 @@ def test_rounding_within_range_is_not_refused() -> None:
     assert values(tnp.asarray([1.5], dtype="int32")) == [1]  # truncated, as JAX
 
 
+EXPONENTS = [
+    lambda e: e,
+    lambda e: np.uint64(e) if e >= 0 else np.int64(e),
+    lambda e: np.asarray(e, np.uint64 if e >= 0 else np.int64),
+]
+
+
+@pytest.mark.parametrize("exponent", EXPONENTS, ids=["python", "numpy", "0-d"])
+@pytest.mark.parametrize(
+    ("dtype", "e"),
+    [("float16", 70001), ("bfloat16", 257), ("float8_e4m3fn", 17)]
+    + [("float4_e2m1fn", 7), ("float32", 2**40 + 1), ("float16", -70001)],
+)
+def test_integer_exponents_the_base_dtype_cannot_hold_keep_the_sign(
+    dtype: str, e: int, exponent: Callable[[int], Any]
+) -> None:
+    """A concrete integer exponent is exact, as in JAX: NumPy would convert it
+    to the base's dtype (70001 to inf in float16, 257 to 256 in bfloat16)."""
+    with tl.enable_x64():
+        got = tnp.power(arr([-1.0, 1.0], dtype), exponent(e))
+        assert values(got) == [-1.0, 1.0]
+        assert got.dtype == np.dtype(getattr(ml_dtypes, dtype, dtype))
+
+
+@pytest.mark.parametrize("exponent", EXPONENTS, ids=["python", "numpy", "0-d"])
+@pytest.mark.parametrize(
+    ("dtype", "e"),
+    [("uint8", 65535), ("int8", 2**40 + 1), ("int16", 40000), ("bool", 2**32 - 1)],
+)
+def test_integer_exponents_the_base_dtype_cannot_hold_wrap_as_products(
+    dtype: str, e: int, exponent: Callable[[int], Any]
+) -> None:
+    """Integer powers wrap as repeated products do (JAX's integer_pow),
+    whatever the size of the exponent."""
+    base = [3, 2, 1, 0] if dtype != "bool" else [True, False]
+    with tl.enable_x64():
+        got = tnp.power(arr(base, dtype), exponent(e))
+    out = np.dtype("int32" if dtype == "bool" else dtype)
+    bits = 8 * out.itemsize
+    wrapped = [pow(int(b), e, 2**bits) for b in base]
+    signed = [
+        w - 2**bits if out.kind == "i" and w >= 2 ** (bits - 1) else w for w in wrapped
+    ]
+    assert got.dtype == out
+    assert values(got) == signed
+
+
 # -- creation -------------------------------------------------------------------
 
 CREATION: dict[str, Callable[[], Any]] = {
