@@ -23,16 +23,13 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import arr
 from typelattice import _dtypes
 from typelattice.numpy import _core, _elementwise, _ufuncs
 from typelattice.numpy._array import Array
 
 ALL = list(_dtypes.ALL_DTYPES)
 NAMES = [str(d) for d in ALL]
-
-
-def arr(values: Any, dtype: str) -> Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
 
 
 def values(x: Any) -> Any:

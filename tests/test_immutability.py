@@ -21,11 +21,8 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import arr
 from typelattice.numpy._array import ArrayImpl
-
-
-def arr(values: Any, dtype: str = "int32") -> tnp.Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
 
 
 def unchanged(x: tnp.Array, values: Any) -> None:

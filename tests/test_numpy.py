@@ -13,18 +13,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-
-
-def arr(values: Any, dtype: str) -> tnp.Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
-
-
-def check(x: Any, dtype: str, weak: bool, values: Any = None) -> None:
-    assert isinstance(x, tnp.Array)
-    assert (x.dtype, x.weak_type) == (np.dtype(dtype), weak), repr(x)
-    if values is not None:
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(values, dtype=dtype))
-
+from support import arr, check
 
 # -- the Array --------------------------------------------------------------
 
