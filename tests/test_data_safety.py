@@ -14,6 +14,7 @@ import functools
 import math
 import operator
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -629,6 +630,46 @@ def test_no_message_repeats_its_prefix(name: str) -> None:
     message = str(info.value)
     assert not re.match(r"^([\w.\[\]]+): \1:", message), message
     assert re.match(r"^[\w.\[\]]+: ", message), message  # says who speaks
+
+
+# Functions whose subject is a dtype: "cannot interpret [1, 2] as a dtype" is
+# their own message (the promotion API's), which names the bad value.
+DTYPE_FUNCTIONS = {"can_cast", "finfo", "iinfo", "isdtype", "issubdtype"}
+DTYPE_FUNCTIONS |= {"promote_types", "result_type"}
+BAD_ARGUMENTS = [[1, 2], "abc", object(), None, 2.5, -7]
+
+
+def namespace_functions() -> list[str]:
+    return [
+        name
+        for name in tnp.__all__
+        if callable(getattr(tnp, name))
+        and not isinstance(getattr(tnp, name), type)
+        and type(getattr(tnp, name)).__name__ != "ScalarType"
+        and name not in DTYPE_FUNCTIONS
+    ]
+
+
+@pytest.mark.parametrize("name", namespace_functions())
+def test_argument_errors_name_the_function(name: str) -> None:
+    """A bad argument in any position gives an error that says which call it
+    is (``reshape: ...``), never a bare Python or NumPy message such as
+    ``'str' object cannot be interpreted as an integer``."""
+    fn = getattr(tnp, name)
+    speaker = re.compile(r"^([\w.]+(\[\.\.\.\])?)(: | requires | does not |\(\) )")
+    for pos in range(3):
+        for bad in BAD_ARGUMENTS:
+            args: list[Any] = [tnp.ones((2, 2))] * (pos + 1)
+            args[pos] = bad
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    fn(*args)
+                except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
+                    message = str(err)
+                    match = speaker.match(message)
+                    assert match, (name, pos, bad, message)
+                    assert hasattr(tnp, match[1]) or match[1] == "x.at[...]", message
 
 
 # -- dtype objects compared with anything ---------------------------------------

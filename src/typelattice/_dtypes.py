@@ -660,6 +660,11 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     """
     src = dtype_of(from_)
     dst = dtype_of(to)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(
+            "can_cast: casting must be one of 'no', 'equiv', 'safe', "
+            f"'same_kind', 'unsafe', got {casting!r}"
+        )
     return np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
 
 

@@ -500,6 +500,17 @@ def _not_arraylike(fname: str, pos: int, x: object) -> TypeError:
     )
 
 
+def check_array_like(x: Any, fname: str, pos: int) -> None:
+    """Refuse, as :func:`operand` does, an argument that is neither an array
+    nor a scalar (a list, a string, any other object): for functions that
+    read their arguments' dtypes first, which would call it a bad dtype."""
+    if isinstance(x, list | tuple | str | bytes) or not (
+        isinstance(x, np.ndarray | np.generic | bool | int | float | complex)
+        or hasattr(x, "__array__")
+    ):
+        raise _not_arraylike(fname, pos, x)
+
+
 def from_numpy(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
     """A NumPy array or scalar as the ndarray an operation sees (canonical)."""
     value = np.asarray(x)
@@ -696,6 +707,20 @@ def prefixed(name: str, err: BaseException | str) -> str:
     ...``), and a message passed on may have been prefixed before."""
     text = str(err)
     return text if text.startswith(f"{name}: ") else f"{name}: {text}"
+
+
+def reraise_named(name: str, err: Exception) -> NoReturn:
+    """Raise NumPy's (or Python's) error about an argument, which does not say
+    which call it came from (``'str' object cannot be interpreted as an
+    integer``, ``axis 3 is out of bounds``), as a TypeError or ValueError
+    naming ``name``. Any other error is raised as it is: ours name their
+    function already, and a tracer's ConcretizationTypeError keeps its type.
+    """
+    if type(err) in (TypeError, IndexError, ZeroDivisionError):
+        raise type(err)(prefixed(name, err)) from None
+    if isinstance(err, ValueError):
+        raise ValueError(prefixed(name, err)) from None
+    raise err
 
 
 def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:

@@ -23,7 +23,10 @@ _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
 def _requested(dtype: Any, where: str) -> np.dtype[Any]:
     """An explicitly requested dtype, with ``explicit_x64_dtypes`` applied."""
-    dt = _dtypes.dtype(dtype, canonicalize=False)
+    try:
+        dt = _dtypes.dtype(dtype, canonicalize=False)
+    except TypeError as err:  # not a dtype: say which call's argument
+        _core.reraise_named(where, err)
     if dt in _dtypes.TO_32 and not _config.current().enable_x64:
         return _dtypes.explicit_x64(dt, _config.current().explicit_x64_dtypes, where)
     return dt
@@ -525,7 +528,8 @@ def arange(
     """
     args = [x for x in (start, stop, step) if x is not None]
     for i, x in enumerate(args):
-        if isinstance(x, Array) and x.ndim:
+        _core.check_array_like(x, "arange", i)
+        if np.ndim(x):
             raise TypeError(
                 f"arange: argument {i} must be a scalar, got shape {x.shape}"
             )
@@ -612,6 +616,8 @@ def linspace(
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
     num = _core.index_of(num, "linspace: num")
+    _core.check_array_like(start, "linspace", 0)
+    _core.check_array_like(stop, "linspace", 1)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     joined, _ = _promotion.lattice_result_type(start, stop)
@@ -624,7 +630,12 @@ def linspace(
     dt = compute if dtype is None else _requested(dtype, "linspace")
     lo = np.asarray(start)
     hi = np.asarray(stop)
-    values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
+    try:
+        values, step = np.linspace(
+            lo, hi, num, endpoint=endpoint, retstep=True, axis=axis
+        )
+    except (TypeError, ValueError) as err:  # NumPy's: no name
+        _core.reraise_named("linspace", err)
     if _dtypes.kind_of(dt) in "iu":
         # Integer results are the floor of the values (as JAX), which must
         # fit: JAX saturates them.
@@ -656,7 +667,11 @@ def eye(
     Array([[0, 1, 0],
            [0, 0, 1]], dtype=int8)
     """
-    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye", 0, 1)))
+    dt = _default_or(dtype, "eye", 0, 1)
+    try:
+        return from_numpy(np.eye(N, M, k, dtype=dt))
+    except (TypeError, ValueError) as err:  # NumPy's: no name
+        _core.reraise_named("eye", err)
 
 
 def identity(n: int, dtype: Any = None) -> Array:

@@ -44,8 +44,8 @@ def _same(
     v, key = _one(a, name)
     try:
         out = fn(v, *args, **kwargs)
-    except ValueError as err:
-        raise ValueError(_core.prefixed(name, err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named(name, err)
     return wrap(np.asarray(out), key)
 
 
@@ -72,9 +72,11 @@ def reshape(
     """
     if shape is None:
         shape = newshape
+    if shape is None:
+        raise TypeError("reshape: missing the shape argument, e.g. reshape(a, (2, -1))")
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
-    return _same("reshape", np.reshape, a, tuple(shape), order=order)
+    return _same("reshape", np.reshape, a, shape, order=order)
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
@@ -246,9 +248,13 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     v, key = _one(array, "broadcast_to")
     try:
-        out = np.broadcast_to(v, tuple(shape))
+        shape = tuple(_core.index_of(d, "broadcast_to: shape") for d in shape)
+    except TypeError as err:  # not a sequence
+        _core.reraise_named("broadcast_to: shape", err)
+    try:
+        out = np.broadcast_to(v, shape)
     except ValueError:
-        _core.broadcast_error("broadcast_to", [v.shape, tuple(shape)])
+        _core.broadcast_error("broadcast_to", [v.shape, shape])
     return wrap(out, key)
 
 
@@ -300,10 +306,20 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     >>> tnp.broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
+    what = "broadcast_shapes: a shape's length"
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        dims = [
+            (_core.index_of(s, what),)
+            if isinstance(s, int | np.integer)
+            else tuple(_core.index_of(d, what) for d in s)
+            for s in shapes
+        ]
+    except TypeError as err:  # not a sequence
+        _core.reraise_named("broadcast_shapes", err)
+    try:
+        return tuple(np.broadcast_shapes(*dims))
     except ValueError:
-        _core.broadcast_error("broadcast_shapes", [tuple(s) for s in shapes])
+        _core.broadcast_error("broadcast_shapes", dims)
 
 
 def atleast_1d(*arys: ArrayLike) -> Any:
@@ -487,8 +503,8 @@ def _joined(
         )
     try:
         out = fn(values)
-    except ValueError as err:
-        raise ValueError(_core.prefixed(name, err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named(name, err)
     return wrap(np.asarray(out), plan.out_key)
 
 
@@ -635,8 +651,8 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
         indices_or_sections = np.asarray(indices_or_sections)
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
-    except ValueError as err:
-        raise ValueError(_core.prefixed("split", err)) from None
+    except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
+        _core.reraise_named("split", err)
     return [wrap(p, key) for p in parts]
 
 
@@ -1025,7 +1041,12 @@ def _sort_operand(
         return v.reshape(-1), key, 0
     if not v.ndim:
         raise ValueError(f"{name}: a 0-d array has no axis to sort along")
-    return v, key, axis
+    axis = _core.index_of(axis, f"{name}: axis")
+    if not -v.ndim <= axis < v.ndim:
+        raise ValueError(
+            f"{name}: axis {axis} is out of bounds for an array of dimension {v.ndim}"
+        )
+    return v, key, axis % v.ndim
 
 
 def sort(
@@ -1222,8 +1243,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     offset = _core.index_of(offset, "diagonal: offset")
     try:
         out = np.diagonal(v, offset, axis1, axis2)
-    except ValueError as err:
-        raise ValueError(_core.prefixed("diagonal", err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named("diagonal", err)
     return from_numpy(np.array(out))
 
 

@@ -1114,7 +1114,9 @@ def clip(
     """
     if arr is None:
         raise TypeError("clip: missing the array argument")
-    for x in (arr, min, max):
+    for pos, x in enumerate((arr, min, max)):
+        if x is not None:
+            _core.check_array_like(x, "clip", pos)
         if isinstance(x, complex) or (
             x is not None
             and not isinstance(x, bool | int | float)
