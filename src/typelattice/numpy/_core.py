@@ -508,7 +508,7 @@ def check_array_like(x: Any, fname: str, pos: int) -> None:
         isinstance(x, np.ndarray | np.generic | bool | int | float | complex)
         or hasattr(x, "__array__")
     ):
-        raise _not_arraylike(fname, pos, x)
+        raise _not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def from_numpy(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
