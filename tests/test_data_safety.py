@@ -491,6 +491,20 @@ def test_fixes_for_python_scalars_work() -> None:
         assert values(got) == [expected], (x.dtype, scalar, fix.dtype)
 
 
+def test_fixes_for_64_bit_integers_keep_their_digits() -> None:
+    """No integer type holds both uint64 and -1: the fix is the float that
+    keeps the most digits (float32 holds the range but rounds 2**24 + 1)."""
+    with tl.enable_x64():
+        for x, scalar in [
+            (arr([2**24 + 1], "uint64"), -1),
+            (arr([2**24 + 1], "int64"), 2**64),
+        ]:
+            fix = suggestion(functools.partial(operator.add, x, scalar))
+            assert (fix.how, fix.dtype) == ("astype", "float64")
+            got = x.astype(fix.dtype) + scalar
+            assert values(got) == [float(2**24 + 1 + scalar)]
+
+
 def test_fixes_for_dtype_requests_work() -> None:
     cases: list[tuple[Callable[..., Any], list[Any]]] = [
         (lambda dtype=None: tnp.asarray([2**31], dtype=dtype), [2**31]),

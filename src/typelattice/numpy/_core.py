@@ -197,7 +197,12 @@ def wider_dtype(dt: DType, lo: Any, hi: Any, keep_range: bool) -> DType | None:
         ints = sorted(
             _INTEGERS, key=lambda d: (d.itemsize, (d.kind == "u") != unsigned_first)
         )
-        candidates = (*ints, *_REALS)
+        # A float for integers keeps their digits where one can (float16 for
+        # int8, float64 for int32): float32 would hold the range of uint64
+        # but round nearly all of its values.
+        bits = _dtypes.iinfo(dt).bits if kind in "iu" else 1
+        reals = [r for r in _REALS if _dtypes.finfo(r).nmant + 1 >= bits]
+        candidates = (*ints, *(reals or _REALS[-1:]))
     if keep_range:
         dt_lo, dt_hi = _dtypes.value_range(dt)
         lo, hi = min(lo, dt_lo), max(hi, dt_hi)
