@@ -596,11 +596,12 @@ def test_python_values_convert_or_say_why(value: Any, dtype: str) -> None:
             )
 
 
-def test_python_round_of_a_value_int32_cannot_hold() -> None:
-    x = tnp.asarray(3e9)
+@pytest.mark.parametrize("dtype", ["float32", "uint32"])
+def test_python_round_of_a_value_int32_cannot_hold(dtype: str) -> None:
+    x = tnp.asarray(3e9, dtype=dtype)
     with pytest.raises(OverflowError, match="round: .*int32") as info:
         round(x)
-    assert "round(x, 0)" in str(info.value)
+    assert f"round(x, 0) keeps x's dtype ({dtype})" in str(info.value)
     assert float(round(x, 0)) == 3e9
 
 

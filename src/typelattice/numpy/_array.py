@@ -264,7 +264,7 @@ class Array:
     def __round__(self, ndigits: int | None = None) -> Array:
         if ndigits is None:  # Python's round(x): an integer result, as JAX
             rounded = np.asarray(_ufuncs.round(self, 0))
-            fix = "Fix: round(x, 0) keeps the float dtype, which holds it."
+            fix = f"Fix: round(x, 0) keeps x's dtype ({self.dtype}), which holds it."
             return from_numpy(_core.checked_cast(rounded, _INT32, "round", fix))
         return _ufuncs.round(self, ndigits)
 
