@@ -160,6 +160,13 @@ def held_only_by_a_container(a: Any) -> None:
     functools.partial(operator.mul, args[0])(2.0)
     functools.partial(tnp.exp, args[0])()
     operator.methodcaller("add", args[0], 1.5)(tnp)
+
+    class Shifted:  # operators some other class made of functions
+        __add__ = staticmethod(functools.partial(tnp.add, args[0]))
+        __neg__ = functools.partial(tnp.negative, args[0])
+
+    Shifted() + 1.5  # pyright: ignore[reportUnusedExpression]
+    -Shifted()  # pyright: ignore[reportUnusedExpression]
     np.testing.assert_array_equal(np.asarray(args[0]), np.asarray(a))
 
 

@@ -558,6 +558,7 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
+    int is_operator; /* an Array operator (given swap), not a function */
 } FastElementwise;
 
 static PyObject *str_astype;
@@ -897,9 +898,10 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
  *   the arguments a functools.partial stores, the elements tuple comparison
  *   and list.sort compare), so the instruction the innermost Python frame
  *   runs must also be one whose operands are on its stack and nowhere else:
- *   a binary or unary operator, or a call of this very function (the
- *   interpreter loop calls it with nothing between). Where neither is
- *   possible, nothing is reused.
+ *   a binary or unary operator running an Array operator (not a function
+ *   that another class made its operator: a functools.partial holding an
+ *   Array), or a call of this very function (the interpreter loop calls it
+ *   with nothing between). Where neither is possible, nothing is reused.
  *
  * NumPy is asked for casting='safe': if fn's result dtype would not be the
  * buffer's, it refuses before computing anything, and the result goes to a
@@ -927,7 +929,7 @@ sole_reference(PyObject *x)
 }
 
 static int
-called_by_the_interpreter(void)
+called_by_the_interpreter(int Py_UNUSED(is_operator))
 {
     return 1; /* sole_reference has checked the caller's stack */
 }
@@ -1094,10 +1096,12 @@ current_opcode(void)
  * innermost Python frame: every C frame between here and the interpreter
  * loop is this module's or Python's own (as NumPy checks before it elides a
  * temporary; the walk stops at the first frame that decides), and the
- * instruction running is an operator, or a call of this function with
- * nothing between (see "reusing the buffers of temporaries"). */
+ * instruction running is an operator that runs an Array operator
+ * (is_operator: not a function some other type's operator stands for), or
+ * a call of this function with nothing between (see "reusing the buffers of
+ * temporaries"). */
 static int
-called_by_the_interpreter(void)
+called_by_the_interpreter(int is_operator)
 {
     stack_walk walk = {0, 0, -1};
     int opcode;
@@ -1113,11 +1117,11 @@ called_by_the_interpreter(void)
     if (opcode == CALL) {
         return walk.between == 0;
     }
-    return opcode == BINARY_OP || opcode == UNARY_NEGATIVE ||
+    return is_operator && (opcode == BINARY_OP || opcode == UNARY_NEGATIVE ||
 #ifdef UNARY_POSITIVE
            opcode == UNARY_POSITIVE || /* CALL_INTRINSIC_1 from 3.12 */
 #endif
-           opcode == UNARY_INVERT;
+           opcode == UNARY_INVERT);
 }
 
 #else
@@ -1129,7 +1133,7 @@ sole_reference(PyObject *Py_UNUSED(x))
 }
 
 static int
-called_by_the_interpreter(void)
+called_by_the_interpreter(int Py_UNUSED(is_operator))
 {
     return 0;
 }
@@ -1221,11 +1225,12 @@ scalar_or_same_shape(PyObject *operand, PyObject *value)
 /* The buffer of the temporary operand value (see temporary()) when fn's
  * result can go into it, else NULL (never with an exception). conv is the
  * operand's conversion, other the other operand converted (NULL for a
- * unary plan). Borrowed. */
+ * unary plan), is_operator whether an Array operator runs (not a
+ * function). Borrowed. */
 static PyObject *
 result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
               PyObject *out_key, PyObject *fn, PyObject *other,
-              Py_ssize_t nin)
+              Py_ssize_t nin, int is_operator)
 {
     PyObject *out_dtype = PyTuple_GET_ITEM(out_key, 0);
     PyObject *attr;
@@ -1258,7 +1263,7 @@ result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
         Py_XDECREF(writeable);
     }
     PyErr_Clear();
-    if (!ok || !called_by_the_interpreter()) {
+    if (!ok || !called_by_the_interpreter(is_operator)) {
         return NULL;
     }
     return value;
@@ -1334,11 +1339,11 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
         PyObject *args[2] = {cx, cy};
         if (temporary_x) {
             buffer = result_buffer(vx, PyTuple_GET_ITEM(convs, 0), cd, out_key,
-                                   fn, cy, 2);
+                                   fn, cy, 2, self->is_operator);
         }
         if (buffer == NULL && temporary_y) {
             buffer = result_buffer(vy, PyTuple_GET_ITEM(convs, 1), cd, out_key,
-                                   fn, cx, 2);
+                                   fn, cx, 2, self->is_operator);
         }
         out = compute(fn, args, 2, buffer, fp);
     }
@@ -1470,7 +1475,8 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *v)
         return NULL;
     }
     if (is_temporary) {
-        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1);
+        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1,
+                               self->is_operator);
     }
     out = compute(fn, &cv, 1, buffer, PyTuple_GET_ITEM(plan, 3) == Py_True);
     Py_DECREF(cv);
@@ -1535,14 +1541,18 @@ FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     static char *keywords[] = {"op", "fallback", "swap", NULL};
     PyObject *op;
     PyObject *fallback;
+    PyObject *swap_obj = NULL; /* given for an operator only */
     PyObject *name;
     PyObject *nin_obj;
     long nin;
     int swap = 0;
     FastElementwise *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p:FastElementwise", keywords,
-                                     &op, &fallback, &swap)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O:FastElementwise", keywords,
+                                     &op, &fallback, &swap_obj)) {
+        return NULL;
+    }
+    if (swap_obj != NULL && (swap = PyObject_IsTrue(swap_obj)) < 0) {
         return NULL;
     }
     if (!PyCallable_Check(fallback)) {
@@ -1585,6 +1595,7 @@ FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->name = name;
     self->dict = NULL;
     self->swap = swap;
+    self->is_operator = swap_obj != NULL;
     self->vectorcall = nin == 1 ? (vectorcallfunc)unary_vectorcall
                                 : (vectorcallfunc)binary_vectorcall;
     return (PyObject *)self;
