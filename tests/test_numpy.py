@@ -573,3 +573,23 @@ def test_dlpack_export_is_read_only() -> None:
     exported = np.from_dlpack(tnp.asarray([1, 2]))
     with pytest.raises(ValueError, match="read-only"):
         exported[0] = 7
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n: tnp.zeros((n,)),
+        lambda n: tnp.full(n, 1),
+        lambda n: tnp.linspace(0, 1, n),
+        lambda n: tnp.take(tnp.ones((2, 2)), 0, axis=n),
+        lambda n: tnp.broadcast_to(tnp.ones(2), (n, 2)),
+        lambda n: tnp.diagonal(tnp.ones((2, 2)), offset=n),
+        lambda n: tnp.sort(tnp.ones((2, 2)), axis=n),
+    ],
+    ids=["zeros", "full", "linspace", "take", "broadcast_to", "diagonal", "sort"],
+)
+def test_integer_arguments_that_are_traced_say_why(call: Any) -> None:
+    """A traced shape, count or axis raises ConcretizationTypeError, which
+    says how to make it static, not "must be an integer, got Traced<...>"."""
+    with pytest.raises(tl.ConcretizationTypeError, match="static"):
+        tl.jit(call)(2)

@@ -749,8 +749,29 @@ def convert(value: Any, dt: DType, fname: str, use: str = "operands") -> Any:
 
 
 def index_of(x: Any, what: str) -> int:
-    """``operator.index`` with a message naming the argument."""
+    """``operator.index`` with a message naming the argument (a tracer's
+    ConcretizationTypeError, which says why it has no value, passes)."""
     try:
         return operator.index(x)
-    except TypeError:
+    except TypeError as err:
+        if type(err) is not TypeError:
+            raise
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
+
+
+def shape_of(shape: Any, where: str) -> tuple[int, ...]:
+    """A shape argument (an int or a sequence of ints) as a tuple, checked."""
+    lengths: Any = shape
+    if isinstance(shape, int | np.integer) or getattr(shape, "ndim", None) == 0:
+        lengths = (shape,)  # a 0-d array (or tracer) is one length
+    try:
+        dims = tuple(index_of(d, f"{where}: shape") for d in lengths)
+    except TypeError as err:
+        if type(err) is not TypeError:
+            raise
+        raise TypeError(
+            f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{where}: negative dimensions are not allowed, got {dims}")
+    return dims

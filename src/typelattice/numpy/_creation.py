@@ -266,18 +266,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
 # -- filled arrays ----------------------------------------------------------
 
 
-def _shape(shape: Any, where: str) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        shape = (shape,)
-    try:
-        dims = tuple(_core.index_of(d, f"{where}: shape") for d in shape)
-    except TypeError:
-        raise TypeError(
-            f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
-        ) from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{where}: negative dimensions are not allowed, got {dims}")
-    return dims
+_shape = _core.shape_of  # (the name the abstract rules import)
 
 
 def _default_or(dtype: Any, where: str, *fills: int) -> np.dtype[Any]:

@@ -244,13 +244,8 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     >>> tnp.broadcast_to(tnp.asarray(2), (3,))
     Array([2, 2, 2], dtype=int32, weak_type=True)
     """
-    if isinstance(shape, int | np.integer):
-        shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     v, key = _one(array, "broadcast_to")
-    try:
-        shape = tuple(_core.index_of(d, "broadcast_to: shape") for d in shape)
-    except TypeError as err:  # not a sequence
-        _core.reraise_named("broadcast_to: shape", err)
+    shape = _core.shape_of(shape, "broadcast_to")
     try:
         out = np.broadcast_to(v, shape)
     except ValueError:
@@ -306,16 +301,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     >>> tnp.broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
-    what = "broadcast_shapes: a shape's length"
-    try:
-        dims = [
-            (_core.index_of(s, what),)
-            if isinstance(s, int | np.integer)
-            else tuple(_core.index_of(d, what) for d in s)
-            for s in shapes
-        ]
-    except TypeError as err:  # not a sequence
-        _core.reraise_named("broadcast_shapes", err)
+    dims = [_core.shape_of(s, "broadcast_shapes") for s in shapes]
     try:
         return tuple(np.broadcast_shapes(*dims))
     except ValueError:
