@@ -302,6 +302,41 @@ def test_weak_arrays_and_python_scalars_keep_their_values() -> None:
         arr([1], ml_dtypes.float4_e2m1fn) * 100.0  # would saturate at 6
 
 
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("float8_e4m3fn", math.inf),  # no inf: would become nan
+        ("float8_e4m3fnuz", -math.inf),
+        ("float4_e2m1fn", math.nan),  # no nan: would become -0
+        ("float4_e2m1fn", math.inf),  # would saturate at 6
+        ("float8_e8m0fnu", 0),  # no zero and no sign: would be nan
+        ("float8_e8m0fnu", -1.0),
+    ],
+)
+def test_python_scalars_a_small_float_cannot_hold_raise(dtype: str, value: Any) -> None:
+    """inf, nan, zero and negative values, where the dtype has no such value;
+    the second call runs the cached plan (in C when built)."""
+    dtype = getattr(ml_dtypes, dtype)
+    x = tnp.asarray(np.ones(2, dtype))
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="does not fit in"):
+            x + value
+        with pytest.raises(OverflowError, match="does not fit in"):
+            value * x
+    with pytest.raises(OverflowError, match="^asarray: "):
+        tnp.asarray(value, dtype=dtype)
+    with pytest.raises(OverflowError, match="^full: "):
+        tnp.full(2, value, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float8_e5m2"])
+def test_python_inf_and_nan_stay_where_the_dtype_has_them(dtype: str) -> None:
+    x = tnp.asarray(np.ones(2, getattr(ml_dtypes, dtype, dtype)))
+    for _ in range(2):
+        assert values(x + math.inf) == [math.inf, math.inf]
+        assert all(math.isnan(v) for v in values(x * math.nan))
+
+
 def test_rounding_within_range_is_not_refused() -> None:
     """JAX and NumPy round to the nearest value the dtype holds; so do we."""
     assert values(arr([0.0], "float32") + 16777217) == [16777216.0]

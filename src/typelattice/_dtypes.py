@@ -724,6 +724,16 @@ def _nonfinite_kept(dt: np.dtype[Any]) -> tuple[bool, bool]:
     return bool(np.isposinf(back[:1]).all()), bool(np.isnan(back[1:]).all())
 
 
+@functools.cache
+def rounds_every_float(dt: np.dtype[Any]) -> bool:
+    """Whether every float converts to the floating dtype ``dt`` by rounding
+    alone up to its largest value, with inf and nan kept: IEEE-like types
+    (signed, with zero, inf and nan), not float8_e8m0fnu (no zero, no sign)
+    nor the types without inf or nan (float8_e4m3fn, float4_e2m1fn...)."""
+    lo, hi = value_range(dt)
+    return kind_of(dt) == "f" and _nonfinite_kept(dt) == (True, True) and lo == -hi
+
+
 def saturates(dt: np.dtype[Any]) -> bool:
     """Whether a floating dtype has no inf, so that converting a value beyond
     its range may give its largest value instead of inf (float4_e2m1fn,

@@ -676,8 +676,11 @@ def python_scalar_to(value: Any, dt: DType, fname: str, use: str = "operands") -
         parts = [(float(value), complex(out).real)]
     limit = _dtypes.overflow_limit(dt)
     for v, got in parts:
-        lost = not math.isfinite(got) or (_dtypes.saturates(dt) and abs(v) >= limit)
-        if math.isfinite(v) and lost:
+        if math.isfinite(v):
+            lost = not math.isfinite(got) or (_dtypes.saturates(dt) and abs(v) >= limit)
+        else:  # inf and nan stay, or the dtype has no such value
+            lost = math.isnan(v) != math.isnan(got) or (math.isinf(v) and got != v)
+        if lost:
             size = max(abs(p) for p, _ in parts)
             fix = fix_for(dt, -size, size, use)
             raise loss_error(fname, f"Python {name} {{bad}}", value, dt, fix)
