@@ -1,5 +1,6 @@
-"""Shared test helpers: the type universe, the input forms of each type, and
-the golden recorder of the namespace tests."""
+"""Shared test helpers: the type universe, the input forms of each type,
+arrays of a dtype and the check of a result, and the golden recorder of the
+namespace tests."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import _dtypes
 
@@ -21,6 +23,21 @@ WEAK = [int, float, complex]
 NODES: list[Any] = [*STRONG, *WEAK]
 MODES = [(x64, promo) for x64 in (False, True) for promo in ("standard", "strict")]
 MODE_IDS = [f"{'x64' if x64 else 'x32'}-{promo}" for x64, promo in MODES]
+
+
+def arr(values: Any, dtype: str = "int32") -> tnp.Array:
+    """A strong Array of ``dtype`` holding ``values``."""
+    return tnp.asarray(np.asarray(values, dtype=dtype))
+
+
+def check(x: Any, dtype: str, weak: bool, values: Any = None) -> None:
+    """``x`` is a concrete Array of ``dtype`` and weak flag ``weak`` (and
+    holds ``values`` when given)."""
+    assert isinstance(x, tnp.Array), repr(x)
+    assert not isinstance(x, tl.Tracer), repr(x)
+    assert (x.dtype, x.weak_type) == (np.dtype(dtype), weak), repr(x)
+    if values is not None:
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(values, dtype=dtype))
 
 
 class WeakCarrier:

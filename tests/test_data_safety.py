@@ -14,6 +14,7 @@ import functools
 import math
 import operator
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,16 +24,13 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import arr
 from typelattice import _dtypes
 from typelattice.numpy import _core, _elementwise, _ufuncs
 from typelattice.numpy._array import Array
 
 ALL = list(_dtypes.ALL_DTYPES)
 NAMES = [str(d) for d in ALL]
-
-
-def arr(values: Any, dtype: str) -> Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
 
 
 def values(x: Any) -> Any:
@@ -304,6 +302,41 @@ def test_weak_arrays_and_python_scalars_keep_their_values() -> None:
         arr([1], ml_dtypes.float4_e2m1fn) * 100.0  # would saturate at 6
 
 
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("float8_e4m3fn", math.inf),  # no inf: would become nan
+        ("float8_e4m3fnuz", -math.inf),
+        ("float4_e2m1fn", math.nan),  # no nan: would become -0
+        ("float4_e2m1fn", math.inf),  # would saturate at 6
+        ("float8_e8m0fnu", 0),  # no zero and no sign: would be nan
+        ("float8_e8m0fnu", -1.0),
+    ],
+)
+def test_python_scalars_a_small_float_cannot_hold_raise(dtype: str, value: Any) -> None:
+    """inf, nan, zero and negative values, where the dtype has no such value;
+    the second call runs the cached plan (in C when built)."""
+    dtype = getattr(ml_dtypes, dtype)
+    x = tnp.asarray(np.ones(2, dtype))
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="does not fit in"):
+            x + value
+        with pytest.raises(OverflowError, match="does not fit in"):
+            value * x
+    with pytest.raises(OverflowError, match="^asarray: "):
+        tnp.asarray(value, dtype=dtype)
+    with pytest.raises(OverflowError, match="^full: "):
+        tnp.full(2, value, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float8_e5m2"])
+def test_python_inf_and_nan_stay_where_the_dtype_has_them(dtype: str) -> None:
+    x = tnp.asarray(np.ones(2, getattr(ml_dtypes, dtype, dtype)))
+    for _ in range(2):
+        assert values(x + math.inf) == [math.inf, math.inf]
+        assert all(math.isnan(v) for v in values(x * math.nan))
+
+
 def test_rounding_within_range_is_not_refused() -> None:
     """JAX and NumPy round to the nearest value the dtype holds; so do we."""
     assert values(arr([0.0], "float32") + 16777217) == [16777216.0]
@@ -312,6 +345,53 @@ def test_rounding_within_range_is_not_refused() -> None:
     assert values(got) == [16777216.0]
     assert values(tnp.asarray(65519.0, dtype="float16")) == 65504.0
     assert values(tnp.asarray([1.5], dtype="int32")) == [1]  # truncated, as JAX
+
+
+EXPONENTS = [
+    lambda e: e,
+    lambda e: np.uint64(e) if e >= 0 else np.int64(e),
+    lambda e: np.asarray(e, np.uint64 if e >= 0 else np.int64),
+]
+
+
+@pytest.mark.parametrize("exponent", EXPONENTS, ids=["python", "numpy", "0-d"])
+@pytest.mark.parametrize(
+    ("dtype", "e"),
+    [("float16", 70001), ("bfloat16", 257), ("float8_e4m3fn", 17)]
+    + [("float4_e2m1fn", 7), ("float32", 2**40 + 1), ("float16", -70001)],
+)
+def test_integer_exponents_the_base_dtype_cannot_hold_keep_the_sign(
+    dtype: str, e: int, exponent: Callable[[int], Any]
+) -> None:
+    """A concrete integer exponent is exact, as in JAX: NumPy would convert it
+    to the base's dtype (70001 to inf in float16, 257 to 256 in bfloat16)."""
+    with tl.enable_x64():
+        got = tnp.power(arr([-1.0, 1.0], dtype), exponent(e))
+        assert values(got) == [-1.0, 1.0]
+        assert got.dtype == np.dtype(getattr(ml_dtypes, dtype, dtype))
+
+
+@pytest.mark.parametrize("exponent", EXPONENTS, ids=["python", "numpy", "0-d"])
+@pytest.mark.parametrize(
+    ("dtype", "e"),
+    [("uint8", 65535), ("int8", 2**40 + 1), ("int16", 40000), ("bool", 2**32 - 1)],
+)
+def test_integer_exponents_the_base_dtype_cannot_hold_wrap_as_products(
+    dtype: str, e: int, exponent: Callable[[int], Any]
+) -> None:
+    """Integer powers wrap as repeated products do (JAX's integer_pow),
+    whatever the size of the exponent."""
+    base = [3, 2, 1, 0] if dtype != "bool" else [True, False]
+    with tl.enable_x64():
+        got = tnp.power(arr(base, dtype), exponent(e))
+    out = np.dtype("int32" if dtype == "bool" else dtype)
+    bits = 8 * out.itemsize
+    wrapped = [pow(int(b), e, 2**bits) for b in base]
+    signed = [
+        w - 2**bits if out.kind == "i" and w >= 2 ** (bits - 1) else w for w in wrapped
+    ]
+    assert got.dtype == out
+    assert values(got) == signed
 
 
 # -- creation -------------------------------------------------------------------
@@ -446,6 +526,20 @@ def test_fixes_for_python_scalars_work() -> None:
         assert values(got) == [expected], (x.dtype, scalar, fix.dtype)
 
 
+def test_fixes_for_64_bit_integers_keep_their_digits() -> None:
+    """No integer type holds both uint64 and -1: the fix is the float that
+    keeps the most digits (float32 holds the range but rounds 2**24 + 1)."""
+    with tl.enable_x64():
+        for x, scalar in [
+            (arr([2**24 + 1], "uint64"), -1),
+            (arr([2**24 + 1], "int64"), 2**64),
+        ]:
+            fix = suggestion(functools.partial(operator.add, x, scalar))
+            assert (fix.how, fix.dtype) == ("astype", "float64")
+            got = x.astype(fix.dtype) + scalar
+            assert values(got) == [float(2**24 + 1 + scalar)]
+
+
 def test_fixes_for_dtype_requests_work() -> None:
     cases: list[tuple[Callable[..., Any], list[Any]]] = [
         (lambda dtype=None: tnp.asarray([2**31], dtype=dtype), [2**31]),
@@ -537,11 +631,12 @@ def test_python_values_convert_or_say_why(value: Any, dtype: str) -> None:
             )
 
 
-def test_python_round_of_a_value_int32_cannot_hold() -> None:
-    x = tnp.asarray(3e9)
+@pytest.mark.parametrize("dtype", ["float32", "uint32"])
+def test_python_round_of_a_value_int32_cannot_hold(dtype: str) -> None:
+    x = tnp.asarray(3e9, dtype=dtype)
     with pytest.raises(OverflowError, match="round: .*int32") as info:
         round(x)
-    assert "round(x, 0)" in str(info.value)
+    assert f"round(x, 0) keeps x's dtype ({dtype})" in str(info.value)
     assert float(round(x, 0)) == 3e9
 
 
@@ -585,6 +680,46 @@ def test_no_message_repeats_its_prefix(name: str) -> None:
     message = str(info.value)
     assert not re.match(r"^([\w.\[\]]+): \1:", message), message
     assert re.match(r"^[\w.\[\]]+: ", message), message  # says who speaks
+
+
+# Functions whose subject is a dtype: "cannot interpret [1, 2] as a dtype" is
+# their own message (the promotion API's), which names the bad value.
+DTYPE_FUNCTIONS = {"can_cast", "finfo", "iinfo", "isdtype", "issubdtype"}
+DTYPE_FUNCTIONS |= {"promote_types", "result_type"}
+BAD_ARGUMENTS = [[1, 2], "abc", object(), None, 2.5, -7]
+
+
+def namespace_functions() -> list[str]:
+    return [
+        name
+        for name in tnp.__all__
+        if callable(getattr(tnp, name))
+        and not isinstance(getattr(tnp, name), type)
+        and type(getattr(tnp, name)).__name__ != "ScalarType"
+        and name not in DTYPE_FUNCTIONS
+    ]
+
+
+@pytest.mark.parametrize("name", namespace_functions())
+def test_argument_errors_name_the_function(name: str) -> None:
+    """A bad argument in any position gives an error that says which call it
+    is (``reshape: ...``), never a bare Python or NumPy message such as
+    ``'str' object cannot be interpreted as an integer``."""
+    fn = getattr(tnp, name)
+    speaker = re.compile(r"^([\w.]+(\[\.\.\.\])?)(: | requires | does not |\(\) )")
+    for pos in range(3):
+        for bad in BAD_ARGUMENTS:
+            args: list[Any] = [tnp.ones((2, 2))] * (pos + 1)
+            args[pos] = bad
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    fn(*args)
+                except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
+                    message = str(err)
+                    match = speaker.match(message)
+                    assert match, (name, pos, bad, message)
+                    assert hasattr(tnp, match[1]) or match[1] == "x.at[...]", message
 
 
 # -- dtype objects compared with anything ---------------------------------------

@@ -13,18 +13,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-
-
-def arr(values: Any, dtype: str) -> tnp.Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
-
-
-def check(x: Any, dtype: str, weak: bool, values: Any = None) -> None:
-    assert isinstance(x, tnp.Array)
-    assert (x.dtype, x.weak_type) == (np.dtype(dtype), weak), repr(x)
-    if values is not None:
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(values, dtype=dtype))
-
+from support import arr, check
 
 # -- the Array --------------------------------------------------------------
 
@@ -599,3 +588,23 @@ def test_python_types_as_dtype_are_the_default_types_without_a_warning(
     assert tnp.full((2,), 1, pytype).dtype == expected
     with tl.enable_x64():
         assert tnp.zeros(2, pytype).dtype == np.dtype(pytype)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n: tnp.zeros((n,)),
+        lambda n: tnp.full(n, 1),
+        lambda n: tnp.linspace(0, 1, n),
+        lambda n: tnp.take(tnp.ones((2, 2)), 0, axis=n),
+        lambda n: tnp.broadcast_to(tnp.ones(2), (n, 2)),
+        lambda n: tnp.diagonal(tnp.ones((2, 2)), offset=n),
+        lambda n: tnp.sort(tnp.ones((2, 2)), axis=n),
+    ],
+    ids=["zeros", "full", "linspace", "take", "broadcast_to", "diagonal", "sort"],
+)
+def test_integer_arguments_that_are_traced_say_why(call: Any) -> None:
+    """A traced shape, count or axis raises ConcretizationTypeError, which
+    says how to make it static, not "must be an integer, got Traced<...>"."""
+    with pytest.raises(tl.ConcretizationTypeError, match="static"):
+        tl.jit(call)(2)

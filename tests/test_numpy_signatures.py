@@ -5,25 +5,12 @@ promoted dtype. tests/test_numpy_jax.py compares the same calls with JAX."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-
-
-def arr(values: Any, dtype: str) -> tnp.Array:
-    return tnp.asarray(np.asarray(values, dtype=dtype))
-
-
-def check(x: Any, dtype: str, weak: bool, values: Any = None) -> None:
-    assert isinstance(x, tnp.Array)
-    assert (x.dtype, x.weak_type) == (np.dtype(dtype), weak), repr(x)
-    if values is not None:
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(values, dtype=dtype))
-
+from support import arr, check
 
 # -- mean, var, std ---------------------------------------------------------
 

@@ -149,6 +149,49 @@ def test_elements_of_an_object_array_are_never_overwritten() -> None:
         assert address(sums[0]) != address(objects[0])
 
 
+def held_only_by_a_container(a: Any) -> None:
+    """Python's own C code that hands on a reference it does not hold: the
+    container's is the only one (``a`` is float32, above the threshold)."""
+    args = (a * 1, 1.5)
+    tnp.add(*args)
+    operator.add(*args)
+    tnp.negative(*args[:1])
+    functools.partial(tnp.add, args[0])(1.5)
+    functools.partial(operator.mul, args[0])(2.0)
+    functools.partial(tnp.exp, args[0])()
+    operator.methodcaller("add", args[0], 1.5)(tnp)
+
+    class Shifted:  # operators some other class made of functions
+        __add__ = staticmethod(functools.partial(tnp.add, args[0]))
+        __neg__ = functools.partial(tnp.negative, args[0])
+
+    Shifted() + 1.5  # pyright: ignore[reportUnusedExpression]
+    -Shifted()  # pyright: ignore[reportUnusedExpression]
+    np.testing.assert_array_equal(np.asarray(args[0]), np.asarray(a))
+
+
+def test_arrays_held_by_a_container_are_never_overwritten() -> None:
+    x = tnp.asarray(X)
+    for _ in range(3):
+        held_only_by_a_container(x)
+
+
+def test_compared_elements_of_a_tuple_or_list_are_never_overwritten() -> None:
+    """Tuple comparison and list.sort compare elements the container alone
+    holds; bool operands give bool results, which a buffer could take."""
+    ones = np.ones(4 * N, bool)
+    for _ in range(3):
+        pair = (tnp.asarray(ones) == True, tnp.asarray(ones) == False)  # noqa: E712
+        with pytest.raises(ValueError, match="truth value"):
+            pair == (pair[1] * 1, pair[0] * 1)  # noqa: B015
+        np.testing.assert_array_equal(np.asarray(pair[0]), ones)
+        listed = [tnp.asarray(ones) == True, tnp.asarray(ones) == False]  # noqa: E712
+        with pytest.raises(ValueError, match="truth value"):
+            listed.sort()
+        np.testing.assert_array_equal(np.asarray(listed[0]), ones)
+        np.testing.assert_array_equal(np.asarray(listed[1]), ~ones)
+
+
 def test_reductions_in_python_give_the_right_values() -> None:
     x, y = tnp.asarray(X), tnp.asarray(Y)
     total = functools.reduce(operator.add, [x * y, x, y])

@@ -660,6 +660,11 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     """
     src = dtype_of(from_)
     dst = dtype_of(to)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(
+            "can_cast: casting must be one of 'no', 'equiv', 'safe', "
+            f"'same_kind', 'unsafe', got {casting!r}"
+        )
     return np.can_cast(src, dst, casting=casting)  # type: ignore[arg-type]
 
 
@@ -717,6 +722,16 @@ def _nonfinite_kept(dt: np.dtype[Any]) -> tuple[bool, bool]:
         held: np.ndarray[Any, Any] = np.array([np.inf, np.nan]).astype(dt)
         back: np.ndarray[Any, Any] = held.astype(np.complex128).real
     return bool(np.isposinf(back[:1]).all()), bool(np.isnan(back[1:]).all())
+
+
+@functools.cache
+def rounds_every_float(dt: np.dtype[Any]) -> bool:
+    """Whether every float converts to the floating dtype ``dt`` by rounding
+    alone up to its largest value, with inf and nan kept: IEEE-like types
+    (signed, with zero, inf and nan), not float8_e8m0fnu (no zero, no sign)
+    nor the types without inf or nan (float8_e4m3fn, float4_e2m1fn...)."""
+    lo, hi = value_range(dt)
+    return kind_of(dt) == "f" and _nonfinite_kept(dt) == (True, True) and lo == -hi
 
 
 def saturates(dt: np.dtype[Any]) -> bool:

@@ -34,6 +34,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <unwind.h>
+#include <opcode.h> /* the instructions whose operands can be reused */
 #endif
 
 #ifdef Py_GIL_DISABLED
@@ -559,6 +560,7 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
+    int is_operator; /* an Array operator (given swap), not a function */
 } FastElementwise;
 
 static PyObject *str_astype;
@@ -893,8 +895,15 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
  *   answers this with PyUnstable_Object_IsUniqueReferencedTemporary, which
  *   looks for the object on the caller's evaluation stack. Before 3.14 the C
  *   stack is walked, as NumPy does: every frame up to the interpreter loop
- *   must be Python's or this module's. Where neither is possible, nothing
- *   is reused.
+ *   must be Python's or this module's. Python's own C code passes on
+ *   references it does not hold as well (the items of a tuple in f(*args),
+ *   the arguments a functools.partial stores, the elements tuple comparison
+ *   and list.sort compare), so the instruction the innermost Python frame
+ *   runs must also be one whose operands are on its stack and nowhere else:
+ *   a binary or unary operator running an Array operator (not a function
+ *   that another class made its operator: a functools.partial holding an
+ *   Array), or a call of this very function (the interpreter loop calls it
+ *   with nothing between). Where neither is possible, nothing is reused.
  *
  * NumPy is asked for casting='safe': if fn's result dtype would not be the
  * buffer's, it refuses before computing anything, and the result goes to a
@@ -922,7 +931,7 @@ sole_reference(PyObject *x)
 }
 
 static int
-called_by_the_interpreter(void)
+called_by_the_interpreter(int Py_UNUSED(is_operator))
 {
     return 1; /* sole_reference has checked the caller's stack */
 }
@@ -946,6 +955,7 @@ typedef struct {
 static code_range python_code; /* libpython, or the executable holding it */
 static code_range own_code;    /* this module */
 static code_range eval_loop;   /* _PyEval_EvalFrameDefault */
+static code_range vectorcall;  /* PyObject_Vectorcall (a function from 3.12) */
 static int stack_walk_ready;   /* 0: not set up yet; 1: ready; -1: impossible */
 
 static int
@@ -981,39 +991,55 @@ in_code(const code_range *range, uintptr_t pc)
     return pc >= range->start && pc < range->end;
 }
 
+/* The extent of Python's function called name into range: 1, or 0 when
+ * it is not found (or not Python's). */
+static int
+find_function(const char *name, code_range *range)
+{
+    Dl_info info;
+    ElfW(Sym) *symbol = NULL;
+    void *fn = dlsym(RTLD_DEFAULT, name);
+
+    if (fn == NULL || !in_code(&python_code, (uintptr_t)fn) ||
+        !dladdr1(fn, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
+        symbol == NULL || symbol->st_size == 0) {
+        return 0;
+    }
+    range->start = (uintptr_t)fn;
+    range->end = range->start + (uintptr_t)symbol->st_size;
+    return 1;
+}
+
 /* Finds what the stack walk needs, once: 1 when it can run, else 0. */
 static int
 set_up_stack_walk(void)
 {
-    Dl_info info;
-    ElfW(Sym) *symbol = NULL;
-    void *loop;
-
     if (stack_walk_ready != 0) {
         return stack_walk_ready > 0;
     }
     stack_walk_ready = -1;
     python_code.inside = (uintptr_t)&PyNumber_Add;
     own_code.inside = (uintptr_t)&set_up_stack_walk;
-    loop = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-    if (loop == NULL || !dl_iterate_phdr(find_code, &python_code) ||
-        !dl_iterate_phdr(find_code, &own_code) ||
-        !in_code(&python_code, (uintptr_t)loop) ||
-        !dladdr1(loop, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
-        symbol == NULL || symbol->st_size == 0) {
-        return 0;
-    }
     /* The loop's own extent (code the compiler moved out of it, such as its
        cold paths, counts as Python's other code: the walk goes on). */
-    eval_loop.start = (uintptr_t)loop;
-    eval_loop.end = eval_loop.start + (uintptr_t)symbol->st_size;
+    if (!dl_iterate_phdr(find_code, &python_code) ||
+        !dl_iterate_phdr(find_code, &own_code) ||
+        !find_function("_PyEval_EvalFrameDefault", &eval_loop)) {
+        return 0;
+    }
+    /* Inline in 3.11's headers; without it, calls count as going through
+       other code (nothing is wrongly reused). */
+    find_function("PyObject_Vectorcall", &vectorcall);
     stack_walk_ready = 1;
     return 1;
 }
 
-/* The state of a stack walk: frames seen, and the answer once known. */
+/* The state of a stack walk: Python's frames seen, how many of them are
+ * neither the interpreter loop nor PyObject_Vectorcall (the loop calls this
+ * function directly when there are none), and the answer once known. */
 typedef struct {
     int frames;
+    int between;
     int verdict; /* -1 until known */
 } stack_walk;
 
@@ -1036,22 +1062,68 @@ visit_frame(struct _Unwind_Context *context, void *data)
         walk->verdict = 1;
         return _URC_END_OF_STACK;
     }
+    walk->between += !in_code(&vectorcall, pc);
     return _URC_NO_REASON;
 }
 
-/* Whether every C frame between here and the innermost interpreter loop is
- * this module's or Python's own (as NumPy checks before it elides a
- * temporary). The walk stops at the first frame that decides. */
+/* The opcode of the instruction the innermost Python frame runs, or -1. */
 static int
-called_by_the_interpreter(void)
+current_opcode(void)
 {
-    stack_walk walk = {0, -1};
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
+    PyCodeObject *code;
+    PyObject *bytes;
+    int lasti, opcode = -1;
+
+    if (frame == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    lasti = PyFrame_GetLasti(frame);
+    code = PyFrame_GetCode(frame);
+    bytes = PyCode_GetCode(code); /* cached by the code object */
+    Py_DECREF(code);
+    if (bytes == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (lasti >= 0 && lasti < PyBytes_GET_SIZE(bytes)) {
+        opcode = (unsigned char)PyBytes_AS_STRING(bytes)[lasti];
+    }
+    Py_DECREF(bytes);
+    return opcode;
+}
+
+/* Whether the operands come straight from the evaluation stack of the
+ * innermost Python frame: every C frame between here and the interpreter
+ * loop is this module's or Python's own (as NumPy checks before it elides a
+ * temporary; the walk stops at the first frame that decides), and the
+ * instruction running is an operator that runs an Array operator
+ * (is_operator: not a function some other type's operator stands for), or
+ * a call of this function with nothing between (see "reusing the buffers of
+ * temporaries"). */
+static int
+called_by_the_interpreter(int is_operator)
+{
+    stack_walk walk = {0, 0, -1};
+    int opcode;
 
     if (!set_up_stack_walk()) {
         return 0;
     }
     _Unwind_Backtrace(visit_frame, &walk);
-    return walk.verdict == 1;
+    if (walk.verdict != 1) {
+        return 0;
+    }
+    opcode = current_opcode();
+    if (opcode == CALL) {
+        return walk.between == 0;
+    }
+    return is_operator && (opcode == BINARY_OP || opcode == UNARY_NEGATIVE ||
+#ifdef UNARY_POSITIVE
+           opcode == UNARY_POSITIVE || /* CALL_INTRINSIC_1 from 3.12 */
+#endif
+           opcode == UNARY_INVERT);
 }
 
 #else
@@ -1063,7 +1135,7 @@ sole_reference(PyObject *Py_UNUSED(x))
 }
 
 static int
-called_by_the_interpreter(void)
+called_by_the_interpreter(int Py_UNUSED(is_operator))
 {
     return 0;
 }
@@ -1155,11 +1227,12 @@ scalar_or_same_shape(PyObject *operand, PyObject *value)
 /* The buffer of the temporary operand value (see temporary()) when fn's
  * result can go into it, else NULL (never with an exception). conv is the
  * operand's conversion, other the other operand converted (NULL for a
- * unary plan). Borrowed. */
+ * unary plan), is_operator whether an Array operator runs (not a
+ * function). Borrowed. */
 static PyObject *
 result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
               PyObject *out_key, PyObject *fn, PyObject *other,
-              Py_ssize_t nin)
+              Py_ssize_t nin, int is_operator)
 {
     PyObject *out_dtype = PyTuple_GET_ITEM(out_key, 0);
     PyObject *attr;
@@ -1192,7 +1265,7 @@ result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
         Py_XDECREF(writeable);
     }
     PyErr_Clear();
-    if (!ok || !called_by_the_interpreter()) {
+    if (!ok || !called_by_the_interpreter(is_operator)) {
         return NULL;
     }
     return value;
@@ -1268,11 +1341,11 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
         PyObject *args[2] = {cx, cy};
         if (temporary_x) {
             buffer = result_buffer(vx, PyTuple_GET_ITEM(convs, 0), cd, out_key,
-                                   fn, cy, 2);
+                                   fn, cy, 2, self->is_operator);
         }
         if (buffer == NULL && temporary_y) {
             buffer = result_buffer(vy, PyTuple_GET_ITEM(convs, 1), cd, out_key,
-                                   fn, cx, 2);
+                                   fn, cx, 2, self->is_operator);
         }
         out = compute(fn, args, 2, buffer, fp);
     }
@@ -1404,7 +1477,8 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *v)
         return NULL;
     }
     if (is_temporary) {
-        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1);
+        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1,
+                               self->is_operator);
     }
     out = compute(fn, &cv, 1, buffer, PyTuple_GET_ITEM(plan, 3) == Py_True);
     Py_DECREF(cv);
@@ -1469,14 +1543,18 @@ FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     static char *keywords[] = {"op", "fallback", "swap", NULL};
     PyObject *op;
     PyObject *fallback;
+    PyObject *swap_obj = NULL; /* given for an operator only */
     PyObject *name;
     PyObject *nin_obj;
     long nin;
     int swap = 0;
     FastElementwise *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p:FastElementwise", keywords,
-                                     &op, &fallback, &swap)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O:FastElementwise", keywords,
+                                     &op, &fallback, &swap_obj)) {
+        return NULL;
+    }
+    if (swap_obj != NULL && (swap = PyObject_IsTrue(swap_obj)) < 0) {
         return NULL;
     }
     if (!PyCallable_Check(fallback)) {
@@ -1519,6 +1597,7 @@ FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->name = name;
     self->dict = NULL;
     self->swap = swap;
+    self->is_operator = swap_obj != NULL;
     self->vectorcall = nin == 1 ? (vectorcallfunc)unary_vectorcall
                                 : (vectorcallfunc)binary_vectorcall;
     return (PyObject *)self;

@@ -71,7 +71,9 @@ class FastPath:
 
 class FastElementwise:
     """A binary elementwise function run from its cached plans in C; calls
-    ``fallback`` with the same arguments when it cannot."""
+    ``fallback`` with the same arguments when it cannot. ``swap`` is given
+    for an Array operator (the reflected ones swap their operands), never
+    for a namespace function."""
 
     def __init__(
         self, op: Any, fallback: Callable[..., Any], swap: bool = False

@@ -264,7 +264,7 @@ class Array:
     def __round__(self, ndigits: int | None = None) -> Array:
         if ndigits is None:  # Python's round(x): an integer result, as JAX
             rounded = np.asarray(_ufuncs.round(self, 0))
-            fix = "Fix: round(x, 0) keeps the float dtype, which holds it."
+            fix = f"Fix: round(x, 0) keeps x's dtype ({self.dtype}), which holds it."
             return from_numpy(_core.checked_cast(rounded, _INT32, "round", fix))
         return _ufuncs.round(self, ndigits)
 
@@ -1117,7 +1117,7 @@ class Array:
         # operand whatever its read-only flag says (NumPy 2.4), and out=
         # writes too, so NumPy never gets an Array's memory with either.
         if method != "__call__":
-            raise _refused_method(ufunc, method)
+            raise _refused_method(ufunc, method, inputs[0] if inputs else None)
         given: Any = kwargs.pop("out", None)
         outs: tuple[Any, ...] = given if isinstance(given, tuple) else (given,)  # pyright: ignore[reportUnknownVariableType]
         outs += inputs[ufunc.nin :]  # NumPy passes them as out=; in case
@@ -1314,8 +1314,9 @@ def _namespace_has(name: str, method: str | None = None) -> bool:
     return fn is not None and (method is None or hasattr(fn, method))
 
 
-def _refused_method(ufunc: np.ufunc, method: str) -> TypeError:
-    """The error of ``np.<ufunc>.<method>`` on an Array (anything but a call)."""
+def _refused_method(ufunc: np.ufunc, method: str, x: Any = None) -> TypeError:
+    """The error of ``np.<ufunc>.<method>`` on an Array (anything but a call);
+    ``x`` is the first operand, the array ``ufunc.at`` would update."""
     name = ufunc.__name__
     head = (
         f"np.{name}.{method} is not applied to typelattice arrays: they are "
@@ -1332,6 +1333,12 @@ def _refused_method(ufunc: np.ufunc, method: str) -> TypeError:
             fix = f"x = tnp.{name}.at(x, idx, v, inplace=False)"
         else:
             fix = "x = x.at[idx].set(new_values)"
+        if fix.startswith("x = x.at") and isinstance(x, Array):
+            # An update keeps x's dtype: where the function gives another
+            # (divide or sqrt of integers), x must be converted first.
+            dt = _at_result_dtype(ufunc, x)
+            if dt is not None and dt != x.dtype:
+                fix = fix.replace("x = x.at", f"x = x.astype('{dt}').at", 1)
         return TypeError(
             f"{head} Use a functional update, which returns a new array: {fix} "
             "(x.at[idx] has .set, .add, .multiply, .min, .max, .apply, ...)."
@@ -1345,6 +1352,22 @@ def _refused_method(ufunc: np.ufunc, method: str) -> TypeError:
     return TypeError(
         f"{head} Use {fix}; to change elements, x = x.at[idx].set(v) (or .add(v), ...)."
     )
+
+
+def _at_result_dtype(ufunc: np.ufunc, x: Array) -> np.dtype[Any] | None:
+    """The dtype typelattice.numpy's function of ``ufunc``'s name gives for
+    operands of ``x``'s dtype, or None where it has none or refuses them."""
+    import typelattice.numpy as ns
+
+    fn = getattr(ns, ufunc.__name__, None)
+    if fn is None:
+        return None
+    operand = ns.zeros((0,), x.dtype)
+    try:
+        out = fn(*[operand] * ufunc.nin)
+    except (TypeError, ValueError):
+        return None
+    return out.dtype if isinstance(out, Array) else None
 
 
 def _refused_out(ufunc: np.ufunc, outs: tuple[Any, ...]) -> TypeError:

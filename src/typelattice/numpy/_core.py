@@ -197,7 +197,12 @@ def wider_dtype(dt: DType, lo: Any, hi: Any, keep_range: bool) -> DType | None:
         ints = sorted(
             _INTEGERS, key=lambda d: (d.itemsize, (d.kind == "u") != unsigned_first)
         )
-        candidates = (*ints, *_REALS)
+        # A float for integers keeps their digits where one can (float16 for
+        # int8, float64 for int32): float32 would hold the range of uint64
+        # but round nearly all of its values.
+        bits = _dtypes.iinfo(dt).bits if kind in "iu" else 1
+        reals = [r for r in _REALS if _dtypes.finfo(r).nmant + 1 >= bits]
+        candidates = (*ints, *(reals or _REALS[-1:]))
     if keep_range:
         dt_lo, dt_hi = _dtypes.value_range(dt)
         lo, hi = min(lo, dt_lo), max(hi, dt_hi)
@@ -502,6 +507,17 @@ def _not_arraylike(fname: str, pos: int, x: object) -> TypeError:
     )
 
 
+def check_array_like(x: Any, fname: str, pos: int) -> None:
+    """Refuse, as :func:`operand` does, an argument that is neither an array
+    nor a scalar (a list, a string, any other object): for functions that
+    read their arguments' dtypes first, which would call it a bad dtype."""
+    if isinstance(x, list | tuple | str | bytes) or not (
+        isinstance(x, np.ndarray | np.generic | bool | int | float | complex)
+        or hasattr(x, "__array__")
+    ):
+        raise _not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]
+
+
 def from_numpy(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
     """A NumPy array or scalar as the ndarray an operation sees (canonical)."""
     value = np.asarray(x)
@@ -662,8 +678,11 @@ def python_scalar_to(value: Any, dt: DType, fname: str, use: str = "operands") -
         parts = [(float(value), complex(out).real)]
     limit = _dtypes.overflow_limit(dt)
     for v, got in parts:
-        lost = not math.isfinite(got) or (_dtypes.saturates(dt) and abs(v) >= limit)
-        if math.isfinite(v) and lost:
+        if math.isfinite(v):
+            lost = not math.isfinite(got) or (_dtypes.saturates(dt) and abs(v) >= limit)
+        else:  # inf and nan stay, or the dtype has no such value
+            lost = math.isnan(v) != math.isnan(got) or (math.isinf(v) and got != v)
+        if lost:
             size = max(abs(p) for p, _ in parts)
             fix = fix_for(dt, -size, size, use)
             raise loss_error(fname, f"Python {name} {{bad}}", value, dt, fix)
@@ -700,6 +719,20 @@ def prefixed(name: str, err: BaseException | str) -> str:
     return text if text.startswith(f"{name}: ") else f"{name}: {text}"
 
 
+def reraise_named(name: str, err: Exception) -> NoReturn:
+    """Raise NumPy's (or Python's) error about an argument, which does not say
+    which call it came from (``'str' object cannot be interpreted as an
+    integer``, ``axis 3 is out of bounds``), as a TypeError or ValueError
+    naming ``name``. Any other error is raised as it is: ours name their
+    function already, and a tracer's ConcretizationTypeError keeps its type.
+    """
+    if type(err) in (TypeError, IndexError, ZeroDivisionError):
+        raise type(err)(prefixed(name, err)) from None
+    if isinstance(err, ValueError):
+        raise ValueError(prefixed(name, err)) from None
+    raise err
+
+
 def broadcast_error(fname: str, shapes: Sequence[tuple[int, ...]]) -> NoReturn:
     shown = " and ".join(str(s) for s in shapes)
     raise ValueError(
@@ -721,8 +754,29 @@ def convert(value: Any, dt: DType, fname: str, use: str = "operands") -> Any:
 
 
 def index_of(x: Any, what: str) -> int:
-    """``operator.index`` with a message naming the argument."""
+    """``operator.index`` with a message naming the argument (a tracer's
+    ConcretizationTypeError, which says why it has no value, passes)."""
     try:
         return operator.index(x)
-    except TypeError:
+    except TypeError as err:
+        if type(err) is not TypeError:
+            raise
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
+
+
+def shape_of(shape: Any, where: str) -> tuple[int, ...]:
+    """A shape argument (an int or a sequence of ints) as a tuple, checked."""
+    lengths: Any = shape
+    if isinstance(shape, int | np.integer) or getattr(shape, "ndim", None) == 0:
+        lengths = (shape,)  # a 0-d array (or tracer) is one length
+    try:
+        dims = tuple(index_of(d, f"{where}: shape") for d in lengths)
+    except TypeError as err:
+        if type(err) is not TypeError:
+            raise
+        raise TypeError(
+            f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{where}: negative dimensions are not allowed, got {dims}")
+    return dims

@@ -25,7 +25,10 @@ def _requested(dtype: Any, where: str) -> np.dtype[Any]:
     """An explicitly requested dtype, with ``explicit_x64_dtypes`` applied.
     Python's ``int``, ``float`` and ``complex`` stand for the default types,
     as in JAX: they are no request for a 64-bit type."""
-    dt = _dtypes.dtype(dtype, canonicalize=False)
+    try:
+        dt = _dtypes.dtype(dtype, canonicalize=False)
+    except TypeError as err:  # not a dtype: say which call's argument
+        _core.reraise_named(where, err)
     state = _config.current()
     if dt in _dtypes.TO_32 and not state.enable_x64:
         if not _dtypes.is_explicit(dtype):
@@ -268,18 +271,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
 # -- filled arrays ----------------------------------------------------------
 
 
-def _shape(shape: Any, where: str) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        shape = (shape,)
-    try:
-        dims = tuple(_core.index_of(d, f"{where}: shape") for d in shape)
-    except TypeError:
-        raise TypeError(
-            f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
-        ) from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{where}: negative dimensions are not allowed, got {dims}")
-    return dims
+_shape = _core.shape_of  # (the name the abstract rules import)
 
 
 def _default_or(dtype: Any, where: str, *fills: int) -> np.dtype[Any]:
@@ -543,7 +535,8 @@ def arange(
         )
     args = [x for x in (start, stop, step) if x is not None]
     for i, x in enumerate(args):
-        if isinstance(x, Array) and x.ndim:
+        _core.check_array_like(x, "arange", i)
+        if np.ndim(x):
             raise TypeError(
                 f"arange: argument {i} must be a scalar, got shape {x.shape}"
             )
@@ -633,6 +626,8 @@ def linspace(
     Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
     num = _core.index_of(num, "linspace: num")
+    _core.check_array_like(start, "linspace", 0)
+    _core.check_array_like(stop, "linspace", 1)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     joined, _ = _promotion.lattice_result_type(start, stop)
@@ -645,7 +640,12 @@ def linspace(
     dt = compute if dtype is None else _requested(dtype, "linspace")
     lo = np.asarray(start)
     hi = np.asarray(stop)
-    values, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
+    try:
+        values, step = np.linspace(
+            lo, hi, num, endpoint=endpoint, retstep=True, axis=axis
+        )
+    except (TypeError, ValueError) as err:  # NumPy's: no name
+        _core.reraise_named("linspace", err)
     if _dtypes.kind_of(dt) in "iu":
         # Integer results are the floor of the values (as JAX), which must
         # fit: JAX saturates them.
@@ -677,7 +677,11 @@ def eye(
     Array([[0, 1, 0],
            [0, 0, 1]], dtype=int8)
     """
-    return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye", 0, 1)))
+    dt = _default_or(dtype, "eye", 0, 1)
+    try:
+        return from_numpy(np.eye(N, M, k, dtype=dt))
+    except (TypeError, ValueError) as err:  # NumPy's: no name
+        _core.reraise_named("eye", err)
 
 
 def identity(n: int, dtype: Any = None) -> Array:

@@ -249,9 +249,10 @@ def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
             convs.append(Conv(_INT, int(info.min), int(info.max)))
         elif key is bool and cd == _BOOL:
             convs.append(Conv(_KEEP, 0, 0))
-        elif (key is float or key is int) and _dtypes.kind_of(cd) == "f":
+        elif (key is float or key is int) and _dtypes.rounds_every_float(cd):
             # The largest magnitude that converts without overflow: a fast
-            # path may skip the checked conversion below it.
+            # path may skip the checked conversion below it (inf and nan
+            # stay, as the dtype holds them).
             convs.append(Conv(_SCALAR, 0, float(_dtypes.finfo(cd).max)))
         else:
             convs.append(Conv(_SCALAR, 0, 0))

@@ -78,8 +78,8 @@ def _product(
     values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
-    except ValueError as err:
-        raise ValueError(_core.prefixed(name, err)) from None
+    except (TypeError, ValueError, IndexError) as err:  # NumPy's: no name
+        _core.reraise_named(name, err)
     if from_float:
         use = "preferred_element_type"
         return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)

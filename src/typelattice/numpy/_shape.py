@@ -45,8 +45,8 @@ def _same(
     v, key = _one(a, name)
     try:
         out = fn(v, *args, **kwargs)
-    except ValueError as err:
-        raise ValueError(_core.prefixed(name, err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named(name, err)
     return wrap(np.asarray(out), key)
 
 
@@ -73,9 +73,11 @@ def reshape(
     """
     if shape is None:
         shape = newshape
+    if shape is None:
+        raise TypeError("reshape: missing the shape argument, e.g. reshape(a, (2, -1))")
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
-    return _same("reshape", np.reshape, a, tuple(shape), order=order)
+    return _same("reshape", np.reshape, a, shape, order=order)
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
@@ -243,13 +245,12 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     >>> tnp.broadcast_to(tnp.asarray(2), (3,))
     Array([2, 2, 2], dtype=int32, weak_type=True)
     """
-    if isinstance(shape, int | np.integer):
-        shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
     v, key = _one(array, "broadcast_to")
+    shape = _core.shape_of(shape, "broadcast_to")
     try:
-        out = np.broadcast_to(v, tuple(shape))
+        out = np.broadcast_to(v, shape)
     except ValueError:
-        _core.broadcast_error("broadcast_to", [v.shape, tuple(shape)])
+        _core.broadcast_error("broadcast_to", [v.shape, shape])
     return wrap(out, key)
 
 
@@ -301,10 +302,11 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     >>> tnp.broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
+    dims = [_core.shape_of(s, "broadcast_shapes") for s in shapes]
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return tuple(np.broadcast_shapes(*dims))
     except ValueError:
-        _core.broadcast_error("broadcast_shapes", [tuple(s) for s in shapes])
+        _core.broadcast_error("broadcast_shapes", dims)
 
 
 def atleast_1d(*arys: ArrayLike) -> Any:
@@ -488,8 +490,8 @@ def _joined(
         )
     try:
         out = fn(values)
-    except ValueError as err:
-        raise ValueError(_core.prefixed(name, err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named(name, err)
     return wrap(np.asarray(out), plan.out_key)
 
 
@@ -636,8 +638,8 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
         indices_or_sections = np.asarray(indices_or_sections)
     try:
         parts = np.split(v, indices_or_sections, axis=axis)
-    except ValueError as err:
-        raise ValueError(_core.prefixed("split", err)) from None
+    except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
+        _core.reraise_named("split", err)
     return [wrap(p, key) for p in parts]
 
 
@@ -1026,7 +1028,12 @@ def _sort_operand(
         return v.reshape(-1), key, 0
     if not v.ndim:
         raise ValueError(f"{name}: a 0-d array has no axis to sort along")
-    return v, key, axis
+    axis = _core.index_of(axis, f"{name}: axis")
+    if not -v.ndim <= axis < v.ndim:
+        raise ValueError(
+            f"{name}: axis {axis} is out of bounds for an array of dimension {v.ndim}"
+        )
+    return v, key, axis % v.ndim
 
 
 def sort(
@@ -1326,8 +1333,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     offset = _core.index_of(offset, "diagonal: offset")
     try:
         out = np.diagonal(v, offset, axis1, axis2)
-    except ValueError as err:
-        raise ValueError(_core.prefixed("diagonal", err)) from None
+    except (TypeError, ValueError) as err:
+        _core.reraise_named("diagonal", err)
     return from_numpy(np.array(out))
 
 

@@ -590,7 +590,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         base = _power_base(x1)
         if exponent < 0 and _dtypes.kind_of(base.dtype) in "iu":
             raise _negative_power_error()
-        value = _core.ignore_fp_errors(np.power, np.asarray(base), exponent)
+        value = _core.ignore_fp_errors(_integer_power, np.asarray(base), exponent)
         return wrap(
             np.asarray(value, dtype=base.dtype), _core.aval(base.dtype, base.weak_type)
         )
@@ -631,6 +631,39 @@ def _integer_scalar(x: Any) -> int | None:
         return int(index(x))
     except TypeError:
         return None
+
+
+def _integer_power(base: np.ndarray[Any, Any], exponent: int) -> Any:
+    """``base ** exponent`` in ``base``'s dtype, for a concrete integer
+    exponent, as JAX's ``integer_pow``.
+
+    NumPy converts the exponent to the base's dtype, which may not hold it:
+    ``uint8 ** 300`` raises NumPy's bare OverflowError, ``float16 ** 70001``
+    computes ``x ** inf`` and ``bfloat16 ** 257`` computes ``x ** 256``,
+    both losing the sign of a negative base. Such exponents are applied by
+    repeated squaring in the base's dtype, as JAX does.
+    """
+    dt = base.dtype
+    n = -exponent if exponent < 0 else exponent  # (abs is this module's)
+    if _dtypes.kind_of(dt) in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        exact = lo <= exponent <= hi
+    else:  # float64 holds every integer up to 2**53; each float holds fewer
+        exact = n <= 2**53 and _core.converted(np.asarray(float(exponent)), dt).astype(
+            np.complex128
+        ).real == float(exponent)
+    if exact:
+        return np.power(base, exponent)
+    result, square = None, base
+    while True:
+        if n & 1:
+            result = square if result is None else result * square
+        n >>= 1
+        if not n:
+            break
+        square = square * square
+    assert result is not None  # exponent 0 is exact in every dtype
+    return np.ones_like(result) / result if exponent < 0 else result
 
 
 def _negative_power_error() -> TypeError:
@@ -1081,7 +1114,9 @@ def clip(
     """
     if arr is None:
         raise TypeError("clip: missing the array argument")
-    for x in (arr, min, max):
+    for pos, x in enumerate((arr, min, max)):
+        if x is not None:
+            _core.check_array_like(x, "clip", pos)
         if isinstance(x, complex) or (
             x is not None
             and not isinstance(x, bool | int | float)
