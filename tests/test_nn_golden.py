@@ -99,6 +99,10 @@ def expected(key: str) -> tuple[dict[str, Any], str | None]:
         return {"out": "!TypeError"}, "complex input with a real dtype raises"
     if name == "MultiHeadDotProductAttention" and in_dtype == "complex64":
         return {"out": "!TypeError"}, "the FLIP: attention raises on complex input"
+    if name == "Dropout" and in_dtype == "int32":
+        # Flax's jnp.where refuses the int/float mix; here integer input
+        # computes in float32, as every other layer's does.
+        return {"out": "f4", "variables": {}}, "integer dropout gives float32"
     if name == "BatchNorm":
         # The FLIP: running statistics are created in the statistics dtype,
         # promote_types(dtype or input dtype, float32), and keep it (Flax
@@ -119,15 +123,7 @@ def expected(key: str) -> tuple[dict[str, Any], str | None]:
     return want, None
 
 
-IMPLEMENTED = {
-    "Dense",
-    "DenseGeneral",
-    "Einsum",
-    "LayerNorm",
-    "RMSNorm",
-    "GroupNorm",
-    "BatchNorm",
-}
+IMPLEMENTED = set(REC.LAYERS) | {"Conv", "ConvTranspose"}
 CASES = sorted(k for k in GOLDEN["dtypes"] if k.split("|")[0] in IMPLEMENTED)
 
 
@@ -148,6 +144,8 @@ def test_the_deliberate_differences_are_the_ones_listed() -> None:
     assert reasons == {
         "complex input with a real dtype raises",
         "statistics created in the statistics dtype",
+        "the FLIP: attention raises on complex input",
+        "integer dropout gives float32",
     }
 
 
@@ -221,4 +219,39 @@ def test_activation_values_match_flax(name: str) -> None:
     x = tnp.asarray(np.asarray(case["x"], dtype=np.float32))
     np.testing.assert_allclose(
         np.asarray(getattr(nn, name)(x)), np.asarray(case[name]), rtol=2e-6, atol=1e-6
+    )
+
+
+ATTENTION_CASES = sorted(
+    k for k in GOLDEN["functions"] if k.startswith("dot_product_attention")
+)
+
+
+@pytest.mark.parametrize("key", ATTENTION_CASES)
+def test_attention_function_dtypes_match_flax(key: str) -> None:
+    name, mode, in_dtype, dtype = key.split("|")
+    want = GOLDEN["functions"][key]
+    if in_dtype == "complex64":
+        # The FLIP: attention raises on complex input (Flax computes).
+        want = "!TypeError"
+    with tl.enable_x64(mode == "x64"):
+        q = tnp.asarray(REC._layer_input("", [2, 3, 2, 4], in_dtype))
+        args = (q, q, q) if name == "dot_product_attention" else (q, q)
+        try:
+            got = CODES[
+                getattr(nn, name)(*args, dtype=None if dtype == "None" else dtype).dtype
+            ]
+        except Exception as e:
+            got = "!" + type(e).__name__
+    assert got == want
+
+
+def test_dot_product_attention_values_match_flax() -> None:
+    case = GOLDEN["values"]["dot_product_attention"]
+    q, k, v = (tnp.asarray(np.asarray(case[n], dtype=np.float32)) for n in "qkv")
+    np.testing.assert_allclose(
+        np.asarray(nn.dot_product_attention(q, k, v)),
+        np.asarray(case["out"]),
+        rtol=1e-5,
+        atol=1e-6,
     )

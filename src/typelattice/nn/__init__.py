@@ -45,22 +45,37 @@ from typelattice.nn._activation import (
     swish,
     tanh,
 )
+from typelattice.nn._attention import (
+    MultiHeadDotProductAttention,
+    dot_product_attention,
+    dot_product_attention_weights,
+)
+from typelattice.nn._conv import Conv, ConvTranspose
+from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._stochastic import Dropout
 
 __all__ = [
     "BatchNorm",
+    "Conv",
+    "ConvTranspose",
     "Dense",
     "DenseGeneral",
+    "Dropout",
     "Einsum",
+    "Embed",
     "GroupNorm",
     "LayerNorm",
     "Module",
+    "MultiHeadDotProductAttention",
     "RMSNorm",
     "Variable",
     "celu",
     "compact",
+    "dot_product_attention",
+    "dot_product_attention_weights",
     "elu",
     "gelu",
     "glu",
