@@ -58,6 +58,12 @@ def _float(x: ArrayLike) -> Array:
         return a.astype(tl.result_type(a.dtype, 1.0))
 
 
+def _logistic(a: Array) -> Array:
+    # 1 / (1 + exp(-a)) overflows exp for a < -88 (float32); the tanh form
+    # does not. (typelattice.numpy functions, so that jit traces them.)
+    return 0.5 * tnp.tanh(0.5 * a) + 0.5
+
+
 def relu(x: ArrayLike) -> Array:
     """The rectified linear unit, ``max(x, 0)``.
 
@@ -107,7 +113,7 @@ def sigmoid(x: ArrayLike) -> Array:
     >>> nn.sigmoid(tnp.asarray([0.0]))
     Array([0.5], dtype=float32)
     """
-    return lax.logistic(_float(x))
+    return _logistic(_float(x))
 
 
 def log_sigmoid(x: ArrayLike) -> Array:
@@ -159,7 +165,7 @@ def silu(x: ArrayLike) -> Array:
     Array([0.       , 0.7310586], dtype=float32)
     """
     a = _float(x)
-    return a * lax.logistic(a)
+    return a * _logistic(a)
 
 
 swish = silu
@@ -356,6 +362,8 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     if approximate:
         c = math.sqrt(2 / math.pi)
         return 0.5 * a * (1 + tnp.tanh(c * (a + 0.044715 * (a * a * a))))
+    # Note: typelattice.lax.erf is evaluated eagerly, so the exact form does
+    # not run under jit yet (the default approximate form does).
     return 0.5 * a * (1 + lax.erf(a * (1 / math.sqrt(2))))
 
 
@@ -380,7 +388,7 @@ def glu(x: ArrayLike, axis: int = -1) -> Array:
     if size % 2:
         raise ValueError(f"glu splits axis {axis} in halves; its size is {size}")
     first, second = tnp.split(a, 2, axis=axis)
-    return first * lax.logistic(second)
+    return first * _logistic(second)
 
 
 def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
@@ -472,7 +480,7 @@ def standardize(x: ArrayLike, axis: Axis = -1, epsilon: float = 1e-5) -> Array:
         )
     centred = a - tnp.mean(a, axis=axis, keepdims=True)
     var = tnp.mean(centred * centred, axis=axis, keepdims=True)
-    return centred * lax.rsqrt(var + epsilon)
+    return centred / tnp.sqrt(var + epsilon)
 
 
 def one_hot(

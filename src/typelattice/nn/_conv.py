@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import typelattice.numpy as tnp
-from typelattice import lax
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._linear import default_kernel_init
 from typelattice.nn._module import Module, compact
@@ -114,6 +113,44 @@ def _transpose_pads(
     return pads
 
 
+def _pad(x: Array, config: Sequence[tuple[int, int, int]]) -> Array:
+    """``lax.pad`` with zeros, from typelattice.numpy operations (traced by
+    jit): per axis (low, high, interior), negative low/high cropping."""
+    for axis, (low, high, interior) in enumerate(config):
+        if interior:
+            # Interleave: each element followed by `interior` zeros, the
+            # trailing ones dropped.
+            n = x.shape[axis]
+            spaced = tnp.concatenate(
+                [
+                    tnp.expand_dims(x, axis + 1),
+                    tnp.zeros(
+                        (*x.shape[: axis + 1], interior, *x.shape[axis + 1 :]), x.dtype
+                    ),
+                ],
+                axis=axis + 1,
+            )
+            shape = (*x.shape[:axis], n * (interior + 1), *x.shape[axis + 1 :])
+            x = tnp.reshape(spaced, shape)
+            keep = (slice(None),) * axis + (slice(0, shape[axis] - interior),)
+            x = x[keep]
+        parts = []
+        crop = [slice(None)] * x.ndim
+        crop[axis] = slice(max(-low, 0), x.shape[axis] - max(-high, 0))
+        x = x[tuple(crop)]
+        for amount in (low, high):
+            if amount > 0:
+                pad_shape = list(x.shape)
+                pad_shape[axis] = amount
+                parts.append(tnp.zeros(tuple(pad_shape), x.dtype))
+            else:
+                parts.append(None)
+        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+        if len(pieces) > 1:
+            x = tnp.concatenate(pieces, axis=axis)
+    return x
+
+
 def conv_general(
     x: Array,
     kernel: Array,
@@ -133,7 +170,7 @@ def conv_general(
             (lo, hi, d - 1) for (lo, hi), d in zip(pads, input_dilation, strict=True)
         ]
         config.append((0, 0, 0))
-        x = lax.pad(x, tnp.zeros((), x.dtype), config)
+        x = _pad(x, config)
     spatial = x.shape[1:-1]
     reach = [(k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)]
     out = [
@@ -156,7 +193,11 @@ def conv_general(
             for st, s, o in zip(start[1:-1], strides, out, strict=True)
         ]
         limit.append(channels)
-        columns.append(lax.slice(x, start, limit, [1, *strides, 1]))
+        steps = [1, *strides, 1]
+        index = tuple(
+            slice(a, b, c) for a, b, c in zip(start, limit, steps, strict=True)
+        )
+        columns.append(x[index])
     rows = batch * math.prod(out)
     taps = len(columns)
     patches = columns[0] if taps == 1 else tnp.stack(columns, axis=-2)

@@ -19,7 +19,6 @@ import numpy as np
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice import lax
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._module import Module, compact, merge_param
 from typelattice.numpy import Array
@@ -37,6 +36,11 @@ def _axes(axes: int | Sequence[int], ndim: int) -> tuple[int, ...]:
 
 def _real_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return tl.finfo(dtype).dtype if _dtypes.is_complex(dtype) else dtype
+
+
+def _rsqrt(x: Array) -> Array:
+    # typelattice.numpy has no rsqrt; typelattice.lax's is not traced yet.
+    return 1 / tnp.sqrt(x)
 
 
 def _abs_sq(x: Array) -> Array:
@@ -171,7 +175,7 @@ class LayerNorm(_Norm):
             xs, _axes(self.reduction_axes, x.ndim), True, self.use_fast_variance
         )
         assert mean is not None
-        y = (xs - mean) * _dtypes.cast(lax.rsqrt(var + self.epsilon), xs.dtype)
+        y = (xs - mean) * _dtypes.cast(_rsqrt(var + self.epsilon), xs.dtype)
         scale, bias, broadcast = self._params(
             x, _axes(self.feature_axes, x.ndim), self.use_scale, self.use_bias
         )
@@ -220,7 +224,7 @@ class RMSNorm(_Norm):
         """
         x, xs = self._prepare(x, self.dtype)
         _, ms = _moments(xs, _axes(self.reduction_axes, x.ndim), False, True)
-        y = xs * _dtypes.cast(lax.rsqrt(ms + self.epsilon), xs.dtype)
+        y = xs * _dtypes.cast(_rsqrt(ms + self.epsilon), xs.dtype)
         scale, _, broadcast = self._params(
             x, _axes(self.feature_axes, x.ndim), self.use_scale, False
         )
@@ -303,7 +307,7 @@ class GroupNorm(_Norm):
             )
         mean, var = _moments(grouped, axes, True, self.use_fast_variance)
         assert mean is not None
-        y = (grouped - mean) * _dtypes.cast(lax.rsqrt(var + self.epsilon), xs.dtype)
+        y = (grouped - mean) * _dtypes.cast(_rsqrt(var + self.epsilon), xs.dtype)
         y = tnp.reshape(y, x.shape)
         scale, bias, broadcast = self._params(
             x, (x.ndim - 1,), self.use_scale, self.use_bias
@@ -400,6 +404,6 @@ class BatchNorm(_Norm):
                 ra_var.value = m * ra_var.value + (1 - m) * tnp.reshape(
                     var, feature_shape
                 )
-        y = (xs - mean) * _dtypes.cast(lax.rsqrt(var + self.epsilon), stats)
+        y = (xs - mean) * _dtypes.cast(_rsqrt(var + self.epsilon), stats)
         scale, bias, _ = self._params(x, feature_axes, self.use_scale, self.use_bias)
         return self._finish(x, y, scale, bias, broadcast, self.dtype)
