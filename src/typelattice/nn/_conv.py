@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typelattice.numpy as tnp
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._linear import default_kernel_init
-from typelattice.nn._module import Module, compact
+from typelattice.nn._module import Module, compact, field
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _conv_pads(
         if len(sizes) != 1:
             raise ValueError("padding='CAUSAL' is for 1-d convolutions")
         return [(windows[0] - 1, 0)]
-    pads = []
+    pads: Pairs = []
     for size, window, stride in zip(sizes, windows, strides, strict=True):
         out = -(-size // stride)
         total = max((out - 1) * stride + window - size, 0)
@@ -96,7 +96,7 @@ def _transpose_pads(
 ) -> Pairs:
     """The padding ``jax.lax.conv_transpose`` gives the dilated input, per
     dimension, from the forward convolution's padding."""
-    pads = []
+    pads: Pairs = []
     for i, (k, s) in enumerate(zip(windows, strides, strict=True)):
         if rule == "SAME":
             length = k + s - 2
@@ -134,7 +134,7 @@ def _pad(x: Array, config: Sequence[tuple[int, int, int]]) -> Array:
             x = tnp.reshape(spaced, shape)
             keep = (slice(None),) * axis + (slice(0, shape[axis] - interior),)
             x = x[keep]
-        parts = []
+        parts: list[Array | None] = []
         crop = [slice(None)] * x.ndim
         crop[axis] = slice(max(-low, 0), x.shape[axis] - max(-high, 0))
         x = x[tuple(crop)]
@@ -182,7 +182,7 @@ def conv_general(
             f"{tuple(spatial)}: pad more, or use a smaller kernel or dilation"
         )
     batch, channels = x.shape[0], x.shape[-1]
-    columns = []
+    columns: list[Array] = []
     for offset in itertools.product(*(range(k) for k in window)):
         start = (
             [0] + [o * d for o, d in zip(offset, kernel_dilation, strict=True)] + [0]
@@ -246,25 +246,25 @@ class _ConvBase(Module):
                 f"{in_features} input features do not split into "
                 f"feature_group_count={groups} groups"
             )
-        features: int = getattr(self, "features")  # noqa: B009
-        param_dtype = getattr(self, "param_dtype")  # noqa: B009
+        features: int = field(self, "features")
+        param_dtype = field(self, "param_dtype")
         tail = (in_features // groups, features)
         shape = (*window, *(tail[::-1] if transposed_kernel else tail))
-        kernel = self.param("kernel", getattr(self, "kernel_init"), shape, param_dtype)  # noqa: B009
-        mask = getattr(self, "mask")  # noqa: B009
+        kernel = self.param("kernel", field(self, "kernel_init"), shape, param_dtype)
+        mask = field(self, "mask")
         if mask is not None:
             kernel = kernel * mask
         bias = (
-            self.param("bias", getattr(self, "bias_init"), (features,), param_dtype)  # noqa: B009
-            if getattr(self, "use_bias")  # noqa: B009
+            self.param("bias", field(self, "bias_init"), (features,), param_dtype)
+            if field(self, "use_bias")
             else None
         )
         x, kernel, bias = _dtypes.promote(
             x,
             kernel,
             bias,
-            dtype=self.dtype,
-            where=type(self).__name__,  # noqa: B009
+            dtype=field(self, "dtype"),
+            where=type(self).__name__,
         )
         assert x is not None and kernel is not None
         y = run(x, kernel, window)

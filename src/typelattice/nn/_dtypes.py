@@ -67,10 +67,10 @@ def compute_dtype(
     return wanted
 
 
-def promote(
-    *operands: Array | None, dtype: DTypeLike | None, where: str
-) -> list[Array | None]:
-    """The operands cast to the layer's compute dtype (see compute_dtype)."""
+def promote(*operands: Array | None, dtype: DTypeLike | None, where: str) -> list[Any]:
+    """The operands cast to the layer's compute dtype (see compute_dtype);
+    None stays None (typed Any so that callers unpack into their own
+    Array or Optional names)."""
     target = compute_dtype(*operands, dtype=dtype, where=where)
     return [None if x is None else cast(x, target) for x in operands]
 

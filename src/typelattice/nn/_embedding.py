@@ -61,7 +61,8 @@ class Embed(Module):
         >>> v['params']['embedding'].shape
         (3, 2)
         """
-        self.embedding: Array = self.param(
+        # Modules are frozen to type checkers; setup() may assign.
+        self.embedding: Array = self.param(  # pyright: ignore[reportAttributeAccessIssue]
             "embedding",
             self.embedding_init,
             (self.num_embeddings, self.features),

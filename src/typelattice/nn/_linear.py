@@ -242,6 +242,7 @@ class Einsum(Module):
         operands, out = subscripts.split("->")
         lhs, rhs = operands.split(",")
         bias: Array | None = None
+        broadcast: tuple[int, ...] = ()
         if self.use_bias:
             # The bias runs over the kernel's axes that survive into the
             # output, broadcast over the output's other axes.

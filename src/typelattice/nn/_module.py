@@ -15,6 +15,10 @@ those assigned in ``setup()`` (``layers_0``, ``layers_1`` for a list), the
 a ``@compact`` method, so that calling a module twice reuses its parameters.
 """
 
+# The helpers below the class (binding, the assignment rule) are part of
+# the Module machinery and use its private methods.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +26,7 @@ import functools
 import inspect
 import zlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar, dataclass_transform
+from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
 
 from typelattice import random
 from typelattice.numpy import Array
@@ -99,8 +103,8 @@ class _Scope:
         for name in self.path:
             if not isinstance(node, dict):
                 return None
-            node = node.get(name)  # pyright: ignore[reportUnknownMemberType]
-        return node if isinstance(node, dict) else None  # pyright: ignore[reportUnknownVariableType]
+            node = cast(Any, node).get(name)
+        return cast(Any, node) if isinstance(node, dict) else None
 
     def store(self, collection: str) -> dict[str, Any]:
         node = self.run.variables.setdefault(collection, {})
@@ -213,6 +217,7 @@ def _normalize_mutable(mutable: Any) -> Callable[[str], bool]:
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+@dataclasses.dataclass(frozen=True)
 class Module:
     """The base of every layer: a frozen dataclass of hyperparameters, with
     ``init`` to create its variables and ``apply`` to run it on them.
@@ -489,7 +494,11 @@ class Module:
         >>> {k: w.shape for k, w in v['params'].items()}
         {'kernel': (2, 3), 'bias': (3,)}
         """
-        streams = dict(rngs) if isinstance(rngs, Mapping) else {_PARAMS: rngs}  # pyright: ignore[reportUnknownArgumentType]
+        streams: dict[str, Any] = (
+            dict(cast(Mapping[str, Any], rngs))
+            if isinstance(rngs, Mapping)
+            else {_PARAMS: rngs}
+        )
         run = _Run({}, lambda _: True, streams, initializing=True)
         self._run(run, method, args, kwargs)
         return {c: tree for c, tree in run.variables.items() if tree}
@@ -529,7 +538,7 @@ class Module:
         is_mutable = _normalize_mutable(mutable)
         run = _Run(variables, is_mutable, rngs or {}, initializing=False)
         out = self._run(run, method, args, kwargs)
-        if mutable is False or mutable is None:
+        if mutable is False:
             return out
         return out, {c: t for c, t in run.variables.items() if is_mutable(c)}
 
@@ -548,9 +557,7 @@ def _setattr(self: Module, attr: str, value: Any) -> None:
     object.__setattr__(self, attr, _bind_tree(value, scope, attr))
 
 
-# Module itself is a frozen dataclass (its field ``name`` is inherited), with
-# the assignment rule above in place of the frozen one.
-dataclasses.dataclass(frozen=True)(Module)
+# The assignment rule above in place of the frozen dataclass's.
 Module.__setattr__ = _setattr  # type: ignore[assignment]
 
 
@@ -589,8 +596,9 @@ def _bind_tree(value: Any, scope: _Scope, name: str) -> Any:
         child._bind(_Scope(scope.run, (*scope.path, value.name or name)))
         return child
     if isinstance(value, list | tuple):
-        items = [_bind_tree(v, scope, f"{name}_{i}") for i, v in enumerate(value)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return type(value)(items)  # pyright: ignore[reportUnknownArgumentType]
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        items = [_bind_tree(v, scope, f"{name}_{i}") for i, v in enumerate(seq)]
+        return items if isinstance(seq, list) else tuple(items)
     if isinstance(value, dict):
         return {k: _bind_tree(v, scope, f"{name}_{k}") for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
     return value
@@ -611,3 +619,9 @@ def merge_param(name: str, attribute: T | None, argument: T | None) -> T:
             f"call ({argument}); give it in one place"
         )
     return attribute if attribute is not None else argument  # type: ignore[return-value]
+
+
+def field(module: Module, name: str) -> Any:
+    """The field ``name`` of ``module``: for code shared by layer classes
+    that each declare it (``dtype``, ``param_dtype``...)."""
+    return getattr(module, name)

@@ -20,7 +20,7 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice.nn import _dtypes, initializers
-from typelattice.nn._module import Module, compact, merge_param
+from typelattice.nn._module import Module, compact, field, merge_param
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
@@ -77,14 +77,14 @@ class _Norm(Module):
     ) -> tuple[Array | None, Array | None, tuple[int, ...]]:
         shape = tuple(x.shape[a] for a in feature_axes)
         broadcast = tuple(x.shape[a] if a in feature_axes else 1 for a in range(x.ndim))
-        param_dtype = getattr(self, "param_dtype")  # noqa: B009 - every subclass has it
+        param_dtype = field(self, "param_dtype")
         scale = (
-            self.param("scale", getattr(self, "scale_init"), shape, param_dtype)  # noqa: B009
+            self.param("scale", field(self, "scale_init"), shape, param_dtype)
             if use_scale
             else None
         )
         bias = (
-            self.param("bias", getattr(self, "bias_init"), shape, param_dtype)  # noqa: B009
+            self.param("bias", field(self, "bias_init"), shape, param_dtype)
             if use_bias
             else None
         )
