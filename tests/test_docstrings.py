@@ -26,6 +26,7 @@ is left out whatever the build.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import inspect
 import sys
@@ -35,6 +36,7 @@ from typing import Any
 import pytest
 
 import typelattice
+import typelattice.nn
 import typelattice.nn.initializers
 import typelattice.numpy as tnp
 import typelattice.random
@@ -44,6 +46,7 @@ MODULES = (
     typelattice,
     typelattice.numpy,
     typelattice.random,
+    typelattice.nn,
     typelattice.nn.initializers,
     typelattice.typing,
 )
@@ -64,8 +67,15 @@ def _members(cls: type) -> Iterator[tuple[str, object]]:
     for base in cls.__mro__:
         if not _ours(base):
             continue
+        # A dataclass field's default (a layer's kernel_init) is a value,
+        # not a member.
+        fields = (
+            {f.name for f in dataclasses.fields(base)}
+            if dataclasses.is_dataclass(base)
+            else set()
+        )
         for name, value in vars(base).items():
-            if name.startswith("_") or name in seen:
+            if name.startswith("_") or name in seen or name in fields:
                 continue
             seen.add(name)
             if isinstance(value, staticmethod | classmethod):

@@ -1,16 +1,102 @@
-"""typelattice.nn: neural-network building blocks whose dtypes follow the
-promotion lattice.
+"""typelattice.nn: Flax-linen-style layers whose dtypes follow the promotion
+lattice.
 
-So far: :mod:`typelattice.nn.initializers`, the parameter initialisers of
-``jax.nn.initializers`` (and Flax), which create parameters directly in the
-dtype asked for.
+Layers are frozen dataclasses of their hyperparameters; ``layer.init(key,
+x)`` returns the variables as plain nested dicts (``{'params': {...}}``) and
+``layer.apply(variables, x)`` runs the layer on them, as in Flax linen. A
+layer's ``dtype=None`` computes in the promotion of its inputs and
+parameters; parameters are float32 by default (``param_dtype``);
+normalisation statistics are computed in at least float32 (see docs/nn.md).
+The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 
 >>> from typelattice import nn, random
->>> w = nn.initializers.lecun_normal()(random.key(0), (4, 3), 'bfloat16')
->>> w.shape, w.dtype
-((4, 3), dtype(bfloat16))
+>>> import typelattice.numpy as tnp
+>>> x = tnp.ones((2, 3), dtype='bfloat16')
+>>> layer = nn.Dense(4)
+>>> variables = layer.init(random.key(0), x)
+>>> variables['params']['kernel'].dtype, layer.apply(variables, x).dtype
+(dtype('float32'), dtype('float32'))
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn._activation import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hard_sigmoid,
+    hard_silu,
+    hard_swish,
+    hard_tanh,
+    leaky_relu,
+    log_sigmoid,
+    log_softmax,
+    logsumexp,
+    one_hot,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    soft_sign,
+    softmax,
+    softplus,
+    standardize,
+    swish,
+    tanh,
+)
+from typelattice.nn._attention import (
+    MultiHeadDotProductAttention,
+    dot_product_attention,
+    dot_product_attention_weights,
+)
+from typelattice.nn._conv import Conv, ConvTranspose
+from typelattice.nn._embedding import Embed
+from typelattice.nn._linear import Dense, DenseGeneral, Einsum
+from typelattice.nn._module import Module, Variable, compact
+from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._stochastic import Dropout
 
-__all__: list[str] = []
+__all__ = [
+    "BatchNorm",
+    "Conv",
+    "ConvTranspose",
+    "Dense",
+    "DenseGeneral",
+    "Dropout",
+    "Einsum",
+    "Embed",
+    "GroupNorm",
+    "LayerNorm",
+    "Module",
+    "MultiHeadDotProductAttention",
+    "RMSNorm",
+    "Variable",
+    "celu",
+    "compact",
+    "dot_product_attention",
+    "dot_product_attention_weights",
+    "elu",
+    "gelu",
+    "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "one_hot",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "soft_sign",
+    "softmax",
+    "softplus",
+    "standardize",
+    "swish",
+    "tanh",
+]

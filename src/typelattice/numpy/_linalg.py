@@ -75,11 +75,17 @@ def _product(
         # hold are refused (see docs/semantics.md, "Data safety").
         for v in values:
             _core.check_fits(v, out_dt, name, use="preferred_element_type")
-    values = [_core.ignore_fp_errors(v.astype, compute) for v in values]
+    # copy=False: operands already in the compute type are used as they are
+    # (a copy of each matmul operand costs a tenth of the product).
+    values = [_core.ignore_fp_errors(v.astype, compute, copy=False) for v in values]
     try:
         out = _core.ignore_fp_errors(fn, *values)
     except (TypeError, ValueError, IndexError) as err:  # NumPy's: no name
         _core.reraise_named(name, err)
+    if any(np.may_share_memory(out, v) for v in values):
+        # A view of an operand (einsum('ij->ji', a)): the operands are no
+        # longer copied above, so the result must be, to stay immutable.
+        out = np.array(out)
     if from_float:
         use = "preferred_element_type"
         return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)
@@ -90,7 +96,8 @@ def _product(
 
         return wrap(_cast(np.asarray(out), out_dt), out_key)
     return wrap(
-        np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt)), out_key
+        np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt, copy=False)),
+        out_key,
     )
 
 

@@ -1,0 +1,431 @@
+"""Convolutions: Conv and ConvTranspose, channels last, any number of
+spatial dimensions, as Flax linen's.
+
+A convolution here is im2col: the (padded, dilated) input's windows are
+gathered by strided slices, one per kernel position, and multiplied with
+the kernel flattened to a matrix; one matmul does the work. A transposed
+convolution is the same with the strides moved onto the input (``lhs``
+dilation) and the padding of ``jax.lax.conv_transpose``. Dtypes: input,
+kernel and bias promote together (or are cast to ``dtype``), as in Dense.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import typelattice.numpy as tnp
+from typelattice.nn import _dtypes, initializers
+from typelattice.nn._linear import default_kernel_init
+from typelattice.nn._module import Module, compact, field
+from typelattice.numpy import Array
+
+if TYPE_CHECKING:
+    from typelattice.typing import DTypeLike
+
+__all__ = ["Conv", "ConvTranspose"]
+
+PaddingLike = str | int | Sequence[int | tuple[int, int]]
+Pairs = list[tuple[int, int]]
+
+
+def _tuple(value: None | int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
+    if value is None:
+        return (1,) * n
+    if isinstance(value, int):
+        return (value,) * n
+    out = tuple(value)
+    if len(out) != n:
+        raise ValueError(
+            f"{name}={out} has {len(out)} entries for a {n}-d kernel; give one "
+            "per spatial dimension (or a single int)"
+        )
+    return out
+
+
+def _explicit(padding: PaddingLike, n: int) -> Pairs | str:
+    """Padding as (low, high) pairs, or the name of a rule ('SAME'...)."""
+    if isinstance(padding, str):
+        rule = padding.upper()
+        if rule not in ("SAME", "VALID", "CAUSAL"):
+            raise ValueError(
+                f"padding={padding!r} is not one of 'SAME', 'VALID', 'CAUSAL', "
+                "an int, or (low, high) pairs"
+            )
+        return rule
+    if isinstance(padding, int):
+        return [(padding, padding)] * n
+    pairs = [(p, p) if isinstance(p, int) else (int(p[0]), int(p[1])) for p in padding]
+    if len(pairs) != n:
+        raise ValueError(
+            f"padding has {len(pairs)} entries for a {n}-d kernel; give one "
+            "(low, high) pair per spatial dimension"
+        )
+    return pairs
+
+
+def _conv_pads(
+    rule: Pairs | str,
+    sizes: Sequence[int],
+    windows: Sequence[int],
+    strides: Sequence[int],
+) -> Pairs:
+    """The (low, high) padding of a forward convolution, as XLA's rules:
+    'SAME' keeps ``ceil(size / stride)`` outputs, padding evenly (the extra
+    one high); 'CAUSAL' (1-d) pads only before."""
+    if not isinstance(rule, str):
+        return rule
+    if rule == "VALID":
+        return [(0, 0)] * len(sizes)
+    if rule == "CAUSAL":
+        if len(sizes) != 1:
+            raise ValueError("padding='CAUSAL' is for 1-d convolutions")
+        return [(windows[0] - 1, 0)]
+    pads: Pairs = []
+    for size, window, stride in zip(sizes, windows, strides, strict=True):
+        out = -(-size // stride)
+        total = max((out - 1) * stride + window - size, 0)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _transpose_pads(
+    rule: Pairs | str, windows: Sequence[int], strides: Sequence[int]
+) -> Pairs:
+    """The padding ``jax.lax.conv_transpose`` gives the dilated input, per
+    dimension, from the forward convolution's padding."""
+    pads: Pairs = []
+    for i, (k, s) in enumerate(zip(windows, strides, strict=True)):
+        if rule == "SAME":
+            length = k + s - 2
+            low = k - 1 if s > k - 1 else -(-length // 2)
+        elif rule == "VALID":
+            length = k + s - 2 + max(k - s, 0)
+            low = k - 1
+        elif isinstance(rule, list):
+            lo, hi = rule[i]
+            low, length = k - lo - 1, (k - lo - 1) + (k - hi - 1)
+        else:
+            raise ValueError(f"ConvTranspose does not support padding={rule!r}")
+        pads.append((low, length - low))
+    return pads
+
+
+def _pad(x: Array, config: Sequence[tuple[int, int, int]]) -> Array:
+    """``lax.pad`` with zeros, from typelattice.numpy operations (traced by
+    jit): per axis (low, high, interior), negative low/high cropping."""
+    for axis, (low, high, interior) in enumerate(config):
+        if interior:
+            # Interleave: each element followed by `interior` zeros, the
+            # trailing ones dropped.
+            n = x.shape[axis]
+            spaced = tnp.concatenate(
+                [
+                    tnp.expand_dims(x, axis + 1),
+                    tnp.zeros(
+                        (*x.shape[: axis + 1], interior, *x.shape[axis + 1 :]), x.dtype
+                    ),
+                ],
+                axis=axis + 1,
+            )
+            shape = (*x.shape[:axis], n * (interior + 1), *x.shape[axis + 1 :])
+            x = tnp.reshape(spaced, shape)
+            keep = (slice(None),) * axis + (slice(0, shape[axis] - interior),)
+            x = x[keep]
+        parts: list[Array | None] = []
+        crop = [slice(None)] * x.ndim
+        crop[axis] = slice(max(-low, 0), x.shape[axis] - max(-high, 0))
+        x = x[tuple(crop)]
+        for amount in (low, high):
+            if amount > 0:
+                pad_shape = list(x.shape)
+                pad_shape[axis] = amount
+                parts.append(tnp.zeros(tuple(pad_shape), x.dtype))
+            else:
+                parts.append(None)
+        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+        if len(pieces) > 1:
+            x = tnp.concatenate(pieces, axis=axis)
+    return x
+
+
+def conv_general(
+    x: Array,
+    kernel: Array,
+    strides: Sequence[int],
+    pads: Pairs,
+    input_dilation: Sequence[int],
+    kernel_dilation: Sequence[int],
+    groups: int,
+) -> Array:
+    """Convolve ``x`` ``(batch, *spatial, in)`` with ``kernel`` ``(*window,
+    in // groups, out)``: im2col and one matmul (an einsum over groups)."""
+    n = len(strides)
+    window = kernel.shape[:n]
+    if any(d > 1 for d in input_dilation) or any(p != (0, 0) for p in pads):
+        config = [(0, 0, 0)]
+        config += [
+            (lo, hi, d - 1) for (lo, hi), d in zip(pads, input_dilation, strict=True)
+        ]
+        config.append((0, 0, 0))
+        x = _pad(x, config)
+    spatial = x.shape[1:-1]
+    reach = [(k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)]
+    out = [
+        (size - r) // s + 1 for size, r, s in zip(spatial, reach, strides, strict=True)
+    ]
+    if min(out) <= 0:
+        raise ValueError(
+            f"the kernel's reach {tuple(reach)} exceeds the padded input "
+            f"{tuple(spatial)}: pad more, or use a smaller kernel or dilation"
+        )
+    batch, channels = x.shape[0], x.shape[-1]
+    columns: list[Array] = []
+    for offset in itertools.product(*(range(k) for k in window)):
+        start = (
+            [0] + [o * d for o, d in zip(offset, kernel_dilation, strict=True)] + [0]
+        )
+        limit = [batch]
+        limit += [
+            st + s * (o - 1) + 1
+            for st, s, o in zip(start[1:-1], strides, out, strict=True)
+        ]
+        limit.append(channels)
+        steps = [1, *strides, 1]
+        index = tuple(
+            slice(a, b, c) for a, b, c in zip(start, limit, steps, strict=True)
+        )
+        columns.append(x[index])
+    rows = batch * math.prod(out)
+    taps = len(columns)
+    patches = columns[0] if taps == 1 else tnp.stack(columns, axis=-2)
+    features = kernel.shape[-1]
+    if groups == 1:
+        y = tnp.matmul(
+            tnp.reshape(patches, (rows, taps * channels)),
+            tnp.reshape(kernel, (taps * channels, features)),
+        )
+    else:
+        per_group = channels // groups
+        y = tnp.einsum(
+            "mkgc,kcgd->mgd",
+            tnp.reshape(patches, (rows, taps, groups, per_group)),
+            tnp.reshape(kernel, (taps, per_group, groups, features // groups)),
+        )
+    return tnp.reshape(y, (batch, *out, features))
+
+
+class _ConvBase(Module):
+    """What Conv and ConvTranspose share: the batch handling, the
+    parameters and the dtypes."""
+
+    def _conv(
+        self,
+        inputs: Any,
+        kernel_size: int | Sequence[int],
+        groups: int,
+        run: Any,
+        transposed_kernel: bool = False,
+    ) -> Array:
+        window = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        n = len(window)
+        x = _dtypes.as_input(inputs)
+        if x.ndim < n + 1:
+            raise ValueError(
+                f"{type(self).__name__} with a {n}-d kernel needs input of at "
+                f"least {n + 1} dimensions (*spatial, features), got shape {x.shape}"
+            )
+        # Unbatched input gets a batch axis; several batch axes become one.
+        batch_shape = x.shape[: x.ndim - n - 1]
+        x = tnp.reshape(x, (math.prod(batch_shape), *x.shape[x.ndim - n - 1 :]))
+        in_features = x.shape[-1]
+        if in_features % groups:
+            raise ValueError(
+                f"{in_features} input features do not split into "
+                f"feature_group_count={groups} groups"
+            )
+        features: int = field(self, "features")
+        param_dtype = field(self, "param_dtype")
+        tail = (in_features // groups, features)
+        shape = (*window, *(tail[::-1] if transposed_kernel else tail))
+        kernel = self.param("kernel", field(self, "kernel_init"), shape, param_dtype)
+        mask = field(self, "mask")
+        if mask is not None:
+            kernel = kernel * mask
+        bias = (
+            self.param("bias", field(self, "bias_init"), (features,), param_dtype)
+            if field(self, "use_bias")
+            else None
+        )
+        x, kernel, bias = _dtypes.promote(
+            x,
+            kernel,
+            bias,
+            dtype=field(self, "dtype"),
+            where=type(self).__name__,
+        )
+        assert x is not None and kernel is not None
+        y = run(x, kernel, window)
+        if bias is not None:
+            y = y + bias
+        return tnp.reshape(y, (*batch_shape, *y.shape[1:]))
+
+
+class Conv(_ConvBase):
+    """An N-d convolution (really cross-correlation, as in every framework),
+    channels last.
+
+    Attributes:
+      features: the number of output channels.
+      kernel_size: the window (an int for 1-d).
+      strides: the step per spatial dimension (int or sequence).
+      padding: 'SAME', 'VALID', 'CAUSAL' (1-d), an int, or (low, high)
+        pairs per spatial dimension.
+      input_dilation: spacing inserted between input elements.
+      kernel_dilation: spacing between kernel taps (atrous convolution).
+      feature_group_count: groups of input channels convolved separately.
+      use_bias, dtype, param_dtype, precision, kernel_init, bias_init: as
+        :class:`Dense`.
+      mask: an optional mask multiplied into the kernel.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.Conv(features=8, kernel_size=(3, 3), strides=2)
+    >>> x = tnp.ones((4, 32, 32, 3))
+    >>> variables = layer.init(random.key(0), x)
+    >>> variables['params']['kernel'].shape, layer.apply(variables, x).shape
+    ((3, 3, 3, 8), (4, 16, 16, 8))
+    """
+
+    features: int
+    kernel_size: int | Sequence[int]
+    strides: None | int | Sequence[int] = 1
+    padding: PaddingLike = "SAME"
+    input_dilation: None | int | Sequence[int] = 1
+    kernel_dilation: None | int | Sequence[int] = 1
+    feature_group_count: int = 1
+    use_bias: bool = True
+    mask: Any = None
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    precision: Any = None
+    kernel_init: initializers.Initializer = default_kernel_init
+    bias_init: initializers.Initializer = initializers.zeros
+
+    @compact
+    def __call__(self, inputs: Any) -> Array:
+        """Convolve.
+
+        Args:
+          inputs: ``(*batch, *spatial, features_in)`` (no batch axis is
+            fine).
+
+        Returns:
+          ``(*batch, *spatial_out, features)``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.Conv(2, kernel_size=3, padding='VALID')
+        >>> x = tnp.ones((7, 1))
+        >>> layer.apply(layer.init(random.key(0), x), x).shape
+        (5, 2)
+        """
+
+        def run(x: Array, kernel: Array, window: tuple[int, ...]) -> Array:
+            n = len(window)
+            strides = _tuple(self.strides, n, "strides")
+            input_dilation = _tuple(self.input_dilation, n, "input_dilation")
+            kernel_dilation = _tuple(self.kernel_dilation, n, "kernel_dilation")
+            dilated = [
+                (s - 1) * d + 1
+                for s, d in zip(x.shape[1:-1], input_dilation, strict=True)
+            ]
+            reach = [
+                (k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)
+            ]
+            pads = _conv_pads(_explicit(self.padding, n), dilated, reach, strides)
+            return conv_general(
+                x,
+                kernel,
+                strides,
+                pads,
+                input_dilation,
+                kernel_dilation,
+                self.feature_group_count,
+            )
+
+        return self._conv(inputs, self.kernel_size, self.feature_group_count, run)
+
+
+class ConvTranspose(_ConvBase):
+    """A transposed convolution (the gradient of a convolution with respect
+    to its input), channels last, as ``jax.lax.conv_transpose``.
+
+    Attributes:
+      features: the number of output channels.
+      kernel_size: the window (an int for 1-d).
+      strides: the upsampling factor per spatial dimension.
+      padding: 'SAME' (output = input × stride), 'VALID', an int, or
+        (low, high) pairs, as for the forward convolution.
+      kernel_dilation: spacing between kernel taps.
+      use_bias, mask, dtype, param_dtype, precision, kernel_init, bias_init:
+        as :class:`Conv`.
+      transpose_kernel: flip the kernel spatially and swap its in/out axes
+        (the exact gradient of Conv with the same kernel).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.ConvTranspose(features=3, kernel_size=(3, 3), strides=(2, 2))
+    >>> x = tnp.ones((1, 8, 8, 4))
+    >>> layer.apply(layer.init(random.key(0), x), x).shape
+    (1, 16, 16, 3)
+    """
+
+    features: int
+    kernel_size: int | Sequence[int]
+    strides: Sequence[int] | None = None
+    padding: PaddingLike = "SAME"
+    kernel_dilation: Sequence[int] | None = None
+    use_bias: bool = True
+    mask: Any = None
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    precision: Any = None
+    kernel_init: initializers.Initializer = default_kernel_init
+    bias_init: initializers.Initializer = initializers.zeros
+    transpose_kernel: bool = False
+
+    @compact
+    def __call__(self, inputs: Any) -> Array:
+        """Apply the transposed convolution.
+
+        Args:
+          inputs: ``(*batch, *spatial, features_in)``.
+
+        Returns:
+          ``(*batch, *spatial_out, features)``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.ConvTranspose(2, kernel_size=(3,), strides=(2,), padding='VALID')
+        >>> x = tnp.ones((4, 1))
+        >>> layer.apply(layer.init(random.key(0), x), x).shape
+        (9, 2)
+        """
+
+        def run(x: Array, kernel: Array, window: tuple[int, ...]) -> Array:
+            n = len(window)
+            strides = _tuple(self.strides, n, "strides")
+            kernel_dilation = _tuple(self.kernel_dilation, n, "kernel_dilation")
+            reach = [
+                (k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)
+            ]
+            pads = _transpose_pads(_explicit(self.padding, n), reach, strides)
+            if self.transpose_kernel:
+                kernel = tnp.swapaxes(tnp.flip(kernel, axis=tuple(range(n))), -1, -2)
+            return conv_general(x, kernel, (1,) * n, pads, strides, kernel_dilation, 1)
+
+        # Kernel (*window, in, out); with transpose_kernel (*window, out, in).
+        return self._conv(inputs, self.kernel_size, 1, run, self.transpose_kernel)

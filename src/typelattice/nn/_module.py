@@ -1,0 +1,627 @@
+"""The Module system: frozen dataclasses whose parameters live outside them.
+
+A layer is a frozen dataclass of its hyperparameters (``Dense(features=3)``);
+its parameters are not attributes but entries of a plain nested dict,
+``{'params': {'Dense_0': {'kernel': ..., 'bias': ...}}}``, that ``init``
+creates and ``apply`` reads. While ``init``/``apply`` run, a :class:`_Run`
+holds the variables, the random keys and which collections may change, and
+every module taking part is *bound* to a :class:`_Scope`: the run plus its
+path of names from the top (``('Encoder_0', 'Dense_1')``). ``self.param``
+and ``self.variable`` look their name up under that path.
+
+Submodules get their names as Flax linen names them: the attribute name for
+those assigned in ``setup()`` (``layers_0``, ``layers_1`` for a list), the
+``name=`` given, else ``<Class>_<n>``, counted per class within each call of
+a ``@compact`` method, so that calling a module twice reuses its parameters.
+"""
+
+# The helpers below the class (binding, the assignment rule) are part of
+# the Module machinery and use its private methods.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
+
+from typelattice import random
+from typelattice.numpy import Array
+
+__all__ = ["Module", "Variable", "compact"]
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The collection that holds trainable parameters, and the random stream that
+# initialises them (Flax's names).
+_PARAMS = "params"
+
+
+class _Run:
+    """The state of one ``init`` or ``apply``: the variables by collection,
+    which collections may be written, and the random keys by stream."""
+
+    def __init__(
+        self,
+        variables: Mapping[str, Any],
+        mutable: Callable[[str], bool],
+        rngs: Mapping[str, Any],
+        initializing: bool,
+    ) -> None:
+        # Nested dicts are copied on the way in so the caller's stay as they
+        # were (the arrays themselves are immutable and shared).
+        self.variables: dict[str, Any] = {
+            c: _copy_dicts(tree) for c, tree in variables.items()
+        }
+        self.mutable = mutable
+        self.rngs = dict(rngs)
+        self.initializing = initializing
+        self.rng_counts: dict[tuple[str, tuple[str, ...]], int] = {}
+
+    def make_rng(self, stream: str, path: tuple[str, ...]) -> Array:
+        """A fresh key for ``stream`` at ``path``: the stream's key folded with
+        the path and a counter, so that keys depend on where they are drawn
+        and not on the order modules were called in."""
+        if stream not in self.rngs:
+            given = sorted(self.rngs) or "none"
+            raise ValueError(
+                f"a random key for the stream {stream!r} is needed at "
+                f"{'/'.join(path) or 'the top module'}, and the keys given "
+                f"are for: {given}. Pass it: rngs={{{stream!r}: "
+                "typelattice.random.key(0)}"
+            )
+        count = self.rng_counts.get((stream, path), 0)
+        self.rng_counts[(stream, path)] = count + 1
+        key = self.rngs[stream]
+        for name in path:
+            key = random.fold_in(key, zlib.crc32(name.encode()))
+        return random.fold_in(key, count)
+
+
+def _copy_dicts(tree: Any) -> Any:
+    if isinstance(tree, Mapping):
+        return {k: _copy_dicts(v) for k, v in tree.items()}  # pyright: ignore[reportUnknownVariableType]
+    return tree
+
+
+@dataclasses.dataclass
+class _Scope:
+    """Where a bound module sits: the run and its path of names."""
+
+    run: _Run
+    path: tuple[str, ...]
+    # Per class name, how many unnamed submodules the current compact call
+    # has made.
+    counts: dict[str, int] = dataclasses.field(default_factory=dict[str, int])
+
+    def lookup(self, collection: str) -> dict[str, Any] | None:
+        node = self.run.variables.get(collection)
+        for name in self.path:
+            if not isinstance(node, dict):
+                return None
+            node = cast(Any, node).get(name)
+        return cast(Any, node) if isinstance(node, dict) else None
+
+    def store(self, collection: str) -> dict[str, Any]:
+        node = self.run.variables.setdefault(collection, {})
+        for name in self.path:
+            node = node.setdefault(name, {})
+        return node  # type: ignore[no-any-return]
+
+
+class Variable(Generic[T]):
+    """A mutable variable of a collection other than ``'params'`` (BatchNorm's
+    running statistics): read and write it through ``.value``.
+
+    Attributes:
+      collection: the collection's name (``'batch_stats'``).
+      name: the variable's name within its module.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class Counter(nn.Module):
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         count = self.variable('counts', 'n', tnp.zeros, (), 'int32')
+    ...         count.value = count.value + 1
+    ...         return x
+    >>> variables = Counter().init(random.key(0), 1.0)
+    >>> variables
+    {'counts': {'n': Array(1, dtype=int32)}}
+    """
+
+    def __init__(self, scope: _Scope, collection: str, name: str) -> None:
+        self._scope = scope
+        self.collection = collection
+        self.name = name
+
+    @property
+    def value(self) -> T:
+        """The variable's current value."""
+        node = self._scope.lookup(self.collection)
+        assert node is not None and self.name in node
+        return node[self.name]  # type: ignore[no-any-return]
+
+    @value.setter
+    def value(self, new: T) -> None:
+        if not self._scope.run.mutable(self.collection):
+            where = "/".join((*self._scope.path, self.name))
+            raise ValueError(
+                f"the variable {self.collection}/{where} cannot be updated: "
+                f"its collection is not mutable in this apply. Pass "
+                f"mutable=[{self.collection!r}] to apply, which then returns "
+                "(output, updated_variables)"
+            )
+        self._scope.store(self.collection)[self.name] = new
+
+
+def compact(method: F) -> F:
+    """Mark a method that declares its parameters and submodules inline, as
+    Flax linen's ``nn.compact``.
+
+    Args:
+      method: the module's ``__call__`` (or another method) that calls
+        ``self.param`` or creates submodules where they are used.
+
+    Returns:
+      The method, marked.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class MLP(nn.Module):
+    ...     hidden: int
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         return nn.Dense(1)(nn.relu(nn.Dense(self.hidden)(x)))
+    >>> variables = MLP(8).init(random.key(0), tnp.ones((2, 3)))
+    >>> sorted(variables['params'])
+    ['Dense_0', 'Dense_1']
+    """
+    method.__dict__["_compact"] = True
+    return method
+
+
+def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``fun`` with its module on top of the run's stack, so that modules
+    made inside find their parent."""
+
+    is_compact = bool(getattr(fun, "_compact", False))
+
+    @functools.wraps(fun)
+    def wrapped(self: Module, *args: Any, **kwargs: Any) -> Any:
+        scope = self._bound_scope()
+        if scope is None:
+            return fun(self, *args, **kwargs)
+        if is_compact:
+            scope.counts.clear()
+        _STACK.append((self, is_compact))
+        try:
+            return fun(self, *args, **kwargs)
+        finally:
+            _STACK.pop()
+
+    return wrapped
+
+
+def _normalize_mutable(mutable: Any) -> Callable[[str], bool]:
+    if mutable is True:
+        return lambda _: True
+    if mutable is False or mutable is None:
+        return lambda _: False
+    names = {mutable} if isinstance(mutable, str) else set(mutable)
+    return names.__contains__
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+@dataclasses.dataclass(frozen=True)
+class Module:
+    """The base of every layer: a frozen dataclass of hyperparameters, with
+    ``init`` to create its variables and ``apply`` to run it on them.
+
+    Subclasses declare their fields as annotations (they become a frozen
+    dataclass automatically) and either ``setup()`` (submodules and
+    parameters as attributes) or a ``@compact`` ``__call__``. Every module
+    takes an optional keyword ``name``.
+
+    Attributes:
+      name: the module's name in its parent's variables (default: the
+        attribute name from ``setup``, else ``<Class>_<n>``).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class Block(nn.Module):
+    ...     features: int
+    ...     def setup(self):
+    ...         self.dense = nn.Dense(self.features)
+    ...         self.norm = nn.LayerNorm()
+    ...     def __call__(self, x):
+    ...         return self.norm(self.dense(x))
+    >>> block = Block(4)
+    >>> variables = block.init(random.key(0), tnp.ones((2, 3)))
+    >>> {k: sorted(v) for k, v in variables['params'].items()}
+    {'dense': ['bias', 'kernel'], 'norm': ['bias', 'scale']}
+    >>> block.apply(variables, tnp.ones((2, 3))).shape
+    (2, 4)
+    """
+
+    name: str | None = dataclasses.field(default=None, kw_only=True)
+
+    # Set with object.__setattr__ on bound copies only.
+    _scope: ClassVar[_Scope | None] = None
+    _in_setup: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for attr, value in list(vars(cls).items()):
+            # Methods only: a field's default may be a function too
+            # (kernel_init=lecun_normal()).
+            if (
+                inspect.isfunction(value)
+                and value.__qualname__ == f"{cls.__qualname__}.{attr}"
+                and (attr == "__call__" or not attr.startswith("_"))
+                and attr != "setup"
+            ):
+                setattr(cls, attr, _wrap_method(value))
+        dataclasses.dataclass(frozen=True, eq=True, repr=True)(cls)
+        # The frozen dataclass forbids every assignment; setup() may assign.
+        cls.__setattr__ = _setattr  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        # A module made inside a running @compact method is its child.
+        parent = _current_parent()
+        if parent is not None:
+            scope = parent._bound_scope()
+            assert scope is not None
+            kind = type(self).__name__
+            if self.name is None:
+                n = scope.counts.get(kind, 0)
+                scope.counts[kind] = n + 1
+                name = f"{kind}_{n}"
+            else:
+                name = self.name
+            self._bind(_Scope(scope.run, (*scope.path, name)))
+
+    # -- binding ----------------------------------------------------------------
+
+    def _bound_scope(self) -> _Scope | None:
+        return self.__dict__.get("_scope")
+
+    def _bind(self, scope: _Scope) -> None:
+        object.__setattr__(self, "_scope", scope)
+        # Submodules passed as fields are children under their field's name.
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if _has_module(value):
+                object.__setattr__(
+                    self, field.name, _bind_tree(value, scope, field.name)
+                )
+        object.__setattr__(self, "_in_setup", True)
+        _STACK.append((self, False))
+        try:
+            self.setup()
+        finally:
+            _STACK.pop()
+            object.__setattr__(self, "_in_setup", False)
+
+    def setup(self) -> None:
+        """Declare submodules and parameters as attributes; called once when
+        the module is bound by ``init`` or ``apply``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Scale(nn.Module):
+        ...     def setup(self):
+        ...         self.s = self.param('s', nn.initializers.ones, (1,))
+        ...     def __call__(self, x):
+        ...         return x * self.s
+        >>> Scale().init(random.key(0), tnp.ones(2))
+        {'params': {'s': Array([1.], dtype=float32)}}
+        """
+
+    # -- declaring variables -----------------------------------------------------
+
+    def _require_scope(self, what: str) -> _Scope:
+        scope = self._bound_scope()
+        if scope is None:
+            raise ValueError(
+                f"{type(self).__name__}.{what} can only be called while the "
+                "module runs under init or apply: call layer.init(key, x) or "
+                "layer.apply(variables, x)"
+            )
+        return scope
+
+    def param(self, name: str, init_fn: Callable[..., T], *init_args: Any) -> T:
+        """Declare (under ``init``) or look up (under ``apply``) the parameter
+        ``name``, in the ``'params'`` collection.
+
+        Args:
+          name: the parameter's name within this module (``'kernel'``).
+          init_fn: called as ``init_fn(key, *init_args)`` to create it.
+          *init_args: further arguments of ``init_fn``: usually the shape and
+            the dtype.
+
+        Returns:
+          The parameter's value.
+
+        >>> from typelattice import nn, random
+        >>> class Bias(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         return x + self.param('b', nn.initializers.zeros, x.shape[-1:])
+        >>> Bias().init(random.key(0), random.normal(random.key(1), (2, 3)))
+        {'params': {'b': Array([0., 0., 0.], dtype=float32)}}
+        """
+        scope = self._require_scope("param")
+        found = scope.lookup(_PARAMS)
+        if found is not None and name in found:
+            return found[name]  # type: ignore[no-any-return]
+        if not scope.run.mutable(_PARAMS):
+            where = "/".join((*scope.path, name))
+            raise ValueError(
+                f"the parameter {where!r} is missing from the variables given "
+                "to apply. Pass the variables that init returned for this "
+                "layer: layer.apply(layer.init(key, x), x)"
+            )
+        value = init_fn(scope.run.make_rng(_PARAMS, (*scope.path, name)), *init_args)
+        scope.store(_PARAMS)[name] = value
+        return value
+
+    def variable(
+        self, collection: str, name: str, init_fn: Callable[..., T], *init_args: Any
+    ) -> Variable[T]:
+        """Declare (or look up) the variable ``name`` of ``collection``.
+
+        Args:
+          collection: the collection (``'batch_stats'``).
+          name: the variable's name within this module.
+          init_fn: called as ``init_fn(*init_args)`` (no key) when the
+            variable does not exist yet.
+          *init_args: its arguments.
+
+        Returns:
+          A :class:`Variable`; read and write ``.value``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Last(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         last = self.variable('cache', 'last', tnp.zeros, x.shape)
+        ...         previous, last.value = last.value, x
+        ...         return previous
+        >>> v = Last().init(random.key(0), tnp.ones(2))
+        >>> y, updates = Last().apply(v, tnp.ones(2) * 5, mutable=['cache'])
+        >>> y, updates['cache']['last']
+        (Array([1., 1.], dtype=float32), Array([5., 5.], dtype=float32))
+        """
+        scope = self._require_scope("variable")
+        found = scope.lookup(collection)
+        if found is None or name not in found:
+            if not scope.run.mutable(collection):
+                where = "/".join((collection, *scope.path, name))
+                raise ValueError(
+                    f"the variable {where!r} is missing from the variables given "
+                    f"to apply. Pass the variables that init returned, or "
+                    f"mutable=[{collection!r}] to create it"
+                )
+            scope.store(collection)[name] = init_fn(*init_args)
+        return Variable(scope, collection, name)
+
+    def make_rng(self, name: str = _PARAMS) -> Array:
+        """A fresh random key of the stream ``name`` (given to ``apply`` as
+        ``rngs={name: key}``), different at each call and each module.
+
+        Args:
+          name: the stream (``'dropout'``).
+
+        Returns:
+          A key.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Noise(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         return x + random.normal(self.make_rng('noise'), x.shape)
+        >>> y = Noise().apply({}, tnp.zeros(3), rngs={'noise': random.key(1)})
+        >>> y.shape
+        (3,)
+        """
+        scope = self._require_scope("make_rng")
+        return scope.run.make_rng(name, scope.path)
+
+    def is_initializing(self) -> bool:
+        """Whether the module runs under ``init``.
+
+        Returns:
+          True under ``init``, False under ``apply``.
+
+        >>> from typelattice import nn
+        >>> nn.Dense(2).is_initializing()
+        False
+        """
+        scope = self._bound_scope()
+        return scope is not None and scope.run.initializing
+
+    # -- running ----------------------------------------------------------------
+
+    def _run(
+        self,
+        run: _Run,
+        method: Callable[..., Any] | str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        # A bound copy: the user's module stays unbound and reusable.
+        bound = dataclasses.replace(self)
+        bound._bind(_Scope(run, ()))
+        if method is None:
+            fun: Callable[..., Any] = type(bound).__call__
+        elif isinstance(method, str):
+            fun = getattr(type(bound), method)
+        else:
+            fun = method
+        return fun(bound, *args, **kwargs)
+
+    def init(
+        self,
+        rngs: Any,
+        *args: Any,
+        method: Callable[..., Any] | str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Create the module's variables by running it once on example inputs.
+
+        Args:
+          rngs: a key (for the ``'params'`` stream) or a dict of keys by
+            stream (``{'params': k1, 'dropout': k2}``).
+          *args: example inputs (their shapes and dtypes shape the
+            parameters).
+          method: the method to run (default ``__call__``), or its name.
+          **kwargs: keyword arguments of the method.
+
+        Returns:
+          The variables as plain nested dicts by collection:
+          ``{'params': {...}}``, plus ``'batch_stats'`` for BatchNorm.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> v = nn.Dense(3).init(random.key(0), tnp.ones((1, 2)))
+        >>> {k: w.shape for k, w in v['params'].items()}
+        {'kernel': (2, 3), 'bias': (3,)}
+        """
+        streams: dict[str, Any] = (
+            dict(cast(Mapping[str, Any], rngs))
+            if isinstance(rngs, Mapping)
+            else {_PARAMS: rngs}
+        )
+        run = _Run({}, lambda _: True, streams, initializing=True)
+        self._run(run, method, args, kwargs)
+        return {c: tree for c, tree in run.variables.items() if tree}
+
+    def apply(
+        self,
+        variables: Mapping[str, Any],
+        *args: Any,
+        rngs: Mapping[str, Any] | None = None,
+        method: Callable[..., Any] | str | None = None,
+        mutable: bool | str | Iterable[str] = False,
+        **kwargs: Any,
+    ) -> Any:
+        """Run the module with the given variables.
+
+        Args:
+          variables: as ``init`` returned them (or updated).
+          *args: the inputs.
+          rngs: keys by stream, for layers that draw random numbers
+            (``{'dropout': key}``).
+          method: the method to run (default ``__call__``), or its name.
+          mutable: the collections the run may change (``['batch_stats']``),
+            True for all; when given, the updated collections are returned
+            too.
+          **kwargs: keyword arguments of the method (``deterministic=...``).
+
+        Returns:
+          The output, or ``(output, updated_collections)`` when ``mutable``
+          names collections.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.Dense(2, kernel_init=nn.initializers.ones)
+        >>> layer.apply(layer.init(random.key(0), tnp.ones((1, 3))), tnp.ones((1, 3)))
+        Array([[3., 3.]], dtype=float32)
+        """
+        is_mutable = _normalize_mutable(mutable)
+        run = _Run(variables, is_mutable, rngs or {}, initializing=False)
+        out = self._run(run, method, args, kwargs)
+        if mutable is False:
+            return out
+        return out, {c: t for c, t in run.variables.items() if is_mutable(c)}
+
+
+def _setattr(self: Module, attr: str, value: Any) -> None:
+    """Modules are frozen, except that setup() may assign (submodules are
+    bound as children named after the attribute)."""
+    if not self._in_setup:
+        raise dataclasses.FrozenInstanceError(
+            f"cannot assign to field {attr!r}: a {type(self).__name__} is "
+            "frozen. Make a changed copy with dataclasses.replace(layer, "
+            f"{attr}=...), or assign submodules inside setup()"
+        )
+    scope = self._bound_scope()
+    assert scope is not None
+    object.__setattr__(self, attr, _bind_tree(value, scope, attr))
+
+
+# The assignment rule above in place of the frozen dataclass's.
+Module.__setattr__ = _setattr  # type: ignore[assignment]
+
+
+# The bound modules whose methods (or setup) are running, innermost last,
+# with whether the method is @compact: a module made while a compact method
+# runs is that module's child.
+_STACK: list[tuple[Module, bool]] = []
+
+
+def _current_parent() -> Module | None:
+    """The module whose @compact method is running, if any."""
+    if not _STACK:
+        return None
+    module, is_compact = _STACK[-1]
+    return module if is_compact else None
+
+
+def _has_module(value: Any) -> bool:
+    if isinstance(value, Module):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_module(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return any(_has_module(v) for v in value.values())  # pyright: ignore[reportUnknownVariableType]
+    return False
+
+
+def _bind_tree(value: Any, scope: _Scope, name: str) -> Any:
+    """Bind the modules in ``value`` (a module, or a list/tuple/dict of them)
+    as children of ``scope`` named after ``name``: ``dense``, ``layers_0``,
+    ``heads_q``."""
+    if isinstance(value, Module):
+        if value._bound_scope() is not None:
+            return value  # already a child elsewhere: shared
+        child = dataclasses.replace(value)
+        child._bind(_Scope(scope.run, (*scope.path, value.name or name)))
+        return child
+    if isinstance(value, list | tuple):
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        items = [_bind_tree(v, scope, f"{name}_{i}") for i, v in enumerate(seq)]
+        return items if isinstance(seq, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _bind_tree(v, scope, f"{name}_{k}") for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def merge_param(name: str, attribute: T | None, argument: T | None) -> T:
+    """A setting given either as the module's attribute or as the call's
+    argument (``deterministic``, ``use_running_average``), as Flax's
+    ``merge_param``: exactly one of them."""
+    if attribute is None and argument is None:
+        raise ValueError(
+            f"{name} is needed: give it to the module (Layer(..., {name}=True)) "
+            f"or to the call (layer(x, {name}=True))"
+        )
+    if attribute is not None and argument is not None:
+        raise ValueError(
+            f"{name} was given both to the module ({attribute}) and to the "
+            f"call ({argument}); give it in one place"
+        )
+    return attribute if attribute is not None else argument  # type: ignore[return-value]
+
+
+def field(module: Module, name: str) -> Any:
+    """The field ``name`` of ``module``: for code shared by layer classes
+    that each declare it (``dtype``, ``param_dtype``...)."""
+    return getattr(module, name)

@@ -1,0 +1,282 @@
+"""typelattice.nn's Module system and the layers' dtype rules, beyond the
+recorded Flax answers (test_nn_golden.py): naming, parameter reuse,
+frozen modules, mutable collections, strict mode, data safety, tracing."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from typelattice import nn, random
+
+KEY = random.key(0)
+
+
+class MLP(nn.Module):
+    hidden: int
+    out: int = 2
+
+    @nn.compact
+    def __call__(self, x: Any) -> Any:
+        x = nn.relu(nn.Dense(self.hidden)(x))
+        return nn.Dense(self.out, name="head")(x)
+
+
+class Tied(nn.Module):
+    """Calls one submodule twice: its parameters exist once."""
+
+    def setup(self) -> None:
+        self.dense = nn.Dense(3)
+        self.layers = [nn.Dense(3), nn.LayerNorm()]
+
+    def __call__(self, x: Any) -> Any:
+        x = self.dense(self.dense(x))
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def shapes(tree: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: shapes(v) if isinstance(v, dict) else (v.shape, v.dtype.name)
+        for k, v in tree.items()
+    }
+
+
+def test_compact_submodules_are_named_by_class_and_order_or_by_name() -> None:
+    variables = MLP(8).init(KEY, tnp.ones((4, 3)))
+    assert shapes(variables) == {
+        "params": {
+            "Dense_0": {"kernel": ((3, 8), "float32"), "bias": ((8,), "float32")},
+            "head": {"kernel": ((8, 2), "float32"), "bias": ((2,), "float32")},
+        }
+    }
+
+
+def test_setup_submodules_are_named_by_attribute_and_shared_when_reused() -> None:
+    variables = Tied().init(KEY, tnp.ones((2, 3)))
+    assert sorted(variables["params"]) == ["dense", "layers_0", "layers_1"]
+    out = Tied().apply(variables, tnp.ones((2, 3)))
+    assert out.shape == (2, 3)
+
+
+def test_apply_uses_the_given_parameters() -> None:
+    layer = nn.Dense(2)
+    variables = layer.init(KEY, tnp.ones((1, 3)))
+    kernel = tnp.asarray(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    out = layer.apply(
+        {"params": {"kernel": kernel, "bias": tnp.ones(2)}}, tnp.ones((1, 3))
+    )
+    np.testing.assert_array_equal(np.asarray(out), [[7.0, 10.0]])
+    # The caller's variables are not modified by apply.
+    assert variables["params"]["kernel"].shape == (3, 2)
+
+
+def test_different_keys_give_different_parameters_and_the_same_key_the_same() -> None:
+    x = tnp.ones((1, 3))
+    a = MLP(4).init(random.key(0), x)["params"]
+    b = MLP(4).init(random.key(0), x)["params"]
+    c = MLP(4).init(random.key(1), x)["params"]
+    np.testing.assert_array_equal(
+        np.asarray(a["head"]["kernel"]), np.asarray(b["head"]["kernel"])
+    )
+    assert not np.array_equal(
+        np.asarray(a["head"]["kernel"]), np.asarray(c["head"]["kernel"])
+    )
+    # Two sibling layers get different initial kernels.
+    k0 = np.asarray(
+        MLP(3, out=3).init(KEY, tnp.ones((1, 3)))["params"]["Dense_0"]["kernel"]
+    )
+    k1 = np.asarray(
+        MLP(3, out=3).init(KEY, tnp.ones((1, 3)))["params"]["head"]["kernel"]
+    )
+    assert not np.array_equal(k0, k1)
+
+
+def test_modules_are_frozen_dataclasses() -> None:
+    layer = nn.Dense(3)
+    assert dataclasses.is_dataclass(layer)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="dataclasses.replace"):
+        layer.features = 4  # type: ignore[misc]
+    assert dataclasses.replace(layer, features=4).features == 4
+    assert nn.Dense(3) == nn.Dense(3)
+
+
+def test_missing_parameters_and_immutable_collections_raise_with_the_fix() -> None:
+    layer = nn.Dense(2)
+    with pytest.raises(ValueError, match="layer.init"):
+        layer.apply({"params": {}}, tnp.ones((1, 3)))
+    bn = nn.BatchNorm(use_running_average=False)
+    variables = bn.init(KEY, tnp.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"mutable=\['batch_stats'\]"):
+        bn.apply(variables, tnp.ones((4, 3)))
+    with pytest.raises(ValueError, match="only be called while"):
+        layer.param("w", nn.initializers.zeros, (1,))
+
+
+def test_dropout_needs_a_key_and_drops_only_in_training() -> None:
+    layer = nn.Dropout(0.5)
+    x = tnp.ones((100,))
+    with pytest.raises(ValueError, match="rngs="):
+        layer.apply({}, x, deterministic=False)
+    with pytest.raises(ValueError, match="deterministic is needed"):
+        layer.apply({}, x)
+    y = layer.apply({}, x, deterministic=False, rngs={"dropout": KEY})
+    assert set(np.unique(np.asarray(y))) == {0.0, 2.0}
+    assert layer.apply({}, x, deterministic=True) is not None
+
+
+def test_bfloat16_compute_with_float32_parameters() -> None:
+    x = tnp.ones((2, 3), dtype="bfloat16")
+    layer = nn.Dense(4, dtype="bfloat16")
+    variables = layer.init(KEY, x)
+    assert variables["params"]["kernel"].dtype == np.dtype("float32")
+    assert layer.apply(variables, x).dtype == tl.dtype("bfloat16")
+    # dtype=None follows the promotion: bfloat16 input, float32 params.
+    assert nn.Dense(4).apply(variables, x).dtype == np.dtype("float32")
+
+
+def test_layernorm_with_an_explicit_dtype_runs_in_strict_mode() -> None:
+    x = tnp.asarray([[1.0, 2.0, 4.0]], dtype="bfloat16")
+    layer = nn.LayerNorm(dtype="bfloat16")
+    variables = layer.init(KEY, x)
+    with tl.dtype_promotion("strict"):
+        y = layer.apply(variables, x)
+        assert y.dtype == tl.dtype("bfloat16")
+        dense = nn.Dense(2, dtype="bfloat16")
+        assert dense.apply(dense.init(KEY, x), x).dtype == tl.dtype("bfloat16")
+        # dtype=None asks for the implicit promotion strict mode forbids.
+        with pytest.raises(tl.TypePromotionError):
+            nn.LayerNorm().apply(variables, x)
+    np.testing.assert_allclose(
+        np.asarray(y, dtype=np.float32), [[-1.069, -0.267, 1.336]], atol=0.01
+    )
+
+
+def test_normalisation_statistics_are_float32_for_half_precision_input() -> None:
+    # float16 squares overflow at 256; statistics in float32 do not.
+    x = tnp.asarray([[300.0, 500.0, 700.0]], dtype="float16")
+    y = nn.LayerNorm(dtype="float16", use_scale=False, use_bias=False).apply({}, x)
+    assert y.dtype == np.dtype("float16")
+    np.testing.assert_allclose(
+        np.asarray(y, dtype=np.float32), [[-1.2247, 0.0, 1.2247]], atol=1e-3
+    )
+
+
+def test_complex_input_with_a_real_dtype_raises_not_drops_the_imaginary_part() -> None:
+    x = tnp.asarray([[1 + 1j, 2 - 1j]], dtype="complex64")
+    for layer in (nn.Dense(2, dtype="float32"), nn.LayerNorm(dtype="float32")):
+        with pytest.raises(TypeError, match="imaginary part"):
+            layer.init(KEY, x)
+    # Without a dtype, complex input stays complex.
+    assert nn.Dense(2).apply(nn.Dense(2).init(KEY, x), x).dtype == np.dtype("complex64")
+
+
+def test_complex_normalisation_uses_the_modulus() -> None:
+    x = tnp.asarray([[1j, -1j, 1j, -1j]], dtype="complex64")
+    y = nn.LayerNorm(use_scale=False, use_bias=False).apply({}, x)
+    # mean 0, E|x|^2 = 1: unchanged (re^2 would give a variance of -1).
+    np.testing.assert_allclose(np.asarray(y), np.asarray(x), atol=1e-5)
+
+
+def test_attention_raises_on_complex_input() -> None:
+    x = tnp.ones((1, 2, 4), dtype="complex64")
+    with pytest.raises(TypeError, match="complex"):
+        nn.MultiHeadDotProductAttention(num_heads=2).init(KEY, x)
+
+
+def test_batchnorm_statistics_keep_the_statistics_dtype() -> None:
+    layer = nn.BatchNorm(use_running_average=False)
+    with tl.enable_x64():
+        x = tnp.asarray(np.arange(12.0).reshape(4, 3))
+        variables = layer.init(KEY, x)
+        assert variables["batch_stats"]["mean"].dtype == np.dtype("float64")
+        _, updates = layer.apply(variables, x, mutable=["batch_stats"])
+        assert updates["batch_stats"]["var"].dtype == np.dtype("float64")
+        np.testing.assert_allclose(
+            np.asarray(updates["batch_stats"]["mean"]), [0.045, 0.055, 0.065]
+        )
+    x16 = tnp.ones((4, 3), dtype="bfloat16")
+    assert layer.init(KEY, x16)["batch_stats"]["mean"].dtype == np.dtype("float32")
+
+
+def test_embed_refuses_float_indices() -> None:
+    layer = nn.Embed(5, 2)
+    with pytest.raises(ValueError, match="astype"):
+        layer.init(KEY, tnp.asarray([1.0]))
+
+
+def test_eval_shape_of_init_gives_shapes_and_dtypes() -> None:
+    layer = nn.Conv(8, (3, 3), param_dtype="bfloat16")
+    out = tl.eval_shape(layer.init, KEY, tnp.ones((2, 16, 16, 3)))
+    assert out == {
+        "params": {
+            "kernel": tl.ShapeDtypeStruct((3, 3, 3, 8), tl.dtype("bfloat16")),
+            "bias": tl.ShapeDtypeStruct((8,), tl.dtype("bfloat16")),
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        nn.Dense(3),
+        nn.Conv(2, (3, 3)),
+        nn.LayerNorm(),
+        nn.GroupNorm(num_groups=2),
+        nn.MultiHeadDotProductAttention(num_heads=2),
+    ],
+    ids=lambda layer: type(layer).__name__,
+)
+def test_jit_of_apply_gives_apply_s_answer(layer: nn.Module) -> None:
+    x = tnp.asarray(
+        np.sin(np.arange(2 * 4 * 4 * 4.0)).reshape(2, 4, 4, 4).astype(np.float32)
+    )
+    variables = layer.init(KEY, x)
+    np.testing.assert_allclose(
+        np.asarray(tl.jit(layer.apply)(variables, x)),
+        np.asarray(layer.apply(variables, x)),
+        rtol=1e-6,
+    )
+
+
+def test_jit_of_a_training_batchnorm_returns_the_updated_statistics() -> None:
+    layer = nn.BatchNorm(use_running_average=False)
+    x = tnp.asarray(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    variables = layer.init(KEY, x)
+
+    def step(variables: Any, x: Any) -> Any:
+        return layer.apply(variables, x, mutable=["batch_stats"])
+
+    y, updates = tl.jit(step)(variables, x)
+    y_ref, updates_ref = step(variables, x)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(y_ref), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(updates["batch_stats"]["var"]),
+        np.asarray(updates_ref["batch_stats"]["var"]),
+    )
+
+
+def test_conv_matches_a_direct_loop() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6, 5, 4)).astype(np.float32)
+    layer = nn.Conv(6, (3, 2), strides=(2, 1), padding="VALID", feature_group_count=2)
+    variables = layer.init(KEY, tnp.asarray(x))
+    w = np.asarray(variables["params"]["kernel"])
+    out = np.asarray(layer.apply(variables, tnp.asarray(x)))
+    ref = np.zeros((2, 2, 4, 6), np.float32)
+    for i in range(2):
+        for j in range(4):
+            window = x[:, 2 * i : 2 * i + 3, j : j + 2, :]
+            for g in range(2):
+                ref[:, i, j, 3 * g : 3 * g + 3] = np.einsum(
+                    "bhwc,hwcd->bd",
+                    window[..., 2 * g : 2 * g + 2],
+                    w[..., 3 * g : 3 * g + 3],
+                )
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
