@@ -314,6 +314,11 @@ case(
 case("clz", "lax.clz(i)", _method("clz"), _I, variants=("f4",))
 case("bitwise_not", "lax.bitwise_not(i)", _method("bitwise_not"), _I, variants=("f4",))
 for _name in (
+    "add",
+    "mul",
+    "div",
+    "rem",
+    "max",
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
@@ -321,7 +326,14 @@ for _name in (
     "shift_right_logical",
     "shift_right_arithmetic",
 ):
-    case(_name, f"lax.{_name}(i, j)", _method(_name), _I, _J, variants=("f4",))
+    case(
+        f"{_name}_int" if _name in ("add", "mul", "div", "rem", "max") else _name,
+        f"lax.{_name}(i, j)",
+        _method(_name),
+        _I,
+        _J,
+        variants=("f4",),
+    )
 for _name in ("reduce_and", "reduce_or"):
     case(
         _name,
@@ -373,7 +385,7 @@ case(
     _method("add"),
     x((3, 1)),
     x((3, 4)),
-    linear=((0, 1),),
+    linear=((0, 1), (0,), (1,)),
 )
 case(
     "sub_scalar",
@@ -381,7 +393,7 @@ case(
     _method("sub"),
     x(()),
     x(),
-    linear=((0, 1),),
+    linear=((0, 1), (0,), (1,)),
 )
 case(
     "mul_broadcast",
@@ -536,6 +548,16 @@ case(
     x(values=[[-2.0, 0.0, 3.0], [0.5, -0.25, -3.0]]),
     x(domain="high"),
     real=True,
+)
+case(
+    "clamp_complex",
+    "lax.clamp(lo, x, hi) of complex numbers (by their real parts)",
+    _method("clamp"),
+    x(domain="small"),
+    x(values=[[-2.0, 0.0, 3.0], [0.5, -0.25, -3.0]]),
+    x(domain="high"),
+    variants=("c8",),
+    jax="JAX's rule for clamp compares complex numbers, which its lax refuses",
 )
 case(
     "clamp_scalar",

@@ -440,6 +440,9 @@ def _sum_rules(
     out: Any,
     before: tuple[Any, ...],
 ) -> Any:
+    """The sum of the rules' tangents for the operands whose tangent is not
+    a Zero; ``before`` are the rules' arguments before the primals (the
+    output, for :func:`defjvp2`)."""
     total: Any = None
     for rule, t in zip(rules, tangents, strict=True):
         if type(t) is Zero:
