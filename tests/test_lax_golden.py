@@ -209,4 +209,6 @@ def test_every_primitive_is_reached() -> None:
             replay(mode, name)
     assert BOUND, "no binding was checked"
     missing = sorted(set(PRIMITIVES) - set(BOUND))
-    assert missing == []
+    # Bound only by differentiation rules (checked in test_lax_rules.py):
+    # the sum of tangents and the derivatives of digamma.
+    assert missing == ["add_any", "polygamma"]

@@ -6,6 +6,12 @@ real; then the larger exponent range, the longer mantissa, the wider
 integer, signed over unsigned), not a promotion on the lattice: int8 with
 float32 gives float32, uint8 with int8 gives int8. ``preferred_element_type``
 then asks for a result type, which for integers must not be narrower.
+
+``dot_general`` is linear in each operand. The transpose for one operand
+contracts the cotangent with the other operand (never conjugated) and
+converts the result to the operand's dtype and weak flag: a bfloat16
+operand of a float32 product gets a bfloat16 cotangent, a real operand of a
+complex product the real part.
 """
 
 # Package-internal: the arrays' underscored slots are read by design.
@@ -20,7 +26,15 @@ import numpy as np
 
 from typelattice import _dtypes
 from typelattice._lax import _elementwise as ew
-from typelattice._lax._primitive import Primitive, ShapedArray, ints_of, to_array
+from typelattice._lax import _structural as st
+from typelattice._lax._primitive import (
+    Primitive,
+    ShapedArray,
+    UndefinedPrimal,
+    defbilinear,
+    ints_of,
+    to_array,
+)
 
 if TYPE_CHECKING:
     from typelattice.numpy._array import Array
@@ -186,6 +200,66 @@ def _dot_general_impl(
 def _as_dtype(value: Any, dt: DType) -> NDArray:
     out: NDArray = np.asarray(value).astype(dt)
     return out
+
+
+def _dot_transpose(
+    ct: Any,
+    x: UndefinedPrimal,
+    y: Any,
+    x_dims: tuple[Shape, Shape],
+    y_dims: tuple[Shape, Shape],
+    x_is_lhs: bool,
+) -> Any:
+    """The cotangent of the operand ``x`` of a dot_general with ``y``, whose
+    (contracting, batch) axes are ``x_dims`` and ``y_dims``."""
+    (xc, xb), (yc, yb) = x_dims, y_dims
+    x_free = [d for d in range(x.aval.ndim) if d not in (*xc, *xb)]
+    y_free = [d for d in range(y.ndim) if d not in (*yc, *yb)]
+    nb = len(xb)
+    # The result's axes: batch, then lhs's free axes, then rhs's.
+    first = nb + (0 if x_is_lhs else len(y_free))
+    ct_x = tuple(range(first, first + len(x_free)))
+    ct_y = tuple(i for i in range(nb, ct.ndim) if i not in ct_x)
+    # Contract ct's y axes with y's free axes: (batch, x_free, y's
+    # contracting axes in increasing order).
+    numbers = ((ct_y, tuple(y_free)), (tuple(range(nb)), yb))
+    back = dot_general_p.bind(
+        ct, y, dimension_numbers=numbers, preferred_element_type=None
+    )
+    position = {d: i for i, d in enumerate(xb)}
+    position.update({d: nb + i for i, d in enumerate(x_free)})
+    for i, d in enumerate(sorted(yc)):
+        position[xc[yc.index(d)]] = nb + len(x_free) + i
+    order = tuple(position[d] for d in range(x.aval.ndim))
+    back = st.transpose_p.bind(back, permutation=order)
+    return ew._cast(back, x.aval.dtype, x.aval.weak_type)
+
+
+def _dot_lhs(
+    ct: Any,
+    x: UndefinedPrimal,
+    y: Any,
+    *,
+    dimension_numbers: Any,
+    preferred_element_type: Any,
+) -> Any:
+    (xc, yc), (xb, yb) = dimension_numbers
+    return _dot_transpose(ct, x, y, (xc, xb), (yc, yb), True)
+
+
+def _dot_rhs(
+    ct: Any,
+    x: Any,
+    y: UndefinedPrimal,
+    *,
+    dimension_numbers: Any,
+    preferred_element_type: Any,
+) -> Any:
+    (xc, yc), (xb, yb) = dimension_numbers
+    return _dot_transpose(ct, y, x, (yc, yb), (xc, xb), False)
+
+
+defbilinear(dot_general_p, _dot_lhs, _dot_rhs)
 
 
 def dot_general(

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
+import math
 import operator
 import warnings
 from collections.abc import Callable
@@ -35,10 +37,22 @@ from typelattice._lax import _special
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    UndefinedPrimal,
+    Zero,
+    aval_of,
     check_accepts,
     check_same_dtypes,
+    defbilinear,
+    defjvp,
+    defjvp2,
+    defjvp_unsupported,
+    defjvp_zero,
+    deflinear,
+    instantiate,
+    is_undefined,
     to_array,
     to_arrays,
+    zeros,
 )
 from typelattice.numpy import _core
 
@@ -198,6 +212,82 @@ def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
+# -- helpers of the differentiation rules ------------------------------------
+#
+# Rules compute with the primitives (the public functions below), so that a
+# transformation tracing them records primitives. Constants are made from
+# abstract values and keep the weak flag of the value they stand beside: a
+# tangent has its primal's dtype and weak flag.
+
+
+def _like(x: Any, value: Any) -> Array:
+    """A constant of ``x``'s shape, dtype and weak flag, filled with
+    ``value``."""
+    aval = aval_of(x)
+    return add(zeros(aval), value)
+
+
+def _cast(x: Any, dtype: DType, weak: bool) -> Array:
+    """``x`` in ``dtype`` with the weak flag ``weak`` (no-op when it is)."""
+    if x.dtype == dtype and x.weak_type == weak:
+        return x  # type: ignore[no-any-return]
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)  # type: ignore[no-any-return]
+
+
+def _mask(pred: Any, like: Any) -> Array:
+    """A bool array as 0 and 1 of ``like``'s dtype and weak flag."""
+    return _cast(pred, like.dtype, like.weak_type)
+
+
+def _replace_zero(x: Any) -> Array:
+    """``x`` with its zeros replaced by ones (to divide by it)."""
+    return select(eq(x, 0), _like(x, 1), x)
+
+
+def _broadcast_shape(x: Any, shape: tuple[int, ...]) -> Array:
+    """An elementwise operand (of rank 0, or with axes of size 1) broadcast
+    to the result's ``shape``."""
+    if tuple(x.shape) == shape:
+        return x  # type: ignore[no-any-return]
+    # Imported here: the structural primitives are built on this module.
+    from typelattice._lax._structural import broadcast_in_dim_p
+
+    dims = tuple(range(len(shape))) if x.ndim else ()
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)  # type: ignore[no-any-return]
+
+
+def _broadcast_to(t: Any, aval: ShapedArray) -> Array:
+    """A tangent broadcast to ``aval``'s shape, with its dtype and weak flag."""
+    return _cast(_broadcast_shape(t, aval.shape), aval.dtype, aval.weak_type)
+
+
+def _unbroadcast(aval: ShapedArray, ct: Any) -> Array:
+    """The cotangent of an elementwise operand of ``aval`` from the
+    cotangent ``ct`` of the (broadcast) result: summed over the axes the
+    operand was broadcast along; ``aval``'s dtype and weak flag."""
+    if tuple(ct.shape) != aval.shape:
+        # Imported here: the reductions and structural primitives are built
+        # on this module.
+        from typelattice._lax._reductions import reduce_sum_p
+        from typelattice._lax._structural import reshape_p
+
+        if not aval.shape:
+            axes = tuple(range(ct.ndim))
+        else:
+            axes = tuple(
+                i
+                for i, (a, b) in enumerate(zip(aval.shape, ct.shape, strict=True))
+                if a != b
+            )
+        ct = reduce_sum_p.bind(ct, axes=axes)
+        ct = reshape_p.bind(ct, new_sizes=aval.shape, dimensions=None)
+    return _cast(ct, aval.dtype, aval.weak_type)
+
+
+def _square(x: Any) -> Array:
+    return integer_pow(x, 2)
+
+
 # -- unary ------------------------------------------------------------------
 
 
@@ -247,44 +337,124 @@ def _exp2(x: NDArray) -> NDArray:
     return np.exp2(x)
 
 
+# Each primitive is followed by its differentiation rules (JAX's maths): in
+# the rules, g is the operand's tangent, ans the primitive's output.
+
 neg_p = _unary("neg", _NUMBER, np.negative)
+deflinear(neg_p, lambda ct, x: [neg(ct)])
 sign_p = _unary("sign", _NUMBER, _sign, wide=_Wide.F32)
+defjvp_zero(sign_p)
 floor_p = _unary("floor", _FLOAT, np.floor, wide=_Wide.F32)
+defjvp_zero(floor_p)
 ceil_p = _unary("ceil", _FLOAT, np.ceil, wide=_Wide.F32)
+defjvp_zero(ceil_p)
 abs_p = _unary("abs", "ifc", np.abs, out=_real_dtype, wide=_Wide.F32)
+
+
+def _abs_jvp(g: Array, ans: Array, x: Array) -> Array:
+    if x.dtype.kind != "c":
+        # At 0 (either sign) the slope is +1, as JAX's.
+        return select(ge(x, 0), g, neg(g))
+    # d|x| = Re(conj(x) dx) / |x|: complex-linear tangents, as JAX; 0 at 0.
+    size = _cast(ans, x.dtype, ans.weak_type)
+    return real(mul(g, div(conj(x), _replace_zero(size))))
+
+
+defjvp2(abs_p, _abs_jvp)
 exp_p = _unary("exp", _INEXACT, np.exp, wide=_Wide.F32)
+defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 exp2_p = _unary("exp2", _INEXACT, _exp2, wide=_Wide.F32)
+defjvp2(exp2_p, lambda g, ans, x: mul(mul(g, ans), math.log(2)))
 log_p = _unary("log", _INEXACT, np.log, wide=_Wide.F32)
+defjvp(log_p, lambda g, x: div(g, x))
 log1p_p = _unary("log1p", _INEXACT, np.log1p, wide=_Wide.F32)
+defjvp(log1p_p, lambda g, x: div(g, add(x, 1)))
 expm1_p = _unary("expm1", _INEXACT, np.expm1, wide=_Wide.F32)
+defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, 1)))
 sqrt_p = _unary("sqrt", _INEXACT, np.sqrt, wide=_Wide.F32)
+defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(0.5, ans)))
 rsqrt_p = _unary("rsqrt", _INEXACT, _rsqrt, wide=_Wide.F32)
+defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))
 cbrt_p = _unary("cbrt", _FLOAT, np.cbrt, wide=_Wide.F32)
+defjvp2(cbrt_p, lambda g, ans, x: mul(g, div(integer_pow(ans, -2), 3)))
 sin_p = _unary("sin", _INEXACT, np.sin, wide=_Wide.F32)
+defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 cos_p = _unary("cos", _INEXACT, np.cos, wide=_Wide.F32)
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 tan_p = _unary("tan", _INEXACT, np.tan, wide=_Wide.F32)
+defjvp2(tan_p, lambda g, ans, x: mul(g, add(_square(ans), 1)))
 asin_p = _unary("asin", _INEXACT, np.arcsin, wide=_Wide.F32)
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(1, _square(x)))))
 acos_p = _unary("acos", _INEXACT, np.arccos, wide=_Wide.F32)
+defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(1, _square(x))))))
 atan_p = _unary("atan", _INEXACT, np.arctan, wide=_Wide.F32)
+defjvp(atan_p, lambda g, x: div(g, add(_square(x), 1)))
 sinh_p = _unary("sinh", _INEXACT, np.sinh, wide=_Wide.F32)
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 cosh_p = _unary("cosh", _INEXACT, np.cosh, wide=_Wide.F32)
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 tanh_p = _unary("tanh", _INEXACT, np.tanh, wide=_Wide.F32)
+defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(1, ans)))
 asinh_p = _unary("asinh", _INEXACT, np.arcsinh, wide=_Wide.F32)
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(_square(x), 1))))
 acosh_p = _unary("acosh", _INEXACT, np.arccosh, wide=_Wide.F32)
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(_square(x), 1))))
 atanh_p = _unary("atanh", _INEXACT, np.arctanh, wide=_Wide.F32)
+defjvp(atanh_p, lambda g, x: mul(div(1, add(x, 1)), div(g, sub(1, x))))
 logistic_p = _unary("logistic", _INEXACT, _logistic, wide=_Wide.F32)
+defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
 erf_p = _unary("erf", _FLOAT, _special.erf, wide=_Wide.F64)
+# erf' = 2/sqrt(pi) exp(-x^2); erf_inv' = sqrt(pi)/2 exp(erf_inv(x)^2).
+defjvp(erf_p, lambda g, x: mul(g, mul(exp(neg(_square(x))), 2 / math.sqrt(math.pi))))
 erfc_p = _unary("erfc", _FLOAT, _special.erfc, wide=_Wide.F64)
+defjvp(erfc_p, lambda g, x: mul(g, mul(exp(neg(_square(x))), -2 / math.sqrt(math.pi))))
 erf_inv_p = _unary("erf_inv", _FLOAT, _special.erf_inv, wide=_Wide.F64)
+defjvp2(
+    erf_inv_p,
+    lambda g, ans, x: mul(g, mul(exp(_square(ans)), math.sqrt(math.pi) / 2)),
+)
+# polygamma(m, x), the m-th derivative of digamma (m >= 1), is the
+# derivative of digamma and of itself; as JAX's, but not public: its order is
+# a parameter here, where jax.lax.polygamma takes it as an array.
+polygamma_p = Primitive("polygamma")
+
+
+@polygamma_p.def_abstract_eval
+def _polygamma_abstract(x: ShapedArray, *, m: int) -> ShapedArray:
+    check_accepts("polygamma", x, _FLOAT)
+    if m < 1:
+        raise ValueError(f"polygamma: the order m must be at least 1, got {m}")
+    return x
+
+
+@polygamma_p.def_impl
+def _polygamma_impl(x: NDArray, *, m: int) -> NDArray:
+    return _as(_special.polygamma(m, _widen(x, _Wide.F64)), x.dtype)
+
+
+def _polygamma_jvp(g: Array, x: Array, *, m: int) -> Array:
+    return mul(g, polygamma_p.bind(x, m=m + 1))
+
+
+defjvp(polygamma_p, _polygamma_jvp)
+
 lgamma_p = _unary("lgamma", _FLOAT, _special.lgamma, wide=_Wide.F64)
+defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 digamma_p = _unary("digamma", _FLOAT, _special.digamma, wide=_Wide.F64)
+defjvp(digamma_p, lambda g, x: mul(g, polygamma_p.bind(x, m=1)))
+
 is_finite_p = _unary(
     "is_finite", _FLOAT, np.isfinite, out=lambda _: _BOOL, wide=_Wide.F32
 )
+defjvp_zero(is_finite_p)
 # np.invert is `not` on bools and the bitwise complement on integers.
 not_p = _unary("not", _BITS, np.invert)
+defjvp_zero(not_p)
+# real and imag are real-linear; their transposes map into complex numbers.
 real_p = _unary("real", "c", np.real, out=_real_dtype)
+deflinear(real_p, lambda ct, x: [complex(ct, 0)])
 imag_p = _unary("imag", "c", np.imag, out=_real_dtype)
+deflinear(imag_p, lambda ct, x: [complex(0, neg(ct))])
 
 
 # -- bit counts -------------------------------------------------------------
@@ -328,7 +498,9 @@ def _clz(x: NDArray) -> NDArray:
 
 
 population_count_p = _unary("population_count", _INT, _population_count)
+defjvp_zero(population_count_p)
 clz_p = _unary("clz", _INT, _clz)
+defjvp_zero(clz_p)
 
 
 # -- conversions and rounding -----------------------------------------------
@@ -362,16 +534,23 @@ def _round_impl(x: NDArray, *, rounding_method: RoundingMethod) -> NDArray:
     return _as(np.where(away, whole + np.sign(wide), whole), x.dtype)
 
 
+defjvp_zero(round_p)
+
+# The result is strong unless weak_type says otherwise: the public function
+# always makes it strong; rules use weak_type to give a tangent the weak flag
+# of its primal (as jax.lax's parameter of the same name).
 convert_element_type_p = Primitive("convert_element_type")
 
 
 @convert_element_type_p.def_abstract_eval
-def _convert_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
-    return ShapedArray(x.shape, new_dtype, False)
+def _convert_abstract(
+    x: ShapedArray, *, new_dtype: DType, weak_type: bool = False
+) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
 
 
 @convert_element_type_p.def_impl
-def _convert_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
+def _convert_impl(x: NDArray, *, new_dtype: DType, weak_type: bool = False) -> NDArray:
     if x.dtype.kind == "c" and _dtypes.kind_of(new_dtype) != "c":
         x = x.real  # the warning was given by the public function
     if _dtypes.kind_of(x.dtype) == "f" and _dtypes.kind_of(new_dtype) in "iu":
@@ -381,6 +560,34 @@ def _convert_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
         wide = np.nan_to_num(x.astype(np.float64), nan=0.0)
         return np.clip(wide, int(info.min), int(info.max)).astype(new_dtype)
     return x.astype(new_dtype)
+
+
+def _convert_jvp(
+    primals: Any, tangents: Any, *, new_dtype: DType, weak_type: bool = False
+) -> tuple[Array, Any]:
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or _dtypes.kind_of(new_dtype) not in _INEXACT:
+        return out, Zero.of(out)  # integer results have float0 tangents
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(
+    ct: Any, x: UndefinedPrimal, *, new_dtype: DType, weak_type: bool = False
+) -> list[Any]:
+    # Back to the operand's dtype and weak flag: float32 parameters used in
+    # bfloat16 get float32 cotangents; complex to real took the real part,
+    # so real to complex is its transpose.
+    old = x.aval
+    if _dtypes.kind_of(old.dtype) not in _INEXACT:
+        return [Zero.of(old)]
+    return [
+        convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)
+    ]
+
+
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_transpose(_convert_transpose)
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
@@ -423,6 +630,9 @@ def _bitcast_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
     return out.reshape(x.shape[:-1]) if new_dtype.itemsize > x.dtype.itemsize else out
 
 
+defjvp_zero(bitcast_convert_type_p)
+
+
 conj_p = Primitive("conj")
 _CONJ_REAL: Final = (_F32, _F64)
 
@@ -442,6 +652,14 @@ def _conj_abstract(x: ShapedArray) -> ShapedArray:
 def _conj_impl(x: NDArray) -> NDArray:
     dt: DType = _COMPLEX_OF[x.dtype] if x.dtype in _COMPLEX_OF else x.dtype
     return _as(np.conj(x.astype(dt)), dt)
+
+
+def _conj_transpose(ct: Any, x: UndefinedPrimal) -> list[Any]:
+    # conj of a real operand made it complex: its transpose keeps the real part.
+    return [conj(ct) if x.aval.dtype.kind == "c" else real(ct)]
+
+
+deflinear(conj_p, _conj_transpose)
 
 
 integer_pow_p = Primitive("integer_pow")
@@ -475,6 +693,17 @@ def _integer_pow_impl(x: NDArray, *, y: int) -> NDArray:
     if y < 0:
         acc = 1 / acc
     return _as(acc, x.dtype)
+
+
+def _integer_pow_jvp(g: Array, x: Array, *, y: int) -> Array:
+    if y == 0:
+        return _like(g, 0)
+    if y == 1:
+        return g
+    return mul(g, mul(integer_pow(x, y - 1), y))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # -- binary -----------------------------------------------------------------
@@ -570,26 +799,114 @@ def _nextafter(x: NDArray, y: NDArray) -> NDArray:
     return np.where(np.isnan(x) | np.isnan(y), np.nan, out)
 
 
+def _add_jvp(primals: Any, tangents: Any, *, sign: int) -> tuple[Array, Any]:
+    """add (``sign=1``) and sub (``-1``): a Zero tangent adds nothing; the
+    other is broadcast to the result."""
+    (x, y), (tx, ty) = primals, tangents
+    out = (add_p if sign > 0 else sub_p).bind(x, y)
+    tx_zero, ty_zero = type(tx) is Zero, type(ty) is Zero
+    if not ty_zero and sign < 0:
+        ty = neg(ty)
+    if tx_zero and ty_zero:
+        return out, Zero.of(out)
+    if tx_zero or ty_zero:
+        return out, _broadcast_to(ty if tx_zero else tx, aval_of(out))
+    return out, add(tx, ty)
+
+
+def _add_transpose(ct: Any, x: Any, y: Any, *, sign: int = 1) -> list[Any]:
+    ct_y = ct if sign > 0 else neg(ct)
+    return [
+        _unbroadcast(x.aval, ct) if is_undefined(x) else None,
+        _unbroadcast(y.aval, ct_y) if is_undefined(y) else None,
+    ]
+
+
 add_p = _binary("add", _NUMBER, np.add, promoting="add")
+add_p.def_jvp(functools.partial(_add_jvp, sign=1))
+add_p.def_transpose(_add_transpose)
 sub_p = _binary("sub", _NUMBER, np.subtract, promoting="subtract")
+sub_p.def_jvp(functools.partial(_add_jvp, sign=-1))
+sub_p.def_transpose(functools.partial(_add_transpose, sign=-1))
 mul_p = _binary("mul", _NUMBER, np.multiply, promoting="multiply")
+# Linear in each operand; never conjugated, whatever the dtype (module notes).
+defbilinear(
+    mul_p,
+    lambda ct, x, y: _unbroadcast(x.aval, mul(ct, y)),
+    lambda ct, x, y: _unbroadcast(y.aval, mul(x, ct)),
+)
 div_p = _binary("div", _NUMBER, _div, promoting="divide")
+defjvp(
+    div_p,
+    lambda g, x, y: div(g, y),
+    lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)),
+)
+
+
+def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if is_undefined(y):
+        raise ValueError("div is linear in its dividend only; its divisor is known")
+    return [_unbroadcast(x.aval, div(ct, y)), None]
+
+
+div_p.def_transpose(_div_transpose)
 rem_p = _binary("rem", "iuf", _rem, promoting="fmod")
+# rem(x, y) = x - y trunc(x / y): slopes 1 and -trunc(x / y).
+defjvp2(
+    rem_p,
+    lambda g, ans, x, y: _broadcast_to(g, aval_of(ans)),
+    lambda g, ans, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))),
+)
+
+
+def _balanced_eq(x: Array, ans: Array, y: Array) -> Array:
+    """Where ``x`` gave max(x, y) (or min): 1, or 1/2 on ties, so that the
+    tangents of equal operands share the slope, as JAX's."""
+    return div(_mask(eq(x, ans), ans), add(_mask(eq(y, ans), ans), 1))
+
+
 max_p = _binary("max", _ALL, _lexicographic(np.greater), promoting="maximum")
+defjvp2(
+    max_p,
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
 min_p = _binary("min", _ALL, _lexicographic(np.less), promoting="minimum")
+defjvp2(
+    min_p,
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
 atan2_p = _binary("atan2", _INEXACT, _atan2, promoting="arctan2", wide=_Wide.F32)
+defjvp(
+    atan2_p,
+    lambda g, x, y: mul(g, div(y, add(_square(x), _square(y)))),
+    lambda g, x, y: mul(g, div(neg(x), add(_square(x), _square(y)))),
+)
 nextafter_p = _binary("nextafter", _FLOAT, _nextafter, promoting="nextafter")
+defjvp_unsupported(
+    nextafter_p, "jax.lax.nextafter has no derivative either; it steps to a neighbour"
+)
 and_p = _binary("and", _BITS, np.bitwise_and, promoting="bitwise_and")
+defjvp_zero(and_p)
 or_p = _binary("or", _BITS, np.bitwise_or, promoting="bitwise_or")
+defjvp_zero(or_p)
 xor_p = _binary("xor", _BITS, np.bitwise_xor, promoting="bitwise_xor")
+defjvp_zero(xor_p)
 eq_p = _binary("eq", _ALL, np.equal, compare=True, promoting="equal")
+defjvp_zero(eq_p)
 ne_p = _binary("ne", _ALL, np.not_equal, compare=True, promoting="not_equal")
+defjvp_zero(ne_p)
 lt_p = _binary("lt", _ORDERED, np.less, compare=True, promoting="less")
+defjvp_zero(lt_p)
 le_p = _binary("le", _ORDERED, np.less_equal, compare=True, promoting="less_equal")
+defjvp_zero(le_p)
 gt_p = _binary("gt", _ORDERED, np.greater, compare=True, promoting="greater")
+defjvp_zero(gt_p)
 ge_p = _binary(
     "ge", _ORDERED, np.greater_equal, compare=True, promoting="greater_equal"
 )
+defjvp_zero(ge_p)
 
 
 def _shift(kind: str) -> Callable[[NDArray, NDArray], NDArray]:
@@ -617,12 +934,15 @@ def _shift(kind: str) -> Callable[[NDArray, NDArray], NDArray]:
 
 
 shift_left_p = _binary("shift_left", _INT, _shift("left"), promoting="left_shift")
+defjvp_zero(shift_left_p)
 shift_right_logical_p = _binary(
     "shift_right_logical", _INT, _shift("logical"), promoting="right_shift"
 )
+defjvp_zero(shift_right_logical_p)
 shift_right_arithmetic_p = _binary(
     "shift_right_arithmetic", _INT, _shift("arithmetic"), promoting="right_shift"
 )
+defjvp_zero(shift_right_arithmetic_p)
 
 pow_p = Primitive("pow")
 
@@ -665,6 +985,26 @@ def _pow_impl(x: NDArray, y: NDArray) -> NDArray:
     return _as(out, x.dtype)
 
 
+def _pow_jvp_x(g: Array, ans: Array, x: Array, y: Array) -> Array:
+    """d(x**y)/dx = y x**(y-1); for an integer y, 0 where y is 0 (so that
+    x = 0 gives no NaN), as JAX's."""
+    if _dtypes.kind_of(y.dtype) not in "iu":
+        return mul(g, mul(y, pow(x, sub(y, 1))))
+    factor = _cast(y, x.dtype, y.weak_type)
+    slope = mul(_replace_zero(factor), pow(x, sub(y, 1)))
+    at_zero = _broadcast_shape(eq(y, 0), tuple(slope.shape))
+    return mul(g, select(at_zero, _like(slope, 0), slope))
+
+
+# d(x**y)/dy = log(x) x**y, with log(1) at x = 0 (where x**y is 0 or 1);
+# an integer exponent has no tangent.
+defjvp2(
+    pow_p,
+    _pow_jvp_x,
+    lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)),
+)
+
+
 complex_p = Primitive("complex")
 
 
@@ -686,6 +1026,17 @@ def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 def _complex_impl(x: NDArray, y: NDArray) -> NDArray:
     out_dt = _COMPLEX_OF[x.dtype]
     return x.astype(out_dt) + 1j * y.astype(out_dt)
+
+
+def _complex_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    # The transposes of t -> complex(t, 0) and t -> complex(0, t).
+    return [
+        _unbroadcast(x.aval, real(ct)) if is_undefined(x) else None,
+        _unbroadcast(y.aval, imag(neg(ct))) if is_undefined(y) else None,
+    ]
+
+
+deflinear(complex_p, _complex_transpose)
 
 
 # -- selection --------------------------------------------------------------
@@ -741,6 +1092,36 @@ def _select_n_impl(which: NDArray, *cases: NDArray) -> NDArray:
     return out
 
 
+def _select_n_jvp(primals: Any, tangents: Any) -> tuple[Array, Any]:
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    if all(type(t) is Zero for t in tangents[1:]):
+        return out, Zero.of(out)
+    chosen = select_n_p.bind(which, *(instantiate(t) for t in tangents[1:]))
+    return out, _cast(chosen, out.dtype, out.weak_type)
+
+
+def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list[Any]:
+    # Linear in the cases: each gets the cotangent where it was chosen.
+    if is_undefined(which):
+        raise ValueError("select_n is not linear in `which`; it must be known")
+    none = zeros(aval_of(ct))
+    out: list[Any] = [None]
+    for i, case in enumerate(cases):
+        if not is_undefined(case):
+            out.append(None)
+            continue
+        picked = select_n_p.bind(
+            which, *(ct if j == i else none for j in range(len(cases)))
+        )
+        out.append(_cast(picked, case.aval.dtype, case.aval.weak_type))
+    return out
+
+
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
+
+
 clamp_p = Primitive("clamp")
 
 
@@ -764,6 +1145,30 @@ def _clamp_impl(lo: NDArray, x: NDArray, hi: NDArray) -> NDArray:
         low = np.where(np.real(x) > np.real(lo), x, lo)
         return _as(np.where(np.real(low) > np.real(hi), hi, low), x.dtype)
     return _as(np.minimum(np.maximum(x, lo), hi), x.dtype)
+
+
+def _clamp_rule(
+    which: str,
+) -> Any:
+    """The tangent of clamp due to ``which`` operand's tangent: it passes
+    where that operand is the result strictly (none does at a tie, as JAX);
+    complex numbers compare by real part, as the implementation."""
+
+    def rule(g: Array, ans: Array, lo: Array, x: Array, hi: Array) -> Array:
+        lo, x, hi = (real(v) if v.dtype.kind == "c" else v for v in (lo, x, hi))
+        if which == "min":
+            chosen = bitwise_and(gt(lo, x), lt(lo, hi))
+        elif which == "x":
+            chosen = bitwise_and(gt(x, lo), lt(x, hi))
+        else:
+            chosen = lt(hi, x)
+        g = _broadcast_to(g, aval_of(ans))
+        return select(chosen, g, _like(g, 0))
+
+    return rule
+
+
+defjvp2(clamp_p, _clamp_rule("min"), _clamp_rule("x"), _clamp_rule("max"))
 
 
 # -- public functions -------------------------------------------------------
@@ -1912,7 +2317,7 @@ def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
             np.exceptions.ComplexWarning,
             stacklevel=2,
         )
-    return convert_element_type_p.bind(x, new_dtype=dt)  # type: ignore[no-any-return]
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False)  # type: ignore[no-any-return]
 
 
 def bitcast_convert_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:

@@ -14,6 +14,16 @@ Out-of-range windows follow ``mode``: ``'clip'`` moves them back in range;
 scatters. As in ``jax.lax``, gathers default to ``'promise_in_bounds'``
 (computed as ``'clip'``) and scatters to ``'fill'``/``'drop'``. Results keep
 the operand's dtype and weak flag; updates must have the operand's dtype.
+
+Differentiation: a gather is linear in its operand, and its transpose is a
+``scatter_add`` of the cotangent (in ``'clip'`` mode where the gather
+clipped, so the two agree even on indices out of range); ``scatter_add``
+and ``scatter`` are linear in the operand and the updates together (for
+``scatter``, only the update written last at an element gets its
+cotangent, as the implementation writes it last); ``scatter_mul`` is linear
+in the operand, and has no derivative in its updates (as ``jax.lax``
+without ``unique_indices``); ``scatter_min``/``scatter_max`` share the
+tangents of the values that tie for an element equally, as JAX's.
 """
 
 # Package-internal: the arrays' underscored slots are read by design.
@@ -28,14 +38,22 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from typelattice import _dtypes
+from typelattice._lax import _elementwise as ew
+from typelattice._lax import _structural as st
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    Zero,
+    aval_of,
     check_accepts,
     check_same_dtypes,
+    defjvp,
+    instantiate,
     ints_of,
+    is_undefined,
     to_array,
     to_arrays,
+    zeros,
 )
 
 if TYPE_CHECKING:
@@ -355,6 +373,70 @@ def _gather_impl(
     return np.transpose(out, perm)
 
 
+def _scatter_numbers(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+    """The scatter that writes back where a gather of ``dn`` reads."""
+    return ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims,
+        inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims,
+    )
+
+
+def _gather_jvp(
+    g: Any,
+    x: Any,
+    indices: Any,
+    *,
+    dimension_numbers: GatherDimensionNumbers,
+    slice_sizes: Shape,
+    mode: GatherScatterMode,
+    fill_value: Any,
+) -> Any:
+    # Filled elements are constants: their tangent is 0, not fill_value.
+    return gather_p.bind(
+        g,
+        indices,
+        dimension_numbers=dimension_numbers,
+        slice_sizes=slice_sizes,
+        mode=mode,
+        fill_value=np.zeros((), g.dtype)[()],
+    )
+
+
+def _gather_transpose(
+    ct: Any,
+    x: Any,
+    indices: Any,
+    *,
+    dimension_numbers: GatherDimensionNumbers,
+    slice_sizes: Shape,
+    mode: GatherScatterMode,
+    fill_value: Any,
+) -> list[Any]:
+    # A gather that clipped (or promised, and clips) adds back at the clipped
+    # windows: a CLIP scatter. jax.lax scatters in the promised mode, which
+    # drops out-of-range windows instead.
+    if is_undefined(indices):
+        raise ValueError("gather is not linear in its indices")
+    back = GatherScatterMode.FILL_OR_DROP
+    if mode is not GatherScatterMode.FILL_OR_DROP:
+        back = GatherScatterMode.CLIP
+    added = scatter_add_p.bind(
+        zeros(x.aval.update(weak_type=ct.weak_type)),
+        indices,
+        ct,
+        dimension_numbers=_scatter_numbers(dimension_numbers),
+        mode=back,
+    )
+    return [ew._cast(added, x.aval.dtype, x.aval.weak_type), None]
+
+
+defjvp(gather_p, _gather_jvp, None)
+gather_p.def_transpose(_gather_transpose)
+
+
 def gather(
     operand: ArrayLike,
     start_indices: ArrayLike,
@@ -539,6 +621,219 @@ scatter_add_p = _scatter_primitive("scatter-add", _at(np.add), "iufc")
 scatter_mul_p = _scatter_primitive("scatter-mul", _at(np.multiply), "iufc")
 scatter_min_p = _scatter_primitive("scatter-min", _at(np.minimum))
 scatter_max_p = _scatter_primitive("scatter-max", _at(np.maximum))
+
+
+def _gather_back(
+    x: Any,
+    indices: Any,
+    updates_shape: Shape,
+    dn: ScatterDimensionNumbers,
+    mode: GatherScatterMode,
+    fill: Any = 0,
+) -> Any:
+    """Read, for each element of the updates, the element of ``x`` (of the
+    operand's shape) that the scatter of ``dn`` writes it to; the windows a
+    scatter drops read ``fill``."""
+    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
+    sizes = iter(updates_shape[a] for a in dn.update_window_dims)
+    slice_sizes = tuple(
+        1 if d in inserted else next(sizes) for d in range(len(x.shape))
+    )
+    gather_dn = GatherDimensionNumbers(
+        offset_dims=tuple(dn.update_window_dims),
+        collapsed_slice_dims=tuple(dn.inserted_window_dims),
+        start_index_map=tuple(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=tuple(dn.operand_batching_dims),
+        start_indices_batching_dims=tuple(dn.scatter_indices_batching_dims),
+    )
+    read = GatherScatterMode.CLIP
+    if mode is not GatherScatterMode.CLIP:  # the scatter dropped them
+        read = GatherScatterMode.FILL_OR_DROP
+    return gather_p.bind(
+        x,
+        indices,
+        dimension_numbers=gather_dn,
+        slice_sizes=slice_sizes,
+        mode=read,
+        fill_value=np.asarray(fill).astype(x.dtype)[()],
+    )
+
+
+def _scatter_linear_jvp(prim: Primitive) -> Any:
+    """The JVP of a scatter linear in the operand and updates together."""
+
+    def jvp(primals: Any, tangents: Any, **params: Any) -> tuple[Any, Any]:
+        x, indices, updates = primals
+        tx, _, tu = tangents
+        out = prim.bind(x, indices, updates, **params)
+        if type(tx) is Zero and type(tu) is Zero:
+            return out, Zero.of(out)
+        t = prim.bind(instantiate(tx), indices, instantiate(tu), **params)
+        return out, t
+
+    return jvp
+
+
+def _scatter_add_transpose(
+    ct: Any,
+    x: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: ScatterDimensionNumbers,
+    mode: GatherScatterMode,
+) -> list[Any]:
+    if is_undefined(indices):
+        raise ValueError("scatter_add is not linear in its indices")
+    out: list[Any] = [None, None, None]
+    if is_undefined(x):
+        out[0] = ew._cast(ct, x.aval.dtype, x.aval.weak_type)
+    if is_undefined(updates):
+        aval = updates.aval
+        read = _gather_back(ct, indices, aval.shape, dimension_numbers, mode)
+        out[2] = ew._cast(read, aval.dtype, aval.weak_type)
+    return out
+
+
+scatter_add_p.def_jvp(_scatter_linear_jvp(scatter_add_p))
+scatter_add_p.def_transpose(_scatter_add_transpose)
+
+
+def _scatter_transpose(
+    ct: Any,
+    x: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: ScatterDimensionNumbers,
+    mode: GatherScatterMode,
+) -> list[Any]:
+    # The operand's cotangent is zero where an update was written; an
+    # update's is the cotangent at its element if it was written last there
+    # (found by scattering the updates' positions and reading them back).
+    if is_undefined(indices):
+        raise ValueError("scatter is not linear in its indices")
+    u_aval = aval_of(updates)
+    dn = dimension_numbers
+    out: list[Any] = [None, None, None]
+    if is_undefined(x):
+        holes = scatter_p.bind(
+            ct,
+            indices,
+            zeros(u_aval.update(dtype=ct.dtype)),
+            dimension_numbers=dn,
+            mode=mode,
+        )
+        out[0] = ew._cast(holes, x.aval.dtype, x.aval.weak_type)
+    if is_undefined(updates):
+        i32 = np.dtype(np.int32)
+        count = int(np.prod(u_aval.shape))
+        ids = st.iota_p.bind(dtype=i32, shape=(count,), dimension=0)
+        ids = st.reshape_p.bind(ids, new_sizes=u_aval.shape, dimensions=None)
+        nobody = ew._like(ShapedArray(tuple(ct.shape), i32), -1)
+        last = scatter_p.bind(nobody, indices, ids, dimension_numbers=dn, mode=mode)
+        won = ew.eq(_gather_back(last, indices, u_aval.shape, dn, mode, -1), ids)
+        read = _gather_back(ct, indices, u_aval.shape, dn, mode)
+        picked = ew.select(won, read, ew._like(read, 0))
+        out[2] = ew._cast(picked, u_aval.dtype, u_aval.weak_type)
+    return out
+
+
+scatter_p.def_jvp(_scatter_linear_jvp(scatter_p))
+scatter_p.def_transpose(_scatter_transpose)
+
+
+def _scatter_mul_jvp_updates(
+    g: Any, x: Any, indices: Any, updates: Any, **params: Any
+) -> Any:
+    raise NotImplementedError(
+        "scatter_mul has no derivative with respect to its updates (jax.lax has "
+        "one only with unique_indices=True, which typelattice.lax does not "
+        "take); multiply instead by a scatter of the factors into ones: "
+        "lax.mul(operand, lax.scatter(ones, indices, updates, ...))"
+    )
+
+
+def _scatter_mul_jvp_operand(
+    g: Any, x: Any, indices: Any, updates: Any, **params: Any
+) -> Any:
+    return scatter_mul_p.bind(g, indices, updates, **params)
+
+
+defjvp(scatter_mul_p, _scatter_mul_jvp_operand, None, _scatter_mul_jvp_updates)
+
+
+def _scatter_mul_transpose(
+    ct: Any,
+    x: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: ScatterDimensionNumbers,
+    mode: GatherScatterMode,
+) -> list[Any]:
+    if is_undefined(indices) or is_undefined(updates):
+        raise ValueError("scatter_mul is linear in its operand only")
+    scaled = scatter_mul_p.bind(
+        ct, indices, updates, dimension_numbers=dimension_numbers, mode=mode
+    )
+    return [ew._cast(scaled, x.aval.dtype, x.aval.weak_type), None, None]
+
+
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
+
+
+def _scatter_extremum_jvp(prim: Primitive) -> Any:
+    """scatter_min/max: the tangent of each element is the mean of the
+    tangents of the values (operand and updates) equal to the result."""
+
+    def jvp(primals: Any, tangents: Any, **params: Any) -> tuple[Any, Any]:
+        x, indices, updates = primals
+        tx, _, tu = tangents
+        out = prim.bind(x, indices, updates, **params)
+        if type(tx) is Zero and type(tu) is Zero:
+            return out, Zero.of(out)
+        tx, tu = instantiate(tx), instantiate(tu)
+        dn, mode = params["dimension_numbers"], params["mode"]
+        kept = ew._mask(ew.eq(x, out), tx)
+        reached = _gather_back(out, indices, updates.shape, dn, mode)
+        won = ew._mask(ew.eq(updates, reached), tu)
+        nothing = zeros(aval_of(tx))
+        count = ew.add(kept, scatter_add_p.bind(nothing, indices, won, **params))
+        total = ew.add(
+            ew.mul(tx, kept),
+            scatter_add_p.bind(nothing, indices, ew.mul(tu, won), **params),
+        )
+        return out, ew.div(total, count)
+
+    return jvp
+
+
+scatter_min_p.def_jvp(_scatter_extremum_jvp(scatter_min_p))
+scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    """``x``'s elements at ``indices`` (of ``x``'s shape, integers) along
+    ``axis``: a gather, so that rules written with it (``sort``,
+    ``cummax``) differentiate again."""
+    others = tuple(d for d in range(x.ndim) if d != axis)
+    dn = GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+        operand_batching_dims=others,
+        start_indices_batching_dims=others,
+    )
+    column = st.reshape_p.bind(indices, new_sizes=(*indices.shape, 1), dimensions=None)
+    return gather_p.bind(
+        x,
+        column,
+        dimension_numbers=dn,
+        slice_sizes=(1,) * x.ndim,
+        mode=GatherScatterMode.PROMISE_IN_BOUNDS,
+        fill_value=None,
+    )
 
 
 def _scatter_call(

@@ -5,6 +5,14 @@ Unlike ``typelattice.numpy.sum``, a reduction keeps the operand's dtype:
 int8 sums wrap in int8, as ``jax.lax``. Sums and products keep the weak flag,
 logical reductions and ``argmax``/``argmin`` give strong results. Float16,
 bfloat16 and the smaller floats are accumulated in float32 and rounded once.
+
+Derivatives: sums are linear (``reduce_sum``'s transpose broadcasts,
+``cumsum``'s accumulates the other way); products use the products of the
+other elements, computed with running products so that zeros are exact;
+the maximum and minimum share the tangent equally among the elements equal
+to the result (``reduce_max`` as JAX; ``cummax``/``cummin`` the same way
+for each prefix, where JAX's split depends on its scan's tree); ``sort``
+moves tangents with the permutation it applies.
 """
 
 # Package-internal: the arrays' underscored slots are read by design.
@@ -12,6 +20,7 @@ bfloat16 and the smaller floats are accumulated in float32 and rounded once.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -20,10 +29,18 @@ import numpy as np
 
 from typelattice import _dtypes
 from typelattice._lax import _elementwise as ew
+from typelattice._lax import _structural as st
+from typelattice._lax._indexing import take_along_axis
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    UndefinedPrimal,
+    Zero,
     check_accepts,
+    defjvp,
+    defjvp2,
+    defjvp_zero,
+    deflinear,
     ints_of,
     to_array,
 )
@@ -146,13 +163,78 @@ def _logical(ufunc: np.ufunc) -> Callable[[NDArray, Shape], Any]:
     return fn
 
 
+def _kept_axes(ndim: int, axes: Shape) -> Shape:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _shifted(x: Any, by: int, axis: int, fill: Any) -> Any:
+    """``x`` moved ``by`` places along ``axis`` (to higher indices when
+    positive), ``fill`` coming in: a pad that cuts what goes out."""
+    config = [(0, 0, 0)] * x.ndim
+    config[axis] = (by, -by, 0)
+    return st.pad(x, fill, config)
+
+
+def _products_of_others(x: Any, axis: int) -> Any:
+    """For each element, the product of the others along ``axis``: running
+    products from both sides, exact where ``x`` has zeros (dividing the
+    product by the element would not be)."""
+    before = _shifted(cumprod(x, axis), 1, axis, 1)
+    after = _shifted(cumprod(x, axis, reverse=True), -1, axis, 1)
+    return ew.mul(before, after)
+
+
 reduce_sum_p = _reduce("reduce_sum", "iufc", _sum, keep_weak=True)
+
+
+def _reduce_sum_transpose(ct: Any, x: UndefinedPrimal, *, axes: Shape) -> list[Any]:
+    shape = x.aval.shape
+    return [
+        st.broadcast_in_dim_p.bind(
+            ct, shape=shape, broadcast_dimensions=_kept_axes(len(shape), axes)
+        )
+    ]
+
+
+deflinear(reduce_sum_p, _reduce_sum_transpose)
 reduce_prod_p = _reduce("reduce_prod", "iufc", _prod, keep_weak=True)
+
+
+def _reduce_prod_jvp(g: Any, x: Any, *, axes: Shape) -> Any:
+    # d prod(x) = sum_i g_i prod_(j != i) x_j, over the reduced axes laid
+    # out as one last axis.
+    kept = _kept_axes(x.ndim, axes)
+    flat_shape = (*(x.shape[d] for d in kept), math.prod(x.shape[d] for d in axes))
+    order = (*kept, *axes)
+    flat_x = st.reshape_p.bind(x, new_sizes=flat_shape, dimensions=order)
+    flat_g = st.reshape_p.bind(g, new_sizes=flat_shape, dimensions=order)
+    others = _products_of_others(flat_x, len(kept))
+    return reduce_sum_p.bind(ew.mul(flat_g, others), axes=(len(kept),))
+
+
+defjvp(reduce_prod_p, _reduce_prod_jvp)
+
+
+def _reduce_chooser_jvp(g: Any, ans: Any, x: Any, *, axes: Shape) -> Any:
+    # The mean of the tangents of the elements equal to the result, as JAX.
+    at = st.broadcast_in_dim_p.bind(
+        ans, shape=tuple(x.shape), broadcast_dimensions=_kept_axes(x.ndim, axes)
+    )
+    chosen = ew._mask(ew.eq(x, at), g)
+    total = reduce_sum_p.bind(ew.mul(g, chosen), axes=axes)
+    return ew.div(total, reduce_sum_p.bind(chosen, axes=axes))
+
+
 reduce_max_p = _reduce("reduce_max", "biufc", _extreme("max"), keep_weak=True)
+defjvp2(reduce_max_p, _reduce_chooser_jvp)
 reduce_min_p = _reduce("reduce_min", "biufc", _extreme("min"), keep_weak=True)
+defjvp2(reduce_min_p, _reduce_chooser_jvp)
 reduce_and_p = _reduce("reduce_and", "biu", _logical(np.bitwise_and), keep_weak=False)
+defjvp_zero(reduce_and_p)
 reduce_or_p = _reduce("reduce_or", "biu", _logical(np.bitwise_or), keep_weak=False)
+defjvp_zero(reduce_or_p)
 reduce_xor_p = _reduce("reduce_xor", "biu", _logical(np.bitwise_xor), keep_weak=False)
+defjvp_zero(reduce_xor_p)
 
 
 def _reduce_call(prim: Primitive, x: ArrayLike, axes: Sequence[int]) -> Array:
@@ -310,7 +392,9 @@ def _arg(name: str, fn: Callable[..., Any]) -> Primitive:
 
 
 argmax_p = _arg("argmax", np.argmax)
+defjvp_zero(argmax_p)
 argmin_p = _arg("argmin", np.argmin)
+defjvp_zero(argmin_p)
 
 
 def argmax(operand: ArrayLike, axis: int, index_dtype: DTypeLike) -> Array:
@@ -405,9 +489,77 @@ def _cumprod(x: NDArray, axis: int) -> NDArray:
 
 
 cumsum_p = _cumulative("cumsum", _cumsum)
+
+
+def _cumsum_transpose(ct: Any, x: Any, *, axis: int, reverse: bool) -> list[Any]:
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+deflinear(cumsum_p, _cumsum_transpose)
 cumprod_p = _cumulative("cumprod", _cumprod)
+
+
+def _linear_recurrence(a: Any, b: Any, axis: int) -> Any:
+    """``h`` with ``h[i] = a[i] h[i-1] + b[i]`` along ``axis`` (``h[-1] =
+    0``), in log2(n) steps: each step composes every element's map with
+    the one ``shift`` places before, ``(a, b)`` after ``(a', b')`` being
+    ``(a a', a b' + b)`` (a Hillis-Steele scan)."""
+    shift = 1
+    while shift < a.shape[axis]:
+        b = ew.add(ew.mul(a, _shifted(b, shift, axis, 0)), b)
+        a = ew.mul(a, _shifted(a, shift, axis, 1))
+        shift *= 2
+    return b
+
+
+def _cumprod_jvp(g: Any, x: Any, *, axis: int, reverse: bool) -> Any:
+    # y[i] = y[i-1] x[i], so dy[i] = x[i] dy[i-1] + y[i-1] g[i]: exact where
+    # x has zeros, unlike y * cumsum(g / x).
+    if reverse:
+        x, g = (
+            st.rev_p.bind(x, dimensions=(axis,)),
+            st.rev_p.bind(g, dimensions=(axis,)),
+        )
+    before = _shifted(cumprod_p.bind(x, axis=axis, reverse=False), 1, axis, 1)
+    out = _linear_recurrence(x, ew.mul(before, g), axis)
+    return st.rev_p.bind(out, dimensions=(axis,)) if reverse else out
+
+
+defjvp(cumprod_p, _cumprod_jvp)
+
+
+def _cumulative_chooser_jvp(
+    g: Any, ans: Any, x: Any, *, axis: int, reverse: bool
+) -> Any:
+    """cummax/cummin: at each position, the mean of the tangents of the
+    elements so far equal to the running extreme (as reduce_max's rule on
+    that prefix). Those elements are the ones that equalled the running
+    extreme when they came, since the last change of it: sums over runs of
+    equal running extremes, from running sums and the runs' starts."""
+    if reverse:
+        x, ans, g = (st.rev_p.bind(v, dimensions=(axis,)) for v in (x, ans, g))
+    came = ew._mask(ew.eq(x, ans), g)
+    index = st.iota_p.bind(
+        dtype=np.dtype(np.int32), shape=tuple(x.shape), dimension=axis
+    )
+    starts = ew.bitwise_or(ew.ne(ans, _shifted(ans, 1, axis, 0)), ew.eq(index, 0))
+    run = cummax_p.bind(
+        ew.select(starts, index, ew._like(index, 0)), axis=axis, reverse=False
+    )
+
+    def run_sum(v: Any) -> Any:
+        total = cumsum_p.bind(v, axis=axis, reverse=False)
+        earlier = take_along_axis(_shifted(total, 1, axis, 0), run, axis)
+        return ew.sub(total, earlier)
+
+    out = ew.div(run_sum(ew.mul(g, came)), run_sum(came))
+    return st.rev_p.bind(out, dimensions=(axis,)) if reverse else out
+
+
 cummax_p = _cumulative("cummax", _accumulate_lexicographic("max"))
+defjvp2(cummax_p, _cumulative_chooser_jvp)
 cummin_p = _cumulative("cummin", _accumulate_lexicographic("min"))
+defjvp2(cummin_p, _cumulative_chooser_jvp)
 
 
 def _cumulative_call(prim: Primitive, x: ArrayLike, axis: int, reverse: bool) -> Array:
@@ -535,6 +687,26 @@ def _sort_impl(
     return tuple(
         np.moveaxis(np.take_along_axis(x, order, axis=-1), -1, dimension) for x in moved
     )
+
+
+def _sort_jvp(
+    primals: Any, tangents: Any, *, dimension: int, is_stable: bool, num_keys: int
+) -> tuple[Any, Any]:
+    # Sort the positions along with the operands, then move each tangent by
+    # that permutation.
+    shape = tuple(primals[0].shape)
+    index = st.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=dimension)
+    *out, order = sort_p.bind(
+        *primals, index, dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
+    moved = tuple(
+        Zero.of(o) if type(t) is Zero else take_along_axis(t, order, dimension)
+        for o, t in zip(out, tangents, strict=True)
+    )
+    return tuple(out), moved
+
+
+sort_p.def_jvp(_sort_jvp)
 
 
 def sort(

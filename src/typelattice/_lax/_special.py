@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["digamma", "erf", "erf_inv", "erfc", "lgamma"]
+__all__ = ["digamma", "erf", "erf_inv", "erfc", "lgamma", "polygamma"]
 
 Float64 = np.ndarray[Any, np.dtype[np.float64]]
 
@@ -104,3 +104,62 @@ def digamma(x: Float64) -> Float64:
     out = np.where(negative, reflected, psi)
     out = np.where(x == np.inf, np.inf, out)
     return np.where(pole | np.isnan(x) | (x == -np.inf), np.nan, out)
+
+
+# Bernoulli numbers B_2 .. B_12, for the asymptotic series of the Hurwitz
+# zeta function below.
+_BERNOULLI: Final = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
+
+
+def _cot_derivative(m: int) -> np.ndarray[Any, Any]:
+    """The coefficients (lowest degree first) of the polynomial ``P_m`` with
+    ``d^m/du^m cot(u) = P_m(cot(u))``: ``P_0(c) = c`` and, as ``cot' = -(1 +
+    cot^2)``, ``P_{k+1}(c) = -P_k'(c) (1 + c^2)``."""
+    coefficients = np.array([0.0, 1.0])
+    for _ in range(m):
+        coefficients = -np.polynomial.polynomial.polymul(
+            np.polynomial.polynomial.polyder(coefficients), [1.0, 0.0, 1.0]
+        )
+    return coefficients
+
+
+def polygamma(m: int, x: Float64) -> Float64:
+    """The ``m``-th derivative of digamma (``m >= 1``); at the poles 0, -1,
+    ... ``inf`` for odd ``m`` and NaN for even ``m``, as JAX.
+
+    For ``x > 0``: ``psi^(m)(x) = (-1)^(m+1) m! zeta(m+1, x)``, the Hurwitz
+    zeta function summed term by term until ``x >= 10 + m``, then by its
+    asymptotic series. For ``x < 0`` the reflection formula, the ``m``-th
+    derivative of ``psi(1 - x) - psi(x) = pi cot(pi x)``.
+    """
+    pole = (x <= 0) & (x == np.floor(x))
+    negative = (x < 0) & ~pole
+    z = np.where(negative, 1 - x, x)
+    z = np.where(pole | ~np.isfinite(z), 1.0, z)
+    s = m + 1
+    total = np.zeros_like(z)
+    while True:  # zeta(s, z) = z^-s + zeta(s, z + 1)
+        small = z < 10 + m
+        if not small.any():
+            break
+        total = total + np.where(small, z**-s, 0.0)
+        z = np.where(small, z + 1, z)
+    # zeta(s, z) ~ z^(1-s)/(s-1) + z^-s/2 + sum B_2k/(2k)! (s)_(2k-1) z^(1-s-2k)
+    total = total + z ** (1 - s) / (s - 1) + z**-s / 2
+    rising = float(s)  # (s)_(2k-1), the rising factorial
+    for k, bernoulli in enumerate(_BERNOULLI, start=1):
+        term = bernoulli / math.factorial(2 * k) * rising * z ** (1 - s - 2 * k)
+        total = total + term
+        rising *= (s + 2 * k - 1) * (s + 2 * k)
+    odd = m % 2 == 1  # (-1)^(m+1) is 1
+    psi = (1.0 if odd else -1.0) * math.factorial(m) * total
+    # Reflection: psi^(m)(x) = (-1)^m psi^(m)(1 - x) - pi^(m+1) P_m(cot(pi x)).
+    cot = 1 / np.tan(math.pi * np.where(negative, x, 0.5))
+    slope = np.asarray(
+        np.polynomial.polynomial.polyval(cot, _cot_derivative(m)), np.float64
+    )
+    reflected = (-psi if odd else psi) - math.pi ** (m + 1) * slope
+    out = np.where(negative, reflected, psi)
+    out = np.where(x == np.inf, 0.0, out)
+    out = np.where(pole, np.inf if odd else np.nan, out)
+    return np.where(np.isnan(x) | (x == -np.inf), np.nan, out)

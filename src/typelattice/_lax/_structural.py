@@ -8,6 +8,11 @@ Results keep the operand's dtype and weak flag (joins: weak when every
 operand is). Axes are counted from 0 and are never negative, as in
 ``jax.lax``, except where ``jax.lax`` normalizes them itself
 (``expand_dims``, ``slice_in_dim``).
+
+All of them are linear in their array operands (``iota`` has none): each
+has a transpose rule, which moves the cotangent back (a slice's is a pad, a
+pad's a slice, a broadcast's a sum). Cotangents are given the dtype and weak
+flag of their operands.
 """
 
 # Package-internal: the arrays' underscored slots are read by design.
@@ -27,11 +32,19 @@ from typelattice._lax import _elementwise as ew
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    UndefinedPrimal,
+    Zero,
+    aval_of,
     check_accepts,
     check_same_dtypes,
+    defjvp_zero,
+    deflinear,
+    instantiate,
     ints_of,
+    is_undefined,
     to_array,
     to_arrays,
+    zeros,
 )
 
 if TYPE_CHECKING:
@@ -109,6 +122,30 @@ def _broadcast_in_dim_impl(
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
     return np.broadcast_to(x.reshape(expanded), shape)
+
+
+def _as_aval(ct: Any, aval: ShapedArray) -> Any:
+    """A cotangent with ``aval``'s dtype and weak flag (operands of joins
+    and updates may differ from the result in their weak flag)."""
+    return ew._cast(ct, aval.dtype, aval.weak_type)
+
+
+def _broadcast_in_dim_transpose(
+    ct: Any, x: UndefinedPrimal, *, shape: Shape, broadcast_dimensions: Shape
+) -> list[Any]:
+    # Sum over the new axes and the axes of size 1 that were stretched.
+    # Imported here: the reductions are built on this module.
+    from typelattice._lax._reductions import reduce_sum_p
+
+    dims = broadcast_dimensions
+    stretched = [d for i, d in enumerate(dims) if x.aval.shape[i] != shape[d]]
+    axes = tuple(sorted({*(d for d in range(len(shape)) if d not in dims), *stretched}))
+    summed = reduce_sum_p.bind(ct, axes=axes) if axes else ct
+    out = reshape_p.bind(summed, new_sizes=x.aval.shape, dimensions=None)
+    return [_as_aval(out, x.aval)]
+
+
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def broadcast_in_dim(
@@ -199,6 +236,20 @@ def _reshape_impl(x: NDArray, *, new_sizes: Shape, dimensions: Shape | None) -> 
     return np.reshape(x, new_sizes)
 
 
+def _reshape_transpose(
+    ct: Any, x: UndefinedPrimal, *, new_sizes: Shape, dimensions: Shape | None
+) -> list[Any]:
+    if dimensions is None:
+        return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    back = reshape_p.bind(ct, new_sizes=permuted, dimensions=None)
+    inverse = tuple(int(i) for i in np.argsort(dimensions))
+    return [transpose_p.bind(back, permutation=inverse)]
+
+
+deflinear(reshape_p, _reshape_transpose)
+
+
 def reshape(
     operand: ArrayLike,
     new_sizes: Sequence[int],
@@ -245,6 +296,16 @@ def _transpose_impl(x: NDArray, *, permutation: Shape) -> NDArray:
     return np.transpose(x, permutation)
 
 
+def _transpose_transpose(
+    ct: Any, x: UndefinedPrimal, *, permutation: Shape
+) -> list[Any]:
+    inverse = tuple(int(i) for i in np.argsort(permutation))
+    return [transpose_p.bind(ct, permutation=inverse)]
+
+
+deflinear(transpose_p, _transpose_transpose)
+
+
 def transpose(operand: ArrayLike, permutation: Sequence[int]) -> Array:
     """``operand`` with its axes permuted: axis ``i`` of the result is axis
     ``permutation[i]`` of ``operand``.
@@ -283,6 +344,13 @@ def _squeeze_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
 @squeeze_p.def_impl
 def _squeeze_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
     return np.squeeze(x, axis=dimensions)
+
+
+def _squeeze_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:
+    return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+
+
+deflinear(squeeze_p, _squeeze_transpose)
 
 
 def _axis(fname: str, axis: Any, ndim: int) -> int:
@@ -367,6 +435,13 @@ def _rev_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
     return np.flip(x, dimensions) if dimensions else x.copy()
 
 
+def _rev_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:
+    return [rev_p.bind(ct, dimensions=dimensions)]
+
+
+deflinear(rev_p, _rev_transpose)
+
+
 def rev(operand: ArrayLike, dimensions: Sequence[int]) -> Array:
     """``operand`` reversed along ``dimensions``.
 
@@ -426,6 +501,33 @@ def _concatenate_abstract(*xs: ShapedArray, dimension: int) -> ShapedArray:
 @concatenate_p.def_impl
 def _concatenate_impl(*xs: NDArray, dimension: int) -> NDArray:
     return np.concatenate(xs, axis=dimension)
+
+
+def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list[Any]:
+    # Each operand's cotangent is its slice of the result's.
+    out: list[Any] = []
+    start = 0
+    for x in xs:
+        aval = aval_of(x)
+        size = aval.shape[dimension]
+        if is_undefined(x):
+            starts = [0] * ct.ndim
+            limits = list(ct.shape)
+            starts[dimension], limits[dimension] = start, start + size
+            part = slice_p.bind(
+                ct,
+                start_indices=tuple(starts),
+                limit_indices=tuple(limits),
+                strides=(1,) * ct.ndim,
+            )
+            out.append(_as_aval(part, aval))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+deflinear(concatenate_p, _concatenate_transpose)
 
 
 def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
@@ -512,6 +614,42 @@ def _pad_impl(
     return np.pad(kept, widths, constant_values=padding_value)
 
 
+def _pad_transpose(
+    ct: Any,
+    x: Any,
+    padding_value: Any,
+    *,
+    padding_config: tuple[tuple[int, int, int], ...],
+) -> list[Any]:
+    # The operand's elements are every (interior + 1)-th of the result's,
+    # once the edges are undone (cut elements get zeros); the padding
+    # value's cotangent is the rest of the sum.
+    x_aval = aval_of(x)
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    zero = ew._like(ShapedArray((), ct.dtype, ct.weak_type), 0)
+    edges = pad_p.bind(ct, zero, padding_config=unpad)
+    t_x = slice_p.bind(
+        edges,
+        start_indices=(0,) * ct.ndim,
+        limit_indices=tuple(edges.shape),
+        strides=tuple(interior + 1 for _, _, interior in padding_config),
+    )
+    out: list[Any] = [_as_aval(t_x, x_aval) if is_undefined(x) else None, None]
+    if is_undefined(padding_value):
+        # Imported here: the reductions are built on this module.
+        from typelattice._lax._reductions import reduce_sum_p
+
+        every = tuple(range(ct.ndim))
+        rest = ew.sub(
+            reduce_sum_p.bind(ct, axes=every), reduce_sum_p.bind(t_x, axes=every)
+        )
+        out[1] = _as_aval(rest, padding_value.aval)
+    return out
+
+
+deflinear(pad_p, _pad_transpose)
+
+
 def pad(
     operand: ArrayLike,
     padding_value: ArrayLike,
@@ -566,6 +704,9 @@ def _iota_impl(*, dtype: np.dtype[Any], shape: Shape, dimension: int) -> NDArray
     view = [1] * len(shape)
     view[dimension] = shape[dimension]
     return np.broadcast_to(counts.reshape(view), shape)
+
+
+defjvp_zero(iota_p)
 
 
 def iota(dtype: DTypeLike, size: int) -> Array:
@@ -676,6 +817,28 @@ def _slice_impl(
             for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
         )
     ]
+
+
+def _slice_transpose(
+    ct: Any,
+    x: UndefinedPrimal,
+    *,
+    start_indices: Shape,
+    limit_indices: Shape,
+    strides: Shape,
+) -> list[Any]:
+    # Zeros around and between the sliced elements: a pad.
+    config: list[tuple[int, int, int]] = []
+    for start, step, size, n in zip(
+        start_indices, strides, x.aval.shape, ct.shape, strict=True
+    ):
+        end = start + (n - 1) * step + 1 if n else start
+        config.append((start, size - end, step - 1))
+    zero = ew._like(ShapedArray((), ct.dtype, ct.weak_type), 0)
+    return [pad_p.bind(ct, zero, padding_config=tuple(config))]
+
+
+deflinear(slice_p, _slice_transpose)
 
 
 def slice(  # noqa: A001 - jax.lax's name
@@ -794,7 +957,9 @@ def _start_indices(
                 f"index arguments to {fname} must be integers of the same type, "
                 f"got: {names}"
             )
-        strong = ew.convert_element_type_p.bind(index, new_dtype=index.dtype)
+        strong = ew.convert_element_type_p.bind(
+            index, new_dtype=index.dtype, weak_type=False
+        )
         if _dtypes.kind_of(index.dtype) == "i":
             if ok:
                 wrapped = ew.add_p.bind(strong, to_array(size, fname, 1, index.dtype))
@@ -858,6 +1023,30 @@ def _dynamic_slice_abstract(
 def _dynamic_slice_impl(x: NDArray, *starts: NDArray, slice_sizes: Shape) -> NDArray:
     begin = _clamped_starts(starts, x.shape, slice_sizes)
     return x[tuple(np.s_[b : b + n] for b, n in zip(begin, slice_sizes, strict=True))]
+
+
+def _dynamic_slice_jvp(
+    primals: Any, tangents: Any, *, slice_sizes: Shape
+) -> tuple[Any, Any]:
+    x, *starts = primals
+    out = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    if type(tangents[0]) is Zero:
+        return out, Zero.of(out)
+    return out, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(
+    ct: Any, x: Any, *starts: Any, slice_sizes: Shape
+) -> list[Any]:
+    # The window written into zeros, at the same (clamped) start.
+    if any(is_undefined(s) for s in starts):
+        raise ValueError("dynamic_slice is not linear in its start indices")
+    written = dynamic_update_slice_p.bind(zeros(x.aval), ct, *starts)
+    return [_as_aval(written, x.aval), *(None for _ in starts)]
+
+
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 
 
 def dynamic_slice(
@@ -926,6 +1115,40 @@ def _dynamic_update_slice_impl(
         update
     )
     return out
+
+
+def _dynamic_update_slice_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    x, update, *starts = primals
+    tx, tu = tangents[:2]
+    out = dynamic_update_slice_p.bind(x, update, *starts)
+    if type(tx) is Zero and type(tu) is Zero:
+        return out, Zero.of(out)
+    written = dynamic_update_slice_p.bind(instantiate(tx), instantiate(tu), *starts)
+    return out, written
+
+
+def _dynamic_update_slice_transpose(
+    ct: Any, x: Any, update: Any, *starts: Any
+) -> list[Any]:
+    # The operand's cotangent is zero under the update; the update's is the
+    # window of the cotangent.
+    if any(is_undefined(s) for s in starts):
+        raise ValueError("dynamic_update_slice is not linear in its start indices")
+    u_aval = aval_of(update)
+    out: list[Any] = [None, None, *(None for _ in starts)]
+    if is_undefined(x):
+        hole = dynamic_update_slice_p.bind(
+            ct, zeros(u_aval.update(dtype=ct.dtype)), *starts
+        )
+        out[0] = _as_aval(hole, x.aval)
+    if is_undefined(update):
+        window = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape)
+        out[1] = _as_aval(window, u_aval)
+    return out
+
+
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
 
 
 def dynamic_update_slice(
