@@ -21,7 +21,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice.numpy._array import ArrayImpl
+from typelattice._array import ArrayImpl
 
 
 def arr(values: Any, dtype: str = "int32") -> tnp.Array:

@@ -42,6 +42,7 @@ from typelattice._promotion import (
 )
 
 if TYPE_CHECKING:
+    from typelattice._basearray import Array
     from typelattice._compare import (
         LIBRARIES,
         Comparison,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from typelattice._explain import Explanation, explain
     from typelattice._jit import CacheInfo, Jitted, ShapeDtypeStruct, eval_shape, jit
     from typelattice._tables import Table, format_table, promotion_table
-    from typelattice.numpy._array import Array
     from typelattice.numpy._tracer import (
         ConcretizationTypeError,
         Tracer,
@@ -68,8 +68,9 @@ __version__ = "0.1.0"
 # The tools (tables, live comparisons, drawings, explanations) load on first
 # use, so that `import typelattice` costs only what promotion needs.
 _LAZY: dict[str, str] = {
-    # The arrays' base class: the array namespace adds ~15% to the import.
-    "Array": "typelattice.numpy",
+    # The arrays' base class (a leaf module: its methods load the array
+    # namespace on first use).
+    "Array": "typelattice._basearray",
     **dict.fromkeys(
         [
             "LIBRARIES",

@@ -26,7 +26,7 @@ import numpy as np
 from typelattice import _config, _dtypes, _promotion
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import ArrayImpl
+    from typelattice._array import ArrayImpl
 
 __all__ = [
     "Aval",

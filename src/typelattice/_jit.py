@@ -31,13 +31,13 @@ from typing import (
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 from typelattice._promotion import (
     _speedups,  # pyright: ignore[reportPrivateUsage]
 )
-from typelattice.numpy import _core
 from typelattice.numpy import _tracer as _tr
-from typelattice.numpy._array import Array, ArrayImpl, wrap
 from typelattice.numpy._trace import Program
 
 _new_object = object.__new__

@@ -17,10 +17,10 @@ Array(1.5, dtype=float32, weak_type=True)
 
 import numpy as _np
 
+from typelattice._basearray import Array
+from typelattice._core import RankPromotionWarning
 from typelattice._dtypes import can_cast, finfo, iinfo, isdtype, issubdtype
 from typelattice._promotion import promote_types, result_type
-from typelattice.numpy._array import Array
-from typelattice.numpy._core import RankPromotionWarning
 from typelattice.numpy._creation import (
     ScalarType,
     arange,
@@ -502,3 +502,20 @@ from typelattice.numpy import (  # noqa: E402
 )
 
 _trace.install(globals(), (_creation, _linalg, _reductions, _shape, _ufuncs))
+
+# Array's operators and methods are these modules' functions.
+import sys as _sys  # noqa: E402
+
+from typelattice import _array, _basearray, _core  # noqa: E402
+
+_basearray.bind_namespace(
+    _array=_array,
+    _core=_core,
+    _creation=_creation,
+    _linalg=_linalg,
+    _namespace=_sys.modules[__name__],
+    _reductions=_reductions,
+    _shape=_shape,
+    _ufuncs=_ufuncs,
+)
+del _sys

@@ -42,7 +42,8 @@ from typing import Any, Final, cast
 
 import numpy as np
 
-from typelattice.numpy._array import Array, ArrayImpl, wrap
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 from typelattice.numpy._tracer import (
     ConcretizationTypeError,
     Placeholder,

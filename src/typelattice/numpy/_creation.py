@@ -14,9 +14,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes, _promotion
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+from typelattice import _config, _core, _dtypes, _promotion
+from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
+from typelattice._basearray import Array
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -119,17 +119,15 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         if target is None or target == a.dtype:
             return a
         return convert_to(a, target, where)
-    if t is bool or (t in _PY and target is not None):
-        dt = target if target is not None else np.dtype(bool)
-        return from_numpy(_core.python_scalar_to(a, dt, where, "dtype"))
-    if t in _PY:
-        state = _config.current()
-        dt = _dtypes.default_dtype(_core._PY_SCALARS[t], state.enable_x64)
-        return from_numpy(_core.python_scalar_to(a, dt, where, "default"), weak=True)
-    if isinstance(a, np.ndarray | np.generic):
-        value = _core.from_numpy(a, where, 0)
-        if target is not None:
-            value = _core.checked_cast(value, target, where)
+    if target is None:
+        # Python scalars (weak), NumPy values: converted as jit converts them.
+        converted = from_python_or_numpy(a, where)
+        if converted is not None:
+            return converted
+    elif t is bool or t in _PY:
+        return from_numpy(_core.python_scalar_to(a, target, where, "dtype"))
+    elif isinstance(a, np.ndarray | np.generic):
+        value = _core.checked_cast(_core.from_numpy(a, where, 0), target, where)
         return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
         return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]

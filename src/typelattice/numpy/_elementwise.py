@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 from typelattice._config import _scope
+from typelattice._core import _EXTOBJ, _IGNORE
 from typelattice._promotion import _speedups
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._core import _EXTOBJ, _IGNORE
 from typelattice.numpy._tracer import Tracer
 
 if TYPE_CHECKING:

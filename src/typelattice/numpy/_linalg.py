@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, wrap
+from typelattice import _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 from typelattice.numpy._elementwise import Conversion, promote, promotion_op
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, from_numpy
+from typelattice import _config, _core, _dtypes
+from typelattice._array import from_numpy
+from typelattice._basearray import Array
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

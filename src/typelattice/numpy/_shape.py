@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, from_numpy, wrap
+from typelattice._basearray import Array
 from typelattice.numpy._elementwise import promote, promotion_op
 from typelattice.numpy._tracer import ConcretizationTypeError, Placeholder
 

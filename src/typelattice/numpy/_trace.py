@@ -32,9 +32,10 @@ from typing import Any, Final, cast
 
 import numpy as np
 
-from typelattice import _dtypes
-from typelattice.numpy import _abstract, _core, _elementwise
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice import _core, _dtypes
+from typelattice._array import ArrayImpl
+from typelattice._basearray import Array
+from typelattice.numpy import _abstract, _elementwise
 from typelattice.numpy._tracer import (
     ACTIVE,
     ConcretizationTypeError,

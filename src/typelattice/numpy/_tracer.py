@@ -26,8 +26,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice import _core
+from typelattice._array import ArrayImpl
+from typelattice._basearray import Array
 
 __all__ = [
     "ConcretizationTypeError",

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from typelattice import _dtypes
-from typelattice.numpy import _core, _elementwise
-from typelattice.numpy._array import Array, from_numpy, wrap
+from typelattice import _core, _dtypes
+from typelattice._array import from_numpy, wrap
+from typelattice._basearray import Array
+from typelattice.numpy import _elementwise
 from typelattice.numpy._trace import traced
 
 if TYPE_CHECKING:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core, _ufunc
-from typelattice.numpy._array import Array, ArrayImpl, wrap
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
+from typelattice.numpy import _ufunc
 from typelattice.numpy._elementwise import (
     Op,
     apply,
