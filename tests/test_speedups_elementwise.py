@@ -332,7 +332,7 @@ def test_jit_calls_answer_as_python() -> None:
     """Jitted.__call__ in C (traced calls with arrays as positional arguments)
     gives what the Python method gives, counts its hits, and leaves every
     other call to the Python method."""
-    from typelattice._jit import Jitted
+    from typelattice._tracing.jit import Jitted
 
     c_call = vars(Jitted)["__call__"]
     assert type(c_call) is _promotion._speedups.JitCall  # type: ignore[union-attr]

@@ -54,9 +54,15 @@ if TYPE_CHECKING:
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
-    from typelattice._jit import CacheInfo, Jitted, ShapeDtypeStruct, eval_shape, jit
     from typelattice._tables import Table, format_table, promotion_table
-    from typelattice.numpy._tracer import (
+    from typelattice._tracing.jit import (
+        CacheInfo,
+        Jitted,
+        ShapeDtypeStruct,
+        eval_shape,
+        jit,
+    )
+    from typelattice._tracing.tracer import (
         ConcretizationTypeError,
         Tracer,
         UnexpectedTracerError,
@@ -90,11 +96,11 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["Explanation", "explain"], "typelattice._explain"),
     **dict.fromkeys(
         ["CacheInfo", "Jitted", "ShapeDtypeStruct", "eval_shape", "jit"],
-        "typelattice._jit",
+        "typelattice._tracing.jit",
     ),
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
-        "typelattice.numpy._tracer",
+        "typelattice._tracing.tracer",
     ),
     **dict.fromkeys(
         ["Table", "format_table", "promotion_table"], "typelattice._tables"

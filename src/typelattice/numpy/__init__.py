@@ -492,12 +492,12 @@ __all__ = [
 ]
 
 # Every function accepts tracers (typelattice.jit, typelattice.eval_shape).
+from typelattice._tracing import trace as _trace  # noqa: E402
 from typelattice.numpy import (  # noqa: E402
     _creation,
     _linalg,
     _reductions,
     _shape,
-    _trace,
     _ufuncs,
 )
 

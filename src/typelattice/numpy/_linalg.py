@@ -15,7 +15,8 @@ import numpy as np
 from typelattice import _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
-from typelattice.numpy._elementwise import Conversion, promote, promotion_op
+from typelattice._core import Conversion
+from typelattice.numpy._elementwise import promote, promotion_op
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike

@@ -17,8 +17,8 @@ import numpy as np
 from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
 from typelattice.numpy._elementwise import promote, promotion_op
-from typelattice.numpy._tracer import ConcretizationTypeError, Placeholder
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike

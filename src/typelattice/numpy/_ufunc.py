@@ -29,8 +29,8 @@ import numpy as np
 from typelattice import _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._tracing.trace import traced
 from typelattice.numpy import _elementwise
-from typelattice.numpy._trace import traced
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -254,7 +254,7 @@ def _no_out(out: object, where: str) -> None:
         )
 
 
-def _plan(op: _elementwise.Op, key: _core.Aval) -> _elementwise.Plan:
+def _plan(op: _elementwise.Op, key: _core.Aval) -> _core.Plan:
     return _elementwise.build_plan(op, (key, key), _elementwise._state())
 
 

@@ -1,21 +1,26 @@
 """Recording namespace operations on tracers, and replaying them on NumPy.
 
-Two kinds of equation are recorded:
+A trace records :class:`Equation` objects, each reading and writing
+variables (the numbers of tracers). Two kinds are recorded today:
 
-- *elementwise*: an elementwise function on tracers is resolved completely
-  at trace time (the plan: compute dtype, conversions, result dtype and weak
-  flag; Python scalars converted and range-checked once). Its replay is one
-  NumPy call, written into the generated program as it would be by hand.
-- *call*: any other function is evaluated abstractly, on small stand-ins
-  with a rule for its result's shape (see :mod:`typelattice.numpy._abstract`)
-  or on full-size placeholders (see :mod:`typelattice.numpy._tracer`), and
+- :class:`Elementwise`: an elementwise function on tracers is resolved
+  completely at trace time (the plan: compute dtype, conversions, result
+  dtype and weak flag; Python scalars converted and range-checked once).
+  Its replay is one NumPy call, written into the generated program as it
+  would be by hand.
+- :class:`Call`: any other function is evaluated abstractly, by the shape
+  rule attached to it (see :mod:`typelattice._tracing.abstract`), and
   replayed by calling the same function on placeholders that hold the real
   values: the same code path, so the same dtypes and weak flags, which
   replay checks (the shapes too).
 
 :class:`Program` turns a finished trace into one Python function (source
 generated, then compiled) that runs the recorded NumPy calls in order with
-floating point warnings off once for the whole program.
+floating point warnings off once for the whole program. It knows equations
+only through :class:`Equation`'s methods (their variables, how each is
+shown, the line of source that replays it), so that other kinds of
+equation (a primitive bound to its arguments, as ``typelattice.lax`` will
+record them) need nothing new here.
 """
 
 # Package-internal: reads the arrays' and tracers' underscored slots by design.
@@ -28,15 +33,16 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol
 
 import numpy as np
 
-from typelattice import _core, _dtypes
+from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
-from typelattice.numpy import _abstract, _elementwise
-from typelattice.numpy._tracer import (
+from typelattice._core import Conversion, Plan
+from typelattice._tracing import abstract, tree
+from typelattice._tracing.tracer import (
     ACTIVE,
     ConcretizationTypeError,
     Trace,
@@ -47,74 +53,13 @@ from typelattice.numpy._tracer import (
     placeholder,
 )
 
-__all__ = ["Program", "elementwise", "install", "traced"]
+__all__ = ["Call", "Elementwise", "Equation", "Program", "elementwise", "traced"]
 
-_KEEP: Final = _elementwise.Conversion.KEEP
-_CAST: Final = _elementwise.Conversion.CAST
-_CHECK: Final = _elementwise.Conversion.CHECK
-_WEAK: Final = _elementwise.Conversion.WEAK
-_INT: Final = _elementwise.Conversion.INT
-
-
-# -- finding and replacing tracers in arguments ------------------------------
-
-
-def _map(obj: Any, leaf: Callable[[Any], Any]) -> Any:
-    """``obj`` rebuilt with ``leaf(x)`` for every item that is not a tuple,
-    list or dict (arguments such as ``concatenate([a, b])`` nest arrays)."""
-    t = obj.__class__
-    if t is tuple or t is list:
-        items = [_map(x, leaf) for x in cast("list[Any]", obj)]
-        return items if t is list else tuple(items)
-    if t is dict:
-        return {k: _map(v, leaf) for k, v in cast("dict[Any, Any]", obj).items()}
-    return leaf(obj)
-
-
-def _tracers_in(obj: Any, found: list[Tracer]) -> None:
-    def visit(x: Any) -> None:
-        if isinstance(x, Tracer):
-            found.append(x)
-
-    _map(obj, visit)
-
-
-def _replace(obj: Any, fn: Callable[[Tracer], Any]) -> Any:
-    """``obj`` with every tracer (in tuples, lists, dicts) replaced by fn(it)."""
-    return _map(obj, lambda x: fn(x) if isinstance(x, Tracer) else x)
-
-
-class _Slot:
-    """Where a traced variable goes in a recorded call's arguments."""
-
-    __slots__ = ("var",)
-
-    def __init__(self, var: int) -> None:
-        self.var = var
-
-
-def _fill(obj: Any, values: dict[int, Any]) -> Any:
-    return _map(obj, lambda x: values[x.var] if x.__class__ is _Slot else x)
-
-
-def _array_leaves(obj: Any, out: list[ArrayImpl]) -> None:
-    if isinstance(obj, ArrayImpl):
-        out.append(obj)
-    elif isinstance(obj, tuple | list):
-        for item in cast("list[Any]", obj):
-            _array_leaves(item, out)
-
-
-def _outputs_as_tracers(obj: Any, trace: Trace, made: list[int]) -> Any:
-    if isinstance(obj, ArrayImpl):
-        tracer = trace.new_tracer(obj._key, obj._value.shape)
-        made.append(tracer._var)
-        return tracer
-    kind = obj.__class__
-    if issubclass(kind, tuple | list):
-        items = [_outputs_as_tracers(x, trace, made) for x in cast("list[Any]", obj)]
-        return items if kind is list else tuple(items)
-    return obj
+_KEEP: Final = Conversion.KEEP
+_CAST: Final = Conversion.CAST
+_CHECK: Final = Conversion.CHECK
+_WEAK: Final = Conversion.WEAK
+_INT: Final = Conversion.INT
 
 
 def _this_trace(tracers: Sequence[Tracer]) -> Trace:
@@ -126,13 +71,67 @@ def _this_trace(tracers: Sequence[Tracer]) -> Trace:
     return trace
 
 
-# -- recording ----------------------------------------------------------------
+# -- equations ------------------------------------------------------------------
 
 
-class Call:
-    """A recorded call of a namespace function (replayed on placeholders)."""
+class Source:
+    """A program being written: the values its lines refer to by name."""
 
-    __slots__ = ("args", "fn", "ins", "kwargs", "name", "outs", "trace")
+    def __init__(self, avals: Sequence[tuple[_core.Aval, tuple[int, ...]]]) -> None:
+        self.avals = avals
+        self.scope: dict[str, Any] = {
+            "_set": _core._EXTOBJ.set,
+            "_reset": _core._EXTOBJ.reset,
+            "_ignore": _core._IGNORE,
+            "_weak": _checked_weak,
+            "_weak_always": _checked_weak_always,
+            "_check": _core.check_operand,
+        }
+        self._counter = itertools.count()
+
+    def constant(self, value: Any) -> str:
+        """How the program's source names ``value`` (a literal, or a name
+        bound in its globals)."""
+        if type(value) in (int, bool) or value is None:
+            return repr(value)
+        label = f"c{next(self._counter)}"
+        self.scope[label] = value
+        return label
+
+
+class Equation:
+    """One recorded operation: the variables it reads and writes, how it is
+    shown, and the line of Python that replays it."""
+
+    __slots__ = ()
+
+    def inputs(self) -> Sequence[int]:
+        """The variables it reads."""
+        raise NotImplementedError
+
+    def outputs(self) -> Sequence[int]:
+        """The variables it writes."""
+        raise NotImplementedError
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        """One line for :meth:`Program.pretty`; ``var`` shows a variable
+        with its abstract value."""
+        raise NotImplementedError
+
+    def source(self, src: Source) -> str:
+        """A Python statement setting ``v<n>`` for each output from the
+        inputs' ``v<n>``, with the values it needs bound in ``src``."""
+        raise NotImplementedError
+
+
+class Call(Equation):
+    """A recorded call of a namespace function (replayed on placeholders).
+
+    The call's arguments are kept flattened (:mod:`.tree`), with the
+    positions of the traced ones, so that replay only fills those in.
+    """
+
+    __slots__ = ("fn", "ins", "leaves", "name", "outs", "slots", "trace", "treedef")
 
     def __init__(
         self,
@@ -141,22 +140,46 @@ class Call:
         fn: Callable[..., Any],
         args: Any,
         kwargs: Any,
-        ins: list[int],
         outs: list[int],
     ) -> None:
         self.trace = trace
         self.name = name
         self.fn = fn
-        self.args = args
-        self.kwargs = kwargs
-        self.ins = ins
+        leaves, self.treedef = tree.flatten((args, kwargs))
+        # Per traced argument: its position among the leaves and variable.
+        self.slots = [
+            (pos, leaf._var)
+            for pos, leaf in enumerate(leaves)
+            if isinstance(leaf, Tracer)
+        ]
+        for pos, _ in self.slots:
+            leaves[pos] = None
+        self.leaves = leaves
+        self.ins = list(dict.fromkeys(var for _, var in self.slots))
         self.outs = outs
+
+    def inputs(self) -> Sequence[int]:
+        return self.ins
+
+    def outputs(self) -> Sequence[int]:
+        return self.outs
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        outs = ", ".join(var(v) for v in self.outs) or "()"
+        shown = ", ".join(f"v{v}" for v in self.ins)
+        return f"{outs} = {self.name}({shown}, ...)"
+
+    def source(self, src: Source) -> str:
+        call = src.constant(self.replayer())
+        targets = "".join(f"v{v}, " for v in self.outs) or "_"
+        return f"{targets} = {call}({', '.join(f'v{v}' for v in self.ins)})"
 
     def replayer(self) -> Callable[..., tuple[Any, ...]]:
         """The function that replays this call on values of ``ins``."""
-        fn, args, kwargs, name = self.fn, self.args, self.kwargs, self.name
+        fn, name, treedef, template = self.fn, self.name, self.treedef, self.leaves
         avals = self.trace.avals
         in_keys = [(var, avals[var][0]) for var in self.ins]
+        slots = self.slots
         expected = [avals[var] for var in self.outs]
 
         def replay(*values: Any) -> tuple[Any, ...]:
@@ -164,10 +187,14 @@ class Call:
                 var: placeholder(np.asarray(v), key)
                 for (var, key), v in zip(in_keys, values, strict=True)
             }
-            out = fn(*_fill(args, held), **_fill(kwargs, held))
-            leaves: list[ArrayImpl] = []
-            _array_leaves(out, leaves)
-            got = [(leaf._key, leaf._value.shape) for leaf in leaves]
+            leaves = list(template)
+            for pos, var in slots:
+                leaves[pos] = held[var]
+            args, kwargs = treedef.unflatten(leaves)
+            out = [
+                x for x in tree.leaves(fn(*args, **kwargs)) if isinstance(x, ArrayImpl)
+            ]
+            got = [(x._key, x._value.shape) for x in out]
             if got != expected:
                 shown = ", ".join(describe(k, s) for k, s in got)
                 traced = ", ".join(describe(k, s) for k, s in expected)
@@ -175,12 +202,12 @@ class Call:
                     f"typelattice internal error: {name} gave {shown} when run, "
                     f"{traced} when traced; please report it"
                 )
-            return tuple([leaf._value for leaf in leaves])
+            return tuple([x._value for x in out])
 
         return replay
 
 
-class Elementwise:
+class Elementwise(Equation):
     """A recorded elementwise function, fully resolved: one NumPy call."""
 
     __slots__ = ("cd", "fn", "ins", "name", "out", "post")
@@ -202,6 +229,62 @@ class Elementwise:
         self.post = post
         self.out = out
 
+    def inputs(self) -> Sequence[int]:
+        return [v for v, _ in self.ins if v is not None]
+
+    def outputs(self) -> Sequence[int]:
+        return (self.out,)
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        operands: list[str] = []
+        for v, how in self.ins:
+            if v is None:
+                operands.append(_short(how))
+            else:
+                cast = "" if how == _KEEP else f"->{self.cd}"
+                operands.append(f"v{v}{cast}")
+        return f"{var(self.out)} = {self.name}({', '.join(operands)})"
+
+    def source(self, src: Source) -> str:
+        constant = src.constant
+        cd = constant(self.cd)
+        operands: list[str] = []
+        for i, (v, how) in enumerate(self.ins):
+            if v is None:
+                operands.append(constant(how))
+            elif how == _KEEP:
+                operands.append(f"v{v}")
+            elif how == _CAST:
+                operands.append(f"v{v}.astype({cd})")
+            elif how == _CHECK:  # values that may not fit: checked first
+                check = f"_check(v{v}, {cd}, {self.name!r}, {i})"
+                operands.append(f"{check}.astype({cd}, copy=False)")
+            else:  # _WEAK: a Python scalar's value must not change
+                bounds = _weak_conversion(src.avals[v][0][0], self.cd)
+                if bounds is None:
+                    operands.append(f"v{v}.astype({cd})")
+                elif not bounds:
+                    operands.append(f"_weak_always(v{v}, {cd}, {self.name!r})")
+                else:
+                    lo, hi = (constant(b) for b in bounds)
+                    operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {self.name!r})")
+        expr = f"{constant(self.fn)}({', '.join(operands)})"
+        if self.post is not None:
+            expr = f"{expr}.astype({constant(self.post)})"
+        return f"v{self.out} = {expr}"
+
+
+def _short(value: Any) -> str:
+    if value.__class__ is not np.ndarray:
+        return repr(value)
+    array: np.ndarray[Any, Any] = value
+    if array.ndim == 0:
+        return f"{array.item()!r}:{array.dtype}"
+    return f"const:{array.dtype}{list(array.shape)}"
+
+
+# -- recording ----------------------------------------------------------------
+
 
 def traced(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` made to accept tracers (recorded as a :class:`Call`)."""
@@ -217,18 +300,16 @@ def traced(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
-    tracers: list[Tracer] = []
-    _tracers_in(args, tracers)
-    _tracers_in(kwargs, tracers)
+    tracers = [x for x in tree.leaves((args, kwargs)) if isinstance(x, Tracer)]
     if not tracers:
-        rule = _abstract.creating(name)
+        rule = abstract.creating(name)
         if rule is None:
             return fn(*args, **kwargs)
         trace = current_trace()
         assert trace is not None
         try:
             out = rule(name, fn, args, kwargs)
-        except _abstract.Fallback as fallback:
+        except abstract.Fallback as fallback:
             if fallback.error is not None:
                 raise fallback.error from None  # (no stand-in sizes in it)
             return fn(*args, **kwargs)  # evaluated for real
@@ -239,20 +320,17 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
         except ConcretizationTypeError as err:
             err.add_note(f"(in typelattice.numpy.{name})")
             raise
-    ins = list(dict.fromkeys(t._var for t in tracers))
     made: list[int] = []
-    result = _outputs_as_tracers(out, trace, made)
-    trace.eqns.append(
-        Call(
-            trace,
-            name,
-            fn,
-            _replace(args, lambda t: _Slot(t._var)),
-            _replace(kwargs, lambda t: _Slot(t._var)),
-            ins,
-            made,
-        )
-    )
+
+    def as_tracer(x: Any) -> Any:
+        if isinstance(x, ArrayImpl):
+            tracer = trace.new_tracer(x._key, x._value.shape)
+            made.append(tracer._var)
+            return tracer
+        return x
+
+    result = tree.tree_map(as_tracer, out)
+    trace.record(Call(trace, name, fn, args, kwargs, made))
     return result
 
 
@@ -265,22 +343,22 @@ def _evaluate(
     abstract_only: bool,
 ) -> Any:
     """``fn``'s result on the tracers' abstract values, as placeholders: by
-    its abstract rule if it has one (:mod:`typelattice.numpy._abstract`),
+    its abstract rule if it has one (:mod:`typelattice._tracing.abstract`),
     else by running it on full-size placeholders.
 
     A call the rule finds invalid is run on full-size placeholders too, for
     the exact error, except in an abstract-only trace (eval_shape) when the
     operands are too big: there the rule's error is raised."""
-    rule = _abstract.rule_for(name)
+    rule = abstract.rule_for(name)
     error: Exception | None = None
     if rule is not None:
         try:
             return rule(name, fn, args, kwargs)
-        except _abstract.Fallback as fallback:
+        except abstract.Fallback as fallback:
             error = fallback.error
     if error is not None and abstract_only:
         distinct = {t._var: t for t in tracers}.values()
-        if sum(math.prod(t._shape) for t in distinct) > _abstract.RERUN_LIMIT:
+        if sum(math.prod(t._shape) for t in distinct) > abstract.RERUN_LIMIT:
             # Too big to run for real: the stand-ins' error, said so.
             shown = ", ".join(repr(t) for t in distinct)
             error.add_note(
@@ -288,14 +366,30 @@ def _evaluate(
                 f"sizes for {shown}: sizes in this message are the stand-ins')"
             )
             raise error
-    return _abstract.run_placeholders(
-        fn,
-        _replace(args, lambda t: dummy(t._key, t._shape)),
-        _replace(kwargs, lambda t: dummy(t._key, t._shape)),
+
+    def full_size(x: Any) -> Any:
+        return dummy(x._key, x._shape) if isinstance(x, Tracer) else x
+
+    return abstract.run_placeholders(
+        fn, tree.tree_map(full_size, args), tree.tree_map(full_size, kwargs)
     )
 
 
-def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
+class ElementwiseOp(Protocol):
+    """What recording needs of an elementwise function's description
+    (``typelattice.numpy._elementwise.Op``)."""
+
+    @property
+    def name(self) -> str:
+        """The function's name."""
+        ...
+
+    def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
+        """The plan for operands of these keys."""
+        ...
+
+
+def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
     """Record ``op`` on ``args`` (at least one a tracer): resolved now."""
     tracers = [a for a in args if isinstance(a, Tracer)]
     trace = _this_trace(tracers)
@@ -313,8 +407,8 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             keys.append(k)
             shapes.append(np.shape(v))
             items.append(v)
-    state = _elementwise._state()
-    plan = _elementwise.build_plan(op, tuple(keys), state)
+    state = _config.current()
+    plan = op.plan(tuple(keys), state)
     fn, out_key, cd = plan.fn, plan.out_key, plan.cd
     if state.rank_promotion != "allow":
         _core.check_rank(name, shapes, state.rank_promotion)
@@ -341,14 +435,13 @@ def elementwise(op: _elementwise.Op, args: tuple[Any, ...]) -> Array:
             ins.append((None, item))
         else:
             ins.append((None, _core.python_scalar_to(item, cd, name)))
-    if fn is _elementwise._identity:
-        got = cd
-    else:
-        trial = [np.ones(1, cd)] * len(args)
-        got = np.asarray(_core.ignore_fp_errors(fn, *trial)).dtype
+    # The dtype NumPy gives in the compute dtype; converted after if it is
+    # not the plan's (the elementwise functions' finish() does the same).
+    trial = [np.ones(1, cd)] * len(args)
+    got = np.asarray(_core.ignore_fp_errors(fn, *trial)).dtype
     post = None if got == out_key[0] else out_key[0]
     tracer = trace.new_tracer(out_key, shape)
-    trace.eqns.append(Elementwise(name, fn, ins, cd, post, tracer._var))
+    trace.record(Elementwise(name, fn, ins, cd, post, tracer._var))
     return tracer
 
 
@@ -420,45 +513,19 @@ class Program:
             return f"v{v}:{describe(*avals[v])}"
 
         lines = [f"program({', '.join(var(v) for v in self.ins)}):"]
-        for eqn in self.eqns:
-            if isinstance(eqn, Elementwise):
-                operands: list[str] = []
-                for v, how in eqn.ins:
-                    if v is None:
-                        operands.append(_short(how))
-                    else:
-                        cast = "" if how == _KEEP else f"->{eqn.cd}"
-                        operands.append(f"v{v}{cast}")
-                lines.append(f"  {var(eqn.out)} = {eqn.name}({', '.join(operands)})")
-            else:
-                outs = ", ".join(var(v) for v in eqn.outs) or "()"
-                shown = ", ".join(f"v{v}" for v in eqn.ins)
-                lines.append(f"  {outs} = {eqn.name}({shown}, ...)")
+        lines += [f"  {eqn.pretty(var)}" for eqn in self.eqns]
         lines.append(f"  return ({', '.join(f'v{v}' for v in self.outs)})")
         return "\n".join(lines)
 
 
-def _short(value: Any) -> str:
-    if value.__class__ is not np.ndarray:
-        return repr(value)
-    array: np.ndarray[Any, Any] = value
-    if array.ndim == 0:
-        return f"{array.item()!r}:{array.dtype}"
-    return f"const:{array.dtype}{list(array.shape)}"
-
-
-def _live(eqns: Sequence[Any], outs: Sequence[int]) -> list[Any]:
+def _live(eqns: Sequence[Equation], outs: Sequence[int]) -> list[Equation]:
     """The equations the outputs depend on, in order (dead code dropped)."""
     needed = set(outs)
-    kept: list[Any] = []
+    kept: list[Equation] = []
     for eqn in reversed(eqns):
-        if isinstance(eqn, Elementwise):
-            if eqn.out in needed:
-                kept.append(eqn)
-                needed.update(v for v, _ in eqn.ins if v is not None)
-        elif needed.intersection(eqn.outs):
+        if needed.intersection(eqn.outputs()):
             kept.append(eqn)
-            needed.update(eqn.ins)
+            needed.update(eqn.inputs())
     kept.reverse()
     return kept
 
@@ -502,62 +569,14 @@ def _checked_weak_always(value: Any, dt: np.dtype[Any], name: str) -> Any:
 
 
 def _generate(
-    eqns: Sequence[Any],
+    eqns: Sequence[Equation],
     ins: Sequence[int],
     outs: Sequence[int],
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
-    scope: dict[str, Any] = {
-        "_set": _core._EXTOBJ.set,
-        "_reset": _core._EXTOBJ.reset,
-        "_ignore": _core._IGNORE,
-        "_weak": _checked_weak,
-        "_weak_always": _checked_weak_always,
-        "_check": _core.check_operand,
-    }
-    counter = itertools.count()
-
-    def constant(value: Any) -> str:
-        if type(value) in (int, bool) or value is None:
-            return repr(value)
-        label = f"c{next(counter)}"
-        scope[label] = value
-        return label
-
-    body: list[str] = []
-    for eqn in eqns:
-        if isinstance(eqn, Elementwise):
-            fn = constant(eqn.fn)
-            cd = constant(eqn.cd)
-            operands: list[str] = []
-            for i, (v, how) in enumerate(eqn.ins):
-                if v is None:
-                    operands.append(constant(how))
-                elif how == _KEEP:
-                    operands.append(f"v{v}")
-                elif how == _CAST:
-                    operands.append(f"v{v}.astype({cd})")
-                elif how == _CHECK:  # values that may not fit: checked first
-                    check = f"_check(v{v}, {cd}, {eqn.name!r}, {i})"
-                    operands.append(f"{check}.astype({cd}, copy=False)")
-                else:  # _WEAK: a Python scalar's value must not change
-                    bounds = _weak_conversion(avals[v][0][0], eqn.cd)
-                    if bounds is None:
-                        operands.append(f"v{v}.astype({cd})")
-                    elif not bounds:
-                        operands.append(f"_weak_always(v{v}, {cd}, {eqn.name!r})")
-                    else:
-                        lo, hi = (constant(b) for b in bounds)
-                        operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {eqn.name!r})")
-            expr = f"{fn}({', '.join(operands)})"
-            if eqn.post is not None:
-                expr = f"{expr}.astype({constant(eqn.post)})"
-            body.append(f"v{eqn.out} = {expr}")
-        else:
-            call = constant(eqn.replayer())
-            targets = "".join(f"v{v}, " for v in eqn.outs) or "_"
-            body.append(f"{targets} = {call}({', '.join(f'v{v}' for v in eqn.ins)})")
+    src = Source(avals)
+    body = [eqn.source(src) for eqn in eqns]
     params = ", ".join(f"v{v}" for v in ins)
     results = "".join(f"v{v}, " for v in outs)
     lines = [f"def program({params}):"]
@@ -566,4 +585,4 @@ def _generate(
         lines += [f"        {line}" for line in body]
         lines += ["    finally:", "        _reset(token)"]
     lines.append(f"    return ({results})")
-    return "\n".join(lines) + "\n", scope
+    return "\n".join(lines) + "\n", src.scope

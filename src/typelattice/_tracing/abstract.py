@@ -44,7 +44,8 @@ import numpy as np
 
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
-from typelattice.numpy._tracer import (
+from typelattice._tracing import tree
+from typelattice._tracing.tracer import (
     ConcretizationTypeError,
     Placeholder,
     Tracer,
@@ -91,28 +92,6 @@ _BUSY: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 # -- arguments ------------------------------------------------------------------
-
-
-def _leaves(obj: Any, out: list[Any]) -> None:
-    t = obj.__class__
-    if t is tuple or t is list:
-        for x in cast("list[Any]", obj):
-            _leaves(x, out)
-    elif t is dict:
-        for x in cast("dict[Any, Any]", obj).values():
-            _leaves(x, out)
-    else:
-        out.append(obj)
-
-
-def _map(obj: Any, leaf: Callable[[Any], Any]) -> Any:
-    t = obj.__class__
-    if t is tuple or t is list:
-        items = [_map(x, leaf) for x in cast("list[Any]", obj)]
-        return items if t is list else tuple(items)
-    if t is dict:
-        return {k: _map(v, leaf) for k, v in cast("dict[Any, Any]", obj).items()}
-    return leaf(obj)
 
 
 def _shape(x: Any) -> Shape | None:
@@ -193,9 +172,7 @@ class _Dims:
 
 def _dims_of(args: Any, kwargs: Any) -> _Dims:
     """Stand-in sizes for the tracers among the arguments."""
-    leaves: list[Any] = []
-    _leaves(args, leaves)
-    _leaves(kwargs, leaves)
+    leaves = tree.leaves((args, kwargs))
     traced: list[Shape] = []
     pinned: list[Shape] = []
     for x in leaves:
@@ -251,19 +228,17 @@ def _run_small(
     def sub(x: Any) -> Any:
         return _stand_in(x, d.small(x._shape)) if isinstance(x, Tracer) else x
 
-    return _run(fn, _map(args, sub), _map(kwargs, sub))
+    return _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
 
 
 def _rebuild(out: Any, shape_of: Callable[[ArrayImpl], Shape]) -> Any:
     """``out`` with each array replaced by a placeholder of its key and
     ``shape_of(array)``, in the same containers."""
-    if isinstance(out, ArrayImpl):
-        return dummy(out._key, shape_of(out))
-    kind = out.__class__
-    if issubclass(kind, tuple | list):
-        items = [_rebuild(x, shape_of) for x in cast("list[Any]", out)]
-        return items if kind is list else tuple(items)
-    return out
+
+    def leaf(x: Any) -> Any:
+        return dummy(x._key, shape_of(x)) if isinstance(x, ArrayImpl) else x
+
+    return tree.tree_map(leaf, out)
 
 
 def _shapes(shapes: list[Shape]) -> Callable[[ArrayImpl], Shape]:
@@ -372,7 +347,7 @@ def _vdot(
     def sub(x: Any) -> Any:
         return _stand_in(x, flat) if isinstance(x, Tracer) else x
 
-    out = _run(fn, _map(args, sub), _map(kwargs, sub))
+    out = _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
     return _rebuild(out, lambda _: ())
 
 
@@ -762,9 +737,7 @@ def _scatter(
 
     found = _index_result(shape_module._getitem, x, index)
     if found is None:
-        leaves: list[Any] = []
-        _leaves(index, leaves)
-        if any(isinstance(i, Array | np.ndarray) for i in leaves):
+        if any(isinstance(i, Array | np.ndarray) for i in tree.leaves(index)):
             raise Fallback
         part = np.broadcast_to(np.ones((), np.int8), shape)
         try:
