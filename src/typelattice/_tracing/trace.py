@@ -32,8 +32,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from types import ModuleType
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -53,7 +52,15 @@ from typelattice._tracing.tracer import (
     placeholder,
 )
 
-__all__ = ["Call", "Elementwise", "Equation", "Program", "elementwise", "traced"]
+__all__ = [
+    "TRACED",
+    "Call",
+    "Elementwise",
+    "Equation",
+    "Program",
+    "elementwise",
+    "traced",
+]
 
 _KEEP: Final = Conversion.KEEP
 _CAST: Final = Conversion.CAST
@@ -286,29 +293,83 @@ def _short(value: Any) -> str:
 # -- recording ----------------------------------------------------------------
 
 
-def traced(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``fn`` made to accept tracers (recorded as a :class:`Call`)."""
+F = TypeVar("F", bound=Callable[..., Any])
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if ACTIVE:
-            return _call(fn, name, args, kwargs)
-        return fn(*args, **kwargs)
-
-    wrapper._traced = fn  # type: ignore[attr-defined]
-    return wrapper
+#: Every function made to accept tracers, in the order of definition.
+TRACED: list[Callable[..., Any]] = []
 
 
-def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
+def traced(
+    rule: abstract.Rule,
+    *,
+    creation: abstract.Rule | None = None,
+    name: str | None = None,
+) -> Callable[[F], F]:
+    """Make a namespace function accept tracers, with its shape rule: a
+    decorator, written where the function is defined.
+
+    Called with tracers among its arguments (in any pytree), the function
+    is evaluated by ``rule`` (one of :mod:`typelattice._tracing.abstract`'s
+    rules, or :func:`~typelattice._tracing.abstract.full_size`) and
+    recorded as a :class:`Call`; called without tracers in an abstract-only
+    trace (eval_shape), a creation function gives tracers by its
+    ``creation`` rule. Otherwise, and whenever no trace is running, it runs
+    as written.
+
+    Args:
+      rule: the shape rule for calls with tracers.
+      creation: the rule for calls without tracers inside eval_shape.
+      name: the name in programs and messages (the function's name without
+        its leading underscore by default).
+
+    Returns:
+      The decorator. The function it returns keeps the rules as
+      ``_rule`` and ``_creation`` and the undecorated function as
+      ``_traced``; it is listed in :data:`TRACED`.
+
+    Raises:
+      TypeError: a rule that is not a function.
+    """
+    for given in (rule, creation or rule):
+        if not callable(given):
+            raise TypeError(
+                "traced: the shape rule must be a rule of "
+                f"typelattice._tracing.abstract, got {given!r:.60}"
+            )
+
+    def attach(fn: F) -> F:
+        label = fn.__name__.lstrip("_") if name is None else name
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if ACTIVE:
+                return _call(fn, label, rule, creation, args, kwargs)
+            return fn(*args, **kwargs)
+
+        wrapper._traced = fn  # type: ignore[attr-defined]
+        wrapper._rule = rule  # type: ignore[attr-defined]
+        wrapper._creation = creation  # type: ignore[attr-defined]
+        TRACED.append(wrapper)
+        return cast(F, wrapper)
+
+    return attach
+
+
+def _call(
+    fn: Callable[..., Any],
+    name: str,
+    rule: abstract.Rule,
+    creation: abstract.Rule | None,
+    args: Any,
+    kwargs: Any,
+) -> Any:
     tracers = [x for x in tree.leaves((args, kwargs)) if isinstance(x, Tracer)]
     if not tracers:
-        rule = abstract.creating(name)
-        if rule is None:
+        trace = None if creation is None else abstract.creation_trace()
+        if creation is None or trace is None:
             return fn(*args, **kwargs)
-        trace = current_trace()
-        assert trace is not None
         try:
-            out = rule(name, fn, args, kwargs)
+            out = creation(name, fn, args, kwargs)
         except abstract.Fallback as fallback:
             if fallback.error is not None:
                 raise fallback.error from None  # (no stand-in sizes in it)
@@ -316,7 +377,7 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
     else:
         trace = _this_trace(tracers)
         try:
-            out = _evaluate(fn, name, args, kwargs, tracers, trace.abstract_only)
+            out = _evaluate(fn, name, rule, args, kwargs, tracers, trace.abstract_only)
         except ConcretizationTypeError as err:
             err.add_note(f"(in typelattice.numpy.{name})")
             raise
@@ -337,21 +398,22 @@ def _call(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
 def _evaluate(
     fn: Callable[..., Any],
     name: str,
+    rule: abstract.Rule,
     args: Any,
     kwargs: Any,
     tracers: list[Tracer],
     abstract_only: bool,
 ) -> Any:
     """``fn``'s result on the tracers' abstract values, as placeholders: by
-    its abstract rule if it has one (:mod:`typelattice._tracing.abstract`),
-    else by running it on full-size placeholders.
+    its rule, or by running it on full-size placeholders (the rule
+    :func:`~typelattice._tracing.abstract.full_size`, or a rule that cannot
+    answer).
 
     A call the rule finds invalid is run on full-size placeholders too, for
     the exact error, except in an abstract-only trace (eval_shape) when the
     operands are too big: there the rule's error is raised."""
-    rule = abstract.rule_for(name)
     error: Exception | None = None
-    if rule is not None:
+    if rule is not abstract.full_size:
         try:
             return rule(name, fn, args, kwargs)
         except abstract.Fallback as fallback:
@@ -443,43 +505,6 @@ def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
     tracer = trace.new_tracer(out_key, shape)
     trace.record(Elementwise(name, fn, ins, cd, post, tracer._var))
     return tracer
-
-
-# -- installing -----------------------------------------------------------------
-
-# Used by Array's methods and operators, not exported.
-_PRIVATE_ENTRY_POINTS: Final = (
-    "_getitem",
-    "_gather",
-    "_scatter",
-    "_scatter_apply",
-    "_view",
-)
-
-
-def install(namespace: dict[str, Any], modules: Sequence[ModuleType]) -> None:
-    """Make every function of ``modules`` accept tracers.
-
-    Elementwise functions (made from an Op) handle tracers themselves, on
-    their slow path; every other function is wrapped with :func:`traced`,
-    in its module (which Array's methods call) and in ``namespace``.
-    """
-    for module in modules:
-        for name, fn in list(vars(module).items()):
-            if (
-                not callable(fn)
-                or isinstance(fn, type)
-                or getattr(fn, "__module__", None) != module.__name__
-                or hasattr(fn, "_op")
-                or hasattr(fn, "_traced")
-                or (name.startswith("_") and name not in _PRIVATE_ENTRY_POINTS)
-            ):
-                continue
-            wrapped = traced(fn, name.lstrip("_"))
-            for where in (vars(module), namespace):
-                for alias, value in list(where.items()):
-                    if value is fn:
-                        where[alias] = wrapped
 
 
 # -- replaying --------------------------------------------------------------------

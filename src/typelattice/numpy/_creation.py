@@ -17,6 +17,8 @@ import numpy as np
 from typelattice import _config, _core, _dtypes, _promotion
 from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -37,6 +39,7 @@ def _leaves(obj: Any, out: list[Any]) -> None:
         out.append(obj)
 
 
+@traced(abstract.copying)
 def asarray(
     a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
 ) -> Array:
@@ -78,6 +81,7 @@ def asarray(
     return _asarray(a, dtype, copy, "asarray")
 
 
+@traced(abstract.copying)
 def array(
     object: Any,  # noqa: A002 - NumPy's name
     dtype: Any = None,
@@ -211,6 +215,7 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
 
 
+@traced(abstract.full_size)
 def convert_to(x: Any, dtype: Any, where: str) -> Array:
     """``x`` converted to ``dtype`` given to ``where`` (a function's
     ``dtype=``): a strong result, refusing values the dtype cannot hold as
@@ -222,6 +227,7 @@ def convert_to(x: Any, dtype: Any, where: str) -> Array:
     return _asarray(x, dt, None, where)
 
 
+@traced(abstract.copying)
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype``: an explicit cast, so a strong result.
 
@@ -293,6 +299,7 @@ def _filling(dt: np.dtype[Any], where: str, *fills: int) -> np.dtype[Any]:
 _FILLS_HELD: set[tuple[np.dtype[Any], int]] = set()
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
@@ -312,6 +319,7 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros", 0)))
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of ones (the default float type unless ``dtype``).
 
@@ -330,6 +338,7 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones", 1)))
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """Like :func:`zeros` (an immutable array's contents must be defined).
 
@@ -347,6 +356,7 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty", 0)))
 
 
+@traced(abstract.filled(_shape), creation=abstract.filled(_shape))
 def full(
     shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -392,6 +402,7 @@ def _like(
     return dt, weak and dt.kind != "b", dims
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def zeros_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -413,6 +424,7 @@ def zeros_like(
     return wrap(np.zeros(dims, _filling(dt, "zeros_like", 0)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def ones_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -434,6 +446,7 @@ def ones_like(
     return wrap(np.ones(dims, _filling(dt, "ones_like", 1)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def empty_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -455,6 +468,7 @@ def empty_like(
     return wrap(np.zeros(dims, _filling(dt, "empty_like", 0)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -491,6 +505,7 @@ def full_like(
 # -- ranges -----------------------------------------------------------------
 
 
+@traced(abstract.full_size, creation=abstract.arange)
 def arange(
     start: Any,
     stop: Any = None,
@@ -591,6 +606,7 @@ def _integer_range(
     return _core.checked_cast(values, dt, "arange", use=use)
 
 
+@traced(abstract.full_size, creation=abstract.linspace)
 def linspace(
     start: Any,
     stop: Any,
@@ -651,6 +667,7 @@ def linspace(
     return out
 
 
+@traced(abstract.full_size, creation=abstract.eye)
 def eye(
     N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -673,6 +690,7 @@ def eye(
     return from_numpy(np.eye(N, M, k, dtype=_default_or(dtype, "eye", 0, 1)))
 
 
+@traced(abstract.full_size)
 def identity(n: int, dtype: Any = None) -> Array:
     """The ``n`` by ``n`` identity matrix.
 
