@@ -76,6 +76,20 @@ def test_the_namespace_loads_with_the_first_method_call() -> None:
     )
 
 
+def test_tracing_without_importing_the_namespace() -> None:
+    """typelattice.jit and eval_shape load no namespace; the tracers'
+    methods load it when the traced function first uses one."""
+    code = (
+        "import typelattice as tl\n"
+        "s = tl.ShapeDtypeStruct((2,), 'int8')\n"
+        "print(tl.eval_shape(lambda x: (x * 2).sum(), s))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "ShapeDtypeStruct(shape=(), dtype=int32)"
+
+
 # -- the import graph ---------------------------------------------------------------
 
 PACKAGE = pathlib.Path(typelattice.__file__).parent

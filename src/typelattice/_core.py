@@ -7,6 +7,12 @@ are; and a NumPy call on operands already converted to that dtype. Plans are
 cached per configuration, so after the first call an operation costs one dict
 lookup on top of NumPy's own work, and NumPy's promotion never decides a
 dtype.
+
+With :mod:`typelattice._array` it is the array layer: the plans' structures
+(:class:`Plan`, the :class:`Conversion` codes shared with ``_speedups.c``),
+operand conversion and the checks that refuse data loss. Tracing
+(:mod:`typelattice._tracing`) and the namespace (:mod:`typelattice.numpy`)
+build on it; it imports neither.
 """
 
 # Package-internal: reads the arrays' underscored slots and the promotion

@@ -198,9 +198,11 @@ class Call(Equation):
             for pos, var in slots:
                 leaves[pos] = held[var]
             args, kwargs = treedef.unflatten(leaves)
-            out = [
-                x for x in tree.leaves(fn(*args, **kwargs)) if isinstance(x, ArrayImpl)
-            ]
+            result = fn(*args, **kwargs)
+            if isinstance(result, ArrayImpl):  # (one array: the common case)
+                out = [result]
+            else:
+                out = [x for x in tree.leaves(result) if isinstance(x, ArrayImpl)]
             got = [(x._key, x._value.shape) for x in out]
             if got != expected:
                 shown = ", ".join(describe(k, s) for k, s in got)

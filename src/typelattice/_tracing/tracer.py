@@ -368,11 +368,6 @@ def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
     return placeholder(value, key)
 
 
-def is_abstract(x: object) -> bool:
-    """Whether ``x`` stands for a traced value (a tracer or a placeholder)."""
-    return isinstance(x, Tracer | Placeholder)
-
-
 def start(
     name: str, abstract_only: bool = False
 ) -> tuple[Trace, contextvars.Token[Trace | None]]:

@@ -33,7 +33,8 @@ new behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 __all__ = [
@@ -89,10 +90,6 @@ def register_node(
     _NODES[cls] = (flatten_node, unflatten_node)
 
 
-def _is_namedtuple(t: type) -> bool:
-    return hasattr(t, "_fields") and issubclass(t, tuple)
-
-
 def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
     try:
         return tuple(sorted(d))
@@ -109,14 +106,37 @@ def _flatten(obj: Any, out: list[Any]) -> _Node:
         return (dict, keys, tuple([_flatten(obj[k], out) for k in keys]))
     if obj is None:
         return _NONE_NODE
-    registered = _NODES.get(t)
-    if registered is not None:
-        children, meta = registered[0](obj)
-        return (t, meta, tuple([_flatten(x, out) for x in children]))
-    if _is_namedtuple(t):
-        return (t, None, tuple([_flatten(x, out) for x in obj]))
+    if _NODES:
+        registered = _NODES.get(t)
+        if registered is not None:
+            children, meta = registered[0](obj)
+            return (t, meta, tuple([_flatten(x, out) for x in children]))
+    if isinstance(obj, tuple) and hasattr(t, "_fields"):  # a namedtuple
+        return (t, None, tuple([_flatten(x, out) for x in obj]))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     out.append(obj)
     return None
+
+
+def _collect(obj: Any, out: list[Any]) -> None:
+    """The leaves of ``obj`` appended to ``out`` (:func:`_flatten` without
+    the structure)."""
+    t = obj.__class__
+    if t is tuple or t is list:
+        for x in obj:
+            _collect(x, out)
+    elif t is dict:
+        for k in _sorted_keys(obj):
+            _collect(obj[k], out)
+    elif obj is None:
+        return
+    elif _NODES and t in _NODES:
+        for x in _NODES[t][0](obj)[0]:
+            _collect(x, out)
+    elif isinstance(obj, tuple) and hasattr(t, "_fields"):  # a namedtuple
+        for x in obj:  # pyright: ignore[reportUnknownVariableType]
+            _collect(x, out)
+    else:
+        out.append(obj)
 
 
 def _build(node: _Node, it: Iterator[Any]) -> Any:
@@ -161,7 +181,7 @@ class TreeDef:
     TreeDef((*, {'k': *}))
     """
 
-    __slots__ = ("_node", "num_leaves")
+    __slots__ = ("_builder", "_node", "_uses", "num_leaves")
 
     _node: _Node
     num_leaves: int
@@ -169,6 +189,12 @@ class TreeDef:
     def __init__(self, node: _Node, num_leaves: int | None = None) -> None:
         self._node = node
         self.num_leaves = _count(node) if num_leaves is None else num_leaves
+        # Unflattened again and again (jit's results, a recorded call's
+        # arguments on every run), a structure is compiled to one Python
+        # expression of its leaves: on its second use, so that structures
+        # used once (eval_shape's) cost no compilation.
+        self._uses = 0
+        self._builder: Callable[[Sequence[Any]], Any] | None = None
 
     @property
     def is_leaf(self) -> bool:
@@ -195,19 +221,69 @@ class TreeDef:
         Returns:
           The tree.
 
+        Raises:
+          ValueError: too few or too many leaves.
+
         >>> flatten([1, 2])[1].unflatten('ab')
         ['a', 'b']
         """
-        it = iter(leaves)
-        try:
-            out = _build(self._node, it)
-        except StopIteration:
-            raise ValueError(
-                f"{self} has {self.num_leaves} leaves; fewer were given"
-            ) from None
-        if next(it, it) is not it:
-            raise ValueError(f"{self} has {self.num_leaves} leaves; more were given")
-        return out
+        values: list[Any] = leaves if type(leaves) is list else list(leaves)  # pyright: ignore[reportUnknownVariableType]
+        if len(values) != self.num_leaves:
+            fewer = "fewer" if len(values) < self.num_leaves else "more"
+            raise ValueError(f"{self} has {self.num_leaves} leaves; {fewer} were given")
+        builder = self._builder
+        if builder is not None:
+            return builder(values)
+        self._uses += 1
+        if self._uses > 1:
+            self._builder = _compile(self._node)
+            if self._builder is not None:
+                return self._builder(values)
+        return _build(self._node, iter(values))
+
+
+# Deeper structures are built by _build (Python's parser limits nesting).
+_MAX_COMPILED_DEPTH: Final = 40
+
+
+def _compile(node: _Node) -> Callable[[Sequence[Any]], Any] | None:
+    """``lambda l: <the tree of structure node with leaves l[0], l[1]...>``,
+    compiled; None for a structure too deep to compile."""
+    scope: dict[str, Any] = {}
+    leaf_numbers = itertools.count()
+
+    def constant(value: Any) -> str:
+        name = f"c{len(scope)}"
+        scope[name] = value
+        return name
+
+    def expr(node: _Node, depth: int) -> str:
+        if depth > _MAX_COMPILED_DEPTH:
+            raise RecursionError
+        if node is None:
+            return f"l[{next(leaf_numbers)}]"
+        kind, meta, children = node
+        if kind is None:
+            return "None"
+        parts = [expr(child, depth + 1) for child in children]
+        if kind is tuple:
+            return "(" + "".join(f"{p}, " for p in parts) + ")"
+        if kind is list:
+            return f"[{', '.join(parts)}]"
+        if kind is dict:
+            pairs = zip(meta, parts, strict=True)
+            return "{" + ", ".join(f"{constant(k)}: {p}" for k, p in pairs) + "}"
+        registered = _NODES.get(kind)
+        if registered is not None:
+            return f"{constant(registered[1])}({constant(meta)}, [{', '.join(parts)}])"
+        return f"{constant(kind)}({', '.join(parts)})"  # a namedtuple
+
+    try:
+        source = f"lambda l: {expr(node, 0)}"
+    except RecursionError:
+        return None
+    built: Callable[[Sequence[Any]], Any] = eval(source, scope)
+    return built
 
 
 def _show(node: _Node) -> str:
@@ -280,7 +356,7 @@ def leaves(obj: Any) -> list[Any]:
     [1, 2, 3]
     """
     out: list[Any] = []
-    _flatten(obj, out)
+    _collect(obj, out)
     return out
 
 
@@ -294,7 +370,7 @@ def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
         return {k: _map(obj[k], fn) for k in _sorted_keys(obj)}
     if obj is None:
         return None
-    if t in _NODES or _is_namedtuple(t):
+    if t in _NODES or (isinstance(obj, tuple) and hasattr(t, "_fields")):
         items, treedef = flatten(obj)
         return unflatten(treedef, [fn(x) for x in items])
     return fn(obj)
