@@ -25,9 +25,9 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from support import arr
-from typelattice import _dtypes
-from typelattice.numpy import _core, _elementwise, _ufuncs
-from typelattice.numpy._array import Array
+from typelattice import _core, _dtypes
+from typelattice._basearray import Array
+from typelattice.numpy import _elementwise, _ufuncs
 
 ALL = list(_dtypes.ALL_DTYPES)
 NAMES = [str(d) for d in ALL]

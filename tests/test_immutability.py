@@ -22,7 +22,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from support import arr
-from typelattice.numpy._array import ArrayImpl
+from typelattice._array import ArrayImpl
 
 
 def unchanged(x: tnp.Array, values: Any) -> None:

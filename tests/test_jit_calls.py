@@ -20,7 +20,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import _promotion
-from typelattice._jit import DEFAULT_CACHE_SIZE, Jitted, _Entry
+from typelattice._tracing.jit import DEFAULT_CACHE_SIZE, Jitted, _Entry
 
 BUILT = _promotion._speedups is not None
 needs_c = pytest.mark.skipif(not BUILT, reason=_promotion.SPEEDUPS)

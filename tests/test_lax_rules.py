@@ -39,6 +39,7 @@ import typelattice as tl
 import typelattice.numpy as tnp
 from support import GOLDEN_DIR
 from typelattice import lax
+from typelattice._array import from_numpy
 from typelattice._lax import _dot, _elementwise, _indexing, _reductions, _structural
 from typelattice._lax._primitive import (
     PRIMITIVES,
@@ -55,7 +56,6 @@ from typelattice._lax._primitive import (
     tangent_aval,
     zeros,
 )
-from typelattice.numpy._array import from_numpy
 
 MAX_REPORTED = 10
 

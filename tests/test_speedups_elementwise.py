@@ -30,8 +30,9 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import _promotion
+from typelattice._array import ArrayImpl
+from typelattice._basearray import Array
 from typelattice.numpy import _ufuncs
-from typelattice.numpy._array import Array, ArrayImpl
 from typelattice.numpy._elementwise import _OPERATORS
 
 BUILT = _promotion._speedups is not None
@@ -303,7 +304,7 @@ def test_constructor_arguments() -> None:
 def test_pure_python_mode_gives_plain_functions() -> None:
     code = (
         "import inspect, typelattice.numpy as tnp; "
-        "from typelattice.numpy._array import ArrayImpl; "
+        "from typelattice._array import ArrayImpl; "
         "x = tnp.asarray([1, 2, 3], dtype='int8'); "
         "print(inspect.isfunction(tnp.add), ArrayImpl.__add__ is tnp.add); "
         "print(repr(x + 2), repr(2.5 * x))"
@@ -331,7 +332,7 @@ def test_jit_calls_answer_as_python() -> None:
     """Jitted.__call__ in C (traced calls with arrays as positional arguments)
     gives what the Python method gives, counts its hits, and leaves every
     other call to the Python method."""
-    from typelattice._jit import Jitted
+    from typelattice._tracing.jit import Jitted
 
     c_call = vars(Jitted)["__call__"]
     assert type(c_call) is _promotion._speedups.JitCall  # type: ignore[union-attr]

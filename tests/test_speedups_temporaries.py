@@ -23,7 +23,7 @@ import pytest
 
 import typelattice.numpy as tnp
 from typelattice import _promotion
-from typelattice.numpy._array import ArrayImpl
+from typelattice._array import ArrayImpl
 from typelattice.numpy._elementwise import Op, make_binary
 
 REUSES = _promotion._speedups is not None and _promotion._speedups.reuses_temporaries()

@@ -42,6 +42,7 @@ from typelattice._promotion import (
 )
 
 if TYPE_CHECKING:
+    from typelattice._basearray import Array
     from typelattice._compare import (
         LIBRARIES,
         Comparison,
@@ -53,10 +54,15 @@ if TYPE_CHECKING:
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
-    from typelattice._jit import CacheInfo, Jitted, ShapeDtypeStruct, eval_shape, jit
     from typelattice._tables import Table, format_table, promotion_table
-    from typelattice.numpy._array import Array
-    from typelattice.numpy._tracer import (
+    from typelattice._tracing.jit import (
+        CacheInfo,
+        Jitted,
+        ShapeDtypeStruct,
+        eval_shape,
+        jit,
+    )
+    from typelattice._tracing.tracer import (
         ConcretizationTypeError,
         Tracer,
         UnexpectedTracerError,
@@ -68,8 +74,9 @@ __version__ = "0.1.0"
 # The tools (tables, live comparisons, drawings, explanations) load on first
 # use, so that `import typelattice` costs only what promotion needs.
 _LAZY: dict[str, str] = {
-    # The arrays' base class: the array namespace adds ~15% to the import.
-    "Array": "typelattice.numpy",
+    # The arrays' base class (a leaf module: its methods load the array
+    # namespace on first use).
+    "Array": "typelattice._basearray",
     **dict.fromkeys(
         [
             "LIBRARIES",
@@ -89,11 +96,11 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["Explanation", "explain"], "typelattice._explain"),
     **dict.fromkeys(
         ["CacheInfo", "Jitted", "ShapeDtypeStruct", "eval_shape", "jit"],
-        "typelattice._jit",
+        "typelattice._tracing.jit",
     ),
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
-        "typelattice.numpy._tracer",
+        "typelattice._tracing.tracer",
     ),
     **dict.fromkeys(
         ["Table", "format_table", "promotion_table"], "typelattice._tables"

@@ -1736,7 +1736,7 @@ static PyTypeObject FastElementwise_Type = {
  * as given.
  */
 
-static PyObject *trace_var;    /* _tracer._current */
+static PyObject *trace_var;    /* _tracing.tracer._current */
 static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
                                   complex64, complex128, bool) */
 static PyObject *jit_asarray;  /* numpy.asarray */
@@ -1814,8 +1814,8 @@ jit_cached_value(JitValue *table, unsigned long long bits,
     return value;
 }
 
-/* The 0-d array a Python scalar argument stands for (as _jit._scalar_input
- * makes it); NULL without an exception when it may not fit: ask Python. */
+/* The 0-d array a Python scalar argument stands for (as
+ * _tracing.jit._scalar_input makes it); NULL without an exception when it may not fit: ask Python. */
 static PyObject *
 jit_scalar(PyObject *x, int x64)
 {

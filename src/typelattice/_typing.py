@@ -9,8 +9,8 @@ from typing import Any, Final, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
 
+from typelattice._basearray import Array
 from typelattice._dtypes import ALL_DTYPES
-from typelattice.numpy._array import Array
 
 __all__ = [
     "ArrayLike",

@@ -41,6 +41,7 @@ dtype('int8')
 [True, True, False]
 """
 
+from typelattice._basearray import Array
 from typelattice._typing import (
     ArrayLike,
     ArrayLikeTypes,
@@ -53,7 +54,6 @@ from typelattice._typing import (
     is_dtype_like,
     is_shape_like,
 )
-from typelattice.numpy._array import Array
 
 __all__ = [
     "Array",

@@ -37,7 +37,7 @@ from typelattice._lax._primitive import (
 )
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import Array
+    from typelattice._basearray import Array
     from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = ["dot_general"]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config, _core, _dtypes
 from typelattice._lax import _special
 from typelattice._lax._primitive import (
     Primitive,
@@ -54,10 +54,9 @@ from typelattice._lax._primitive import (
     to_arrays,
     zeros,
 )
-from typelattice.numpy import _core
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import Array
+    from typelattice._basearray import Array
     from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = [

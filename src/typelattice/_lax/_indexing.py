@@ -57,7 +57,7 @@ from typelattice._lax._primitive import (
 )
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import Array
+    from typelattice._basearray import Array
     from typelattice.typing import ArrayLike
 
 __all__ = [

@@ -78,9 +78,9 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, wrap
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 
 __all__ = [
     "PRIMITIVES",

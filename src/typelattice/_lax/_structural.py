@@ -48,7 +48,8 @@ from typelattice._lax._primitive import (
 )
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import Array, ArrayImpl
+    from typelattice._array import ArrayImpl
+    from typelattice._basearray import Array
     from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = [

@@ -23,10 +23,11 @@ import numpy as np
 
 import typelattice.numpy as tnp
 from typelattice import _dtypes, random
+from typelattice._array import ArrayImpl, from_numpy
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
 from typelattice.numpy import Array
-from typelattice.numpy._array import ArrayImpl, from_numpy
 from typelattice.numpy._creation import _shape
-from typelattice.numpy._trace import traced
 from typelattice.random._distributions import _requested
 
 if TYPE_CHECKING:
@@ -639,7 +640,9 @@ def _orthonormal_columns(a: Array) -> Array:
 
 
 # One recorded call under jit and eval_shape: NumPy's QR on the values.
-_orthonormal_columns = traced(_orthonormal_columns, "orthonormal_columns")
+_orthonormal_columns = traced(abstract.copying, name="orthonormal_columns")(
+    _orthonormal_columns
+)
 
 
 def orthogonal(

@@ -14,9 +14,11 @@ from typing import Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes, _promotion
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+from typelattice import _config, _core, _dtypes, _promotion
+from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -45,6 +47,7 @@ def _leaves(obj: Any, out: list[Any]) -> None:
         out.append(obj)
 
 
+@traced(abstract.copying)
 def asarray(
     a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
 ) -> Array:
@@ -86,6 +89,7 @@ def asarray(
     return _asarray(a, dtype, copy, "asarray")
 
 
+@traced(abstract.copying)
 def array(
     object: Any,  # noqa: A002 - NumPy's name
     dtype: Any = None,
@@ -127,17 +131,15 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         if target is None or target == a.dtype:
             return a
         return convert_to(a, target, where)
-    if t is bool or (t in _PY and target is not None):
-        dt = target if target is not None else np.dtype(bool)
-        return from_numpy(_core.python_scalar_to(a, dt, where, "dtype"))
-    if t in _PY:
-        state = _config.current()
-        dt = _dtypes.default_dtype(_core._PY_SCALARS[t], state.enable_x64)
-        return from_numpy(_core.python_scalar_to(a, dt, where, "default"), weak=True)
-    if isinstance(a, np.ndarray | np.generic):
-        value = _core.from_numpy(a, where, 0)
-        if target is not None:
-            value = _core.checked_cast(value, target, where)
+    if target is None:
+        # Python scalars (weak), NumPy values: converted as jit converts them.
+        converted = from_python_or_numpy(a, where)
+        if converted is not None:
+            return converted
+    elif t is bool or t in _PY:
+        return from_numpy(_core.python_scalar_to(a, target, where, "dtype"))
+    elif isinstance(a, np.ndarray | np.generic):
+        value = _core.checked_cast(_core.from_numpy(a, where, 0), target, where)
         return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
         return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
@@ -221,6 +223,7 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
     return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
 
 
+@traced(abstract.full_size)
 def convert_to(x: Any, dtype: Any, where: str) -> Array:
     """``x`` converted to ``dtype`` given to ``where`` (a function's
     ``dtype=``): a strong result, refusing values the dtype cannot hold as
@@ -232,6 +235,7 @@ def convert_to(x: Any, dtype: Any, where: str) -> Array:
     return _asarray(x, dt, None, where)
 
 
+@traced(abstract.copying)
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype``: an explicit cast, so a strong result.
 
@@ -292,6 +296,7 @@ def _filling(dt: np.dtype[Any], where: str, *fills: int) -> np.dtype[Any]:
 _FILLS_HELD: set[tuple[np.dtype[Any], int]] = set()
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
@@ -311,6 +316,7 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros", 0)))
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of ones (the default float type unless ``dtype``).
 
@@ -329,6 +335,7 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones", 1)))
 
 
+@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """Like :func:`zeros` (an immutable array's contents must be defined).
 
@@ -346,6 +353,7 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty", 0)))
 
 
+@traced(abstract.filled(_shape), creation=abstract.filled(_shape))
 def full(
     shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -391,6 +399,7 @@ def _like(
     return dt, weak and dt.kind != "b", dims
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def zeros_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -412,6 +421,7 @@ def zeros_like(
     return wrap(np.zeros(dims, _filling(dt, "zeros_like", 0)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def ones_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -433,6 +443,7 @@ def ones_like(
     return wrap(np.ones(dims, _filling(dt, "ones_like", 1)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def empty_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -454,6 +465,7 @@ def empty_like(
     return wrap(np.zeros(dims, _filling(dt, "empty_like", 0)), _core.aval(dt, weak))
 
 
+@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -490,6 +502,7 @@ def full_like(
 # -- ranges -----------------------------------------------------------------
 
 
+@traced(abstract.full_size, creation=abstract.arange)
 def arange(
     start: Any,
     stop: Any = None,
@@ -591,6 +604,7 @@ def _integer_range(
     return _core.checked_cast(values, dt, "arange", use=use)
 
 
+@traced(abstract.full_size, creation=abstract.linspace)
 def linspace(
     start: Any,
     stop: Any,
@@ -658,6 +672,7 @@ def linspace(
     return out
 
 
+@traced(abstract.full_size, creation=abstract.eye)
 def eye(
     N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -684,6 +699,7 @@ def eye(
         _core.reraise_named("eye", err)
 
 
+@traced(abstract.full_size)
 def identity(n: int, dtype: Any = None) -> Array:
     """The ``n`` by ``n`` identity matrix.
 

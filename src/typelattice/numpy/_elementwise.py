@@ -12,21 +12,21 @@ conversion of the operands that need it, and the ufunc.
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
 from typelattice._config import _scope
+from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
 from typelattice._promotion import _speedups
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._core import _EXTOBJ, _IGNORE
-from typelattice.numpy._tracer import Tracer
+from typelattice._tracing import trace as _trace
+from typelattice._tracing.tracer import Tracer
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
@@ -36,51 +36,12 @@ _new_object = object.__new__
 DType = np.dtype[Any]
 
 
-class Conversion(enum.IntEnum):
-    """How an operand reaches the dtype an operation computes in.
-
-    The same codes are the ``enum conversion`` of ``_speedups.c``, which
-    reads plans too; its table ``CONVERSIONS`` must equal this enum, or the
-    extension is not used (a build from other sources).
-    """
-
-    KEEP = 0  # an array already in the compute dtype
-    CAST = 1  # an array of a dtype whose every value converts: cast in the call
-    INT = 2  # a Python int for a NumPy integer dtype: range check only
-    SCALAR = 3  # a Python scalar: checked conversion
-    WEAK = 4  # a weak array (a Python scalar's value): checked conversion
-    # An array of a dtype some of whose values may not convert (uint32 to
-    # int32, int32 to float16): its values are checked (_core.check_operand),
-    # then it is cast like CAST. Decided from the two dtypes alone, so that
-    # same-dtype and widening operations never read their operands.
-    CHECK = 5
-
-
 _KEEP: Final = Conversion.KEEP
 _CAST: Final = Conversion.CAST
 _INT: Final = Conversion.INT
 _SCALAR: Final = Conversion.SCALAR
 _WEAK: Final = Conversion.WEAK
 _CHECK: Final = Conversion.CHECK
-
-
-class Conv(NamedTuple):
-    """One operand's conversion in a plan."""
-
-    how: Conversion
-    lo: int  # INT: the compute dtype's range
-    hi: float  # INT: its top; SCALAR to a float dtype: its largest value
-
-
-class Plan(NamedTuple):
-    """What an operation does for operands of given keys (cached per
-    configuration). ``_speedups.c`` reads it by position: keep the order."""
-
-    fn: Callable[..., Any]  # the NumPy function, on operands in ``cd``
-    convs: tuple[Conv, ...]  # per operand
-    out_key: _core.Aval  # the result's (dtype, weak)
-    fp: bool  # NumPy's floating point warnings must be silenced
-    cd: DType  # the compute dtype
 
 
 _KIND_WORDS: Final = {
@@ -164,6 +125,10 @@ class Op:
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
+
+    def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
+        """The plan for operands of these keys (uncached: :func:`build_plan`)."""
+        return build_plan(self, keys, state)
 
 
 _PROMOTE_ONLY: dict[str, Op] = {}
@@ -598,6 +563,3 @@ if _speedups is not None and _FAST:
         np.asarray,
         _core.check_operand,
     )
-
-# Recording on tracers needs build_plan: imported last.
-from typelattice.numpy import _trace  # noqa: E402

@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._elementwise import Conversion, promote, promotion_op
+from typelattice import _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
+from typelattice._core import Conversion
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
+from typelattice.numpy._elementwise import promote, promotion_op
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -121,6 +124,7 @@ def _check_preferred(name: str, cd: np.dtype[Any], out: np.dtype[Any]) -> None:
         )
 
 
+@traced(abstract.copying)
 def matmul(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
@@ -147,6 +151,7 @@ def matmul(
     return _product("matmul", (a, b), np.matmul, preferred_element_type, 1)
 
 
+@traced(abstract.copying)
 def dot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
@@ -174,6 +179,7 @@ def dot(
     return _product("dot", (a, b), np.dot, preferred_element_type)
 
 
+@traced(abstract.vdot)
 def vdot(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
@@ -205,6 +211,7 @@ def vdot(
     return _product("vdot", (a, b), np.vdot, preferred_element_type)
 
 
+@traced(abstract.copying)
 def inner(
     a: ArrayLike, b: ArrayLike, *, preferred_element_type: DTypeLike | None = None
 ) -> Array:
@@ -230,6 +237,7 @@ def inner(
     return _product("inner", (a, b), np.inner, preferred_element_type)
 
 
+@traced(abstract.outer)
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     """Outer product of the flattened arrays.
 
@@ -252,6 +260,7 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     return _product("outer", (a, b), np.outer, None)
 
 
+@traced(abstract.copying)
 def tensordot(
     a: ArrayLike,
     b: ArrayLike,
@@ -291,6 +300,7 @@ def tensordot(
     )
 
 
+@traced(abstract.copying)
 def einsum(
     subscripts: str,
     /,

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, from_numpy
+from typelattice import _config, _core, _dtypes
+from typelattice._array import from_numpy
+from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -125,6 +127,7 @@ def _accumulating(
     return from_numpy(_core.ignore_fp_errors(np.asarray(out).astype, out_dt))
 
 
+@traced(abstract.copying)
 def sum(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -163,6 +166,7 @@ def sum(  # noqa: A001
     )
 
 
+@traced(abstract.copying)
 def prod(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -212,6 +216,7 @@ def _inexact(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
     return np.dtype("float64") if dt.itemsize == 8 else _F32
 
 
+@traced(abstract.copying)
 def mean(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -452,6 +457,7 @@ def _int_var(
     return from_numpy(res, weak=weak)
 
 
+@traced(abstract.copying)
 def var(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -494,6 +500,7 @@ def var(
     return _moment("var", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
 
+@traced(abstract.copying)
 def std(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -568,6 +575,7 @@ def _extreme(
     return from_numpy(np.asarray(res).astype(dt))
 
 
+@traced(abstract.copying)
 def max(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -599,6 +607,7 @@ def max(  # noqa: A001
     return _extreme("max", np.maximum, a, axis, out, keepdims, initial, where)
 
 
+@traced(abstract.copying)
 def min(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -651,6 +660,7 @@ def _arg(
     return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
 
 
+@traced(abstract.copying)
 def argmax(
     a: ArrayLike,
     axis: int | None = None,
@@ -677,6 +687,7 @@ def argmax(
     return _arg("argmax", np.argmax, a, axis, keepdims)
 
 
+@traced(abstract.copying)
 def argmin(
     a: ArrayLike,
     axis: int | None = None,
@@ -723,6 +734,7 @@ def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Ar
     return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
 
 
+@traced(abstract.flat_or_copying)
 def cumsum(
     a: ArrayLike,
     axis: int | None = None,
@@ -748,6 +760,7 @@ def cumsum(
     return _cumulative("cumsum", np.add, a, axis, dtype)
 
 
+@traced(abstract.flat_or_copying)
 def cumprod(
     a: ArrayLike,
     axis: int | None = None,
@@ -787,6 +800,7 @@ def _logical(
     return from_numpy(np.asarray(res, dtype=bool))
 
 
+@traced(abstract.copying)
 def any(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -815,6 +829,7 @@ def any(  # noqa: A001
     return _logical("any", np.logical_or, a, axis, keepdims, where)
 
 
+@traced(abstract.copying)
 def all(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -843,6 +858,7 @@ def all(  # noqa: A001
     return _logical("all", np.logical_and, a, axis, keepdims, where)
 
 
+@traced(abstract.copying)
 def ptp(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -883,6 +899,7 @@ def ptp(
     return from_numpy(np.asarray(res).astype(dt))
 
 
+@traced(abstract.copying)
 def trace(
     a: ArrayLike,
     offset: int = 0,

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl, from_numpy, wrap
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, from_numpy, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
+from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
 from typelattice.numpy._elementwise import promote, promotion_op
-from typelattice.numpy._tracer import ConcretizationTypeError, Placeholder
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -50,6 +52,7 @@ def _same(
     return wrap(np.asarray(out), key)
 
 
+@traced(abstract.full_size)
 def reshape(
     a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None
 ) -> Array:
@@ -80,6 +83,7 @@ def reshape(
     return _same("reshape", np.reshape, a, shape, order=order)
 
 
+@traced(abstract.ravel)
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """``a`` flattened to one axis.
 
@@ -97,6 +101,7 @@ def ravel(a: ArrayLike, order: str = "C") -> Array:
     return _same("ravel", np.ravel, a, order=order)
 
 
+@traced(abstract.full_size)
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """``a`` with its axes permuted (reversed by default).
 
@@ -114,6 +119,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     return _same("transpose", np.transpose, a, axes)
 
 
+@traced(abstract.full_size)
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     """Array API name of :func:`transpose` (the axes are required).
 
@@ -131,6 +137,7 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     return transpose(a, axes)
 
 
+@traced(abstract.full_size)
 def matrix_transpose(x: ArrayLike, /) -> Array:
     """Swap the last two axes (transpose a stack of matrices).
 
@@ -155,6 +162,7 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
     return wrap(np.swapaxes(v, -1, -2), key)
 
 
+@traced(abstract.full_size)
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     """Move axes to new positions; the others keep their order.
 
@@ -173,6 +181,7 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     return _same("moveaxis", np.moveaxis, a, source, destination)
 
 
+@traced(abstract.full_size)
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Swap two axes.
 
@@ -191,6 +200,7 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     return _same("swapaxes", np.swapaxes, a, axis1, axis2)
 
 
+@traced(abstract.full_size)
 def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     """Insert axes of length 1.
 
@@ -208,6 +218,7 @@ def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     return _same("expand_dims", np.expand_dims, a, axis)
 
 
+@traced(abstract.full_size)
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Remove axes of length 1.
 
@@ -228,6 +239,7 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     return _same("squeeze", np.squeeze, a, axis)
 
 
+@traced(abstract.full_size)
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept.
 
@@ -254,6 +266,7 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     return wrap(out, key)
 
 
+@traced(abstract.full_size)
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     """The arguments broadcast to one shape, each keeping its dtype.
 
@@ -286,6 +299,7 @@ def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     return [wrap(o, k) for o, (_, k) in zip(outs, parts, strict=True)]
 
 
+@traced(abstract.full_size)
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     """The shape the given shapes broadcast to.
 
@@ -309,6 +323,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
         _core.broadcast_error("broadcast_shapes", dims)
 
 
+@traced(abstract.full_size)
 def atleast_1d(*arys: ArrayLike) -> Any:
     """Each argument with at least one axis.
 
@@ -326,6 +341,7 @@ def atleast_1d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
+@traced(abstract.full_size)
 def atleast_2d(*arys: ArrayLike) -> Any:
     """Each argument with at least two axes (a 1-d array becomes a row).
 
@@ -343,6 +359,7 @@ def atleast_2d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
+@traced(abstract.full_size)
 def atleast_3d(*arys: ArrayLike) -> Any:
     """Each argument with at least three axes.
 
@@ -360,6 +377,7 @@ def atleast_3d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
+@traced(abstract.full_size)
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along axes.
 
@@ -377,6 +395,7 @@ def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     return _same("flip", np.flip, m, axis)
 
 
+@traced(abstract.copying)
 def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Shift elements cyclically along axes.
 
@@ -395,6 +414,7 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
     return _same("roll", np.roll, a, shift, axis)
 
 
+@traced(abstract.tile)
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Repeat the whole array ``reps`` times.
 
@@ -412,6 +432,7 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     return _same("tile", np.tile, A, reps)
 
 
+@traced(abstract.repeat)
 def repeat(
     a: ArrayLike,
     repeats: Any,
@@ -495,6 +516,7 @@ def _joined(
     return wrap(np.asarray(out), plan.out_key)
 
 
+@traced(abstract.concatenate)
 def concatenate(
     arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: DTypeLike | None = None
 ) -> Array:
@@ -524,6 +546,7 @@ def concatenate(
     return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
+@traced(abstract.concatenate)
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     """Array API name of :func:`concatenate`.
 
@@ -542,6 +565,7 @@ def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     return concatenate(arrays, axis=axis)
 
 
+@traced(abstract.stack)
 def stack(
     arrays: Sequence[ArrayLike],
     axis: int = 0,
@@ -572,6 +596,7 @@ def stack(
     return res if dtype is None else _astype(res, dtype, "stack")
 
 
+@traced(abstract.hstack)
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays); dtypes are promoted.
 
@@ -590,6 +615,7 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     return res if dtype is None else _astype(res, dtype, "hstack")
 
 
+@traced(abstract.vstack)
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows); dtypes are promoted.
 
@@ -615,6 +641,7 @@ def _astype(x: Array, dtype: Any, where: str) -> Array:
     return convert_to(x, dtype, where)
 
 
+@traced(abstract.full_size)
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into sub-arrays along an axis; each keeps dtype and weak flag.
 
@@ -668,6 +695,7 @@ def _index(key: Any) -> Any:
     return key
 
 
+@traced(abstract.getitem)
 def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction]
     v, k = _one(a, "getitem")
     return wrap(np.asarray(v[_index(key)]), k)
@@ -807,6 +835,7 @@ def _padded(v: np.ndarray[Any, Any], pad: list[int], fill: Any) -> np.ndarray[An
     return v
 
 
+@traced(abstract.full_size)
 def _gather(  # pyright: ignore[reportUnusedFunction]
     a: Any,
     index: Any,
@@ -823,6 +852,7 @@ def _gather(  # pyright: ignore[reportUnusedFunction]
     return wrap(np.array(v[idx]), k)
 
 
+@traced(abstract.take)
 def take(
     a: ArrayLike,
     indices: ArrayLike,
@@ -921,6 +951,7 @@ def take(
     return wrap(np.take(padded, np.where(bad, n, idx), axis=ax), key)
 
 
+@traced(abstract.scatter(_getitem))
 def _scatter(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -958,6 +989,7 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
     return wrap(out, key)
 
 
+@traced(abstract.full_size)
 def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -1036,6 +1068,7 @@ def _sort_operand(
     return v, key, axis % v.ndim
 
 
+@traced(abstract.flat_or_copying)
 def sort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -1073,6 +1106,7 @@ def sort(
     return wrap(out, key)
 
 
+@traced(abstract.flat_or_copying)
 def argsort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -1214,6 +1248,7 @@ def _nonzero(
     return tuple(out)
 
 
+@traced(abstract.nonzero)
 def nonzero(
     a: ArrayLike,
     *,
@@ -1250,6 +1285,7 @@ def nonzero(
     return _nonzero(a, size, fill_value, "nonzero")
 
 
+@traced(abstract.nonzero)
 def argwhere(
     a: ArrayLike,
     *,
@@ -1286,6 +1322,7 @@ def argwhere(
     return wrap(rows, _core.aval(columns[0].dtype, columns[0].weak_type))
 
 
+@traced(abstract.nonzero)
 def flatnonzero(
     a: ArrayLike,
     *,
@@ -1311,6 +1348,7 @@ def flatnonzero(
     return _nonzero(wrap(v.reshape(-1), key), size, fill_value, "flatnonzero")[0]
 
 
+@traced(abstract.diagonal)
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
 
@@ -1338,6 +1376,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     return from_numpy(np.array(out))
 
 
+@traced(abstract.copying)
 def searchsorted(
     a: ArrayLike,
     v: ArrayLike,
@@ -1395,6 +1434,7 @@ def searchsorted(
     return from_numpy(np.asarray(out).astype(_dtypes.default_dtype("i", x64)))
 
 
+@traced(abstract.full_size)
 def compress(
     condition: ArrayLike,
     a: ArrayLike,
@@ -1465,6 +1505,7 @@ def compress(
     return wrap(np.array(picked), key)
 
 
+@traced(abstract.full_size)
 def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFunction]
     """``x.view(dtype)``: the same bytes read as ``dtype`` (a strong array;
     the last axis changes length when the item sizes differ)."""

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from typelattice import _dtypes
-from typelattice.numpy import _core, _elementwise
-from typelattice.numpy._array import Array, from_numpy, wrap
-from typelattice.numpy._trace import traced
+from typelattice import _core, _dtypes
+from typelattice._array import from_numpy, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
+from typelattice.numpy import _elementwise
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -253,7 +255,7 @@ def _no_out(out: object, where: str) -> None:
         )
 
 
-def _plan(op: _elementwise.Op, key: _core.Aval) -> _elementwise.Plan:
+def _plan(op: _elementwise.Op, key: _core.Aval) -> _core.Plan:
     return _elementwise.build_plan(op, (key, key), _elementwise._state())
 
 
@@ -631,20 +633,23 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     attributes (``fn`` itself is unchanged otherwise)."""
     op: _elementwise.Op = fn._op
     name = op.name
-    methods: dict[str, Callable[..., Array]] = {
-        "reduce": _make_reduce(fn, op, identity),
-        "accumulate": _make_accumulate(op),
-        "outer": _make_outer(fn, name),
-        "at": _make_at(op),
-        "reduceat": _make_reduceat(op),
+    # Each method and its shape rule under tracing: reduce, accumulate and
+    # outer give sizes of their operands; at's and reduceat's depend on the
+    # index values, so they run on full-size placeholders.
+    methods: dict[str, tuple[Callable[..., Array], abstract.Rule]] = {
+        "reduce": (_make_reduce(fn, op, identity), abstract.copying),
+        "accumulate": (_make_accumulate(op), abstract.copying),
+        "outer": (_make_outer(fn, name), abstract.copying),
+        "at": (_make_at(op), abstract.full_size),
+        "reduceat": (_make_reduceat(op), abstract.full_size),
     }
-    for method, impl in methods.items():
+    for method, (impl, rule) in methods.items():
         impl.__name__ = method
         impl.__qualname__ = f"{name}.{method}"
         # One text for every function's method: the protocol's.
         impl.__doc__ = getattr(ufunc, method).__doc__
         # Accept tracers (jit, eval_shape): recorded as one call each.
-        setattr(fn, method, traced(impl, f"{name}.{method}"))
+        setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
     fn.nin = 2
     fn.nout = 1
     fn.nargs = 2

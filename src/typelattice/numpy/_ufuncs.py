@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import numpy as np
 
-from typelattice import _config, _dtypes
-from typelattice.numpy import _core, _ufunc
-from typelattice.numpy._array import Array, ArrayImpl, wrap
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import abstract
+from typelattice._tracing.trace import traced
+from typelattice.numpy import _ufunc
 from typelattice.numpy._elementwise import (
     Op,
     apply,
@@ -558,6 +561,7 @@ _doc(
 )
 
 
+@traced(abstract.copying)
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 ** x2`` elementwise, promoted as jax.numpy does (the ``**``
     operator).
@@ -673,6 +677,7 @@ def _negative_power_error() -> TypeError:
     )
 
 
+@traced(abstract.copying)
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``: Python's ``divmod``.
 
@@ -984,6 +989,7 @@ angle_op = Op("angle", np.angle, 1, to="default_float", out="real", strong_kinds
 _angle = make_unary(angle_op)
 
 
+@traced(abstract.copying)
 def real(val: ArrayLike, /) -> Array:
     """The real part (the values themselves for real dtypes).
 
@@ -1001,6 +1007,7 @@ def real(val: ArrayLike, /) -> Array:
     return _real(val)
 
 
+@traced(abstract.copying)
 def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros of the same dtype for real dtypes).
 
@@ -1018,6 +1025,7 @@ def imag(val: ArrayLike, /) -> Array:
     return _imag(val)
 
 
+@traced(abstract.copying)
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The argument of complex numbers, in radians (or degrees).
 
@@ -1039,6 +1047,7 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
     return multiply(out, 180 / np.pi) if deg else out
 
 
+@traced(abstract.copying)
 def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
     """Round to ``decimals`` places, ties to even; integer arrays are
     returned unchanged when ``decimals >= 0``, as in jax.numpy (``around``
@@ -1085,6 +1094,7 @@ _ROUND_OPS: dict[int, Op] = {}
 around = round
 
 
+@traced(abstract.copying)
 def clip(
     arr: ArrayLike | None = None,
     /,
@@ -1134,6 +1144,7 @@ def clip(
     return out
 
 
+@traced(abstract.copying)
 def positive_or_copy(x: ArrayLike) -> Array:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
     v, key = _core.operand(x, "clip", 0)
@@ -1168,6 +1179,7 @@ def where(
 ) -> Array: ...
 
 
+@traced(abstract.copying)
 def where(
     condition: ArrayLike,
     x: ArrayLike | None = None,

@@ -10,7 +10,7 @@ accepts them and returns tracers, and records itself in the current
 Operations other than the elementwise ones are evaluated abstractly by
 running them on a :class:`Placeholder`: an ordinary array whose values are
 never read (a broadcast 1 of the right dtype, of the tracer's shape or of a
-small stand-in shape, see :mod:`typelattice.numpy._abstract`) and which refuses
+small stand-in shape, see :mod:`typelattice._tracing.abstract`) and which refuses
 every conversion to a Python value, so that code paths taken for concrete
 values (a concrete integer exponent, a shape given as an array) are refused
 under tracing, as in JAX, instead of being taken with a made-up value.
@@ -26,8 +26,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from typelattice.numpy import _core
-from typelattice.numpy._array import Array, ArrayImpl
+from typelattice import _core
+from typelattice._array import ArrayImpl
+from typelattice._basearray import Array
 
 __all__ = [
     "ConcretizationTypeError",
@@ -53,7 +54,7 @@ class ConcretizationTypeError(TypeError):
     ...     return x if x > 0 else 0 * x
     >>> tl.eval_shape(positive_part, 1.0)
     Traceback (most recent call last):
-    typelattice.numpy._tracer.ConcretizationTypeError: bool() (a Python `if`, ...
+    typelattice.ConcretizationTypeError: bool() (a Python `if`, ...
     >>> tl.eval_shape(lambda x: tnp.where(x > 0, x, 0 * x), 1.0)
     ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)
     """
@@ -68,7 +69,7 @@ class UnexpectedTracerError(Exception):
     >>> _ = tl.eval_shape(lambda x: kept.append(x) or x, tnp.zeros(2))
     >>> kept[0] + 1
     Traceback (most recent call last):
-    typelattice.numpy._tracer.UnexpectedTracerError: Traced<float32[2]> was used ...
+    typelattice.UnexpectedTracerError: Traced<float32[2]> was used ...
     """
 
 
@@ -95,7 +96,7 @@ def _concrete_error(key: _core.Aval, shape: tuple[int, ...], what: str) -> NoRet
 
 class Trace:
     """One run of a function on tracers: the tracers it made, and the
-    operations recorded on them (by :mod:`typelattice.numpy._trace`)."""
+    operations recorded on them (by :mod:`typelattice._tracing.trace`)."""
 
     __slots__ = ("abstract_only", "alive", "avals", "eqns", "name", "parent")
 
@@ -114,9 +115,16 @@ class Trace:
     def new_tracer(
         self, key: _core.Aval, shape: tuple[int, ...], promotes_as: object = None
     ) -> Tracer:
+        """A tracer of this trace for a new variable of abstract value
+        ``key`` and ``shape``."""
         tracer = Tracer(self, len(self.avals), key, shape, promotes_as)
         self.avals.append((key, shape))
         return tracer
+
+    def record(self, eqn: Any) -> None:
+        """Append an equation (:class:`typelattice._tracing.trace.Equation`)
+        whose outputs are variables made by :meth:`new_tracer`."""
+        self.eqns.append(eqn)
 
 
 _current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
@@ -175,7 +183,7 @@ class _NoValues:
         >>> import typelattice as tl, typelattice.numpy as tnp
         >>> tl.eval_shape(lambda x: x.item(), tnp.zeros(()))
         Traceback (most recent call last):
-        typelattice.numpy._tracer.ConcretizationTypeError: .item() needs ...
+        typelattice.ConcretizationTypeError: .item() needs ...
         """
         self._refuse(".item()")
 
@@ -188,7 +196,7 @@ class _NoValues:
         >>> import typelattice as tl, typelattice.numpy as tnp
         >>> tl.eval_shape(lambda x: x.tolist(), tnp.zeros(2))
         Traceback (most recent call last):
-        typelattice.numpy._tracer.ConcretizationTypeError: .tolist() needs ...
+        typelattice.ConcretizationTypeError: .tolist() needs ...
         """
         self._refuse(".tolist()")
 
@@ -360,11 +368,6 @@ def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
     return placeholder(value, key)
 
 
-def is_abstract(x: object) -> bool:
-    """Whether ``x`` stands for a traced value (a tracer or a placeholder)."""
-    return isinstance(x, Tracer | Placeholder)
-
-
 def start(
     name: str, abstract_only: bool = False
 ) -> tuple[Trace, contextvars.Token[Trace | None]]:
@@ -377,3 +380,9 @@ def stop(trace: Trace, token: contextvars.Token[Trace | None]) -> None:
     trace.alive = False
     _current.reset(token)
     ACTIVE.remove(trace)
+
+
+# Tracebacks show the public names (typelattice.ConcretizationTypeError).
+for _cls in (ConcretizationTypeError, Tracer, UnexpectedTracerError):
+    _cls.__module__ = "typelattice"
+del _cls

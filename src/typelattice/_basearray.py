@@ -1,23 +1,22 @@
-"""The array type: :class:`Array` (the base) and :class:`ArrayImpl` (NumPy-backed).
+"""The array type's base: :class:`Array`, with every operator and method.
 
-An ``ArrayImpl`` holds a NumPy array and a ``weak_type`` flag.
-
-The array's memory is its own or another Array's (reshape and transpose give
-views), never memory a caller can still change: functions whose NumPy result
-can be a view of a NumPy argument copy that argument (``_core.unshared``).
-It is never handed out writable: NumPy, DLPack and pickle get read-only views
-of memory made read-only at that moment (so the flag cannot be turned back
-on), and NumPy's ufunc methods and ``out=`` are refused (``ufunc.at`` writes
-even into read-only memory).
+``typelattice.numpy.Array`` (also ``typelattice.Array`` and
+``typelattice.typing.Array``): the class of every array, concrete
+(:class:`~typelattice._array.ArrayImpl`) or traced
+(:class:`~typelattice._tracing.tracer.Tracer`). It holds no values; its
+subclasses give ``dtype``, ``shape`` and ``weak_type``.
 
 ``weak_type`` is True when the array's dtype was not asked for, but
 inferred from a Python scalar, so that it defers to the other operand's width
 in promotion (``Array(2, dtype=int32, weak_type=True)`` times an int8 array
 is int8).
 
-The operators and methods are defined on :class:`Array` in terms of the
+The operators and methods are defined here, once, in terms of the
 namespace's functions, so every array-like class deriving from it behaves
-alike.
+alike. This module is a leaf: it imports nothing of the array code, so that
+``import typelattice.typing`` is cheap. The modules the methods call are
+bound by ``typelattice.numpy`` when it loads (:func:`bind_namespace`); a
+method used before that loads it.
 """
 
 # Package-internal: the arrays' underscored slots and the namespace modules'
@@ -26,23 +25,85 @@ alike.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from typelattice import _dtypes
-from typelattice.numpy import _core
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import typelattice.numpy as _namespace
+    from typelattice import _array, _core
+    from typelattice.numpy import _creation, _linalg, _reductions, _shape, _ufuncs
     from typelattice.typing import ArrayLike, DTypeLike
 
-__all__ = ["Array", "ArrayImpl"]
+__all__ = ["Array", "bind_namespace"]
 
 _COMPLEX_KINDS: Final = _dtypes.CATEGORIES["complex floating"]
 _INT32: Final = np.dtype("int32")
+
+# The modules Array's methods call, by the names they call them: the array
+# layer's and the namespace's. They are globals of this module, set by
+# bind_namespace; until then each is an _Unbound, whose first use loads
+# typelattice.numpy (which binds them all).
+_BOUND: Final = (
+    "_array",
+    "_core",
+    "_creation",
+    "_linalg",
+    "_namespace",
+    "_reductions",
+    "_shape",
+    "_ufuncs",
+)
+
+
+class _Unbound:
+    """Stands for a module of :data:`_BOUND` until the namespace binds it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # introspection (doctest, copy) loads nothing
+            raise AttributeError(attr)
+        importlib.import_module("typelattice.numpy")  # binds the modules
+        module = globals()[self.name]
+        if isinstance(module, _Unbound):  # used while typelattice.numpy loads
+            raise ImportError(
+                f"Array methods need typelattice.numpy, which is still loading "
+                f"({self.name}.{attr} was asked for)"
+            )
+        return getattr(module, attr)
+
+
+if not TYPE_CHECKING:
+    globals().update({name: _Unbound(name) for name in _BOUND})
+
+
+def bind_namespace(**modules: ModuleType) -> None:
+    """Give Array's methods the modules they call (``typelattice.numpy``
+    does, as it loads: the namespace implements the methods, and this
+    module imports none of it).
+
+    Args:
+      **modules: each module of :data:`_BOUND`, by that name.
+
+    Raises:
+      ValueError: a name missing or unknown.
+    """
+    if set(modules) != set(_BOUND):
+        raise ValueError(
+            f"bind_namespace needs exactly {sorted(_BOUND)}, got {sorted(modules)}"
+        )
+    globals().update(modules)
 
 
 class Array:
@@ -265,7 +326,7 @@ class Array:
         if ndigits is None:  # Python's round(x): an integer result, as JAX
             rounded = np.asarray(_ufuncs.round(self, 0))
             fix = f"Fix: round(x, 0) keeps x's dtype ({self.dtype}), which holds it."
-            return from_numpy(_core.checked_cast(rounded, _INT32, "round", fix))
+            return _array.from_numpy(_core.checked_cast(rounded, _INT32, "round", fix))
         return _ufuncs.round(self, ndigits)
 
     # Arrays are mutable-looking but immutable values: not hashable.
@@ -1124,175 +1185,11 @@ class Array:
         if any(o is not None for o in outs):
             raise _refused_out(ufunc, outs)
         inputs = inputs[: ufunc.nin]
-        import typelattice.numpy as ns
-
-        fn = getattr(ns, ufunc.__name__, None)
+        fn = getattr(_namespace, ufunc.__name__, None)
         if fn is not None and not kwargs:
             return fn(*inputs)
         plain = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
         return ufunc(*plain, **kwargs)
-
-
-class ArrayImpl(Array):
-    """The NumPy-backed concrete :class:`Array`.
-
-    Not public: arrays are made with ``typelattice.numpy.asarray`` (and
-    checked with ``isinstance(x, tnp.Array)``). ``ArrayImpl(value)`` copies
-    ``value`` and keeps its dtype.
-    """
-
-    __slots__ = ("_key", "_value")
-
-    _value: np.ndarray[Any, Any]
-    _key: _core.Aval
-
-    def __init__(self, value: np.ndarray[Any, Any], weak_type: bool = False) -> None:
-        # Not a public constructor (typelattice.numpy.asarray is): it keeps
-        # the dtype as it is, but never the caller's memory.
-        raw = np.asarray(value)
-        if raw.dtype not in _dtypes.ALL_SET:
-            raise TypeError(f"unsupported dtype {raw.dtype} for an Array")
-        if not isinstance(value, list | tuple | int | float | complex):
-            raw = raw.copy()  # np.asarray made new memory only for those
-        self._value = raw
-        self._key = _core.aval(raw.dtype, bool(weak_type))
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The element type, an ``np.dtype``."""
-        return self._key[0]
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The length of each axis, a tuple of ints."""
-        shape: tuple[int, ...] = self._value.shape
-        return shape
-
-    @property
-    def weak_type(self) -> bool:
-        """Whether the array is weak (see :attr:`Array.weak_type`)."""
-        return self._key[1]
-
-    @property
-    def ndim(self) -> int:
-        """The number of axes."""
-        return self._value.ndim
-
-    @property
-    def size(self) -> int:
-        """The number of elements."""
-        return self._value.size
-
-    @property
-    def nbytes(self) -> int:
-        """The size of the elements in bytes."""
-        return self._value.nbytes
-
-    @property
-    def _promotion_key(self) -> _core.Aval:
-        # Lets typelattice.result_type cache answers for these arrays.
-        return self._key
-
-    def __array__(
-        self, dtype: Any = None, copy: bool | None = None
-    ) -> np.ndarray[Any, Any]:
-        value = self._value
-        if dtype is not None and np.dtype(dtype) != value.dtype:
-            if copy is False:
-                raise ValueError(
-                    f"converting an Array of dtype {value.dtype} to {dtype} "
-                    "makes a copy, and copy=False forbids it; pass copy=None "
-                    "(or convert first: x.astype(...))"
-                )
-            return value.astype(dtype)
-        if copy:
-            return value.copy()
-        return read_only(value)
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        # Exported read-only: consumers must not change an immutable array.
-        return read_only(self._value).__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self._value.__dlpack_device__()
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    # Python values out of the memory directly: nothing to hand out read-only.
-    def item(self, *args: int) -> bool | int | float | complex:
-        return self._value.item(*args)  # type: ignore[no-any-return]
-
-    def tolist(self) -> Any:
-        return self._value.tolist()
-
-    def tobytes(self, order: str = "C") -> bytes:
-        return self._value.tobytes(order=order)  # type: ignore[arg-type]
-
-    def __float__(self) -> float:
-        return float(self._value)
-
-    def __int__(self) -> int:
-        return int(self._value)
-
-    def __complex__(self) -> complex:
-        return complex(self._value)
-
-    def __len__(self) -> int:
-        if not self._value.ndim:
-            raise TypeError("len() of an unsized (0-d) array")
-        return len(self._value)
-
-    def __repr__(self) -> str:
-        value = self._value
-        name = value.dtype.name
-        body = np.array2string(value, separator=", ", prefix="Array(")
-        weak = ", weak_type=True" if self._key[1] else ""
-        if value.size == 0:  # "[]" alone would hide the shape
-            return f"Array([], shape={value.shape}, dtype={name}{weak})"
-        return f"Array({body}, dtype={name}{weak})"
-
-    def __str__(self) -> str:
-        return str(self._value)
-
-    def __format__(self, spec: str) -> str:
-        if not self._value.ndim:
-            return format(self._value.item(), spec)
-        return format(str(self), spec)
-
-    def __reduce__(self) -> Any:
-        # Read-only, so pickle's out-of-band buffers (protocol 5) are too.
-        return (_rebuild, (read_only(self._value), self._key[1]))
-
-    def __copy__(self) -> ArrayImpl:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> ArrayImpl:
-        return self
-
-
-def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
-    if value.base is None and value.flags.owndata:  # unpickled into new memory
-        return from_numpy(value, weak)
-    # A view of a buffer the loader was given (pickle protocol 5), which its
-    # caller still holds.
-    return ArrayImpl(value, weak)
-
-
-def read_only(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """A read-only view of an Array's memory, as NumPy and other libraries
-    get it.
-
-    The memory itself is made read-only (each array of the view chain,
-    which is an Array's and never written again), so the view's flag cannot
-    be turned back on: NumPy allows that over writable memory.
-    """
-    base: object = value
-    while isinstance(base, np.ndarray):
-        if base.flags.writeable:  # reading costs a quarter of setting
-            base.setflags(write=False)
-        base = base.base
-    return value.view()
 
 
 # NumPy's ufuncs whose ufunc.at has a functional update on x.at[idx].
@@ -1308,9 +1205,7 @@ AT_UPDATES: Final = {
 
 
 def _namespace_has(name: str, method: str | None = None) -> bool:
-    import typelattice.numpy as ns
-
-    fn = getattr(ns, name, None)
+    fn = getattr(_namespace, name, None)
     return fn is not None and (method is None or hasattr(fn, method))
 
 
@@ -1357,12 +1252,10 @@ def _refused_method(ufunc: np.ufunc, method: str, x: Any = None) -> TypeError:
 def _at_result_dtype(ufunc: np.ufunc, x: Array) -> np.dtype[Any] | None:
     """The dtype typelattice.numpy's function of ``ufunc``'s name gives for
     operands of ``x``'s dtype, or None where it has none or refuses them."""
-    import typelattice.numpy as ns
-
-    fn = getattr(ns, ufunc.__name__, None)
+    fn = getattr(_namespace, ufunc.__name__, None)
     if fn is None:
         return None
-    operand = ns.zeros((0,), x.dtype)
+    operand = _namespace.zeros((0,), x.dtype)
     try:
         out = fn(*[operand] * ufunc.nin)
     except (TypeError, ValueError):
@@ -1387,26 +1280,6 @@ def _refused_out(ufunc: np.ufunc, outs: tuple[Any, ...]) -> TypeError:
         f"dtype). Compute, then store: out[...] = {call}; an Array is updated "
         "with x = x.at[idx].set(v)."
     )
-
-
-_new_object = object.__new__
-
-
-def wrap(value: Any, key: _core.Aval) -> ArrayImpl:
-    """An ArrayImpl from a NumPy result already in ``key``'s dtype."""
-    if type(value) is not np.ndarray:
-        value = np.asarray(value)
-    out: ArrayImpl = _new_object(ArrayImpl)
-    out._value = value
-    out._key = key
-    return out
-
-
-def from_numpy(value: np.ndarray[Any, Any], weak: bool = False) -> ArrayImpl:
-    """Wrap an ndarray whose dtype is in the universe (any weak flag)."""
-    if type(value) is not np.ndarray:
-        value = np.asarray(value)
-    return wrap(value, _core.aval(value.dtype, weak))
 
 
 class _IndexUpdateHelper:
@@ -1822,15 +1695,3 @@ class _IndexUpdateRef:
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
-
-
-_core._ArrayImpl.append(ArrayImpl)
-
-# The namespace's modules import this one: they come last.
-from typelattice.numpy import (  # noqa: E402
-    _creation,
-    _linalg,
-    _reductions,
-    _shape,
-    _ufuncs,
-)

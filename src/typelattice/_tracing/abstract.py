@@ -8,24 +8,31 @@ small. Sizes are replaced consistently (:class:`_Dims`): 0 and 1 are kept,
 equal sizes stay equal and different sizes different, and sizes of the
 concrete arrays among the arguments are kept as they are, so the call on
 stand-ins is valid exactly when the call on the real sizes is, and raises
-the same errors. The result's shape comes from a rule for each function:
+the same errors. The result's shape comes from the rule attached to each
+function where it is defined (``@traced(abstract.copying)`` in the
+namespace's modules, see :func:`typelattice._tracing.trace.traced`); the
+rules are the functions of this module:
 
 - *copying* functions (reductions, sorting along an axis, products,
   ``where``, ``astype``...) give results whose sizes are sizes of their
-  operands, so the small result's sizes translate back one to one;
+  operands, so the small result's sizes translate back one to one
+  (:func:`copying`);
 - the others (flattening, joining, ``tile``, ``repeat``, ``take``,
   indexing with arrays, ``x.at[...]`` updates) compute their shapes from
   the real shapes.
 
-Functions without a rule, and those whose stand-in run raises (the error is
-then raised by the run on full-size placeholders, with its exact message,
-when the operands are of a moderate size), are evaluated as before on
-full-size placeholders: broadcast arrays that take no memory per element,
-enough for the views (``reshape``, ``transpose``, basic indexing, ``split``).
+Functions whose rule is :func:`full_size`, and those whose stand-in run
+raises (the error is then raised by the run on full-size placeholders, with
+its exact message, when the operands are of a moderate size), are evaluated
+on full-size placeholders: broadcast arrays that take no memory per
+element, enough for the views (``reshape``, ``transpose``, basic indexing,
+``split``).
 
 Inside :func:`typelattice.eval_shape` (an abstract-only trace), the creation
 functions (``zeros``, ``ones``, ``full``, ``arange``, ``eye``...) give
-tracers too, as in JAX, instead of arrays allocated at full size.
+tracers too, as in JAX, instead of arrays allocated at full size: by their
+*creation rule* (:func:`filled`, :func:`eye`, :func:`arange`,
+:func:`linspace`), attached beside the other.
 """
 
 # Package-internal: reads the arrays' and tracers' underscored slots by design.
@@ -42,10 +49,13 @@ from typing import Any, Final, cast
 
 import numpy as np
 
-from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._tracer import (
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import tree
+from typelattice._tracing.tracer import (
     ConcretizationTypeError,
     Placeholder,
+    Trace,
     Tracer,
     current_trace,
     dummy,
@@ -53,11 +63,32 @@ from typelattice.numpy._tracer import (
 
 __all__ = [
     "RERUN_LIMIT",
-    "RULES",
     "Fallback",
-    "creating",
-    "rule_for",
+    "Rule",
+    "arange",
+    "concatenate",
+    "copying",
+    "creation_trace",
+    "diagonal",
+    "eye",
+    "filled",
+    "flat_or_copying",
+    "full_size",
+    "getitem",
+    "hstack",
+    "like",
+    "linspace",
+    "nonzero",
+    "outer",
+    "ravel",
+    "repeat",
     "run_placeholders",
+    "scatter",
+    "stack",
+    "take",
+    "tile",
+    "vdot",
+    "vstack",
 ]
 
 Shape = tuple[int, ...]
@@ -90,28 +121,6 @@ _BUSY: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 # -- arguments ------------------------------------------------------------------
-
-
-def _leaves(obj: Any, out: list[Any]) -> None:
-    t = obj.__class__
-    if t is tuple or t is list:
-        for x in cast("list[Any]", obj):
-            _leaves(x, out)
-    elif t is dict:
-        for x in cast("dict[Any, Any]", obj).values():
-            _leaves(x, out)
-    else:
-        out.append(obj)
-
-
-def _map(obj: Any, leaf: Callable[[Any], Any]) -> Any:
-    t = obj.__class__
-    if t is tuple or t is list:
-        items = [_map(x, leaf) for x in cast("list[Any]", obj)]
-        return items if t is list else tuple(items)
-    if t is dict:
-        return {k: _map(v, leaf) for k, v in cast("dict[Any, Any]", obj).items()}
-    return leaf(obj)
 
 
 def _shape(x: Any) -> Shape | None:
@@ -192,9 +201,7 @@ class _Dims:
 
 def _dims_of(args: Any, kwargs: Any) -> _Dims:
     """Stand-in sizes for the tracers among the arguments."""
-    leaves: list[Any] = []
-    _leaves(args, leaves)
-    _leaves(kwargs, leaves)
+    leaves = tree.leaves((args, kwargs))
     traced: list[Shape] = []
     pinned: list[Shape] = []
     for x in leaves:
@@ -250,19 +257,17 @@ def _run_small(
     def sub(x: Any) -> Any:
         return _stand_in(x, d.small(x._shape)) if isinstance(x, Tracer) else x
 
-    return _run(fn, _map(args, sub), _map(kwargs, sub))
+    return _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
 
 
 def _rebuild(out: Any, shape_of: Callable[[ArrayImpl], Shape]) -> Any:
     """``out`` with each array replaced by a placeholder of its key and
     ``shape_of(array)``, in the same containers."""
-    if isinstance(out, ArrayImpl):
-        return dummy(out._key, shape_of(out))
-    kind = out.__class__
-    if issubclass(kind, tuple | list):
-        items = [_rebuild(x, shape_of) for x in cast("list[Any]", out)]
-        return items if kind is list else tuple(items)
-    return out
+
+    def leaf(x: Any) -> Any:
+        return dummy(x._key, shape_of(x)) if isinstance(x, ArrayImpl) else x
+
+    return tree.tree_map(leaf, out)
 
 
 def _shapes(shapes: list[Shape]) -> Callable[[ArrayImpl], Shape]:
@@ -287,7 +292,7 @@ def _normal_axis(axis: Any, ndim: int) -> int:
 # -- copying functions ----------------------------------------------------------
 
 
-def _copying(
+def copying(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """Results whose sizes are sizes of the operands: translated back."""
@@ -296,29 +301,35 @@ def _copying(
     return _rebuild(out, lambda a: dims.real(a._value.shape))
 
 
-def _flat_or_copying(
+def flat_or_copying(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """cumsum, cumprod, sort, argsort: along an axis, or of the flattened
     array when ``axis`` is None."""
     bound = _bind(fn, args, kwargs)
     if bound.arguments["axis"] is not None:
-        return _copying(name, fn, args, kwargs)
+        return copying(name, fn, args, kwargs)
     out = _run_small(fn, args, kwargs)
     size = math.prod(_shape_or_scalar(bound.arguments["a"]))
     return _rebuild(out, lambda _: (size,))
 
 
-def _like(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """zeros_like and co: copying unless ``shape`` is given."""
-    if _bind(fn, args, kwargs).arguments["shape"] is None:
-        return _copying(name, fn, args, kwargs)
-    return _filled(name, fn, args, kwargs)
+def like(shape_of: Callable[[Any, str], Shape]) -> Rule:
+    """zeros_like and co: copying unless ``shape`` is given (then as
+    :func:`filled`, with ``shape_of`` normalizing it)."""
+    given_shape = filled(shape_of)
+
+    def rule(
+        name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        if _bind(fn, args, kwargs).arguments["shape"] is None:
+            return copying(name, fn, args, kwargs)
+        return given_shape(name, fn, args, kwargs)
+
+    return rule
 
 
-def _diagonal(
+def diagonal(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """The other axes, then the diagonal, whose length the offset decides."""
@@ -338,14 +349,14 @@ def _diagonal(
 # -- flattening and joining -----------------------------------------------------
 
 
-def _ravel(
+def ravel(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     size = math.prod(_shape_or_scalar(_bind(fn, args, kwargs).arguments["a"]))
     return _rebuild(_run_small(fn, args, kwargs), lambda _: (size,))
 
 
-def _outer(
+def outer(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -356,7 +367,7 @@ def _outer(
     return _rebuild(_run_small(fn, args, kwargs), lambda _: shape)
 
 
-def _vdot(
+def vdot(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """vdot flattens both operands, which must have as many elements."""
@@ -371,7 +382,7 @@ def _vdot(
     def sub(x: Any) -> Any:
         return _stand_in(x, flat) if isinstance(x, Tracer) else x
 
-    out = _run(fn, _map(args, sub), _map(kwargs, sub))
+    out = _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
     return _rebuild(out, lambda _: ())
 
 
@@ -382,7 +393,7 @@ def _sequence(bound: inspect.BoundArguments, param: str) -> list[Any]:
     return list(cast("list[Any]", arrays))
 
 
-def _concatenate(
+def concatenate(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -400,7 +411,7 @@ def _concatenate(
     return _rebuild(out, lambda _: shape)
 
 
-def _stack(
+def stack(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -412,7 +423,7 @@ def _stack(
     return _rebuild(out, lambda _: shape)
 
 
-def _hstack(
+def hstack(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     arrays = _sequence(_bind(fn, args, kwargs), "tup")
@@ -425,7 +436,7 @@ def _hstack(
     return _rebuild(out, lambda _: shape)
 
 
-def _vstack(
+def vstack(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     arrays = _sequence(_bind(fn, args, kwargs), "tup")
@@ -445,7 +456,7 @@ def _small_count(n: Any) -> Any:
     return n if count is None else min(count, 1)
 
 
-def _tile(
+def tile(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -469,7 +480,7 @@ def _tile(
     return _rebuild(out, lambda _: real)
 
 
-def _repeat(
+def repeat(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -493,7 +504,7 @@ def _repeat(
     return _rebuild(out, lambda _: real)
 
 
-def _take(
+def take(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """The other sizes shrink to at most 1; the indexed axis (the flattened
@@ -551,7 +562,7 @@ def _take(
     return _rebuild(out, lambda _: real)
 
 
-def _nonzero(
+def nonzero(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """nonzero, argwhere, flatnonzero, where(condition): ``size`` results
@@ -730,7 +741,7 @@ def _index_result(
     return out, tuple(real)
 
 
-def _getitem(
+def getitem(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     if len(args) != 2 or kwargs:
@@ -742,98 +753,106 @@ def _getitem(
     return dummy(out._key, shape)
 
 
-def _scatter(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+def scatter(getitem: Callable[..., Any]) -> Rule:
     """``x.at[index].<op>(values)``: the indexed part's shape is found
-    abstractly; the update is checked on a stand-in of that shape indexed
-    whole, with values of small sizes."""
-    bound = _bind(fn, args, kwargs)
-    x, index, values = (
-        bound.arguments["x"],
-        bound.arguments["index"],
-        bound.arguments["values"],
-    )
-    shape = _shape(x)
-    if shape is None or not isinstance(x, Array):
-        raise Fallback
-    from typelattice.numpy import _shape as shape_module
+    abstractly (indexing with ``getitem``); the update is checked on a
+    stand-in of that shape indexed whole, with values of small sizes."""
 
-    found = _index_result(shape_module._getitem, x, index)
-    if found is None:
-        leaves: list[Any] = []
-        _leaves(index, leaves)
-        if any(isinstance(i, Array | np.ndarray) for i in leaves):
+    def rule(
+        name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        bound = _bind(fn, args, kwargs)
+        x, index, values = (
+            bound.arguments["x"],
+            bound.arguments["index"],
+            bound.arguments["values"],
+        )
+        shape = _shape(x)
+        if shape is None or not isinstance(x, Array):
             raise Fallback
-        part = np.broadcast_to(np.ones((), np.int8), shape)
-        try:
-            sub: Shape = part[index].shape
-        except Exception as err:
-            raise Fallback(err) from None
-    else:
-        sub = found[1]
-    values_shape = _shape(values) if isinstance(values, Tracer) else None
-    dims = _Dims(
-        [sub] + ([values_shape] if values_shape is not None else []),
-        [_shape_or_scalar(values)] if values_shape is None else [],
-    )
-    bound.arguments["x"] = _stand_in(x, dims.small(sub))
-    bound.arguments["index"] = ()
-    if values_shape is not None:
-        bound.arguments["values"] = _stand_in(values, dims.small(values_shape))
-    out = _run(fn, bound.args, bound.kwargs)
-    return dummy(out._key, shape)
+        found = _index_result(getitem, x, index)
+        if found is None:
+            if any(isinstance(i, Array | np.ndarray) for i in tree.leaves(index)):
+                raise Fallback
+            part = np.broadcast_to(np.ones((), np.int8), shape)
+            try:
+                sub: Shape = part[index].shape
+            except Exception as err:
+                raise Fallback(err) from None
+        else:
+            sub = found[1]
+        values_shape = _shape(values) if isinstance(values, Tracer) else None
+        dims = _Dims(
+            [sub] + ([values_shape] if values_shape is not None else []),
+            [_shape_or_scalar(values)] if values_shape is None else [],
+        )
+        bound.arguments["x"] = _stand_in(x, dims.small(sub))
+        bound.arguments["index"] = ()
+        if values_shape is not None:
+            bound.arguments["values"] = _stand_in(values, dims.small(values_shape))
+        out = _run(fn, bound.args, bound.kwargs)
+        return dummy(out._key, shape)
+
+    return rule
 
 
 # -- creation -------------------------------------------------------------------
 
 
-def _filled(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+def filled(shape_of: Callable[[Any, str], Shape], *, shape_first: bool = False) -> Rule:
     """zeros, ones, empty, full and the ``_like`` functions given a shape
-    (or of a concrete array): run with the fill value's shape."""
-    from typelattice.numpy._creation import _shape as shape_of
+    (or of a concrete array): run with the fill value's shape.
 
-    bound = _bind(fn, args, kwargs)
-    given = bound.arguments
-    fill = given.get("fill_value")
-    if fill is not None and not isinstance(
-        fill, Array | np.ndarray | np.generic | bool | int | float | complex
-    ):
-        raise Fallback
-    fill_shape = _shape_or_scalar(fill)
-    small_fill = fill_shape
-    if isinstance(fill, Tracer):
-        small_fill = tuple(min(d, 1) for d in fill_shape)
-        given["fill_value"] = _stand_in(fill, small_fill)
-    like = given.get("a")
-    if "a" in given:
-        if not isinstance(like, Array):
-            raise Fallback  # converted (and checked) first: evaluated for real
-        given["a"] = _stand_in(like, small_fill)
-    requested = given["shape"]
-    # The order of the real function's checks: zeros, ones and empty check
-    # the shape first, the others the dtype and the fill value first.
-    dims = shape_of(requested, name) if name in ("zeros", "ones", "empty") else None
-    if requested is not None:
-        given["shape"] = small_fill
-    out = _run(fn, bound.args, bound.kwargs)
-    if dims is None:
-        dims = (
-            _shape_or_scalar(like) if requested is None else shape_of(requested, name)
-        )
-    try:
-        fits = np.broadcast_shapes(fill_shape, dims) == dims
-    except ValueError:
-        fits = False
-    if not fits:
-        raise Fallback  # raised by the real call, before any allocation
-    real = dims
-    return _rebuild(out, lambda _: real)
+    ``shape_of(shape, name)`` normalizes the requested shape, raising the
+    function's error for a bad one; ``shape_first``: the function checks
+    the shape before the dtype and the fill value (zeros, ones and empty
+    do), so the rule does too.
+    """
+
+    def rule(
+        name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        bound = _bind(fn, args, kwargs)
+        given = bound.arguments
+        fill = given.get("fill_value")
+        if fill is not None and not isinstance(
+            fill, Array | np.ndarray | np.generic | bool | int | float | complex
+        ):
+            raise Fallback
+        fill_shape = _shape_or_scalar(fill)
+        small_fill = fill_shape
+        if isinstance(fill, Tracer):
+            small_fill = tuple(min(d, 1) for d in fill_shape)
+            given["fill_value"] = _stand_in(fill, small_fill)
+        like = given.get("a")
+        if "a" in given:
+            if not isinstance(like, Array):
+                raise Fallback  # converted (and checked) first: evaluated for real
+            given["a"] = _stand_in(like, small_fill)
+        requested = given["shape"]
+        dims = shape_of(requested, name) if shape_first else None
+        if requested is not None:
+            given["shape"] = small_fill
+        out = _run(fn, bound.args, bound.kwargs)
+        if dims is None:
+            dims = (
+                _shape_or_scalar(like)
+                if requested is None
+                else shape_of(requested, name)
+            )
+        try:
+            fits = np.broadcast_shapes(fill_shape, dims) == dims
+        except ValueError:
+            fits = False
+        if not fits:
+            raise Fallback  # raised by the real call, before any allocation
+        real = dims
+        return _rebuild(out, lambda _: real)
+
+    return rule
 
 
-def _eye(
+def eye(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -850,7 +869,7 @@ def _eye(
     return _rebuild(out, lambda _: (n, m))
 
 
-def _arange(
+def arange(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """Python numbers only. The stand-in range holds two values, the first
@@ -889,7 +908,7 @@ def _arange(
     return _rebuild(out, lambda _: (n,))
 
 
-def _linspace(
+def linspace(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     bound = _bind(fn, args, kwargs)
@@ -906,68 +925,26 @@ def _linspace(
     return _rebuild(out, _shapes([(count,), ()]))
 
 
-# -- the tables -------------------------------------------------------------------
-
-_COPYING: Final = """
-sum prod mean var std max min amax amin argmax argmin any all ptp trace
-astype asarray array roll searchsorted
-matmul dot inner tensordot einsum
-where clip positive_or_copy power divmod real imag angle round around
-""".split()
-
-#: Rules for calls with traced arguments, by function name.
-RULES: Final[dict[str, Rule]] = {
-    **dict.fromkeys(_COPYING, _copying),
-    **dict.fromkeys(("cumsum", "cumprod", "sort", "argsort"), _flat_or_copying),
-    **dict.fromkeys(("zeros_like", "ones_like", "empty_like", "full_like"), _like),
-    "full": _filled,
-    "ravel": _ravel,
-    "diagonal": _diagonal,
-    "outer": _outer,
-    "vdot": _vdot,
-    "concatenate": _concatenate,
-    "concat": _concatenate,
-    "stack": _stack,
-    "hstack": _hstack,
-    "vstack": _vstack,
-    "tile": _tile,
-    "repeat": _repeat,
-    "take": _take,
-    **dict.fromkeys(("nonzero", "argwhere", "flatnonzero"), _nonzero),
-    "getitem": _getitem,
-    "scatter": _scatter,
-}
-
-# The ufunc methods (``add.reduce``...) whose results' sizes are sizes of
-# their operands; ``at`` and ``reduceat`` depend on index values: no rule.
-_UFUNC_COPYING: Final = (".reduce", ".accumulate", ".outer")
+# -- no stand-ins ------------------------------------------------------------------
 
 
-def rule_for(name: str) -> Rule | None:
-    """The abstract rule of the namespace function (or ufunc method) ``name``."""
-    rule = RULES.get(name)
-    if rule is None and name.endswith(_UFUNC_COPYING):
-        rule = _copying
-    return rule
+def full_size(
+    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """No stand-ins: the function runs on full-size placeholders, which take
+    no memory per element. For views (``reshape``, ``transpose``, basic
+    indexing, ``split``), functions cheap at any size, and those whose
+    result's sizes depend on values (``ufunc.at``, ``reduceat``)."""
+    raise Fallback
 
 
-#: Rules for the creation functions inside an abstract-only trace.
-_CREATION: Final[dict[str, Rule]] = {
-    **dict.fromkeys(("zeros", "ones", "empty", "full"), _filled),
-    **dict.fromkeys(("zeros_like", "ones_like", "empty_like", "full_like"), _filled),
-    "eye": _eye,
-    "arange": _arange,
-    "linspace": _linspace,
-}
-
-
-def creating(name: str) -> Rule | None:
-    """The rule making ``name``'s result a tracer, when it is a creation
-    function called (without tracers) in an abstract-only trace."""
-    rule = _CREATION.get(name)
-    if rule is None or _BUSY.get():
+def creation_trace() -> Trace | None:
+    """The trace in which a creation function called without tracers gives
+    tracers (by its creation rule): an abstract-only trace (eval_shape),
+    unless the call comes from a function running on stand-ins."""
+    if _BUSY.get():
         return None
     trace = current_trace()
     if trace is None or not trace.abstract_only:
         return None
-    return rule
+    return trace

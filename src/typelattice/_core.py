@@ -7,6 +7,12 @@ are; and a NumPy call on operands already converted to that dtype. Plans are
 cached per configuration, so after the first call an operation costs one dict
 lookup on top of NumPy's own work, and NumPy's promotion never decides a
 dtype.
+
+With :mod:`typelattice._array` it is the array layer: the plans' structures
+(:class:`Plan`, the :class:`Conversion` codes shared with ``_speedups.c``),
+operand conversion and the checks that refuse data loss. Tracing
+(:mod:`typelattice._tracing`) and the namespace (:mod:`typelattice.numpy`)
+build on it; it imports neither.
 """
 
 # Package-internal: reads the arrays' underscored slots and the promotion
@@ -15,21 +21,25 @@ dtype.
 
 from __future__ import annotations
 
+import enum
 import math
 import operator
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 import numpy as np
 
 from typelattice import _config, _dtypes, _promotion
 
 if TYPE_CHECKING:
-    from typelattice.numpy._array import ArrayImpl
+    from typelattice._array import ArrayImpl
 
 __all__ = [
     "Aval",
+    "Conv",
+    "Conversion",
+    "Plan",
     "RankPromotionWarning",
     "check_rank",
     "convert",
@@ -87,6 +97,52 @@ def aval(dt: DType, weak: bool) -> Aval:
     if found is None:
         found = _AVALS.setdefault((dt, weak), Aval((dt, weak)))
     return found
+
+
+# -- plans ------------------------------------------------------------------
+
+# The structures of an operation's plan, shared by the elementwise
+# functions (numpy/_elementwise.py, which builds them), their C fast path
+# (_speedups.c, which reads them) and tracing (which records them).
+
+
+class Conversion(enum.IntEnum):
+    """How an operand reaches the dtype an operation computes in.
+
+    The same codes are the ``enum conversion`` of ``_speedups.c``, which
+    reads plans too; its table ``CONVERSIONS`` must equal this enum, or the
+    extension is not used (a build from other sources).
+    """
+
+    KEEP = 0  # an array already in the compute dtype
+    CAST = 1  # an array of a dtype whose every value converts: cast in the call
+    INT = 2  # a Python int for a NumPy integer dtype: range check only
+    SCALAR = 3  # a Python scalar: checked conversion
+    WEAK = 4  # a weak array (a Python scalar's value): checked conversion
+    # An array of a dtype some of whose values may not convert (uint32 to
+    # int32, int32 to float16): its values are checked (_core.check_operand),
+    # then it is cast like CAST. Decided from the two dtypes alone, so that
+    # same-dtype and widening operations never read their operands.
+    CHECK = 5
+
+
+class Conv(NamedTuple):
+    """One operand's conversion in a plan."""
+
+    how: Conversion
+    lo: int  # INT: the compute dtype's range
+    hi: float  # INT: its top; SCALAR to a float dtype: its largest value
+
+
+class Plan(NamedTuple):
+    """What an operation does for operands of given keys (cached per
+    configuration). ``_speedups.c`` reads it by position: keep the order."""
+
+    fn: Callable[..., Any]  # the NumPy function, on operands in ``cd``
+    convs: tuple[Conv, ...]  # per operand
+    out_key: Aval  # the result's (dtype, weak)
+    fp: bool  # NumPy's floating point warnings must be silenced
+    cd: DType  # the compute dtype
 
 
 class RankPromotionWarning(UserWarning):

@@ -1,14 +1,14 @@
 """Abstract evaluation: :func:`eval_shape`, :func:`jit` and :class:`ShapeDtypeStruct`.
 
-Both run a function on :class:`~typelattice.numpy.Tracer` arguments, which
+Both run a function on :class:`~typelattice.Tracer` arguments, which
 keep the shape, dtype and weak flag of the values they stand for. A Python
 scalar argument becomes a *weak* tracer (a weak int32, float32 or complex64
 in 32-bit mode), so the traced function promotes exactly as the eager one
 does: ``jit(f)(x, 2)`` and ``f(x, 2)`` give the same dtypes.
 
-Arguments may be nested in tuples, lists and dicts (``None`` is an empty
-container); every other leaf must be an array or a scalar, or be marked
-static.
+Arguments may be nested in tuples, lists, dicts and namedtuples (``None``
+is an empty container: the pytrees of :mod:`typelattice._tracing.tree`);
+every other leaf must be an array or a scalar, or be marked static.
 """
 
 from __future__ import annotations
@@ -31,14 +31,16 @@ from typing import (
 
 import numpy as np
 
-from typelattice import _config, _dtypes
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, from_python_or_numpy, wrap
+from typelattice._basearray import Array
 from typelattice._promotion import (
     _speedups,  # pyright: ignore[reportPrivateUsage]
 )
-from typelattice.numpy import _core
-from typelattice.numpy import _tracer as _tr
-from typelattice.numpy._array import Array, ArrayImpl, wrap
-from typelattice.numpy._trace import Program
+from typelattice._tracing import tracer as _tr
+from typelattice._tracing import tree as _tree
+from typelattice._tracing.trace import Program
+from typelattice._tracing.tree import TreeDef
 
 _new_object = object.__new__
 
@@ -140,49 +142,6 @@ class ShapeDtypeStruct:
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.weak_type))
-
-
-# -- pytrees ----------------------------------------------------------------------
-
-# A tree's structure: None for a leaf, else (kind, detail, children).
-TreeDef = tuple[Any, ...] | None
-
-
-def _flatten(obj: Any, leaves: list[Any]) -> TreeDef:
-    t = obj.__class__
-    if t is tuple or t is list:
-        return (t, None, tuple([_flatten(x, leaves) for x in obj]))
-    if t is dict:
-        keys = sorted(obj)
-        return (dict, tuple(keys), tuple([_flatten(obj[k], leaves) for k in keys]))
-    if obj is None:
-        return (None, None, ())
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # pyright: ignore[reportUnknownArgumentType] - a namedtuple
-        items: tuple[Any, ...] = obj  # pyright: ignore[reportUnknownVariableType]
-        return (t, None, tuple([_flatten(x, leaves) for x in items]))
-    leaves.append(obj)
-    return None
-
-
-def _unflatten(tree: TreeDef, leaves: Iterable[Any]) -> Any:
-    it = iter(leaves)
-
-    def build(node: TreeDef) -> Any:
-        if node is None:
-            return next(it)
-        kind, detail, children = node
-        items = [build(child) for child in children]
-        if kind is None:
-            return None
-        if kind is list:
-            return items
-        if kind is tuple:
-            return tuple(items)
-        if kind is dict:
-            return dict(zip(detail, items, strict=True))
-        return kind(*items)  # a namedtuple
-
-    return build(tree)
 
 
 # -- arguments --------------------------------------------------------------------
@@ -352,14 +311,9 @@ def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
         return leaf
     if isinstance(leaf, ArrayImpl):
         return leaf
-    if (
-        type(leaf) in _PY_KINDS
-        or type(leaf) is bool
-        or isinstance(leaf, np.ndarray | np.generic)
-    ):
-        from typelattice.numpy._creation import asarray
-
-        return asarray(leaf)
+    converted = from_python_or_numpy(leaf, "asarray")  # (asarray's messages)
+    if converted is not None:
+        return converted
     raise TypeError(
         f"{where}: the function returned {leaf!r:.60} of type "
         f"{type(leaf).__name__}; results must be arrays or scalars (in "
@@ -385,10 +339,9 @@ def _run_traced(
     trace, token = _tr.start(where, abstract_only)
     try:
         tracers = [trace.new_tracer(*aval) for aval in avals]
-        targs, tkwargs = _unflatten(tree, tracers)
+        targs, tkwargs = tree.unflatten(tracers)
         out = call(targs, tkwargs)
-        out_leaves: list[Any] = []
-        out_tree = _flatten(out, out_leaves)
+        out_leaves, out_tree = _tree.flatten(out)
         results = [_output(leaf, trace, where) for leaf in out_leaves]
     finally:
         _tr.stop(trace, token)
@@ -407,7 +360,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     :class:`ShapeDtypeStruct` for each array. Nothing is computed at the
     arrays' sizes: elementwise operations resolve their dtypes, the other
     functions run on small stand-ins with rules for their result shapes
-    (see :mod:`typelattice.numpy._abstract`), and creation functions
+    (see :mod:`typelattice._tracing.abstract`), and creation functions
     (``zeros``, ``arange``...) called in ``fun`` give tracers, as in JAX.
 
     Args:
@@ -432,8 +385,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 ShapeDtypeStruct(shape=(1000,), dtype=int32))
     """
     where = f"eval_shape({getattr(fun, '__name__', 'fun')})"
-    leaves: list[Any] = []
-    tree = _flatten((args, kwargs), leaves)
+    leaves, tree = _tree.flatten((args, kwargs))
     avals = [_abstract(leaf, where) for leaf in leaves]
 
     def call(targs: Any, tkwargs: Any) -> Any:
@@ -441,7 +393,7 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
 
     _, _, results, out_tree = _run_traced(call, tree, avals, where, True)
     structs = [ShapeDtypeStruct(r.shape, r.dtype, r.weak_type) for r in results]
-    return _unflatten(out_tree, structs)
+    return out_tree.unflatten(structs)
 
 
 # -- jit --------------------------------------------------------------------------
@@ -505,7 +457,7 @@ class _Entry:
         self.tree = tree
         # The key of the result when it is one computed array (the common
         # case, built without walking the tree).
-        self.single = keys[0] if tree is None and not consts else None
+        self.single = keys[0] if tree.is_leaf and not consts else None
         # Where the cache holds it: its key, and the flat keys of the calls
         # that find it without flattening (forgotten with it).
         self.key: Hashable = None
@@ -523,7 +475,7 @@ class _Entry:
         ]
         for pos, const in self.consts:
             results.insert(pos, const)
-        return _unflatten(self.tree, results)
+        return self.tree.unflatten(results)
 
 
 def _static_positions(
@@ -780,8 +732,8 @@ class Jitted(Generic[P, R]):
             dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         else:
             dyn_args, dyn_kwargs, statics = args, kwargs, ()
-        leaves: list[Any] = []
-        return _flatten((dyn_args, dyn_kwargs), leaves), leaves, statics
+        leaves, tree = _tree.flatten((dyn_args, dyn_kwargs))
+        return tree, leaves, statics
 
     def _merge(
         self,
@@ -886,7 +838,7 @@ class Jitted(Generic[P, R]):
             else:
                 value, (key, _, _) = _argument(leaf, where, len(held), x64)
                 held.append(_tr.placeholder(value, key))
-        inner_args, inner_kwargs = _unflatten(tree, held)
+        inner_args, inner_kwargs = tree.unflatten(held)
         call_args, call_kwargs = self._merge(args, kwargs, inner_args, inner_kwargs)
         fun: Callable[..., Any] = self._fun
         return fun(*call_args, **call_kwargs)
@@ -1057,3 +1009,9 @@ def jit(
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r:.60}")
     return Jitted(fun, nums, names, cache_size)
+
+
+# Reprs and pickles use the public names (typelattice.ShapeDtypeStruct).
+for _cls in (CacheInfo, Jitted, ShapeDtypeStruct):
+    _cls.__module__ = "typelattice"
+del _cls

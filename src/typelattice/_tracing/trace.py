@@ -1,0 +1,615 @@
+"""Recording namespace operations on tracers, and replaying them on NumPy.
+
+A trace records :class:`Equation` objects, each reading and writing
+variables (the numbers of tracers). Two kinds are recorded today:
+
+- :class:`Elementwise`: an elementwise function on tracers is resolved
+  completely at trace time (the plan: compute dtype, conversions, result
+  dtype and weak flag; Python scalars converted and range-checked once).
+  Its replay is one NumPy call, written into the generated program as it
+  would be by hand.
+- :class:`Call`: any other function is evaluated abstractly, by the shape
+  rule attached to it (see :mod:`typelattice._tracing.abstract`), and
+  replayed by calling the same function on placeholders that hold the real
+  values: the same code path, so the same dtypes and weak flags, which
+  replay checks (the shapes too).
+
+:class:`Program` turns a finished trace into one Python function (source
+generated, then compiled) that runs the recorded NumPy calls in order with
+floating point warnings off once for the whole program. It knows equations
+only through :class:`Equation`'s methods (their variables, how each is
+shown, the line of source that replays it), so that other kinds of
+equation (a primitive bound to its arguments, as ``typelattice.lax`` will
+record them) need nothing new here.
+"""
+
+# Package-internal: reads the arrays' and tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol, TypeVar, cast
+
+import numpy as np
+
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl
+from typelattice._basearray import Array
+from typelattice._core import Conversion, Plan
+from typelattice._tracing import abstract, tree
+from typelattice._tracing.tracer import (
+    ACTIVE,
+    ConcretizationTypeError,
+    Trace,
+    Tracer,
+    current_trace,
+    describe,
+    dummy,
+    placeholder,
+)
+
+__all__ = [
+    "TRACED",
+    "Call",
+    "Elementwise",
+    "Equation",
+    "Program",
+    "elementwise",
+    "traced",
+]
+
+_KEEP: Final = Conversion.KEEP
+_CAST: Final = Conversion.CAST
+_CHECK: Final = Conversion.CHECK
+_WEAK: Final = Conversion.WEAK
+_INT: Final = Conversion.INT
+
+
+def _this_trace(tracers: Sequence[Tracer]) -> Trace:
+    trace = current_trace()
+    for t in tracers:
+        if t._trace is not trace:
+            t.check()  # raises: a leaked tracer, or another trace's
+    assert trace is not None
+    return trace
+
+
+# -- equations ------------------------------------------------------------------
+
+
+class Source:
+    """A program being written: the values its lines refer to by name."""
+
+    def __init__(self, avals: Sequence[tuple[_core.Aval, tuple[int, ...]]]) -> None:
+        self.avals = avals
+        self.scope: dict[str, Any] = {
+            "_set": _core._EXTOBJ.set,
+            "_reset": _core._EXTOBJ.reset,
+            "_ignore": _core._IGNORE,
+            "_weak": _checked_weak,
+            "_weak_always": _checked_weak_always,
+            "_check": _core.check_operand,
+        }
+        self._counter = itertools.count()
+
+    def constant(self, value: Any) -> str:
+        """How the program's source names ``value`` (a literal, or a name
+        bound in its globals)."""
+        if type(value) in (int, bool) or value is None:
+            return repr(value)
+        label = f"c{next(self._counter)}"
+        self.scope[label] = value
+        return label
+
+
+class Equation:
+    """One recorded operation: the variables it reads and writes, how it is
+    shown, and the line of Python that replays it."""
+
+    __slots__ = ()
+
+    def inputs(self) -> Sequence[int]:
+        """The variables it reads."""
+        raise NotImplementedError
+
+    def outputs(self) -> Sequence[int]:
+        """The variables it writes."""
+        raise NotImplementedError
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        """One line for :meth:`Program.pretty`; ``var`` shows a variable
+        with its abstract value."""
+        raise NotImplementedError
+
+    def source(self, src: Source) -> str:
+        """A Python statement setting ``v<n>`` for each output from the
+        inputs' ``v<n>``, with the values it needs bound in ``src``."""
+        raise NotImplementedError
+
+
+class Call(Equation):
+    """A recorded call of a namespace function (replayed on placeholders).
+
+    The call's arguments are kept flattened (:mod:`.tree`), with the
+    positions of the traced ones, so that replay only fills those in.
+    """
+
+    __slots__ = ("fn", "ins", "leaves", "name", "outs", "slots", "trace", "treedef")
+
+    def __init__(
+        self,
+        trace: Trace,
+        name: str,
+        fn: Callable[..., Any],
+        args: Any,
+        kwargs: Any,
+        outs: list[int],
+    ) -> None:
+        self.trace = trace
+        self.name = name
+        self.fn = fn
+        leaves, self.treedef = tree.flatten((args, kwargs))
+        # Per traced argument: its position among the leaves and variable.
+        self.slots = [
+            (pos, leaf._var)
+            for pos, leaf in enumerate(leaves)
+            if isinstance(leaf, Tracer)
+        ]
+        for pos, _ in self.slots:
+            leaves[pos] = None
+        self.leaves = leaves
+        self.ins = list(dict.fromkeys(var for _, var in self.slots))
+        self.outs = outs
+
+    def inputs(self) -> Sequence[int]:
+        return self.ins
+
+    def outputs(self) -> Sequence[int]:
+        return self.outs
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        outs = ", ".join(var(v) for v in self.outs) or "()"
+        shown = ", ".join(f"v{v}" for v in self.ins)
+        return f"{outs} = {self.name}({shown}, ...)"
+
+    def source(self, src: Source) -> str:
+        call = src.constant(self.replayer())
+        targets = "".join(f"v{v}, " for v in self.outs) or "_"
+        return f"{targets} = {call}({', '.join(f'v{v}' for v in self.ins)})"
+
+    def replayer(self) -> Callable[..., tuple[Any, ...]]:
+        """The function that replays this call on values of ``ins``."""
+        fn, name, treedef, template = self.fn, self.name, self.treedef, self.leaves
+        avals = self.trace.avals
+        in_keys = [(var, avals[var][0]) for var in self.ins]
+        slots = self.slots
+        expected = [avals[var] for var in self.outs]
+
+        def replay(*values: Any) -> tuple[Any, ...]:
+            held = {
+                var: placeholder(np.asarray(v), key)
+                for (var, key), v in zip(in_keys, values, strict=True)
+            }
+            leaves = list(template)
+            for pos, var in slots:
+                leaves[pos] = held[var]
+            args, kwargs = treedef.unflatten(leaves)
+            result = fn(*args, **kwargs)
+            if isinstance(result, ArrayImpl):  # (one array: the common case)
+                out = [result]
+            else:
+                out = [x for x in tree.leaves(result) if isinstance(x, ArrayImpl)]
+            got = [(x._key, x._value.shape) for x in out]
+            if got != expected:
+                shown = ", ".join(describe(k, s) for k, s in got)
+                traced = ", ".join(describe(k, s) for k, s in expected)
+                raise RuntimeError(
+                    f"typelattice internal error: {name} gave {shown} when run, "
+                    f"{traced} when traced; please report it"
+                )
+            return tuple([x._value for x in out])
+
+        return replay
+
+
+class Elementwise(Equation):
+    """A recorded elementwise function, fully resolved: one NumPy call."""
+
+    __slots__ = ("cd", "fn", "ins", "name", "out", "post")
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        ins: list[tuple[int, int] | tuple[None, Any]],
+        cd: np.dtype[Any],
+        post: np.dtype[Any] | None,
+        out: int,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        # Per operand: (var, how) for a tracer, (None, value) for a constant.
+        self.ins = ins
+        self.cd = cd
+        self.post = post
+        self.out = out
+
+    def inputs(self) -> Sequence[int]:
+        return [v for v, _ in self.ins if v is not None]
+
+    def outputs(self) -> Sequence[int]:
+        return (self.out,)
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        operands: list[str] = []
+        for v, how in self.ins:
+            if v is None:
+                operands.append(_short(how))
+            else:
+                cast = "" if how == _KEEP else f"->{self.cd}"
+                operands.append(f"v{v}{cast}")
+        return f"{var(self.out)} = {self.name}({', '.join(operands)})"
+
+    def source(self, src: Source) -> str:
+        constant = src.constant
+        cd = constant(self.cd)
+        operands: list[str] = []
+        for i, (v, how) in enumerate(self.ins):
+            if v is None:
+                operands.append(constant(how))
+            elif how == _KEEP:
+                operands.append(f"v{v}")
+            elif how == _CAST:
+                operands.append(f"v{v}.astype({cd})")
+            elif how == _CHECK:  # values that may not fit: checked first
+                check = f"_check(v{v}, {cd}, {self.name!r}, {i})"
+                operands.append(f"{check}.astype({cd}, copy=False)")
+            else:  # _WEAK: a Python scalar's value must not change
+                bounds = _weak_conversion(src.avals[v][0][0], self.cd)
+                if bounds is None:
+                    operands.append(f"v{v}.astype({cd})")
+                elif not bounds:
+                    operands.append(f"_weak_always(v{v}, {cd}, {self.name!r})")
+                else:
+                    lo, hi = (constant(b) for b in bounds)
+                    operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {self.name!r})")
+        expr = f"{constant(self.fn)}({', '.join(operands)})"
+        if self.post is not None:
+            expr = f"{expr}.astype({constant(self.post)})"
+        return f"v{self.out} = {expr}"
+
+
+def _short(value: Any) -> str:
+    if value.__class__ is not np.ndarray:
+        return repr(value)
+    array: np.ndarray[Any, Any] = value
+    if array.ndim == 0:
+        return f"{array.item()!r}:{array.dtype}"
+    return f"const:{array.dtype}{list(array.shape)}"
+
+
+# -- recording ----------------------------------------------------------------
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Every function made to accept tracers, in the order of definition.
+TRACED: list[Callable[..., Any]] = []
+
+
+def traced(
+    rule: abstract.Rule,
+    *,
+    creation: abstract.Rule | None = None,
+    name: str | None = None,
+) -> Callable[[F], F]:
+    """Make a namespace function accept tracers, with its shape rule: a
+    decorator, written where the function is defined.
+
+    Called with tracers among its arguments (in any pytree), the function
+    is evaluated by ``rule`` (one of :mod:`typelattice._tracing.abstract`'s
+    rules, or :func:`~typelattice._tracing.abstract.full_size`) and
+    recorded as a :class:`Call`; called without tracers in an abstract-only
+    trace (eval_shape), a creation function gives tracers by its
+    ``creation`` rule. Otherwise, and whenever no trace is running, it runs
+    as written.
+
+    Args:
+      rule: the shape rule for calls with tracers.
+      creation: the rule for calls without tracers inside eval_shape.
+      name: the name in programs and messages (the function's name without
+        its leading underscore by default).
+
+    Returns:
+      The decorator. The function it returns keeps the rules as
+      ``_rule`` and ``_creation`` and the undecorated function as
+      ``_traced``; it is listed in :data:`TRACED`.
+
+    Raises:
+      TypeError: a rule that is not a function.
+    """
+    for given in (rule, creation or rule):
+        if not callable(given):
+            raise TypeError(
+                "traced: the shape rule must be a rule of "
+                f"typelattice._tracing.abstract, got {given!r:.60}"
+            )
+
+    def attach(fn: F) -> F:
+        label = fn.__name__.lstrip("_") if name is None else name
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if ACTIVE:
+                return _call(fn, label, rule, creation, args, kwargs)
+            return fn(*args, **kwargs)
+
+        wrapper._traced = fn  # type: ignore[attr-defined]
+        wrapper._rule = rule  # type: ignore[attr-defined]
+        wrapper._creation = creation  # type: ignore[attr-defined]
+        TRACED.append(wrapper)
+        return cast(F, wrapper)
+
+    return attach
+
+
+def _call(
+    fn: Callable[..., Any],
+    name: str,
+    rule: abstract.Rule,
+    creation: abstract.Rule | None,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    tracers = [x for x in tree.leaves((args, kwargs)) if isinstance(x, Tracer)]
+    if not tracers:
+        trace = None if creation is None else abstract.creation_trace()
+        if creation is None or trace is None:
+            return fn(*args, **kwargs)
+        try:
+            out = creation(name, fn, args, kwargs)
+        except abstract.Fallback as fallback:
+            if fallback.error is not None:
+                raise fallback.error from None  # (no stand-in sizes in it)
+            return fn(*args, **kwargs)  # evaluated for real
+    else:
+        trace = _this_trace(tracers)
+        try:
+            out = _evaluate(fn, name, rule, args, kwargs, tracers, trace.abstract_only)
+        except ConcretizationTypeError as err:
+            err.add_note(f"(in typelattice.numpy.{name})")
+            raise
+    made: list[int] = []
+
+    def as_tracer(x: Any) -> Any:
+        if isinstance(x, ArrayImpl):
+            tracer = trace.new_tracer(x._key, x._value.shape)
+            made.append(tracer._var)
+            return tracer
+        return x
+
+    result = tree.tree_map(as_tracer, out)
+    trace.record(Call(trace, name, fn, args, kwargs, made))
+    return result
+
+
+def _evaluate(
+    fn: Callable[..., Any],
+    name: str,
+    rule: abstract.Rule,
+    args: Any,
+    kwargs: Any,
+    tracers: list[Tracer],
+    abstract_only: bool,
+) -> Any:
+    """``fn``'s result on the tracers' abstract values, as placeholders: by
+    its rule, or by running it on full-size placeholders (the rule
+    :func:`~typelattice._tracing.abstract.full_size`, or a rule that cannot
+    answer).
+
+    A call the rule finds invalid is run on full-size placeholders too, for
+    the exact error, except in an abstract-only trace (eval_shape) when the
+    operands are too big: there the rule's error is raised."""
+    error: Exception | None = None
+    if rule is not abstract.full_size:
+        try:
+            return rule(name, fn, args, kwargs)
+        except abstract.Fallback as fallback:
+            error = fallback.error
+    if error is not None and abstract_only:
+        distinct = {t._var: t for t in tracers}.values()
+        if sum(math.prod(t._shape) for t in distinct) > abstract.RERUN_LIMIT:
+            # Too big to run for real: the stand-ins' error, said so.
+            shown = ", ".join(repr(t) for t in distinct)
+            error.add_note(
+                f"(typelattice.numpy.{name} was evaluated on stand-ins of small "
+                f"sizes for {shown}: sizes in this message are the stand-ins')"
+            )
+            raise error
+
+    def full_size(x: Any) -> Any:
+        return dummy(x._key, x._shape) if isinstance(x, Tracer) else x
+
+    return abstract.run_placeholders(
+        fn, tree.tree_map(full_size, args), tree.tree_map(full_size, kwargs)
+    )
+
+
+class ElementwiseOp(Protocol):
+    """What recording needs of an elementwise function's description
+    (``typelattice.numpy._elementwise.Op``)."""
+
+    @property
+    def name(self) -> str:
+        """The function's name."""
+        ...
+
+    def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
+        """The plan for operands of these keys."""
+        ...
+
+
+def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
+    """Record ``op`` on ``args`` (at least one a tracer): resolved now."""
+    tracers = [a for a in args if isinstance(a, Tracer)]
+    trace = _this_trace(tracers)
+    name = op.name
+    keys: list[object] = []
+    shapes: list[tuple[int, ...]] = []
+    items: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tracer):
+            keys.append(a._promotes_as)
+            shapes.append(a._shape)
+            items.append(a)
+        else:
+            v, k = _core.operand(a, name, i)
+            keys.append(k)
+            shapes.append(np.shape(v))
+            items.append(v)
+    state = _config.current()
+    plan = op.plan(tuple(keys), state)
+    fn, out_key, cd = plan.fn, plan.out_key, plan.cd
+    if state.rank_promotion != "allow":
+        _core.check_rank(name, shapes, state.rank_promotion)
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        _core.broadcast_error(name, shapes)
+    ins: list[tuple[int, int] | tuple[None, Any]] = []
+    for i, ((how, lo, hi), item) in enumerate(zip(plan.convs, items, strict=True)):
+        if isinstance(item, Tracer):
+            ins.append((item._var, how))
+        elif how == _KEEP:
+            ins.append((None, item))
+        elif how == _CAST:
+            ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
+        elif how == _CHECK:
+            checked = _core.check_operand(item, cd, name, i)
+            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
+        elif how == _WEAK:
+            ins.append((None, _core.weak_to(item, cd, name)))
+        elif how == _INT:
+            if not lo <= item <= hi:
+                _core.python_scalar_to(item, cd, name)  # raises
+            ins.append((None, item))
+        else:
+            ins.append((None, _core.python_scalar_to(item, cd, name)))
+    # The dtype NumPy gives in the compute dtype; converted after if it is
+    # not the plan's (the elementwise functions' finish() does the same).
+    trial = [np.ones(1, cd)] * len(args)
+    got = np.asarray(_core.ignore_fp_errors(fn, *trial)).dtype
+    post = None if got == out_key[0] else out_key[0]
+    tracer = trace.new_tracer(out_key, shape)
+    trace.record(Elementwise(name, fn, ins, cd, post, tracer._var))
+    return tracer
+
+
+# -- replaying --------------------------------------------------------------------
+
+
+class Program:
+    """A trace compiled to one Python function of the input values.
+
+    ``run(*values)`` returns the values of ``outs``, in order.
+    """
+
+    def __init__(self, trace: Trace, ins: Sequence[int], outs: Sequence[int]) -> None:
+        eqns = _live(trace.eqns, outs)
+        self.trace = trace
+        self.eqns = eqns
+        self.ins = list(ins)
+        self.outs = list(outs)
+        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals)
+        code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
+        exec(code, scope)
+        self.run: Callable[..., tuple[Any, ...]] = scope["program"]
+
+    def __repr__(self) -> str:
+        return self.pretty()
+
+    def pretty(self) -> str:
+        """The recorded operations, one a line, with their dtypes."""
+        avals = self.trace.avals
+
+        def var(v: int) -> str:
+            return f"v{v}:{describe(*avals[v])}"
+
+        lines = [f"program({', '.join(var(v) for v in self.ins)}):"]
+        lines += [f"  {eqn.pretty(var)}" for eqn in self.eqns]
+        lines.append(f"  return ({', '.join(f'v{v}' for v in self.outs)})")
+        return "\n".join(lines)
+
+
+def _live(eqns: Sequence[Equation], outs: Sequence[int]) -> list[Equation]:
+    """The equations the outputs depend on, in order (dead code dropped)."""
+    needed = set(outs)
+    kept: list[Equation] = []
+    for eqn in reversed(eqns):
+        if needed.intersection(eqn.outputs()):
+            kept.append(eqn)
+            needed.update(eqn.inputs())
+    kept.reverse()
+    return kept
+
+
+# A weak operand holds a Python scalar's value, which must not change on its
+# way to the compute dtype (_core.weak_to checks and says why). The program
+# knows the operand's dtype, so it skips what cannot fail: a conversion that
+# can change no value beyond rounding (_dtypes.can_lose_range) is a cast;
+# otherwise a real 0-d value within the compute dtype's finite range
+# converts directly, and anything else goes to weak_to.
+
+
+@functools.cache
+def _weak_conversion(
+    src: np.dtype[Any], dt: np.dtype[Any]
+) -> tuple[float, float] | tuple[()] | None:
+    """How a weak operand of dtype ``src`` reaches ``dt``: None when no value
+    can change (it is cast), else the bounds of the 0-d values that surely
+    convert unchanged, or ``()`` when every value is checked (complex
+    values, and floats becoming integers)."""
+    if not _dtypes.can_lose_range(src, dt):
+        return None
+    src_kind = _dtypes.kind_of(src)
+    if src_kind == "c" or (src_kind == "f" and _dtypes.kind_of(dt) in "iu"):
+        return ()
+    return _dtypes.value_range(dt)
+
+
+def _checked_weak(
+    value: Any, dt: np.dtype[Any], lo: float, hi: float, name: str
+) -> Any:
+    """A weak operand in ``dt``: directly when it is 0-d and within
+    ``[lo, hi]``, else checked by :func:`_core.weak_to`."""
+    if value.ndim == 0 and lo <= value.item() <= hi:  # (nan, inf: checked)
+        return value.astype(dt)
+    return _core.weak_to(np.asarray(value), dt, name)
+
+
+def _checked_weak_always(value: Any, dt: np.dtype[Any], name: str) -> Any:
+    return _core.weak_to(np.asarray(value), dt, name)
+
+
+def _generate(
+    eqns: Sequence[Equation],
+    ins: Sequence[int],
+    outs: Sequence[int],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+) -> tuple[str, dict[str, Any]]:
+    """Python source of ``program(*ins) -> outs``, and its globals."""
+    src = Source(avals)
+    body = [eqn.source(src) for eqn in eqns]
+    params = ", ".join(f"v{v}" for v in ins)
+    results = "".join(f"v{v}, " for v in outs)
+    lines = [f"def program({params}):"]
+    if body:
+        lines += ["    token = _set(_ignore)", "    try:"]
+        lines += [f"        {line}" for line in body]
+        lines += ["    finally:", "        _reset(token)"]
+    lines.append(f"    return ({results})")
+    return "\n".join(lines) + "\n", src.scope

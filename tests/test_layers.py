@@ -1,0 +1,324 @@
+"""The package's layers: what each import loads.
+
+``import typelattice.typing`` loads no array code (the ``Array`` base class
+lives in a leaf module), and Array's methods, which are the namespace's
+functions, work even on an array made before the namespace was imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import pathlib
+import subprocess
+import sys
+from typing import NamedTuple
+
+import typelattice
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The typelattice modules loaded in a fresh interpreter after ``code``."""
+    script = (
+        f"{code}\nimport json, sys\n"
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] == 'typelattice')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded: list[str] = json.loads(out.stdout.splitlines()[-1])
+    return loaded
+
+
+# The array layer, tracing and the namespace.
+ARRAY_CODE = ("typelattice._array", "typelattice._core", "typelattice._tracing")
+
+
+def _array_code(loaded: list[str]) -> list[str]:
+    return [
+        m
+        for m in loaded
+        if m.startswith(ARRAY_CODE) or m.split(".")[:2] == ["typelattice", "numpy"]
+    ]
+
+
+def test_typing_loads_no_array_code() -> None:
+    loaded = _loaded_after("import typelattice.typing")
+    assert "typelattice.typing" in loaded
+    assert _array_code(loaded) == []
+
+
+def test_the_array_class_loads_no_array_code() -> None:
+    code = (
+        "import typelattice as tl, typelattice.typing as t\n"
+        "assert tl.Array is t.Array and t.Array.sum.__doc__"
+    )
+    assert _array_code(_loaded_after(code)) == []
+
+
+def test_the_namespace_loads_with_the_first_method_call() -> None:
+    """An array made without importing typelattice.numpy (as internal code
+    may) has its operators and methods: the first call loads the namespace."""
+    code = (
+        "import sys, numpy as np\n"
+        "from typelattice._array import ArrayImpl\n"
+        "x = ArrayImpl(np.arange(3, dtype='int8'))\n"
+        "before = 'typelattice.numpy' in sys.modules\n"
+        "print(before, repr(x + 1), repr(x.sum()), repr(x.T[1:]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == (
+        "False Array([1, 2, 3], dtype=int8) Array(3, dtype=int32) "
+        "Array([1, 2], dtype=int8)"
+    )
+
+
+def test_tracing_without_importing_the_namespace() -> None:
+    """typelattice.jit and eval_shape load no namespace; the tracers'
+    methods load it when the traced function first uses one."""
+    code = (
+        "import typelattice as tl\n"
+        "s = tl.ShapeDtypeStruct((2,), 'int8')\n"
+        "print(tl.eval_shape(lambda x: (x * 2).sum(), s))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "ShapeDtypeStruct(shape=(), dtype=int32)"
+
+
+# -- the import graph ---------------------------------------------------------------
+
+PACKAGE = pathlib.Path(typelattice.__file__).parent
+
+# The layers, lowest first: a module may import (at any level, functions
+# included) modules of its own layer and of the layers below, never above.
+# Modules in no layer (the command line, the tools) are only kept acyclic.
+# (Primitives, typelattice.lax, will sit between tracing and the namespace.)
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "promotion",
+        (
+            "typelattice._config",
+            "typelattice._dtypes",
+            "typelattice._lattice",
+            "typelattice._promotion",
+        ),
+    ),
+    (
+        "array base",
+        ("typelattice._basearray", "typelattice._typing", "typelattice.typing"),
+    ),
+    ("arrays", ("typelattice._core", "typelattice._array")),
+    ("tracing", ("typelattice._tracing",)),
+    ("namespace", ("typelattice.numpy",)),
+]
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, pathlib.Path] = {
+    _module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))
+}
+
+
+class Import(NamedTuple):
+    """One import statement of a module: what it names, and where it runs."""
+
+    target: str  # the module named (or the module an imported name is in)
+    line: int
+    in_function: bool  # runs when the function is called, not at import
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str) -> list[Import]:
+    """The imports of typelattice modules that ``module`` runs: those under
+    ``if TYPE_CHECKING:`` are left out (type checkers read them; nothing
+    runs them)."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.orelse:
+                    visit_stmt(stmt, in_function)
+                continue
+            visit_stmt(child, in_function)
+
+    def visit_stmt(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.Import):
+            found.extend(Import(a.name, node.lineno, in_function) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append(
+                    Import(sub if sub in MODULES else base, node.lineno, in_function)
+                )
+        inner = in_function or isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        )
+        visit(node, inner)
+
+    visit(ast.parse(path.read_text()), False)
+    return [i for i in found if i.target.split(".")[0] == "typelattice"]
+
+
+def _depends_on(module: str, target: str) -> list[str]:
+    """The modules an import of ``target`` by ``module`` runs first: the
+    target and the packages above it, except ``module``'s own packages
+    (they have started already when ``module`` runs)."""
+    parts = target.split(".")
+    prefixes = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    own = {".".join(module.split(".")[: i + 1]) for i in range(module.count("."))}
+    return [p for p in prefixes if p in MODULES and p not in own and p != module]
+
+
+def import_graph(in_functions: bool) -> dict[str, set[str]]:
+    """Module -> the modules importing it runs first (with the imports inside
+    functions too, when asked)."""
+    return {
+        module: {
+            dep
+            for imp in _imports(module)
+            if in_functions or not imp.in_function
+            for dep in _depends_on(module, imp.target)
+        }
+        for module in MODULES
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of ``graph`` (its modules in order, the first repeated last),
+    or [] when there is none."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return []
+
+
+def _layer(module: str) -> int | None:
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(f"{p}.") for p in prefixes):
+            return rank
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """The imports that go from a layer to one above it."""
+    found = []
+    for module, deps in sorted(graph.items()):
+        low = _layer(module)
+        for dep in sorted(deps):
+            high = _layer(dep)
+            if low is not None and high is not None and high > low:
+                found.append(f"{module} -> {dep}")
+    return found
+
+
+def test_the_graph_sees_the_imports() -> None:
+    # A parser that found nothing would pass every check below.
+    graph = import_graph(in_functions=True)
+    assert "typelattice._tracing.tracer" in graph["typelattice._tracing.trace"]
+    assert "typelattice._array" in graph["typelattice.numpy._shape"]
+    # An import from another package runs that package's __init__ first ...
+    assert "typelattice._tracing" in graph["typelattice.numpy._shape"]
+    # ... but a module's own packages have started before it runs.
+    assert "typelattice._tracing" not in graph["typelattice._tracing.trace"]
+    assert "typelattice" not in graph["typelattice._array"]
+    # Imports for type checkers only run nothing.
+    assert "typelattice.numpy" not in graph["typelattice._basearray"]
+    # In a function of numpy._creation: from typelattice.numpy._shape import ...
+    assert "typelattice.numpy._shape" in graph["typelattice.numpy._creation"]
+    loading = import_graph(in_functions=False)
+    assert "typelattice.numpy._shape" not in loading["typelattice.numpy._creation"]
+
+
+def test_module_imports_form_no_cycle() -> None:
+    """Imports that run when a module loads form no cycle, so every module
+    loads fully before its importers use it, whichever is imported first.
+
+    Imports inside functions are left out: they run when the function is
+    called, after every module has loaded (the namespace's modules call
+    their siblings this way). The layer check below covers them.
+    """
+    assert find_cycle(import_graph(in_functions=False)) == []
+
+
+def test_layers_import_one_way() -> None:
+    """The promotion engine, the array base class, the array layer, tracing
+    and the namespace import one way, inside functions too: tracing never
+    imports the namespace, the array layer neither."""
+    graph = import_graph(in_functions=True)
+    for _, prefixes in LAYERS:  # (a misspelt prefix would check nothing)
+        for prefix in prefixes:
+            assert any(m == prefix or m.startswith(f"{prefix}.") for m in MODULES)
+    assert upward_imports(graph) == []
+
+
+def test_the_checks_catch_cycles_and_upward_imports() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
+    upward = {"typelattice._tracing.trace": {"typelattice.numpy._shape"}}
+    assert upward_imports(upward) == [
+        "typelattice._tracing.trace -> typelattice.numpy._shape"
+    ]
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    """Each module imported alone, first thing in a new interpreter, loads:
+    no import order is needed for any of them."""
+    procs = {
+        module: subprocess.Popen(
+            [sys.executable, "-c", f"import {module}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for module in MODULES
+    }
+    failed = {}
+    for module, proc in procs.items():
+        _, err = proc.communicate()
+        if proc.returncode:
+            failed[module] = err.strip().splitlines()[-1:]
+    assert len(procs) > 25
+    assert failed == {}
