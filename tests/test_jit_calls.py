@@ -205,6 +205,35 @@ def test_threads_keep_the_cache_consistent() -> None:
     assert set(map(id, f._cache.values())) == set(map(id, f._order))
 
 
+def test_two_threads_tracing_one_call_keep_one_entry() -> None:
+    """Both threads miss and trace the same call at once (the barrier holds
+    each inside its trace until the other is there too): the cache keeps one
+    program, counted once, and evicting it later leaves nothing behind."""
+    barrier = threading.Barrier(2, timeout=30)
+
+    def slow(x: Any) -> Any:
+        barrier.wait()  # runs while tracing only
+        return x + 1
+
+    f = tl.jit(slow, cache_size=1)
+    outs: list[Any] = []
+    threads = [threading.Thread(target=lambda: outs.append(f(zeros(2)))) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [o.tolist() for o in outs] == [[1.0, 1.0]] * 2
+    assert f.cache_info().currsize == 1
+    assert len(f._cache) == len(f._order) == 1
+    barrier.reset()
+    other = threading.Thread(target=barrier.wait)
+    other.start()
+    f(zeros(3))  # a new shape evicts the first program
+    other.join()
+    assert len(f._cache) == len(f._order) == 1
+    assert set(map(id, f._fast.values())) <= set(map(id, f._order))
+
+
 # -- Python scalar arguments --------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ import functools
 import inspect
 import math
 import operator
+import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import (
     Any,
@@ -621,6 +622,9 @@ class Jitted(Generic[P, R]):
         # ... and every entry, least recently used first (the C path moves
         # the entries it finds to the end too).
         self._order: dict[_Entry, None] = {}
+        # Misses and evictions change the three together: one thread at a
+        # time (hits only move an entry within _order, safe without it).
+        self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
 
@@ -661,9 +665,10 @@ class Jitted(Generic[P, R]):
         >>> f.cache_info().currsize
         0
         """
-        self._cache.clear()
-        self._fast.clear()
-        self._order.clear()
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._order.clear()
 
     def _used(self, entry: _Entry) -> None:
         """Count a hit on ``entry`` and make it the most recently used."""
@@ -681,24 +686,37 @@ class Jitted(Generic[P, R]):
         if maxsize is not None and maxsize <= 0:
             return
         entry.key = key
-        self._cache[key] = entry
-        self._order[entry] = None
-        if fast_key is not None:
-            self._fast[fast_key] = entry
-            entry.fast_keys.append(fast_key)
-        if maxsize is None:
-            return
-        order = self._order
-        while len(order) > maxsize:
-            try:
-                oldest = next(iter(order))
-                del order[oldest]
-            except (StopIteration, KeyError, RuntimeError):  # another thread
-                break
-            self._cache.pop(oldest.key, None)
-            for k in oldest.fast_keys:
-                if self._fast.get(k) is oldest:
-                    del self._fast[k]
+        with self._lock:
+            # Two threads that traced the same call keep the later program.
+            replaced = self._cache.get(key)
+            if replaced is not None and replaced is not entry:
+                self._forget(replaced)
+            self._cache[key] = entry
+            self._order[entry] = None
+            if fast_key is not None:
+                self._fast[fast_key] = entry
+                entry.fast_keys.append(fast_key)
+            if maxsize is None:
+                return
+            order = self._order
+            while len(order) > maxsize:
+                self._forget(next(iter(order)))
+
+    def _also_under(self, entry: _Entry, fast_key: tuple[Any, ...]) -> None:
+        """Find ``entry`` under ``fast_key`` too, unless it was evicted."""
+        with self._lock:
+            if entry in self._order:
+                self._fast[fast_key] = entry
+                entry.fast_keys.append(fast_key)
+
+    def _forget(self, entry: _Entry) -> None:
+        """Drop ``entry`` from the cache (the lock held)."""
+        self._order.pop(entry, None)
+        if self._cache.get(entry.key) is entry:
+            del self._cache[entry.key]
+        for k in entry.fast_keys:
+            if self._fast.get(k) is entry:
+                del self._fast[k]
 
     def _split(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -819,8 +837,7 @@ class Jitted(Generic[P, R]):
         else:
             self._used(entry)
             if fast_key is not None:  # (a Python scalar, or a weak array)
-                self._fast[fast_key] = entry
-                entry.fast_keys.append(fast_key)
+                self._also_under(entry, fast_key)
         return entry.results(entry.program.run(*values))  # type: ignore[no-any-return]
 
     def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
