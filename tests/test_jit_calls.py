@@ -447,8 +447,14 @@ def test_eval_shape_refuses_as_jit(value: Any) -> None:
         tl.eval_shape(g, x, value)
     assert str(jitted.value).startswith("jit(test_eval_shape_refuses_as_jit.")
     assert str(shaped.value).startswith("eval_shape(g): ")
-    assert str(jitted.value).split(": ", 1)[1] == str(shaped.value).split(": ", 1)[1]
+    # The same reason; the fixes differ where eval_shape has no static
+    # arguments (it binds the value instead).
+    reason = [
+        str(e.value).split(": ", 1)[1].split(" Fix: ")[0] for e in (jitted, shaped)
+    ]
+    assert reason[0] == reason[1]
     assert repr(value) in str(shaped.value)
+    assert "functools.partial" in str(shaped.value)
 
 
 def test_refused_scalar_fixes_work() -> None:
@@ -479,6 +485,20 @@ def test_refused_scalar_fixes_work() -> None:
 
         static = tl.jit(halved, static_argnames="y")(y=2**63)
         assert describe(static) == describe(tnp.asarray(2.0**62))
+
+
+def test_eval_shape_refuses_big_scalars_with_a_fix_that_works() -> None:
+    """eval_shape has no static arguments: its message binds the value."""
+
+    def scaled(x: Any, y: Any) -> Any:
+        return x * (y / 1e30)
+
+    x = zeros(2)
+    with pytest.raises(OverflowError, match="functools.partial") as err:
+        tl.eval_shape(scaled, x, 2**40)
+    assert "static_argnums" not in str(err.value)
+    bound = tl.eval_shape(functools.partial(scaled, y=2**40), x)
+    assert (bound.shape, bound.dtype) == ((2,), np.dtype("float32"))
 
 
 def test_no_message_is_built_for_accepted_calls() -> None:

@@ -240,7 +240,10 @@ def _scalar_overflow(
         detail = f"range {lo}..{hi}"
     else:
         detail = "it would become inf"
-    fixes = ["mark the argument static (static_argnums or static_argnames)"]
+    if where.startswith("eval_shape"):  # it takes no static arguments
+        fixes = ["bind it first, e.g. eval_shape(functools.partial(f, y=value), x)"]
+    else:
+        fixes = ["mark the argument static (static_argnums or static_argnames)"]
     if not x64 and _scalar_input(leaf, True) is not None:
         wide = _SCALAR_INPUTS[t, True].dtype
         fixes.insert(0, f"run it inside `{_core.X64_SCOPE}`, where it is a weak {wide}")
