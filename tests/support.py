@@ -67,20 +67,23 @@ def forms(node: Any) -> list[Any]:
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
 
-def golden_recorder() -> ModuleType:
-    """``golden/make_numpy_golden.py``, imported once: the operands, ops and
-    encoding that the recorded JAX results refer to."""
-    name = "_typelattice_numpy_golden_recorder"
+def recorder(script: str) -> ModuleType:
+    """``golden/<script>``, a recording script, imported once: the operands,
+    cases and encoding that its recorded JAX (or Flax) results refer to."""
+    name = f"_typelattice_recorder_{script.removesuffix('.py')}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, GOLDEN_DIR / "make_numpy_golden.py"
-    )
+    spec = importlib.util.spec_from_file_location(name, GOLDEN_DIR / script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def golden_recorder() -> ModuleType:
+    """``golden/make_numpy_golden.py`` (see :func:`recorder`)."""
+    return recorder("make_numpy_golden.py")
 
 
 T = TypeVar("T")

@@ -16,9 +16,7 @@ every primitive, so each one's rules are exercised.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import warnings
 from collections.abc import Iterator
 from types import ModuleType
@@ -29,7 +27,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from support import GOLDEN_DIR
+from support import GOLDEN_DIR, recorder
 from typelattice import lax
 from typelattice._lax._primitive import PRIMITIVES, Primitive, ShapedArray
 
@@ -37,17 +35,7 @@ MAX_REPORTED = 20
 
 
 def _recorder() -> ModuleType:
-    name = "_typelattice_lax_golden_recorder"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, GOLDEN_DIR / "make_lax_golden.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return recorder("make_lax_golden.py")
 
 
 rec = _recorder()

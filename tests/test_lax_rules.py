@@ -23,9 +23,7 @@ those JVPs and calls the transpose rules backwards (reverse mode). Checked:
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
@@ -37,7 +35,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from support import GOLDEN_DIR
+from support import GOLDEN_DIR, recorder
 from typelattice import lax
 from typelattice._array import from_numpy
 from typelattice._lax import _dot, _elementwise, _indexing, _reductions, _structural
@@ -61,17 +59,7 @@ MAX_REPORTED = 10
 
 
 def _recorder() -> ModuleType:
-    name = "_typelattice_lax_rules_recorder"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, GOLDEN_DIR / "make_lax_rules_golden.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return recorder("make_lax_rules_golden.py")
 
 
 rec = _recorder()

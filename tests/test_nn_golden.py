@@ -11,9 +11,7 @@ except the deliberate differences (the FLIP's text, and data safety), which
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -22,23 +20,14 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from support import GOLDEN_DIR
+from support import GOLDEN_DIR, recorder
 from typelattice import nn, random
 
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "nn_layers.json").read_text())
 
 
 def _recorder() -> ModuleType:
-    name = "_typelattice_nn_golden_recorder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, GOLDEN_DIR / "make_nn_golden.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return recorder("make_nn_golden.py")
 
 
 REC = _recorder()

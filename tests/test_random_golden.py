@@ -16,33 +16,22 @@ applied, which checks this harness and the recorded file.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 import typelattice as tl
-from support import GOLDEN_DIR
+from support import GOLDEN_DIR, recorder
 
 ON_JAX = os.environ.get("TYPELATTICE_GOLDEN_MODULE") == "jax"
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "random_ops.json").read_text())
 
 
 def _recorder() -> ModuleType:
-    name = "_typelattice_random_golden_recorder"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, GOLDEN_DIR / "make_random_golden.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return recorder("make_random_golden.py")
 
 
 rec = _recorder()
