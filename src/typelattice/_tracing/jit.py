@@ -681,7 +681,8 @@ class Jitted(Generic[P, R]):
         if maxsize is not None and maxsize <= 0:
             return
         entry.key = key
-        self._cache[key] = entry
+        if self._cache.setdefault(key, entry) is not entry:
+            return  # another thread traced this signature meanwhile: keep that
         self._order[entry] = None
         if fast_key is not None:
             self._fast[fast_key] = entry
