@@ -199,9 +199,8 @@ class _Dims:
             raise Fallback from None
 
 
-def _dims_of(args: Any, kwargs: Any) -> _Dims:
-    """Stand-in sizes for the tracers among the arguments."""
-    leaves = tree.leaves((args, kwargs))
+def _dims_of(leaves: list[Any]) -> _Dims:
+    """Stand-in sizes for the tracers among the arguments' leaves."""
     traced: list[Shape] = []
     pinned: list[Shape] = []
     for x in leaves:
@@ -246,18 +245,23 @@ def run_placeholders(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         _BUSY.reset(token)
 
 
-def _run_small(
-    fn: Callable[..., Any], args: Any, kwargs: Any, dims: _Dims | None = None
-) -> Any:
+def _run_small(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     """``fn`` with every tracer replaced by a stand-in of small sizes."""
-    if dims is None:
-        dims = _dims_of(args, kwargs)
-    d = dims
+    leaves, treedef = tree.flatten((args, kwargs))
+    return _run_stand_ins(fn, leaves, treedef, _dims_of(leaves))
 
-    def sub(x: Any) -> Any:
-        return _stand_in(x, d.small(x._shape)) if isinstance(x, Tracer) else x
 
-    return _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
+def _run_stand_ins(
+    fn: Callable[..., Any], leaves: list[Any], treedef: tree.TreeDef, dims: _Dims
+) -> Any:
+    """``fn`` on the arguments ``(args, kwargs)`` flattened to ``leaves``,
+    each tracer replaced by a stand-in of its sizes by ``dims``."""
+    small = [
+        _stand_in(x, dims.small(x._shape)) if isinstance(x, Tracer) else x
+        for x in leaves
+    ]
+    small_args, small_kwargs = treedef.unflatten(small)
+    return _run(fn, small_args, small_kwargs)
 
 
 def _rebuild(out: Any, shape_of: Callable[[ArrayImpl], Shape]) -> Any:
@@ -296,8 +300,9 @@ def copying(
     name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """Results whose sizes are sizes of the operands: translated back."""
-    dims = _dims_of(args, kwargs)
-    out = _run_small(fn, args, kwargs, dims)
+    leaves, treedef = tree.flatten((args, kwargs))
+    dims = _dims_of(leaves)
+    out = _run_stand_ins(fn, leaves, treedef, dims)
     return _rebuild(out, lambda a: dims.real(a._value.shape))
 
 

@@ -690,11 +690,8 @@ class Jitted(Generic[P, R]):
             return
         entry.key = key
         with self._lock:
-            # Two threads that traced the same call keep the later program.
-            replaced = self._cache.get(key)
-            if replaced is not None and replaced is not entry:
-                self._forget(replaced)
-            self._cache[key] = entry
+            if self._cache.setdefault(key, entry) is not entry:
+                return  # another thread traced this signature meanwhile: keep that
             self._order[entry] = None
             if fast_key is not None:
                 self._fast[fast_key] = entry

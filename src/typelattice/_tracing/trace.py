@@ -145,23 +145,23 @@ class Call(Equation):
         trace: Trace,
         name: str,
         fn: Callable[..., Any],
-        args: Any,
-        kwargs: Any,
+        leaves: list[Any],
+        treedef: tree.TreeDef,
         outs: list[int],
     ) -> None:
+        """A call of ``fn`` whose arguments ``(args, kwargs)`` flatten to
+        ``leaves`` and ``treedef``; ``outs`` are its results' variables."""
         self.trace = trace
         self.name = name
         self.fn = fn
-        leaves, self.treedef = tree.flatten((args, kwargs))
+        self.treedef = treedef
         # Per traced argument: its position among the leaves and variable.
         self.slots = [
             (pos, leaf._var)
             for pos, leaf in enumerate(leaves)
             if isinstance(leaf, Tracer)
         ]
-        for pos, _ in self.slots:
-            leaves[pos] = None
-        self.leaves = leaves
+        self.leaves = [None if isinstance(x, Tracer) else x for x in leaves]
         self.ins = list(dict.fromkeys(var for _, var in self.slots))
         self.outs = outs
 
@@ -365,7 +365,8 @@ def _call(
     args: Any,
     kwargs: Any,
 ) -> Any:
-    tracers = [x for x in tree.leaves((args, kwargs)) if isinstance(x, Tracer)]
+    leaves, treedef = tree.flatten((args, kwargs))
+    tracers = [x for x in leaves if isinstance(x, Tracer)]
     if not tracers:
         trace = None if creation is None else abstract.creation_trace()
         if creation is None or trace is None:
@@ -379,7 +380,9 @@ def _call(
     else:
         trace = _this_trace(tracers)
         try:
-            out = _evaluate(fn, name, rule, args, kwargs, tracers, trace.abstract_only)
+            out = _evaluate(
+                fn, name, rule, args, kwargs, leaves, treedef, trace.abstract_only
+            )
         except ConcretizationTypeError as err:
             err.add_note(f"(in typelattice.numpy.{name})")
             raise
@@ -393,7 +396,7 @@ def _call(
         return x
 
     result = tree.tree_map(as_tracer, out)
-    trace.record(Call(trace, name, fn, args, kwargs, made))
+    trace.record(Call(trace, name, fn, leaves, treedef, made))
     return result
 
 
@@ -403,7 +406,8 @@ def _evaluate(
     rule: abstract.Rule,
     args: Any,
     kwargs: Any,
-    tracers: list[Tracer],
+    leaves: list[Any],
+    treedef: tree.TreeDef,
     abstract_only: bool,
 ) -> Any:
     """``fn``'s result on the tracers' abstract values, as placeholders: by
@@ -421,7 +425,7 @@ def _evaluate(
         except abstract.Fallback as fallback:
             error = fallback.error
     if error is not None and abstract_only:
-        distinct = {t._var: t for t in tracers}.values()
+        distinct = {t._var: t for t in leaves if isinstance(t, Tracer)}.values()
         if sum(math.prod(t._shape) for t in distinct) > abstract.RERUN_LIMIT:
             # Too big to run for real: the stand-ins' error, said so.
             shown = ", ".join(repr(t) for t in distinct)
@@ -431,12 +435,10 @@ def _evaluate(
             )
             raise error
 
-    def full_size(x: Any) -> Any:
-        return dummy(x._key, x._shape) if isinstance(x, Tracer) else x
-
-    return abstract.run_placeholders(
-        fn, tree.tree_map(full_size, args), tree.tree_map(full_size, kwargs)
+    full_args, full_kwargs = treedef.unflatten(
+        [dummy(x._key, x._shape) if isinstance(x, Tracer) else x for x in leaves]
     )
+    return abstract.run_placeholders(fn, full_args, full_kwargs)
 
 
 class ElementwiseOp(Protocol):

@@ -44,6 +44,7 @@ __all__ = [
     "register_node",
     "tree_map",
     "unflatten",
+    "unregister_node",
 ]
 
 # A structure, internally: None for a leaf, else a tuple (kind, meta,
@@ -83,14 +84,32 @@ def register_node(
     >>> register_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
     >>> flatten(Pair(1, [2]))[0]
     [1, 2]
-    >>> _ = _NODES.pop(Pair)  # (the example's class leaves the registry)
+    >>> unregister_node(Pair)  # (the example's class leaves the registry)
     """
     if cls in (tuple, list, dict, type(None)) or cls in _NODES:
         raise ValueError(f"{cls.__name__} is a pytree node already")
     _NODES[cls] = (flatten_node, unflatten_node)
 
 
+def unregister_node(cls: type) -> None:
+    """Make ``cls`` a leaf class again (undoes :func:`register_node`).
+
+    Args:
+      cls: a class given to :func:`register_node`.
+
+    Raises:
+      KeyError: ``cls`` is not registered.
+
+    >>> unregister_node(int)
+    Traceback (most recent call last):
+    KeyError: <class 'int'>
+    """
+    del _NODES[cls]
+
+
 def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+    if len(d) < 2:
+        return tuple(d)
     try:
         return tuple(sorted(d))
     except TypeError:  # keys of types that do not compare: as inserted
@@ -100,21 +119,42 @@ def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
 def _flatten(obj: Any, out: list[Any]) -> _Node:
     t = obj.__class__
     if t is tuple or t is list:
-        return (t, None, tuple([_flatten(x, out) for x in obj]))
+        return (t, None, _children(obj, out))
     if t is dict:
         keys = _sorted_keys(obj)
-        return (dict, keys, tuple([_flatten(obj[k], out) for k in keys]))
+        return (dict, keys, _children([obj[k] for k in keys], out))
     if obj is None:
         return _NONE_NODE
     if _NODES:
         registered = _NODES.get(t)
         if registered is not None:
             children, meta = registered[0](obj)
-            return (t, meta, tuple([_flatten(x, out) for x in children]))
+            return (t, meta, _children(children, out))
     if isinstance(obj, tuple) and hasattr(t, "_fields"):  # a namedtuple
-        return (t, None, tuple([_flatten(x, out) for x in obj]))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return (t, None, _children(obj, out))  # pyright: ignore[reportUnknownArgumentType]
     out.append(obj)
     return None
+
+
+def _children(items: Iterable[Any], out: list[Any]) -> tuple[_Node, ...]:
+    """The structures of a node's children, their leaves appended to
+    ``out``. Most children are leaves: those are handled here, without a
+    call of :func:`_flatten` each."""
+    nodes: list[_Node] = []
+    for x in items:
+        t = x.__class__
+        if (
+            t is list
+            or t is dict
+            or x is None
+            or isinstance(x, tuple)  # (tuples and namedtuples)
+            or (_NODES and t in _NODES)
+        ):
+            nodes.append(_flatten(x, out))
+        else:
+            out.append(x)
+            nodes.append(None)
+    return tuple(nodes)
 
 
 def _collect(obj: Any, out: list[Any]) -> None:
@@ -145,7 +185,7 @@ def _build(node: _Node, it: Iterator[Any]) -> Any:
     kind, meta, children = node
     if kind is None:
         return None
-    items = [_build(child, it) for child in children]
+    items = [next(it) if child is None else _build(child, it) for child in children]
     if kind is tuple:
         return tuple(items)
     if kind is list:
@@ -191,8 +231,8 @@ class TreeDef:
         self.num_leaves = _count(node) if num_leaves is None else num_leaves
         # Unflattened again and again (jit's results, a recorded call's
         # arguments on every run), a structure is compiled to one Python
-        # expression of its leaves: on its second use, so that structures
-        # used once (eval_shape's) cost no compilation.
+        # expression of its leaves: after _COMPILE_AFTER uses, so that the
+        # structures used a few times (while tracing) cost no compilation.
         self._uses = 0
         self._builder: Callable[[Sequence[Any]], Any] | None = None
 
@@ -235,13 +275,16 @@ class TreeDef:
         if builder is not None:
             return builder(values)
         self._uses += 1
-        if self._uses > 1:
+        if self._uses > _COMPILE_AFTER:
             self._builder = _compile(self._node)
             if self._builder is not None:
                 return self._builder(values)
         return _build(self._node, iter(values))
 
 
+# Compiling costs about as much as 30 builds by _build: worth it for a
+# structure built many times.
+_COMPILE_AFTER: Final = 16
 # Deeper structures are built by _build (Python's parser limits nesting).
 _MAX_COMPILED_DEPTH: Final = 40
 
