@@ -115,7 +115,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("arrays", ("typelattice._core", "typelattice._array")),
     ("tracing", ("typelattice._tracing",)),
+    ("primitives", ("typelattice._lax", "typelattice.lax")),
     ("namespace", ("typelattice.numpy",)),
+    ("keys and layers", ("typelattice.random", "typelattice.nn")),
 ]
 
 
