@@ -628,3 +628,29 @@ def test_weak_operands_convert_as_eagerly(dtype: str, value: Any, form: str) -> 
             assert jitted[0] is eager[0], (jitted, eager)  # the argument)
         else:
             assert jitted == eager
+
+
+def test_programs_drop_intermediate_values_after_their_last_use() -> None:
+    """A jitted chain of operations holds about as much memory at once as
+    the eager chain (a few arrays), not one array per operation: programs
+    drop each value after the last operation that reads it."""
+    import tracemalloc
+
+    def chain(x: Any) -> Any:
+        for _ in range(12):
+            x = x * 1.0001 + 0.5
+        return x
+
+    x = tnp.zeros(250_000)  # 1 MB of float32
+    f = tl.jit(chain)
+    f(x)  # traced once, outside the measurement
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        out = f(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.shape == x.shape
+    assert peak - before < 4 * x.nbytes  # 24 intermediates if all were kept

@@ -605,7 +605,26 @@ def _generate(
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
     src = Source(avals)
-    body = [eqn.source(src) for eqn in eqns]
+    # Each intermediate value is dropped after the last equation that reads
+    # it, as eager code drops its temporaries: a program holding every value
+    # to the end needs memory for all of them at once, and on large arrays
+    # the fresh allocations made it several times slower than eager calls.
+    last: dict[int, int] = {}
+    for i, eqn in enumerate(eqns):
+        for v in eqn.outputs():
+            last[v] = i
+        for v in eqn.inputs():
+            last[v] = i
+    kept = set(outs).union(ins)
+    drops: dict[int, list[int]] = {}
+    for v, i in last.items():
+        if v not in kept:
+            drops.setdefault(i, []).append(v)
+    body: list[str] = []
+    for i, eqn in enumerate(eqns):
+        body.append(eqn.source(src))
+        if i in drops:
+            body.append("del " + ", ".join(f"v{v}" for v in sorted(drops[i])))
     params = ", ".join(f"v{v}" for v in ins)
     results = "".join(f"v{v}, " for v in outs)
     lines = [f"def program({params}):"]
