@@ -181,7 +181,7 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
     try:
         raw = np.array(_plain(a))
     except ValueError as err:  # ragged nesting
-        raise ValueError(_core.prefixed(where, err)) from None
+        _core.reraise_named(where, err)
     if raw.dtype not in _dtypes.ALL_SET:
         raise TypeError(f"{where}: cannot convert {a!r:.60} to a numeric array")
     return _core.checked_cast(raw, target, where, use=use)

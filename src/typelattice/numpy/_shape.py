@@ -1521,7 +1521,7 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     try:
         out = np.ascontiguousarray(v).view(dt)
     except ValueError as err:
-        raise ValueError(_core.prefixed("view", err)) from None
+        _core.reraise_named("view", err)
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))

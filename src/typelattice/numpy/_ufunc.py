@@ -376,7 +376,7 @@ def _generic_reduce(
                 fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
             )
         except ValueError as err:
-            raise ValueError(_core.prefixed(name, err)) from None
+            _core.reraise_named(name, err)
     else:  # complex logaddexp: no NumPy ufunc
         res = values
         axes_list: list[int] = list(
