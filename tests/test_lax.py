@@ -207,13 +207,16 @@ def test_lists_are_refused() -> None:
         lax.add(np.int8([1]), [1])  # type: ignore[arg-type]
 
 
-def test_traced_values_are_refused_with_a_way_out() -> None:
+def test_primitives_are_recorded_by_jit_and_eval_shape() -> None:
     @tl.jit
     def f(x: Any) -> Any:
-        return lax.neg(x)
+        return lax.neg(lax.mul(lax.convert_element_type(x, "float32"), 2))
 
-    with pytest.raises(TypeError, match="evaluated eagerly"):
-        f(np.float32([1.0]))
+    check(f(np.int8([1, -3])), "float32", False, [-2.0, 6.0])
+    shape = tl.eval_shape(f, tl.ShapeDtypeStruct((5,), "int8"))
+    assert (shape.shape, shape.dtype, shape.weak_type) == ((5,), np.float32, False)
+    with pytest.raises(TypeError, match="same dtypes"):  # checked at trace time
+        tl.jit(lambda x: lax.add(x, np.int16(1)))(np.int8([1]))
 
 
 # -- data safety ------------------------------------------------------------

@@ -55,6 +55,13 @@ if TYPE_CHECKING:
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
     from typelattice._tables import Table, format_table, promotion_table
+    from typelattice._tracing.ad import (
+        grad,
+        jvp,
+        stop_gradient,
+        value_and_grad,
+        vjp,
+    )
     from typelattice._tracing.jit import (
         CacheInfo,
         Jitted,
@@ -62,6 +69,7 @@ if TYPE_CHECKING:
         eval_shape,
         jit,
     )
+    from typelattice._tracing.primitive import float0
     from typelattice._tracing.tracer import (
         ConcretizationTypeError,
         Tracer,
@@ -98,6 +106,11 @@ _LAZY: dict[str, str] = {
         ["CacheInfo", "Jitted", "ShapeDtypeStruct", "eval_shape", "jit"],
         "typelattice._tracing.jit",
     ),
+    **dict.fromkeys(
+        ["grad", "jvp", "stop_gradient", "value_and_grad", "vjp"],
+        "typelattice._tracing.ad",
+    ),
+    "float0": "typelattice._tracing.primitive",
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -158,6 +171,12 @@ __all__ = [
     "dtype_promotion",
     "enable_x64",
     "eval_shape",
+    "float0",
+    "grad",
+    "jvp",
+    "stop_gradient",
+    "value_and_grad",
+    "vjp",
     "explain",
     "explicit_x64_dtypes",
     "finfo",

@@ -755,7 +755,7 @@ def full(
     if dtype is None:
         value = to_array(fill_value, "full", 1)
     else:
-        value = ew.convert_element_type(fill_value, dtype)  # type: ignore[assignment]
+        value = ew.convert_element_type(fill_value, dtype)
     if value.shape:
         raise TypeError(
             f"full must be called with scalar fill_value, got fill_value.shape "

@@ -45,7 +45,7 @@ from typelattice._tracing.tree import TreeDef
 
 _new_object = object.__new__
 
-__all__ = ["CacheInfo", "ShapeDtypeStruct", "eval_shape", "jit"]
+__all__ = ["CacheInfo", "ShapeDtypeStruct", "argument_value", "eval_shape", "jit"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -305,6 +305,15 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
         key = _core.aval(value.dtype, False)
         return value, (key, value.shape, key)
     raise _not_an_array(where, leaf, static_hint=True)
+
+
+def argument_value(leaf: Any, where: str, pos: int, x64: bool) -> Any:
+    """An argument of a transformation as an array: arrays and tracers as
+    they are, Python scalars weak, NumPy values converted and copied."""
+    if isinstance(leaf, ArrayImpl | _tr.Tracer | _tr.TransformTracer):
+        return leaf
+    value, (key, _, _) = _argument(leaf, where, pos, x64)
+    return wrap(value, key)
 
 
 def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
@@ -824,6 +833,10 @@ class Jitted(Generic[P, R]):
             elif isinstance(leaf, _tr.Tracer):
                 leaf.check()  # raises: no trace is running here
                 raise AssertionError("unreachable")
+            elif isinstance(leaf, _tr.TransformTracer):
+                # Differentiated: run in the transformation, which records
+                # primitives (inside an enclosing jit, that jit's program).
+                return self._inline(args, kwargs)  # type: ignore[no-any-return]
             else:
                 v, abstract = _argument(leaf, where, len(values), state.enable_x64)
                 values.append(v)
@@ -850,7 +863,7 @@ class Jitted(Generic[P, R]):
         x64 = _config.current().enable_x64
         held: list[Any] = []
         for leaf in leaves:
-            if isinstance(leaf, _tr.Tracer):
+            if isinstance(leaf, _tr.Tracer | _tr.TransformTracer):
                 held.append(leaf)
             else:
                 value, (key, _, _) = _argument(leaf, where, len(held), x64)

@@ -46,6 +46,7 @@ from typelattice._tracing.tracer import (
     ConcretizationTypeError,
     Trace,
     Tracer,
+    TransformTracer,
     current_trace,
     describe,
     dummy,
@@ -53,12 +54,15 @@ from typelattice._tracing.tracer import (
 )
 
 __all__ = [
+    "LOWERINGS",
+    "NotDifferentiableError",
     "TRACED",
     "Call",
     "Elementwise",
     "Equation",
     "Program",
     "elementwise",
+    "lowering",
     "traced",
 ]
 
@@ -93,6 +97,7 @@ class Source:
             "_weak": _checked_weak,
             "_weak_always": _checked_weak_always,
             "_check": _core.check_operand,
+            "_asarray": np.asarray,
         }
         self._counter = itertools.count()
 
@@ -366,6 +371,9 @@ def _call(
     kwargs: Any,
 ) -> Any:
     leaves, treedef = tree.flatten((args, kwargs))
+    for x in leaves:
+        if isinstance(x, TransformTracer):
+            return _lower(fn, name, args, kwargs)
     tracers = [x for x in leaves if isinstance(x, Tracer)]
     if not tracers:
         trace = None if creation is None else abstract.creation_trace()
@@ -398,6 +406,55 @@ def _call(
     result = tree.tree_map(as_tracer, out)
     trace.record(Call(trace, name, fn, leaves, treedef, made))
     return result
+
+
+#: Per namespace function (undecorated): its lowering, the same function
+#: written with primitives, which differentiation traces run.
+LOWERINGS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def lowering(
+    function: Callable[..., Any],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``function``'s lowering: a decorator, on a function of the
+    same signature written with ``typelattice.lax`` primitives (or with
+    namespace functions that have lowerings), placed after ``function``'s
+    definition. Differentiation transformations run it whenever one of the
+    arguments is one of their tracers; its results must equal
+    ``function``'s, dtypes and weak flags included (the tests check)."""
+    undecorated = getattr(function, "_traced", None)
+    if undecorated is None:
+        raise TypeError(f"lowering: {function!r} is not a traced namespace function")
+
+    def register(lower: Callable[..., Any]) -> Callable[..., Any]:
+        LOWERINGS[undecorated] = lower
+        function._lower = lower  # type: ignore[attr-defined]
+        return lower
+
+    return register
+
+
+def _lower(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
+    """``fn`` on arguments among which a differentiation tracer: by its
+    lowering, or, without one, by running it (its own code then calls
+    namespace functions that have lowerings, or fails as below)."""
+    lower = LOWERINGS.get(fn)
+    if lower is not None:
+        return lower(*args, **kwargs)
+    try:
+        return fn(*args, **kwargs)
+    except NotDifferentiableError as err:
+        raise NotImplementedError(
+            f"typelattice.numpy.{name} cannot be differentiated: it computes "
+            "with NumPy on the values (docs/autodiff.md lists the functions that "
+            "can be differentiated). Compute it outside the differentiated "
+            "function, or write it with functions that can be differentiated."
+        ) from err
+
+
+class NotDifferentiableError(TypeError):
+    """A value being differentiated was converted to a NumPy array, which
+    would drop its derivative."""
 
 
 def _evaluate(
@@ -454,9 +511,17 @@ class ElementwiseOp(Protocol):
         """The plan for operands of these keys."""
         ...
 
+    def lower(self, args: tuple[Any, ...]) -> Array:
+        """The function on ``args`` computed with primitives."""
+        ...
+
 
 def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
-    """Record ``op`` on ``args`` (at least one a tracer): resolved now."""
+    """Record ``op`` on ``args`` (at least one a tracer): resolved now; or,
+    when one is a differentiation tracer, compute it with primitives."""
+    for a in args:
+        if isinstance(a, TransformTracer):
+            return op.lower(args)
     tracers = [a for a in args if isinstance(a, Tracer)]
     trace = _this_trace(tracers)
     name = op.name

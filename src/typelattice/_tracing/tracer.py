@@ -35,6 +35,7 @@ __all__ = [
     "Placeholder",
     "Trace",
     "Tracer",
+    "TransformTracer",
     "UnexpectedTracerError",
     "current_trace",
 ]
@@ -99,6 +100,10 @@ class Trace:
     operations recorded on them (by :mod:`typelattice._tracing.trace`)."""
 
     __slots__ = ("abstract_only", "alive", "avals", "eqns", "name", "parent")
+
+    #: Below every differentiation trace (see ``primitive.innermost_trace``):
+    #: a transformation started inside jit works on jit's tracers.
+    level = -1
 
     def __init__(self, name: str, parent: Trace | None, abstract_only: bool) -> None:
         self.name = name
@@ -320,6 +325,14 @@ class Tracer(_NoValues, Array):
 
     def __deepcopy__(self, memo: Any) -> Tracer:
         return self
+
+
+class TransformTracer(Array):
+    """The base of the tracers of the differentiation transformations
+    (:mod:`typelattice._tracing.ad`): namespace functions given one compute
+    with the primitives (their lowering) instead of NumPy."""
+
+    __slots__ = ()
 
 
 class Placeholder(_NoValues, ArrayImpl):

@@ -26,7 +26,7 @@ from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
 from typelattice._promotion import _speedups
 from typelattice._tracing import trace as _trace
-from typelattice._tracing.tracer import Tracer
+from typelattice._tracing.tracer import Tracer, TransformTracer
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
@@ -81,10 +81,18 @@ class Op:
         first operand counts; ``"complex"``: the rule applies to complex
         results only.
       error: the exception for a dtype the function refuses.
+      lower: the function written with ``typelattice.lax`` primitives, on
+        operands converted to the compute dtype and broadcast to one shape
+        (what differentiation runs); :data:`ZERO_DERIVATIVE` for a function
+        whose derivative is zero where it exists (``floor``, ``sign``):
+        computed as it is, from the operands' values. Functions with bool or
+        integer results need none; others without one cannot be
+        differentiated.
     """
 
     __slots__ = (
         "accept",
+        "lowered",
         "fn",
         "fp_int",
         "identity_kinds",
@@ -110,8 +118,10 @@ class Op:
         strong_kinds: str = "",
         weak_if_all: bool | str = False,
         error: type[Exception] = TypeError,
+        lower: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
+        self.lowered = lower
         self.fn = fn
         self.nin = nin
         self.accept = accept
@@ -129,6 +139,11 @@ class Op:
     def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
         """The plan for operands of these keys (uncached: :func:`build_plan`)."""
         return build_plan(self, keys, state)
+
+    def lower(self, args: tuple[Any, ...]) -> Array:
+        """The function on ``args`` (a differentiation tracer among them)
+        computed with primitives: :func:`lower`."""
+        return lower(self, args)
 
 
 _PROMOTE_ONLY: dict[str, Op] = {}
@@ -284,6 +299,121 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     return conv, plan
 
 
+def _zero_derivative(*args: Any) -> Any:
+    raise AssertionError("a marker, never called")
+
+
+#: ``Op(lower=ZERO_DERIVATIVE)``: the function is piecewise constant.
+ZERO_DERIVATIVE: Final = _zero_derivative
+
+
+def _key_of(a: Any, name: str, pos: int) -> tuple[Any, object]:
+    """An operand of a lowering and its plan key: tracers as they are,
+    other values as :func:`_core.operand` gives them."""
+    if isinstance(a, Tracer | TransformTracer):
+        return a, _core.aval(a.dtype, a.weak_type)
+    if type(a) is ArrayImpl:
+        return a, a._key
+    return _core.operand(a, name, pos)
+
+
+def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
+    """The concrete value under a differentiation tracer, if known."""
+    while isinstance(a, TransformTracer):
+        a = getattr(a, "primal", None)
+    return a._value if type(a) is ArrayImpl else None
+
+
+def lower(op: Op, args: tuple[Any, ...]) -> Array:
+    """``op`` on ``args`` with primitives: the operands are promoted by the
+    function's plan (conversions range-checked as eagerly, when the values
+    are known) and broadcast, then ``op.lowered`` computes, and the result
+    takes the plan's dtype and weak flag."""
+    from typelattice import lax
+    from typelattice._tracing.ad import stop_gradient
+
+    name = op.name
+    items: list[Any] = []
+    keys: list[object] = []
+    for i, a in enumerate(args):
+        v, k = _key_of(a, name, i)
+        items.append(v)
+        keys.append(k)
+    state = _state()
+    plan = build_plan(op, tuple(keys), state)
+    out_dt, out_weak = plan.out_key
+    fn = op.lowered
+    if fn is ZERO_DERIVATIVE or (fn is None and _dtypes.kind_of(out_dt) not in "fc"):
+        # Piecewise constant (or integer valued): the value, computed as it
+        # is eagerly or under jit, has no derivative.
+        values = tuple(stop_gradient(list(args)))
+        if any(isinstance(a, Tracer) for a in values):
+            return _trace.elementwise(op, values)
+        return apply(op, values)
+    if fn is None:
+        raise NotImplementedError(
+            f"typelattice.numpy.{name} cannot be differentiated (it has no "
+            "lowering to primitives; docs/autodiff.md lists those that do)"
+        )
+    cd = plan.cd
+    shapes = [np.shape(v) if not hasattr(v, "shape") else tuple(v.shape) for v in items]
+    if state.rank_promotion != "allow":
+        _core.check_rank(name, shapes, state.rank_promotion)
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        _core.broadcast_error(name, shapes)
+    operands: list[Any] = []
+    for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
+        if isinstance(v, Array):
+            if how == _CHECK or how == _WEAK:
+                known = _primal_value(v)
+                if known is not None:
+                    convert_value(known, how, lo, hi, cd, name, i)  # raises
+            if v.dtype != cd:
+                v = lax.convert_element_type(v, cd)
+        else:
+            v = wrap(
+                np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd),
+                _core.aval(cd, False),
+            )
+        if v.shape != shape and v.ndim:
+            n = len(shape)
+            v = lax.broadcast_in_dim(v, shape, tuple(range(n - v.ndim, n)))
+        operands.append(v)
+    out = fn(*operands)
+    if out.dtype != out_dt or out.weak_type != out_weak:
+        out = _lax_cast(out, out_dt, out_weak)
+    return out  # type: ignore[no-any-return]
+
+
+def _lax_cast(x: Any, dtype: DType, weak: bool) -> Any:
+    from typelattice._lax._elementwise import _cast
+
+    return _cast(x, dtype, weak)
+
+
+def convert_value(
+    v: Any, how: int, lo: int | float, hi: int | float, cd: DType, name: str, i: int
+) -> Any:
+    """One operand's value in the compute dtype, by its conversion code
+    (range checked where values could change)."""
+    if how == _KEEP:
+        return v
+    if how == _CAST:
+        return _core.ignore_fp_errors(v.astype, cd)
+    if how == _CHECK:
+        checked = _core.check_operand(v, cd, name, i)
+        return _core.ignore_fp_errors(checked.astype, cd, copy=False)
+    if how == _WEAK:
+        return _core.weak_to(v, cd, name)
+    if how == _INT:
+        if not lo <= v <= hi:
+            _core.python_scalar_to(v, cd, name)  # raises
+        return v
+    return _core.python_scalar_to(v, cd, name)
+
+
 def apply(op: Op, args: tuple[Any, ...]) -> Array:
     """Run ``op`` on ``args`` (the general path, any number of operands)."""
     conv, plan = promote(op, args)
@@ -337,7 +467,7 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
         if type(x) is ArrayImpl:
             v = x._value
             k: object = x._key
-        elif isinstance(x, Tracer):
+        elif isinstance(x, Tracer | TransformTracer):
             return _trace.elementwise(op, (x,))
         else:
             v, k = _core.operand(x, name, 0)
@@ -385,7 +515,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         elif tx is int or tx is float or tx is complex or tx is bool:
             vx = x
             kx = tx
-        elif isinstance(x, Tracer):
+        elif isinstance(x, Tracer | TransformTracer):
             return _trace.elementwise(op, (x, y))
         else:
             vx, kx = _core.operand(x, name, 0)
@@ -396,7 +526,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         elif ty is int or ty is float or ty is complex or ty is bool:
             vy = y
             ky = ty
-        elif isinstance(y, Tracer):
+        elif isinstance(y, Tracer | TransformTracer):
             return _trace.elementwise(op, (x, y))
         else:
             vy, ky = _core.operand(y, name, 1)

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _config, _core, _dtypes, lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import traced
-from typelattice.numpy import _ufunc
+from typelattice.numpy import _lower, _ufunc
 from typelattice.numpy._elementwise import (
+    ZERO_DERIVATIVE,
     Op,
     apply,
     finish,
@@ -240,7 +241,7 @@ def _arctan2(y: Any, x: Any) -> Any:
 
 add = cast(
     "ufunc",
-    make_binary(Op("add", np.add, 2)),
+    make_binary(Op("add", np.add, 2, lower=lax.add)),
 )
 _doc(
     add,
@@ -253,7 +254,7 @@ _doc(
 )
 subtract = cast(
     "ufunc",
-    make_binary(Op("subtract", np.subtract, 2, accept=_NUM)),
+    make_binary(Op("subtract", np.subtract, 2, accept=_NUM, lower=lax.sub)),
 )
 _doc(
     subtract,
@@ -263,7 +264,7 @@ _doc(
 )
 multiply = cast(
     "ufunc",
-    make_binary(Op("multiply", np.multiply, 2)),
+    make_binary(Op("multiply", np.multiply, 2, lower=lax.mul)),
 )
 _doc(
     multiply,
@@ -271,14 +272,16 @@ _doc(
     ">>> tnp.multiply(tnp.asarray([1.5, 2], dtype='bfloat16'), 2.0)\n"
     "Array([3, 4], dtype=bfloat16)",
 )
-true_divide = make_binary(Op("true_divide", np.true_divide, 2, to="inexact"))
+true_divide = make_binary(
+    Op("true_divide", np.true_divide, 2, to="inexact", lower=lax.div)
+)
 _doc(
     true_divide,
     "Divide ``x`` by ``y`` elementwise (the ``/`` operator; ``divide`` is the same).",
     ">>> tnp.true_divide(tnp.asarray([1, 2, 3], dtype='int16'), 2)\n"
     "Array([0.5, 1. , 1.5], dtype=float32)",
 )
-divide = make_binary(Op("divide", np.true_divide, 2, to="inexact"))
+divide = make_binary(Op("divide", np.true_divide, 2, to="inexact", lower=lax.div))
 _doc(
     divide,
     "Divide ``x`` by ``y`` elementwise (``true_divide``, the ``/`` operator).",
@@ -286,7 +289,15 @@ _doc(
     "Array([0.25, 0.5 , 0.75], dtype=float32)",
 )
 floor_divide = make_binary(
-    Op("floor_divide", np.floor_divide, 2, accept="iuf", to="numeric", fp_int=True)
+    Op(
+        "floor_divide",
+        np.floor_divide,
+        2,
+        accept="iuf",
+        to="numeric",
+        fp_int=True,
+        lower=ZERO_DERIVATIVE,
+    )
 )
 _doc(
     floor_divide,
@@ -297,7 +308,15 @@ _doc(
     "Array([3.], dtype=float32)",
 )
 remainder = make_binary(
-    Op("remainder", np.remainder, 2, accept="iuf", to="numeric", fp_int=True)
+    Op(
+        "remainder",
+        np.remainder,
+        2,
+        accept="iuf",
+        to="numeric",
+        fp_int=True,
+        lower=_lower.floor_mod,
+    )
 )
 _doc(
     remainder,
@@ -306,14 +325,26 @@ _doc(
     ">>> tnp.remainder(tnp.asarray([7, -7], dtype='int8'), 3)\n"
     "Array([1, 2], dtype=int8)",
 )
-mod = make_binary(Op("mod", np.remainder, 2, accept="iuf", to="numeric", fp_int=True))
+mod = make_binary(
+    Op(
+        "mod",
+        np.remainder,
+        2,
+        accept="iuf",
+        to="numeric",
+        fp_int=True,
+        lower=_lower.floor_mod,
+    )
+)
 _doc(
     mod,
     "The remainder of ``x // y``, with the sign of ``y`` (``remainder``, the "
     "``%`` operator).",
     ">>> tnp.mod(tnp.asarray([7, -7], dtype='int16'), 3)\nArray([1, 2], dtype=int16)",
 )
-fmod = make_binary(Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True))
+fmod = make_binary(
+    Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True, lower=lax.rem)
+)
 _doc(
     fmod,
     "The remainder of ``x / y`` truncated towards zero: it has the sign of "
@@ -323,7 +354,7 @@ _doc(
 _power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
 # The base alone, in its numeric type (bool becomes int32), weak flag kept.
 _power_base = make_unary(Op("power", np.positive, 1, to="numeric"))
-float_power = make_binary(Op("float_power", np.power, 2, to="inexact"))
+float_power = make_binary(Op("float_power", np.power, 2, to="inexact", lower=lax.pow))
 _doc(
     float_power,
     "``x`` raised to the power ``y``, computed in an inexact type.",
@@ -333,7 +364,15 @@ _doc(
 logaddexp = cast(
     "ufunc",
     make_binary(
-        Op("logaddexp", _logaddexp, 2, accept="fc", to="inexact", weak_if_all="complex")
+        Op(
+            "logaddexp",
+            _logaddexp,
+            2,
+            accept="fc",
+            to="inexact",
+            weak_if_all="complex",
+            lower=_lower.logaddexp,
+        )
     ),
 )
 _doc(
@@ -345,7 +384,15 @@ _doc(
 logaddexp2 = cast(
     "ufunc",
     make_binary(
-        Op("logaddexp2", _logaddexp2, 2, accept="fc", to="inexact", weak_if_all=True)
+        Op(
+            "logaddexp2",
+            _logaddexp2,
+            2,
+            accept="fc",
+            to="inexact",
+            weak_if_all=True,
+            lower=_lower.logaddexp2,
+        )
     ),
 )
 _doc(
@@ -354,7 +401,9 @@ _doc(
     ">>> tnp.logaddexp2(tnp.asarray([1.0, 3.0], dtype='float16'), 1.0)\n"
     "Array([2.   , 3.322], dtype=float16)",
 )
-arctan2 = make_binary(Op("arctan2", _arctan2, 2, accept="fc", to="inexact"))
+arctan2 = make_binary(
+    Op("arctan2", _arctan2, 2, accept="fc", to="inexact", lower=lax.atan2)
+)
 _doc(
     arctan2,
     "The arc tangent of ``x / y``, in the quadrant given by the signs of both "
@@ -371,6 +420,7 @@ hypot = make_binary(
         to="inexact",
         weak_if_all=True,
         error=ValueError,
+        lower=_lower.hypot,
     )
 )
 _doc(
@@ -379,14 +429,18 @@ _doc(
     ">>> tnp.hypot(tnp.asarray([3.0, 5.0], dtype='float32'), 4.0)\n"
     "Array([5.       , 6.4031243], dtype=float32)",
 )
-copysign = make_binary(Op("copysign", np.copysign, 2, accept="f", to="inexact"))
+copysign = make_binary(
+    Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_lower.copysign)
+)
 _doc(
     copysign,
     "The magnitude of ``x`` with the sign of ``y``, elementwise.",
     ">>> tnp.copysign(tnp.asarray([1.5, -2.0], dtype='float32'), -1.0)\n"
     "Array([-1.5, -2. ], dtype=float32)",
 )
-nextafter = make_binary(Op("nextafter", np.nextafter, 2, accept="f", to="inexact"))
+nextafter = make_binary(
+    Op("nextafter", np.nextafter, 2, accept="f", to="inexact", lower=lax.nextafter)
+)
 _doc(
     nextafter,
     "The next representable value after ``x`` towards ``y``, in the promoted dtype.",
@@ -394,7 +448,15 @@ _doc(
     "Array([1.001], dtype=float16)",
 )
 heaviside = make_binary(
-    Op("heaviside", np.heaviside, 2, accept="f", to="inexact", weak_if_all="first")
+    Op(
+        "heaviside",
+        np.heaviside,
+        2,
+        accept="f",
+        to="inexact",
+        weak_if_all="first",
+        lower=ZERO_DERIVATIVE,
+    )
 )
 _doc(
     heaviside,
@@ -526,7 +588,7 @@ bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
 maximum = cast(
     "ufunc",
-    make_binary(Op("maximum", np.maximum, 2)),
+    make_binary(Op("maximum", np.maximum, 2, lower=lax.max)),
 )
 _doc(
     maximum,
@@ -535,7 +597,7 @@ _doc(
 )
 minimum = cast(
     "ufunc",
-    make_binary(Op("minimum", np.minimum, 2)),
+    make_binary(Op("minimum", np.minimum, 2, lower=lax.min)),
 )
 _doc(
     minimum,
@@ -543,7 +605,7 @@ _doc(
     ">>> tnp.minimum(tnp.asarray([1.0, 5.0], dtype='float16'), 3)\n"
     "Array([1., 3.], dtype=float16)",
 )
-fmax = make_binary(Op("fmax", np.fmax, 2))
+fmax = make_binary(Op("fmax", np.fmax, 2, lower=_lower.fmax))
 _doc(
     fmax,
     "The larger of ``x`` and ``y``, elementwise, ignoring a NaN when the "
@@ -551,7 +613,7 @@ _doc(
     ">>> tnp.fmax(tnp.asarray([1.0, float('nan')], dtype='float32'), 2.0)\n"
     "Array([2., 2.], dtype=float32)",
 )
-fmin = make_binary(Op("fmin", np.fmin, 2))
+fmin = make_binary(Op("fmin", np.fmin, 2, lower=_lower.fmin))
 _doc(
     fmin,
     "The smaller of ``x`` and ``y``, elementwise, ignoring a NaN when the "
@@ -700,7 +762,7 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A00
 
 # -- unary ------------------------------------------------------------------
 
-negative = make_unary(Op("negative", np.negative, 1, accept=_NUM))
+negative = make_unary(Op("negative", np.negative, 1, accept=_NUM, lower=lax.neg))
 _doc(
     negative,
     "``-x`` elementwise (the unary ``-`` operator).",
@@ -709,27 +771,31 @@ _doc(
     ">>> tnp.negative(2.5)\n"
     "Array(-2.5, dtype=float32, weak_type=True)",
 )
-positive = make_unary(Op("positive", np.positive, 1, identity_kinds="b"))
+positive = make_unary(
+    Op("positive", np.positive, 1, identity_kinds="b", lower=_lower.identity)
+)
 _doc(
     positive,
     "``+x`` elementwise: the values unchanged (the unary ``+`` operator).",
     ">>> tnp.positive(tnp.asarray([1, -2], dtype='int8'))\nArray([ 1, -2], dtype=int8)",
 )
-sign = make_unary(Op("sign", np.sign, 1, accept=_NUM))
+sign = make_unary(Op("sign", np.sign, 1, accept=_NUM, lower=ZERO_DERIVATIVE))
 _doc(
     sign,
     "-1, 0 or 1 by the sign of ``x`` (for complex, ``x / abs(x)``).",
     ">>> tnp.sign(tnp.asarray([-3, 0, 2], dtype='int8'))\n"
     "Array([-1,  0,  1], dtype=int8)",
 )
-reciprocal = make_unary(Op("reciprocal", np.reciprocal, 1, to="inexact"))
+reciprocal = make_unary(
+    Op("reciprocal", np.reciprocal, 1, to="inexact", lower=_lower.reciprocal)
+)
 _doc(
     reciprocal,
     "``1 / x`` elementwise.",
     ">>> tnp.reciprocal(tnp.asarray([1, 2, 4], dtype='int32'))\n"
     "Array([1.  , 0.5 , 0.25], dtype=float32)",
 )
-square = make_unary(Op("square", np.square, 1, to="numeric"))
+square = make_unary(Op("square", np.square, 1, to="numeric", lower=_lower.square))
 _doc(
     square,
     "``x * x`` elementwise.",
@@ -738,7 +804,7 @@ _doc(
     ">>> tnp.square(tnp.asarray([True, False]))\n"
     "Array([1, 0], dtype=int32)",
 )
-sqrt = make_unary(Op("sqrt", np.sqrt, 1, to="inexact"))
+sqrt = make_unary(Op("sqrt", np.sqrt, 1, to="inexact", lower=lax.sqrt))
 _doc(
     sqrt,
     "The non-negative square root of ``x`` (NaN for negative reals).",
@@ -747,41 +813,43 @@ _doc(
     ">>> tnp.sqrt(2.0)\n"
     "Array(1.4142135, dtype=float32, weak_type=True)",
 )
-cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact"))
+cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact", lower=lax.cbrt))
 _doc(
     cbrt,
     "The cube root of ``x``, negative for negative ``x``.",
     ">>> tnp.cbrt(tnp.asarray([-8.0, 27.0], dtype='float32'))\n"
     "Array([-2.,  3.], dtype=float32)",
 )
-exp = make_unary(Op("exp", np.exp, 1, to="inexact"))
+exp = make_unary(Op("exp", np.exp, 1, to="inexact", lower=lax.exp))
 _doc(
     exp,
     "``e`` raised to the power ``x``.",
     ">>> tnp.exp(tnp.asarray([0.0, 1.0], dtype='float16'))\n"
     "Array([1.   , 2.719], dtype=float16)",
 )
-exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact"))
+exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact", lower=lax.exp2))
 _doc(
     exp2,
     "2 raised to the power ``x``.",
     ">>> tnp.exp2(tnp.asarray([0, 3], dtype='int8'))\nArray([1., 8.], dtype=float32)",
 )
-expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact"))
+expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact", lower=lax.expm1))
 _doc(
     expm1,
     "``exp(x) - 1``, accurate for ``x`` near zero.",
     ">>> tnp.expm1(tnp.asarray([0.0, 1e-5], dtype='float32'))\n"
     "Array([0.000000e+00, 1.000005e-05], dtype=float32)",
 )
-log = make_unary(Op("log", np.log, 1, to="inexact"))
+log = make_unary(Op("log", np.log, 1, to="inexact", lower=lax.log))
 _doc(
     log,
     "The natural logarithm of ``x``.",
     ">>> tnp.log(tnp.asarray([1.0, 2.718282], dtype='float32'))\n"
     "Array([0.       , 1.0000001], dtype=float32)",
 )
-log2 = make_unary(Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL))
+log2 = make_unary(
+    Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL, lower=_lower.log2)
+)
 _doc(
     log2,
     "The base-2 logarithm of ``x``.",
@@ -790,98 +858,100 @@ _doc(
     ">>> tnp.log2(8.0)\n"
     "Array(3., dtype=float32)",
 )
-log10 = make_unary(Op("log10", np.log10, 1, to="inexact", strong_kinds=_ALL))
+log10 = make_unary(
+    Op("log10", np.log10, 1, to="inexact", strong_kinds=_ALL, lower=_lower.log10)
+)
 _doc(
     log10,
     "The base-10 logarithm of ``x``.",
     ">>> tnp.log10(tnp.asarray([1.0, 100.0], dtype='float32'))\n"
     "Array([0., 2.], dtype=float32)",
 )
-log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact"))
+log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact", lower=lax.log1p))
 _doc(
     log1p,
     "``log(1 + x)``, accurate for ``x`` near zero.",
     ">>> tnp.log1p(tnp.asarray([0.0, 1e-5], dtype='float32'))\n"
     "Array([0.00000e+00, 9.99995e-06], dtype=float32)",
 )
-sin = make_unary(Op("sin", np.sin, 1, to="inexact"))
+sin = make_unary(Op("sin", np.sin, 1, to="inexact", lower=lax.sin))
 _doc(
     sin,
     "The sine of ``x`` (radians).",
     ">>> tnp.sin(tnp.asarray([0.0, 1.5707964], dtype='float32'))\n"
     "Array([0., 1.], dtype=float32)",
 )
-cos = make_unary(Op("cos", np.cos, 1, to="inexact"))
+cos = make_unary(Op("cos", np.cos, 1, to="inexact", lower=lax.cos))
 _doc(
     cos,
     "The cosine of ``x`` (radians).",
     ">>> tnp.cos(tnp.asarray([0, 1], dtype='int8'))\n"
     "Array([1.       , 0.5403023], dtype=float32)",
 )
-tan = make_unary(Op("tan", np.tan, 1, to="inexact"))
+tan = make_unary(Op("tan", np.tan, 1, to="inexact", lower=lax.tan))
 _doc(
     tan,
     "The tangent of ``x`` (radians).",
     ">>> tnp.tan(tnp.asarray([0.0, 0.7853982], dtype='float32'))\n"
     "Array([0., 1.], dtype=float32)",
 )
-arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact"))
+arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact", lower=lax.asin))
 _doc(
     arcsin,
     "The inverse sine of ``x``, in radians (``asin`` is the same function).",
     ">>> tnp.arcsin(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
     "Array([0.       , 1.5707964], dtype=float32)",
 )
-arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact"))
+arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact", lower=lax.acos))
 _doc(
     arccos,
     "The inverse cosine of ``x``, in radians (``acos`` is the same function).",
     ">>> tnp.arccos(tnp.asarray([1.0, 0.0], dtype='float32'))\n"
     "Array([0.       , 1.5707964], dtype=float32)",
 )
-arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact"))
+arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact", lower=lax.atan))
 _doc(
     arctan,
     "The inverse tangent of ``x``, in radians (``atan`` is the same function).",
     ">>> tnp.arctan(tnp.asarray([0, 1], dtype='int16'))\n"
     "Array([0.       , 0.7853982], dtype=float32)",
 )
-sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact"))
+sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact", lower=lax.sinh))
 _doc(
     sinh,
     "The hyperbolic sine of ``x``.",
     ">>> tnp.sinh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
     "Array([0.       , 1.1752012], dtype=float32)",
 )
-cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact"))
+cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact", lower=lax.cosh))
 _doc(
     cosh,
     "The hyperbolic cosine of ``x``.",
     ">>> tnp.cosh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
     "Array([1.       , 1.5430806], dtype=float32)",
 )
-tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact"))
+tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact", lower=lax.tanh))
 _doc(
     tanh,
     "The hyperbolic tangent of ``x``.",
     ">>> tnp.tanh(tnp.asarray([0.0, 1.0], dtype='bfloat16'))\n"
     "Array([0, 0.761719], dtype=bfloat16)",
 )
-arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact"))
+arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact", lower=lax.asinh))
 _doc(
     arcsinh,
     "The inverse hyperbolic sine of ``x`` (``asinh`` is the same function).",
     ">>> tnp.arcsinh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
     "Array([0.       , 0.8813736], dtype=float32)",
 )
-arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact"))
+arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact", lower=lax.acosh))
 _doc(
     arccosh,
     "The inverse hyperbolic cosine of ``x`` (``acosh`` is the same function).",
     ">>> tnp.arccosh(tnp.asarray([1.0, 2.0], dtype='float32'))\n"
     "Array([0.      , 1.316958], dtype=float32)",
 )
-arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact"))
+arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact", lower=lax.atanh))
 _doc(
     arctanh,
     "The inverse hyperbolic tangent of ``x`` (``atanh`` is the same function).",
@@ -891,7 +961,9 @@ _doc(
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 atan2 = arctan2
-floor = make_unary(Op("floor", np.floor, 1, accept="f", identity_kinds=_INT))
+floor = make_unary(
+    Op("floor", np.floor, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+)
 _doc(
     floor,
     "The largest integer value not greater than ``x``, in ``x``'s dtype.",
@@ -900,21 +972,27 @@ _doc(
     ">>> tnp.floor(tnp.asarray([3], dtype='int8'))\n"
     "Array([3], dtype=int8)",
 )
-ceil = make_unary(Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT))
+ceil = make_unary(
+    Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+)
 _doc(
     ceil,
     "The smallest integer value not less than ``x``, in ``x``'s dtype.",
     ">>> tnp.ceil(tnp.asarray([-1.5, 2.5], dtype='float32'))\n"
     "Array([-1.,  3.], dtype=float32)",
 )
-trunc = make_unary(Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT))
+trunc = make_unary(
+    Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+)
 _doc(
     trunc,
     "``x`` rounded towards zero to an integer value, in ``x``'s dtype.",
     ">>> tnp.trunc(tnp.asarray([-1.5, 2.5], dtype='float32'))\n"
     "Array([-1.,  2.], dtype=float32)",
 )
-rint = make_unary(Op("rint", np.rint, 1, to="default_float", strong_kinds=_INT))
+rint = make_unary(
+    Op("rint", np.rint, 1, to="default_float", strong_kinds=_INT, lower=ZERO_DERIVATIVE)
+)
 _doc(
     rint,
     "``x`` rounded to the nearest integer value, ties to even.",
@@ -963,7 +1041,7 @@ _doc(
     "dtype='float32'))\n"
     "Array([ True, False, False], dtype=bool)",
 )
-conj = make_unary(Op("conj", np.conjugate, 1))
+conj = make_unary(Op("conj", np.conjugate, 1, lower=_lower.conj))
 _doc(
     conj,
     "The complex conjugate of ``x``; real input is returned as it is "
@@ -972,7 +1050,9 @@ _doc(
     "Array([1.-2.j, 3.+1.j], dtype=complex64)",
 )
 conjugate = conj
-_abs = make_unary(Op("abs", np.absolute, 1, out="real", identity_kinds="bu"))
+_abs = make_unary(
+    Op("abs", np.absolute, 1, out="real", identity_kinds="bu", lower=lax.abs)
+)
 abs = absolute = _abs  # noqa: A001
 _doc(
     abs,
@@ -983,9 +1063,17 @@ _doc(
     ">>> tnp.abs(tnp.asarray([3+4j], dtype='complex64'))\n"
     "Array([5.], dtype=float32)",
 )
-_real = make_unary(Op("real", np.real, 1, out="real"))
-_imag = make_unary(Op("imag", np.imag, 1, out="real"))
-angle_op = Op("angle", np.angle, 1, to="default_float", out="real", strong_kinds="biuf")
+_real = make_unary(Op("real", np.real, 1, out="real", lower=_lower.real))
+_imag = make_unary(Op("imag", np.imag, 1, out="real", lower=_lower.imag))
+angle_op = Op(
+    "angle",
+    np.angle,
+    1,
+    to="default_float",
+    out="real",
+    strong_kinds="biuf",
+    lower=_lower.angle,
+)
 _angle = make_unary(angle_op)
 
 
@@ -1085,6 +1173,7 @@ def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: 
                 1,
                 accept="fc",
                 identity_kinds=_INT if decimals >= 0 else "",
+                lower=ZERO_DERIVATIVE,
             ),
         )
     return apply(op, (a,))

@@ -1,0 +1,770 @@
+"""Automatic differentiation: ``jvp``, ``vjp``, ``grad``, ``value_and_grad``.
+
+Both modes run the function on tracers of a :class:`JVPTrace`: each
+:class:`JVPTracer` carries a primal value and its tangent. Every primitive
+applied to them runs its JVP rule (registered where the primitive is
+defined), which computes the primal result and its tangent with primitives
+again. Namespace functions given these tracers run their lowering (the
+same function written with primitives, :func:`~.trace.lowering`).
+
+- :func:`jvp` (forward mode) gives tangents as arrays.
+- :func:`vjp` (reverse mode) gives the input tangents as tracers of a
+  :class:`LinearTrace`, which records every primitive applied to them: the
+  JVP rules apply only linear primitives to tangents, so the record is the
+  linear map ``t -> J t``, whose transpose runs backwards through the
+  primitives' transpose rules (:func:`backward_pass`). The record holds the
+  values the linear map needs (JAX's residuals); nothing else is kept.
+
+Traces are numbered as they start (:attr:`JVPTrace.level`); a primitive is
+processed by the trace of the highest level among its operands' tracers,
+the others being constants to it, so transformations nest: second
+derivatives differentiate the rules of the first. Tracers of jit and
+eval_shape sit below them all, so ``jit(grad(f))`` records the primitives
+of the forward and backward passes in one program.
+
+Dtypes follow JAX: a tangent or cotangent has its primal's dtype and weak
+flag; bool and integer values have symbolic zero tangents of the dtype
+:data:`~.primitive.float0`; ``grad`` of a function of an integer argument
+raises unless ``allow_int=True``.
+"""
+
+# Package-internal: reads the arrays' and tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from typelattice import _config, _core, _dtypes
+from typelattice._array import wrap
+from typelattice._basearray import Array
+from typelattice._tracing import tree
+from typelattice._tracing.jit import argument_value
+from typelattice._tracing.primitive import (
+    Primitive,
+    ShapedArray,
+    UndefinedPrimal,
+    Zero,
+    add_tangents,
+    aval_of,
+    float0,
+    zeros,
+)
+from typelattice._tracing.trace import NotDifferentiableError
+from typelattice._tracing.tracer import ACTIVE, TransformTracer, UnexpectedTracerError
+
+__all__ = [
+    "JVPTrace",
+    "JVPTracer",
+    "LinearTrace",
+    "LinearTracer",
+    "grad",
+    "jvp",
+    "stop_gradient",
+    "value_and_grad",
+    "vjp",
+]
+
+# The number of differentiation traces running in this context: the level
+# of the next one.
+_depth: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "typelattice_ad_depth", default=0
+)
+
+
+class _Level:
+    """Push ``n`` levels for the duration of a ``with`` block."""
+
+    def __init__(self, traces: Sequence[Any]) -> None:
+        self.traces = traces
+
+    def __enter__(self) -> None:
+        self.token = _depth.set(_depth.get() + len(self.traces))
+        ACTIVE.extend(self.traces)
+
+    def __exit__(self, *exc: object) -> None:
+        for t in self.traces:
+            t.alive = False
+            ACTIVE.remove(t)
+        _depth.reset(self.token)
+
+
+def _dead(trace: Any) -> NoReturn:
+    raise UnexpectedTracerError(
+        f"a value traced by {trace.name} was used after it returned: a "
+        "differentiated function must return its results rather than store "
+        "them (in a global, an attribute or a list) for later use"
+    )
+
+
+# -- forward mode ---------------------------------------------------------------
+
+
+class JVPTrace:
+    """One differentiation in progress: its tracers carry tangents."""
+
+    __slots__ = ("alive", "level", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.level = _depth.get()
+        self.alive = True
+
+    def process_primitive(
+        self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        if not self.alive:
+            _dead(self)
+        primals: list[Any] = []
+        tangents: list[Any] = []
+        nonzero = False
+        for x in args:
+            if isinstance(x, JVPTracer) and x._trace is self:
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                nonzero = nonzero or type(x.tangent) is not Zero
+            else:
+                primals.append(x)
+                tangents.append(Zero.of(x))
+        if not nonzero:  # constants to this trace: no tangent to carry
+            return prim.bind(*primals, **params)
+        if prim.jvp is None:
+            raise NotImplementedError(
+                f"Differentiation rule for '{prim.name}' not implemented"
+            )
+        out, tangent = prim.jvp(primals, tangents, **params)
+        if prim.multiple_results:
+            return tuple(self.lift(o, t) for o, t in zip(out, tangent, strict=True))
+        return self.lift(out, tangent)
+
+    def lift(self, primal: Any, tangent: Any) -> Any:
+        """A tracer of this trace (or the primal itself, when its tangent is
+        a symbolic zero: nothing to carry)."""
+        if type(tangent) is Zero:
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+
+class JVPTracer(TransformTracer):
+    """A value being differentiated: its primal value and its tangent.
+
+    Functions see an array (``isinstance(x, typelattice.Array)`` holds) with
+    its primal's shape, dtype and weak flag. Python control flow on its
+    value works (``if x > 0``), as in JAX, outside jit.
+    """
+
+    __slots__ = ("_trace", "primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.primal.dtype  # type: ignore[no-any-return]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.primal.shape)
+
+    @property
+    def weak_type(self) -> bool:
+        return self.primal.weak_type  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"JVPTracer<{_describe(aval_of(self))}>"
+
+    __str__ = __repr__
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        raise NotDifferentiableError(
+            f"{self!r} was converted to a NumPy array, which would drop its "
+            "derivative: inside a differentiated function, compute with "
+            "typelattice.numpy functions (or typelattice.lax)"
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.primal)
+
+    def __int__(self) -> int:
+        return int(self.primal)
+
+    def __float__(self) -> float:
+        return float(self.primal)
+
+    def __complex__(self) -> complex:
+        return complex(self.primal)
+
+    def __index__(self) -> int:
+        return operator.index(self.primal)
+
+    def item(self, *args: int) -> bool | int | float | complex:
+        """The primal's element as a Python scalar (no derivative)."""
+        return self.primal.item(*args)  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        """The primal's elements as Python lists (no derivative)."""
+        return self.primal.tolist()
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"cannot pickle {self!r}: it is being differentiated")
+
+    def __copy__(self) -> JVPTracer:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> JVPTracer:
+        return self
+
+
+def _describe(aval: ShapedArray) -> str:
+    return repr(aval)[12:-1]
+
+
+# -- reverse mode: the linear record --------------------------------------------
+
+
+class LinearTrace:
+    """The record of the linear map from input tangents to output tangents."""
+
+    __slots__ = ("alive", "eqns", "level", "name", "nvars")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.level = _depth.get() + 1  # above its JVPTrace
+        self.alive = True
+        self.nvars = 0
+        # Per equation: (primitive, params, operands, output variables); an
+        # operand is (var, aval) for a linear input, (None, value) otherwise.
+        self.eqns: list[tuple[Primitive, dict[str, Any], list[Any], list[int]]] = []
+
+    def new(self, aval: ShapedArray) -> LinearTracer:
+        tracer = LinearTracer(self, self.nvars, aval)
+        self.nvars += 1
+        return tracer
+
+    def process_primitive(
+        self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        if not self.alive:
+            _dead(self)
+        if prim.abstract_eval is None:
+            raise NotImplementedError(f"primitive {prim.name} has no rules")
+        out = prim.abstract_eval(*(aval_of(x) for x in args), **params)
+        operands = [
+            (x.ref, x.aval)
+            if isinstance(x, LinearTracer) and x._trace is self
+            else (None, x)
+            for x in args
+        ]
+        avals = out if prim.multiple_results else (out,)
+        tracers = [self.new(a) for a in avals]
+        self.eqns.append((prim, params, operands, [t.ref for t in tracers]))
+        return tuple(tracers) if prim.multiple_results else tracers[0]
+
+
+class LinearTracer(TransformTracer):
+    """A tangent in reverse mode: a variable of the linear record."""
+
+    __slots__ = ("_trace", "aval", "ref")
+
+    def __init__(self, trace: LinearTrace, var: int, aval: ShapedArray) -> None:
+        self._trace = trace
+        self.ref = var
+        self.aval = aval
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.aval.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __repr__(self) -> str:
+        return f"LinearTracer<{_describe(self.aval)}>"
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        raise NotDifferentiableError(f"{self!r} is a tangent and has no value")
+
+
+def backward_pass(
+    record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+) -> list[Any]:
+    """The transposed linear map: the cotangents of the variables
+    ``in_vars`` (None for inputs without tangent) from those of the outputs
+    (by variable), through the transpose rules, last equation first."""
+    cts = dict(out_cts)
+    for prim, params, operands, outs in reversed(record.eqns):
+        got = [cts.pop(v, None) for v in outs]
+        if all(c is None for c in got):
+            continue
+        if prim.transpose is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for "
+                f"'{prim.name}' not implemented"
+            )
+        args = [UndefinedPrimal(a) if v is not None else a for v, a in operands]
+        if prim.multiple_results:
+            ct: Any = [
+                Zero(aval) if c is None else c
+                for c, aval in zip(
+                    got,
+                    prim.abstract_eval(*map(aval_of, args), **params),  # type: ignore[misc]
+                    strict=True,
+                )
+            ]
+        else:
+            ct = got[0]
+        for (v, _), c in zip(
+            operands, prim.transpose(ct, *args, **params), strict=True
+        ):
+            if v is None or c is None or type(c) is Zero:
+                continue
+            cts[v] = c if v not in cts else add_tangents(cts[v], c)
+    return [None if v is None else cts.get(v) for v in in_vars]
+
+
+# -- the transformations --------------------------------------------------------
+
+
+def _flat_inputs(args: Sequence[Any], where: str) -> tuple[list[Any], tree.TreeDef]:
+    leaves, treedef = tree.flatten(list(args))
+    x64 = _config.current().enable_x64
+    return [
+        argument_value(leaf, where, i, x64) for i, leaf in enumerate(leaves)
+    ], treedef
+
+
+def _linearize(
+    fun: Callable[..., Any], primals: list[Any], name: str
+) -> tuple[Any, list[Any], LinearTrace, list[int | None]]:
+    """Run ``fun`` on ``primals`` with linear tangents: its output (a
+    pytree of JVPTracers or values), the record and the inputs' variables."""
+    trace = JVPTrace(name)
+    record = LinearTrace(name)
+    with _Level((trace, record)):
+        tracers: list[Any] = []
+        in_vars: list[int | None] = []
+        for p in primals:
+            aval = aval_of(p)
+            if _dtypes.kind_of(aval.dtype) in "fc":
+                lin = record.new(aval)
+                tracers.append(JVPTracer(trace, p, lin))
+                in_vars.append(lin.ref)
+            else:
+                tracers.append(p)
+                in_vars.append(None)
+        out = fun(tracers)
+        out_leaves, out_tree = tree.flatten(out)
+        pairs = [_unpack(trace, record, leaf, name) for leaf in out_leaves]
+    return (out_leaves, out_tree, pairs), tracers, record, in_vars
+
+
+def _unpack(
+    trace: JVPTrace, record: LinearTrace, leaf: Any, where: str
+) -> tuple[Any, Any]:
+    """An output's primal and its tangent (a LinearTracer or a Zero)."""
+    if isinstance(leaf, JVPTracer) and leaf._trace is trace:
+        return leaf.primal, leaf.tangent
+    if isinstance(leaf, Array):
+        return leaf, Zero.of(leaf)
+    value = argument_value(leaf, where, 0, _config.current().enable_x64)
+    return value, Zero.of(value)
+
+
+def _ct_like(ct: Any, aval: ShapedArray, where: str) -> Any:
+    """A cotangent given by the caller, checked against its output."""
+    value = ct
+    if not isinstance(value, Array):
+        value = argument_value(ct, where, 0, _config.current().enable_x64)
+    if tuple(value.shape) != aval.shape or value.dtype != aval.dtype:
+        raise ValueError(
+            f"{where}: a cotangent of shape {tuple(value.shape)} and dtype "
+            f"{value.dtype} was given for an output of shape {aval.shape} and "
+            f"dtype {aval.dtype}; they must be equal"
+        )
+    return value
+
+
+def _zeros_for(aval: ShapedArray) -> Any:
+    """The zero cotangent of an input, as an array (float0 for integers)."""
+    if _dtypes.kind_of(aval.dtype) in "fc":
+        return zeros(aval)
+    return np.zeros(aval.shape, float0)
+
+
+def vjp(
+    fun: Callable[..., Any], *primals: Any, has_aux: bool = False
+) -> tuple[Any, ...]:
+    """The value of ``fun(*primals)`` and the function that maps cotangents
+    of its output to cotangents of its arguments (reverse mode).
+
+    Args:
+      fun: a function of arrays (pytrees of arrays and scalars).
+      *primals: its arguments.
+      has_aux: ``fun`` returns ``(output, aux)``; aux is returned as is.
+
+    Returns:
+      ``(output, vjp_fn)``, or ``(output, vjp_fn, aux)``. ``vjp_fn(ct)``
+      takes a cotangent of the output's structure, shapes and dtypes and
+      returns a tuple with one cotangent per argument, each with its
+      argument's dtype and weak flag (float0 zeros for integer arguments).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> y, f_vjp = tl.vjp(tnp.sin, tnp.asarray(0.0))
+    >>> f_vjp(tnp.asarray(1.0))
+    (Array(1., dtype=float32),)
+    """
+    name = f"vjp({getattr(fun, '__name__', 'fun')})"
+    flat, in_tree = _flat_inputs(primals, name)
+
+    def flat_fun(leaves: list[Any]) -> Any:
+        return fun(*in_tree.unflatten(leaves))
+
+    (out_leaves, out_tree, pairs), _, record, in_vars = _linearize(flat_fun, flat, name)
+    aux: Any = None
+    if has_aux:
+        out_tree, out_leaves, pairs, aux = _split_aux(out_tree, out_leaves, pairs, name)
+    value = out_tree.unflatten([p for p, _ in pairs])
+
+    def vjp_fun(ct: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_tree = tree.flatten(ct)
+        if ct_tree != out_tree:
+            raise ValueError(
+                f"{name}: the cotangent has structure {ct_tree}, the output "
+                f"{out_tree}; they must be equal"
+            )
+        out_cts: dict[int, Any] = {}
+        for c, (p, t) in zip(ct_leaves, pairs, strict=True):
+            c = _ct_like(c, aval_of(p), name)
+            if isinstance(t, LinearTracer):
+                out_cts[t.ref] = (
+                    c if t.ref not in out_cts else add_tangents(out_cts[t.ref], c)
+                )
+        cts = backward_pass(record, in_vars, out_cts)
+        result = [
+            _zeros_for(aval_of(p)) if c is None else c
+            for c, p in zip(cts, flat, strict=True)
+        ]
+        return tuple(in_tree.unflatten(result))
+
+    if has_aux:
+        return value, vjp_fun, aux
+    return value, vjp_fun
+
+
+def _split_aux(
+    out_tree: tree.TreeDef, out_leaves: list[Any], pairs: list[Any], where: str
+) -> tuple[tree.TreeDef, list[Any], list[Any], Any]:
+    """``(output, aux)`` taken apart: aux's tracers become their primals."""
+    both = out_tree.unflatten(list(range(len(out_leaves))))
+    if not isinstance(both, tuple) or len(both) != 2:
+        raise TypeError(
+            f"{where}: with has_aux=True the function must return a pair "
+            f"(output, auxiliary data), got {out_tree}"
+        )
+    main_pos, main_tree = tree.flatten(both[0])
+    aux_pos, aux_tree = tree.flatten(both[1])
+    aux = aux_tree.unflatten([pairs[i][0] for i in aux_pos])
+    return (
+        main_tree,
+        [out_leaves[i] for i in main_pos],
+        [pairs[i] for i in main_pos],
+        aux,
+    )
+
+
+def jvp(
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    has_aux: bool = False,
+) -> tuple[Any, ...]:
+    """``fun``'s value at ``primals`` and its derivative along ``tangents``
+    (forward mode).
+
+    Args:
+      fun: a function of arrays.
+      primals: its arguments, a tuple or list.
+      tangents: one per argument, of its structure, shapes and dtype
+        (``float0`` arrays for bool and integer arguments; ``None`` is
+        not accepted, as in JAX).
+      has_aux: ``fun`` returns ``(output, aux)``.
+
+    Returns:
+      ``(output, output_tangent)`` (or with aux appended); the tangent of
+      an integer output is an array of float0 zeros.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.jvp(tnp.sin, (tnp.asarray(0.0),), (tnp.asarray(2.0),))
+    (Array(0., dtype=float32), Array(2., dtype=float32))
+    """
+    name = f"jvp({getattr(fun, '__name__', 'fun')})"
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
+        raise TypeError(
+            f"{name}: primal and tangent arguments must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}"
+        )
+    flat, in_tree = _flat_inputs(primals, name)
+    t_leaves, t_tree = tree.flatten(list(tangents))
+    if t_tree != in_tree:
+        raise ValueError(
+            f"{name}: primal and tangent arguments must have the same tree "
+            f"structure; got {in_tree} and {t_tree}"
+        )
+    trace = JVPTrace(name)
+    with _Level((trace,)):
+        tracers: list[Any] = []
+        for i, (p, t) in enumerate(zip(flat, t_leaves, strict=True)):
+            aval = aval_of(p)
+            if _dtypes.kind_of(aval.dtype) not in "fc":
+                if getattr(t, "dtype", None) != float0:
+                    raise TypeError(
+                        f"{name}: the tangent of an argument of dtype {aval.dtype} "
+                        "must be an array of dtype float0 (np.zeros(shape, "
+                        f"typelattice.float0)), got {getattr(t, 'dtype', type(t))}"
+                    )
+                tracers.append(p)
+                continue
+            tv = t if isinstance(t, Array) else argument_value(t, name, i, False)
+            if tuple(tv.shape) != aval.shape or tv.dtype != aval.dtype:
+                raise ValueError(
+                    f"{name}: the tangent {_describe(aval_of(tv))} of argument "
+                    f"{i} must have its primal's shape and dtype "
+                    f"({_describe(aval)})"
+                )
+            tracers.append(JVPTracer(trace, p, tv))
+        out = fun(*in_tree.unflatten(tracers))
+        out_leaves, out_tree = tree.flatten(out)
+        pairs = [_unpack_forward(trace, leaf, name) for leaf in out_leaves]
+    aux: Any = None
+    if has_aux:
+        out_tree, out_leaves, pairs, aux = _split_aux(out_tree, out_leaves, pairs, name)
+    value = out_tree.unflatten([p for p, _ in pairs])
+    tangent = out_tree.unflatten(
+        [_zeros_for(t.aval) if type(t) is Zero else t for _, t in pairs]
+    )
+    return (value, tangent, aux) if has_aux else (value, tangent)
+
+
+def _unpack_forward(trace: JVPTrace, leaf: Any, where: str) -> tuple[Any, Any]:
+    if isinstance(leaf, JVPTracer) and leaf._trace is trace:
+        return leaf.primal, leaf.tangent
+    if not isinstance(leaf, Array):
+        leaf = argument_value(leaf, where, 0, _config.current().enable_x64)
+    return leaf, Zero.of(leaf)
+
+
+def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise ValueError(
+                f"{where}: argnums={argnums!r} names no positional argument of a "
+                f"call with {nargs}; pass the arguments to differentiate "
+                "positionally"
+            )
+    return tuple(n % nargs for n in nums)
+
+
+def _check_inputs(
+    leaves: Sequence[Any], holomorphic: bool, allow_int: bool, where: str
+) -> None:
+    for leaf in leaves:
+        dt = aval_of(leaf).dtype
+        kind = _dtypes.kind_of(dt)
+        if holomorphic and kind != "c":
+            raise TypeError(
+                f"{where}: holomorphic=True requires inputs with complex dtype, "
+                f"but got {dt.name}."
+            )
+        if kind not in "fc" and not allow_int:
+            raise TypeError(
+                f"{where} requires real- or complex-valued inputs (input dtype "
+                f"that is a sub-dtype of np.inexact), but got {dt.name}. If you "
+                "want to use Boolean- or integer-valued inputs, use vjp or set "
+                "allow_int to True."
+            )
+
+
+def _check_output(out: Any, holomorphic: bool, where: str) -> None:
+    aval = aval_of(out)
+    if aval.shape != ():
+        raise TypeError(
+            f"{where}: gradient only defined for scalar-output functions. Output "
+            f"had shape: {aval.shape}. Use vjp (or jacrev) for other outputs, "
+            "or reduce the output to a scalar (sum, mean)."
+        )
+    kind = _dtypes.kind_of(aval.dtype)
+    if holomorphic:
+        if kind != "c":
+            raise TypeError(
+                f"{where} with holomorphic=True requires outputs with complex "
+                f"dtype, but got {aval.dtype.name}."
+            )
+    elif kind != "f":
+        raise TypeError(
+            f"{where} requires real-valued outputs (output dtype that is a "
+            f"sub-dtype of np.floating), but got {aval.dtype.name}. For "
+            "holomorphic differentiation, pass holomorphic=True. For "
+            "differentiating non-holomorphic functions involving complex "
+            "outputs, use vjp directly."
+        )
+
+
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """A function computing ``fun``'s value and its gradient.
+
+    Args:
+      fun: a function returning a scalar of a floating dtype (complex with
+        ``holomorphic=True``), or ``(scalar, aux)`` with ``has_aux``.
+      argnums: the position of the argument to differentiate, or a
+        sequence of positions.
+      has_aux: ``fun`` returns ``(output, aux)``.
+      holomorphic: ``fun`` is holomorphic: complex inputs and output.
+      allow_int: accept bool and integer arguments (their gradient is an
+        array of float0 zeros).
+
+    Returns:
+      A function of ``fun``'s arguments returning ``(value, gradient)``
+      (``((value, aux), gradient)`` with ``has_aux``); the gradient has the
+      argument's structure, each leaf its dtype and weak flag (a tuple of
+      them for a sequence ``argnums``).
+
+    Raises:
+      TypeError: (when called) a non-scalar or non-real output, an integer
+        argument without ``allow_int``.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.value_and_grad(lambda x: (x ** 2).sum())(tnp.asarray([1.0, 2.0]))
+    (Array(5., dtype=float32), Array([2., 4.], dtype=float32))
+    """
+    where = f"grad({getattr(fun, '__name__', 'fun')})"
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), where)
+        dyn = [args[i] for i in nums]
+        flat, dyn_tree = _flat_inputs(dyn, where)
+        _check_inputs(flat, holomorphic, allow_int, where)
+
+        def flat_fun(leaves: list[Any]) -> Any:
+            call = list(args)
+            for i, a in zip(nums, dyn_tree.unflatten(leaves), strict=True):
+                call[i] = a
+            return fun(*call, **kwargs)
+
+        (out_leaves, out_tree, pairs), _, record, in_vars = _linearize(
+            flat_fun, flat, where
+        )
+        aux: Any = None
+        if has_aux:
+            out_tree, out_leaves, pairs, aux = _split_aux(
+                out_tree, out_leaves, pairs, where
+            )
+        if not out_tree.is_leaf:
+            raise TypeError(
+                f"{where}: gradient only defined for scalar-output functions; the "
+                f"function returned {out_tree}"
+                + ("" if has_aux else " (pass has_aux=True to return auxiliary data)")
+            )
+        primal, tangent = pairs[0]
+        _check_output(primal, holomorphic, where)
+        out_cts: dict[int, Any] = {}
+        if isinstance(tangent, LinearTracer):
+            aval = aval_of(primal)
+            out_cts[tangent.ref] = _one(primal, aval)
+        cts = backward_pass(record, in_vars, out_cts)
+        grads = [
+            _zeros_for(aval_of(p)) if c is None else c
+            for c, p in zip(cts, flat, strict=True)
+        ]
+        g = dyn_tree.unflatten(grads)
+        result = g[0] if isinstance(argnums, int) else tuple(g)
+        return ((primal, aux) if has_aux else primal), result
+
+    return value_and_grad_fun
+
+
+def _one(like: Any, aval: ShapedArray) -> Any:
+    """A one of ``like``'s dtype and weak flag (the seed of ``grad``)."""
+    return wrap(np.ones((), aval.dtype), _core.aval(aval.dtype, aval.weak_type))
+
+
+def grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    """The gradient of a scalar function (see :func:`value_and_grad` for the
+    arguments).
+
+    Returns:
+      A function of ``fun``'s arguments returning the gradient with
+      respect to the arguments at ``argnums`` (with ``has_aux``:
+      ``(gradient, aux)``). Each leaf has its argument's dtype and weak
+      flag: float32 parameters used in bfloat16 get float32 gradients.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.grad(lambda x: tnp.sin(x) * x)(tnp.asarray(0.0))
+    Array(0., dtype=float32)
+    >>> tl.grad(lambda z: abs(z) ** 2)(1 + 2j)
+    Array(2.-4.j, dtype=complex64, weak_type=True)
+    """
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args: Any, **kwargs: Any) -> Any:
+        (_, aux), g = (
+            value_and_grad_fun(*args, **kwargs)
+            if has_aux
+            else ((None, None), value_and_grad_fun(*args, **kwargs)[1])
+        )
+        return (g, aux) if has_aux else g
+
+    return grad_fun
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` with no derivative: its value, treated as a constant by every
+    transformation running (a pytree is taken leaf by leaf).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.grad(lambda x: x * tl.stop_gradient(x))(tnp.asarray(3.0))
+    Array(3., dtype=float32)
+    """
+
+    def strip(leaf: Any) -> Any:
+        while isinstance(leaf, JVPTracer):
+            leaf = leaf.primal
+        return leaf
+
+    return tree.tree_map(strip, x)
+
+
+for _cls in (JVPTracer, LinearTracer):
+    _cls.__module__ = "typelattice"
+del _cls

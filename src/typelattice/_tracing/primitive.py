@@ -1,0 +1,623 @@
+"""The :class:`Primitive` type, the abstract values it computes with, and what
+every primitive shares: operand conversion and the checks whose messages
+follow ``jax.lax``.
+
+A primitive is a named operation with rules registered at its definition::
+
+    neg_p = Primitive("neg")
+
+    @neg_p.def_abstract_eval
+    def _neg_abstract(x: ShapedArray) -> ShapedArray: ...
+
+    @neg_p.def_impl
+    def _neg_impl(x: np.ndarray) -> np.ndarray: ...
+
+:meth:`Primitive.bind` runs the abstract evaluation first (it checks dtypes
+and shapes and raises ``jax.lax``'s errors), then the implementation on the
+operands' NumPy values; the result has the implementation's dtype and shape
+and the abstract evaluation's weak flag. The tests check, for every recorded
+call, that the implementation's dtype and shape are the ones the abstract
+evaluation announced.
+
+Binding dispatches on the operands: on arrays it computes; when an operand
+is a tracer, the trace that owns the innermost one processes the primitive
+instead (:class:`Trace`'s ``process_primitive``): a jit or eval_shape trace
+records it in its program (:mod:`typelattice._tracing.trace`), a
+differentiation trace applies its JVP rule or records it for transposition
+(:mod:`typelattice._tracing.ad`). The concrete primitives, and how their
+public functions convert arguments, are in ``typelattice._lax``.
+
+Differentiation rules
+---------------------
+
+Every primitive has a JVP rule, and every primitive that is linear in some
+of its operands a transpose rule, registered at its definition. The rules
+are written with the primitives themselves (their public functions or
+``bind``), never with NumPy on values, so that a transformation that traces
+them records primitives again: second derivatives are JVPs of JVP rules.
+
+- A JVP rule is ``jvp(primals, tangents, **params) -> (primal_out,
+  tangent_out)``: ``primals`` are the operands, ``tangents`` one per
+  operand, each an array of the operand's shape, dtype and weak flag or a
+  symbolic :class:`Zero`; for ``multiple_results`` both outputs are tuples.
+  The tangent out has exactly the primal out's shape, dtype and weak flag,
+  or is a :class:`Zero` of :func:`tangent_aval` of it.
+- The tangent of a bool or integer value is always a :class:`Zero` whose
+  abstract value has the dtype :data:`float0` (as JAX's ``float0``: an
+  empty structured dtype that holds no value), shape and weak flag kept.
+  Integer-valued results of float operands (comparisons, ``floor``,
+  ``argmax``...) have zero tangents too: :func:`defjvp_zero`.
+- A transpose rule is ``transpose(ct, *args, **params) -> cotangents``, for
+  a primitive linear in the operands given as :class:`UndefinedPrimal`
+  (the other operands are arrays: constants of the linear map). ``ct`` is
+  the output's cotangent, never a :class:`Zero` (a transformation skips
+  such equations). It returns one entry per operand: for an
+  ``UndefinedPrimal``, its cotangent, with exactly its shape, dtype and
+  weak flag (or a :class:`Zero`); ``None`` for the others. A transpose is
+  the *linear* transpose, never conjugated: ``sum(ct * L(t)) ==
+  sum(T(ct) * t)``; for complex numbers ``grad`` follows JAX's convention
+  (``grad(lambda z: abs(z)**2)(1+2j) == 2-4j``) from these rules alone.
+
+Helpers register the common forms: :func:`defjvp` (a rule per operand for
+elementwise primitives), :func:`defjvp2` (rules that also use the output),
+:func:`deflinear` (linear in every operand: the JVP applies the primitive to
+the tangents), :func:`defbilinear` (``mul``, ``dot_general``),
+:func:`defjvp_zero` and :func:`defjvp_unsupported`. Tangents are summed with
+the primitive ``add_any`` (defined here: it adds two tangents or cotangents
+of one abstract value).
+"""
+
+# Package-internal: reads the arrays' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+
+from typelattice import _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._tracing.trace import Equation, Source, _short
+from typelattice._tracing.tracer import Trace, Tracer, current_trace
+
+__all__ = [
+    "PRIMITIVES",
+    "Primitive",
+    "ShapedArray",
+    "UndefinedPrimal",
+    "Zero",
+    "add_any_p",
+    "add_tangents",
+    "aval_of",
+    "innermost_trace",
+    "defbilinear",
+    "defjvp",
+    "defjvp2",
+    "defjvp_unsupported",
+    "defjvp_zero",
+    "deflinear",
+    "float0",
+    "instantiate",
+    "is_undefined",
+    "tangent_aval",
+    "zeros",
+]
+
+DType = np.dtype[Any]
+NDArray = np.ndarray[Any, Any]
+Shape = tuple[int, ...]
+
+
+class ShapedArray(NamedTuple):
+    """An abstract value: what a primitive's rules know of an operand.
+
+    >>> ShapedArray((2, 3), np.dtype('float32'), weak_type=True)
+    ShapedArray(float32[2,3], weak_type=True)
+    """
+
+    shape: Shape
+    dtype: DType
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def update(
+        self,
+        shape: Shape | None = None,
+        dtype: DType | None = None,
+        weak_type: bool | None = None,
+    ) -> ShapedArray:
+        """This value with some fields replaced."""
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        dims = ",".join(str(d) for d in self.shape)
+        name = "float0" if self.dtype == float0 else self.dtype.name
+        return f"ShapedArray({name}[{dims}]{weak})"
+
+
+AbstractEval = Callable[..., Any]
+Impl = Callable[..., Any]
+
+#: Every primitive, by name, in the order of definition.
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+class Primitive:
+    """A named operation of :mod:`typelattice.lax` and its rules.
+
+    Rules are registered where the primitive is defined, with the ``def_*``
+    methods (each returns its argument, so they serve as decorators):
+
+    - ``def_impl``: the eager evaluation, on NumPy arrays (and the
+      primitive's keyword parameters);
+    - ``def_abstract_eval``: :class:`ShapedArray` in, ``ShapedArray`` out
+      (a tuple of them with ``multiple_results``), raising on invalid input;
+    - ``def_jvp`` and ``def_transpose``: the differentiation rules (see the
+      module's notes for their signatures), stored for the transformations
+      to use.
+
+    >>> from typelattice._lax._elementwise import neg_p
+    >>> neg_p
+    Primitive('neg')
+    >>> neg_p.abstract_eval(ShapedArray((3,), np.dtype('int8')))
+    ShapedArray(int8[3])
+    """
+
+    __slots__ = (
+        "abstract_eval",
+        "impl",
+        "jvp",
+        "multiple_results",
+        "name",
+        "transpose",
+    )
+
+    name: str
+    multiple_results: bool
+    impl: Impl | None
+    abstract_eval: AbstractEval | None
+    jvp: Callable[..., Any] | None
+    transpose: Callable[..., Any] | None
+
+    def __init__(self, name: str, *, multiple_results: bool = False) -> None:
+        if name in PRIMITIVES:
+            raise ValueError(f"a primitive named {name!r} is defined already")
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.transpose = None
+        PRIMITIVES[name] = self
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name!r})"
+
+    def def_impl(self, impl: Impl) -> Impl:
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, rule: AbstractEval) -> AbstractEval:
+        self.abstract_eval = rule
+        return rule
+
+    def def_jvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = rule
+        return rule
+
+    def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.transpose = rule
+        return rule
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive to arrays (the result computed, an array
+        that owns its data, or a tuple of them with ``multiple_results``),
+        or to tracers (processed by the innermost tracer's trace)."""
+        for x in args:
+            if type(x) is not ArrayImpl:
+                trace = innermost_trace(args)
+                if trace is None:
+                    break
+                if trace.level < 0:  # jit or eval_shape
+                    return record(trace, self, args, params)
+                return trace.process_primitive(self, args, params)
+        if self.impl is None or self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in args]
+        out = self.abstract_eval(*avals, **params)
+        values = [x._value for x in args]
+        result = _core.ignore_fp_errors(self.impl, *values, **params)
+        if self.multiple_results:
+            return tuple(
+                _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
+            )
+        return _owned(result, out.weak_type, values)
+
+
+def innermost_trace(args: Sequence[Any]) -> Any:
+    """The trace that processes a primitive applied to ``args``: the one of
+    the highest level among the tracers' (differentiation traces are
+    numbered from 0 as they start, inside the others; jit and eval_shape
+    traces are below them all), or None when there is no tracer."""
+    top: Any = None
+    best = -2
+    for x in args:
+        trace = getattr(x, "_trace", None)
+        if trace is not None and trace.level > best:
+            top, best = trace, trace.level
+    return top
+
+
+class PrimitiveEquation(Equation):
+    """A primitive recorded by jit or eval_shape: replayed by its
+    implementation on the values, in one call."""
+
+    __slots__ = ("ins", "outs", "params", "prim")
+
+    def __init__(
+        self,
+        prim: Primitive,
+        params: dict[str, Any],
+        ins: list[tuple[int, None] | tuple[None, Any]],
+        outs: list[int],
+    ) -> None:
+        self.prim = prim
+        self.params = params
+        # Per operand: (var, None) for a tracer, (None, value) for a constant.
+        self.ins = ins
+        self.outs = outs
+
+    def inputs(self) -> Sequence[int]:
+        return [v for v, _ in self.ins if v is not None]
+
+    def outputs(self) -> Sequence[int]:
+        return self.outs
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        outs = ", ".join(var(v) for v in self.outs)
+        shown = ", ".join(f"v{v}" if v is None else _short(c) for v, c in self.ins)
+        params = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"{outs} = lax.{self.prim.name}({shown}{params})"
+
+    def source(self, src: Source) -> str:
+        impl = self.prim.impl
+        assert impl is not None  # (checked when recorded)
+        fn = src.constant(
+            functools.partial(impl, **self.params) if self.params else impl
+        )
+        operands = ", ".join(
+            f"v{v}" if v is not None else src.constant(c) for v, c in self.ins
+        )
+        if self.prim.multiple_results:
+            targets = "".join(f"v{v}, " for v in self.outs) or "_"
+            return f"{targets} = {fn}({operands})"
+        return f"v{self.outs[0]} = _asarray({fn}({operands}))"
+
+
+def record(
+    trace: Trace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+) -> Any:
+    """Record ``prim`` on ``args`` (tracers of ``trace`` among them) in
+    ``trace``: tracers for its results, by its abstract evaluation."""
+    if prim.abstract_eval is None or prim.impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no rules")
+    for x in args:
+        if isinstance(x, Tracer) and x._trace is not current_trace():
+            x.check()  # raises: a leaked tracer, or another trace's
+    out = prim.abstract_eval(*(aval_of(x) for x in args), **params)
+    ins: list[tuple[int, None] | tuple[None, Any]] = [
+        (x._var, None) if isinstance(x, Tracer) else (None, x._value) for x in args
+    ]
+    avals = out if prim.multiple_results else (out,)
+    tracers = [
+        trace.new_tracer(_core.aval(a.dtype, a.weak_type), a.shape) for a in avals
+    ]
+    trace.record(PrimitiveEquation(prim, params, ins, [t._var for t in tracers]))
+    return tuple(tracers) if prim.multiple_results else tracers[0]
+
+
+def _owned(value: Any, weak: bool, inputs: list[Any]) -> ArrayImpl:
+    """A result as an array that owns its buffer: never a view of an
+    operand, which may be a NumPy array the caller can still write to."""
+    value = np.asarray(value)
+    if not value.flags.owndata or any(value is x for x in inputs):
+        value = value.copy()
+    return wrap(value, _core.aval(value.dtype, weak))
+
+
+# -- differentiation: symbolic values and rule helpers ------------------------
+
+#: The dtype of the tangents of bool and integer values, as JAX's
+#: ``float0``: a structured dtype of no bytes, which holds no value.
+float0: Final = np.dtype([("float0", np.void, 0)])
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The abstract value of the tangents (and cotangents) of values of
+    ``aval``: the same for floating and complex dtypes, :data:`float0` of
+    the same shape and weak flag for bool and integers.
+
+    >>> tangent_aval(ShapedArray((2,), np.dtype('int8')))
+    ShapedArray(float0[2])
+    """
+    if _dtypes.kind_of(aval.dtype) in "fc":
+        return aval
+    return ShapedArray(aval.shape, float0, aval.weak_type)
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of abstract value ``aval``.
+
+    Rules receive it for operands whose tangent is known to be zero (always
+    for bool and integer operands) and skip their work; they return it for
+    outputs whose tangent is zero whatever the inputs' are.
+
+    >>> Zero(ShapedArray((3,), np.dtype('float32')))
+    Zero(float32[3])
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @staticmethod
+    def of(x: Any) -> Zero:
+        """The zero tangent of a value (an array or an abstract value)."""
+        return Zero(tangent_aval(aval_of(x)))
+
+    def __repr__(self) -> str:
+        return f"Zero({repr(self.aval)[12:-1]})"
+
+
+class UndefinedPrimal:
+    """An operand of a transpose rule in which the primitive is linear: only
+    its abstract value is known.
+
+    >>> UndefinedPrimal(ShapedArray((3,), np.dtype('float32')))
+    UndefinedPrimal(float32[3])
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({repr(self.aval)[12:-1]})"
+
+
+def is_undefined(x: Any) -> bool:
+    """Whether a transpose rule's operand is a linear input."""
+    return type(x) is UndefinedPrimal
+
+
+def aval_of(x: Any) -> ShapedArray:
+    """The abstract value of an array, a :class:`ShapedArray`, a
+    :class:`Zero` or an :class:`UndefinedPrimal`."""
+    if type(x) is ShapedArray:
+        return x
+    if type(x) in (Zero, UndefinedPrimal):
+        return x.aval  # type: ignore[no-any-return]
+    return ShapedArray(tuple(x.shape), x.dtype, x.weak_type)
+
+
+def zeros(aval: ShapedArray) -> ArrayImpl:
+    """An array of zeros of ``aval``: a constant, made from the abstract
+    value alone.
+
+    Raises:
+      TypeError: ``aval`` is of :data:`float0`, which holds no values.
+    """
+    if aval.dtype == float0:
+        raise TypeError(
+            "a tangent of a bool or integer value is symbolic (Zero) and has no "
+            "array of zeros; rules must not instantiate it"
+        )
+    return wrap(
+        np.zeros(aval.shape, aval.dtype), _core.aval(aval.dtype, aval.weak_type)
+    )
+
+
+def instantiate(t: Any) -> Any:
+    """A tangent as an array: a :class:`Zero` becomes :func:`zeros`."""
+    return zeros(t.aval) if type(t) is Zero else t
+
+
+# A rule's signature by its number of positional parameters (the
+# primitive's parameters come as keywords): lambdas get typed parameters.
+Rule = (
+    Callable[[Any], Any]
+    | Callable[[Any, Any], Any]
+    | Callable[[Any, Any, Any], Any]
+    | Callable[[Any, Any, Any, Any], Any]
+    | Callable[[Any, Any, Any, Any, Any], Any]
+    | Callable[..., Any]
+)
+
+
+def _check_primitive(prim: Any) -> None:
+    if not isinstance(prim, Primitive) or PRIMITIVES.get(prim.name) is not prim:
+        raise TypeError(f"rules are registered on a defined Primitive, got {prim!r}")
+
+
+# add_any adds tangents (and cotangents) of one value, whatever its dtype;
+# unlike add it neither broadcasts nor accepts different abstract values.
+add_any_p = Primitive("add_any")
+
+
+@add_any_p.def_abstract_eval
+def _add_any_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if x != y:
+        raise TypeError(
+            f"add_any adds tangents of one abstract value, got {x} and {y}; a "
+            "differentiation rule gave a tangent of the wrong shape, dtype or "
+            "weak flag"
+        )
+    return x
+
+
+@add_any_p.def_impl
+def _add_any_impl(x: NDArray, y: NDArray) -> NDArray:
+    return np.add(x, y)
+
+
+def add_tangents(x: Any, y: Any) -> Any:
+    """The sum of two tangents of one value; :class:`Zero` adds nothing."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_any_p.bind(x, y)
+
+
+def _zero_out(prim: Primitive, out: Any) -> Any:
+    """The zero tangent(s) of a primitive's output(s)."""
+    if prim.multiple_results:
+        return tuple(Zero.of(o) for o in out)
+    return Zero.of(out)
+
+
+def defjvp(prim: Primitive, *rules: Rule | None) -> None:
+    """Register the JVP of a primitive from one rule per operand:
+    ``rule(t, *primals, **params)`` is the output's tangent due to that
+    operand's tangent ``t`` (an array, never a :class:`Zero`), of the
+    output's shape, dtype and weak flag; ``None`` for an operand that has no
+    derivative (its tangent must be a :class:`Zero`). The contributions are
+    summed, as JAX's ``ad.defjvp``."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        return out, _sum_rules(prim, rules, tangents, primals, params, out, ())
+
+    prim.def_jvp(jvp)
+
+
+def defjvp2(prim: Primitive, *rules: Rule | None) -> None:
+    """As :func:`defjvp`, with rules that also take the output:
+    ``rule(t, out, *primals, **params)``."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        return out, _sum_rules(prim, rules, tangents, primals, params, out, (out,))
+
+    prim.def_jvp(jvp)
+
+
+def _sum_rules(
+    prim: Primitive,
+    rules: Sequence[Rule | None],
+    tangents: Sequence[Any],
+    primals: Sequence[Any],
+    params: dict[str, Any],
+    out: Any,
+    before: tuple[Any, ...],
+) -> Any:
+    """The sum of the rules' tangents for the operands whose tangent is not
+    a Zero; ``before`` are the rules' arguments before the primals (the
+    output, for :func:`defjvp2`)."""
+    total: Any = None
+    for rule, t in zip(rules, tangents, strict=True):
+        if type(t) is Zero:
+            continue
+        if rule is None:
+            raise TypeError(
+                f"{prim.name} has no derivative with respect to an operand of "
+                f"{aval_of(t)}; its tangent must be Zero"
+            )
+        part = rule(t, *before, *primals, **params)
+        total = part if total is None else add_any_p.bind(total, part)
+    return Zero.of(out) if total is None else total
+
+
+def deflinear(prim: Primitive, transpose: Rule) -> None:
+    """Register the rules of a primitive linear in all its operands: the
+    JVP applies it to the tangents (zeros instantiated), ``transpose`` as
+    in the module's notes."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return out, _zero_out(prim, out)
+        return out, prim.bind(*(instantiate(t) for t in tangents), **params)
+
+    prim.def_jvp(jvp)
+    prim.def_transpose(transpose)
+
+
+def defbilinear(prim: Primitive, lhs: Rule, rhs: Rule) -> None:
+    """Register the rules of a primitive linear in each of its two operands
+    (``mul``, ``dot_general``): the JVP is ``prim(tx, y) + prim(x, ty)``;
+    ``lhs(ct, x, y, **params)`` is the cotangent of ``x`` when ``x`` is the
+    :class:`UndefinedPrimal` (``y`` an array), ``rhs`` that of ``y``."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        (x, y), (tx, ty) = primals, tangents
+        out = prim.bind(x, y, **params)
+        total = Zero.of(out)
+        if type(tx) is not Zero:
+            total = add_tangents(total, prim.bind(tx, y, **params))
+        if type(ty) is not Zero:
+            total = add_tangents(total, prim.bind(x, ty, **params))
+        return out, total
+
+    def transpose(ct: Any, x: Any, y: Any, **params: Any) -> list[Any]:
+        if is_undefined(x) and is_undefined(y):
+            raise ValueError(
+                f"{prim.name} is linear in each operand, not in both together: "
+                "one of them must be a known value to transpose it"
+            )
+        rule: Callable[..., Any] = lhs if is_undefined(x) else rhs
+        cotangent = rule(ct, x, y, **params)
+        return [cotangent, None] if is_undefined(x) else [None, cotangent]
+
+    prim.def_jvp(jvp)
+    prim.def_transpose(transpose)
+
+
+def defjvp_zero(prim: Primitive) -> None:
+    """Register a zero JVP: for primitives whose outputs are piecewise
+    constant (``floor``, comparisons, ``argmax``) or integers, whatever the
+    tangents of the operands."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        return out, _zero_out(prim, out)
+
+    prim.def_jvp(jvp)
+
+
+def defjvp_unsupported(prim: Primitive, why: str) -> None:
+    """Register a JVP that raises NotImplementedError saying ``why``, for a
+    primitive that JAX does not differentiate either. Zero tangents of every
+    operand are accepted (the output's tangent is zero)."""
+    _check_primitive(prim)
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = prim.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return out, _zero_out(prim, out)
+        raise NotImplementedError(
+            f"Differentiation rule for '{prim.name}' not implemented: {why}"
+        )
+
+    prim.def_jvp(jvp)
+
+
+deflinear(add_any_p, lambda ct, x, y: [ct, ct])
