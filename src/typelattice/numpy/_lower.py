@@ -12,11 +12,13 @@ their definitions. Every composition here computes what NumPy computes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from typelattice import _dtypes, lax
+from typelattice._tracing import tree
 
 Array = Any
 
@@ -134,3 +136,196 @@ def angle(x: Array) -> Array:
 def _full_like(x: Array, value: Any) -> Array:
     """A constant of ``x``'s shape and dtype."""
     return lax.full(x.shape, value, x.dtype)
+
+
+# -- functions that move elements --------------------------------------------
+# A function that only moves, copies or drops elements of its data arguments
+# (reshape, transpose, indexing, concatenate, tile...) is, on any values, a
+# gather from the data's elements laid end to end: the function applied to
+# arrays of element numbers says which. Its lowering runs it on such arrays
+# (twice, with two numberings: a value that moves with the numbering is an
+# element, one that stays is a constant the function wrote, as pad's zeros),
+# then gathers with primitives, whose rules differentiate it.
+
+
+def _number_data(
+    args: tuple[Any, ...], kwargs: dict[str, Any], positions: Sequence[int] | None
+) -> tuple[list[tuple[int, Any]], list[Any], tree.TreeDef]:
+    """The data arrays among the arguments: (leaf position, array) pairs,
+    and the flattened arguments."""
+    from typelattice._basearray import Array as ArrayType
+
+    selected = range(len(args)) if positions is None else positions
+    leaves, treedef = tree.flatten((args, kwargs))
+    data: list[tuple[int, Any]] = []
+    start = 0  # the positional arguments' leaves come first, in order
+    for i, arg in enumerate(args):
+        n = len(tree.leaves(arg))
+        if i in selected:
+            data += [
+                (pos, leaves[pos])
+                for pos in range(start, start + n)
+                if isinstance(leaves[pos], ArrayType | np.ndarray)
+            ]
+        start += n
+    return data, leaves, treedef
+
+
+def moves_elements(
+    function: Any, *positions: int
+) -> Callable[..., Any]:
+    """The lowering of a namespace function that moves elements of its
+    arguments at ``positions`` (each an array or a sequence of arrays; all
+    positional arguments when none are given)."""
+    from typelattice._array import wrap
+    from typelattice._core import aval
+    from typelattice._tracing.tracer import dummy
+
+    fn = function._traced
+    chosen = positions or None
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        data, leaves, treedef = _number_data(args, kwargs, chosen)
+        sizes = [math.prod(x.shape) for _, x in data]
+        total = sum(sizes)
+        if 2 * total + 2 >= 2**31:
+            raise NotImplementedError(
+                f"typelattice.numpy.{fn.__name__.lstrip('_')}: differentiating "
+                f"it on {total} elements is not supported (2**30 at most)"
+            )
+
+        def numbered(base: int) -> Any:
+            filled = list(leaves)
+            start = base
+            for (pos, x), n in zip(data, sizes, strict=True):
+                numbers = np.arange(start, start + n, dtype=np.int32).reshape(x.shape)
+                filled[pos] = wrap(numbers, aval(np.dtype(np.int32), False))
+                start += n
+            a, k = treedef.unflatten(filled)
+            k = {key: v for key, v in k.items() if key != "dtype"}
+            return tree.leaves(fn(*a, **k))
+
+        first, second = numbered(1), numbered(total + 2)
+        # The results' abstract values: the function on stand-ins of the data.
+        standins = list(leaves)
+        for pos, x in data:
+            standins[pos] = dummy(aval(x.dtype, x.weak_type), tuple(x.shape))
+        a, k = treedef.unflatten(standins)
+        shaped = fn(*a, **k)
+        out_leaves, out_tree = tree.flatten(shaped)
+        dt = out_leaves[0].dtype
+        parts = [_cast(lax.reshape(x, (n,)), dt) for (_, x), n in zip(data, sizes, strict=True)]
+        source = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
+        results = []
+        for o, n1, n2 in zip(out_leaves, first, second, strict=True):
+            v1 = n1._value
+            moved = (n2._value - v1) == total + 1
+            index = np.where(moved, v1 - 1, 0)
+            if moved.all() and np.array_equal(index.ravel(), np.arange(total)):
+                out = lax.reshape(source, tuple(o.shape))  # a reshape: no gather
+            else:
+                flat = wrap(index.ravel().astype(np.int32), aval(np.dtype(np.int32), False))
+                out = lax.reshape(_take_flat(source, flat), tuple(o.shape))
+                if not moved.all():
+                    constants = wrap(np.where(moved, 0, v1).astype(dt), aval(dt, False))
+                    out = lax.select(wrap(moved, aval(np.dtype(bool), False)), out, constants)
+            results.append(_cast(out, dt, o.weak_type))
+        return out_tree.unflatten(results)
+
+    return lower
+
+
+def _cast(x: Array, dtype: Any, weak: bool = False) -> Array:
+    from typelattice._lax._elementwise import _cast as cast
+
+    return cast(x, np.dtype(dtype), weak)
+
+
+def _take_flat(source: Array, index: Array) -> Array:
+    """``source[index]`` for a 1-d source and 1-d integer index, a gather."""
+    from typelattice._lax._indexing import take_along_axis
+
+    return take_along_axis(source, index, 0)
+
+
+def scatter_add_flat(size: int, index: Array, updates: Array, like: Array) -> Array:
+    """Zeros of ``size`` elements (``like``'s dtype) with ``updates`` added
+    at the flat positions ``index`` (repeats accumulate)."""
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+    )
+    zeros = lax.full((size,), 0, like.dtype)
+    column = lax.reshape(index, (*index.shape, 1))
+    return lax.scatter_add(zeros, column, updates, dn)
+
+
+# -- helpers for the lowerings of the other modules ------------------------------
+
+
+def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """What ``function`` (a traced namespace function) gives on these
+    arguments, computed on stand-ins of their arrays (no memory per
+    element): the results' dtypes, weak flags and shapes, and every error
+    the function raises for them."""
+    from typelattice._basearray import Array as ArrayType
+    from typelattice._core import aval
+    from typelattice._tracing.tracer import Tracer, TransformTracer, dummy
+
+    def standin(leaf: Any) -> Any:
+        if isinstance(leaf, Tracer | TransformTracer):
+            return dummy(aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape))
+        return leaf
+
+    del ArrayType
+    a, k = tree.tree_map(standin, (args, kwargs))
+    return function._traced(*a, **k)
+
+
+def constant(function: Any) -> Callable[..., Any]:
+    """The lowering of a function whose derivative is zero (integer or
+    bool results, piecewise constant values): the function on the values."""
+    from typelattice._tracing.ad import stop_gradient
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        a, k = stop_gradient((args, kwargs))
+        return function(*a, **k)
+
+    return lower
+
+
+def like(x: Any, result: Any) -> Array:
+    """``x`` (an array or value) as an array of ``result``'s dtype, with
+    ``result``'s weak flag when it is an array already."""
+    from typelattice._array import wrap
+    from typelattice._basearray import Array as ArrayType
+    from typelattice._core import aval
+
+    if isinstance(x, ArrayType):
+        return _cast(x, result.dtype, x.weak_type)
+    return wrap(np.asarray(x, result.dtype), aval(result.dtype, False))
+
+
+def finish(x: Array, result: Any) -> Array:
+    """``x`` given ``result``'s dtype, weak flag and shape (a reshape)."""
+    if tuple(x.shape) != tuple(result.shape):
+        x = lax.reshape(x, tuple(result.shape))
+    return _cast(x, result.dtype, result.weak_type)
+
+
+def broadcast(x: Array, shape: tuple[int, ...]) -> Array:
+    """``x`` broadcast to ``shape`` (NumPy's rules: trailing axes align)."""
+    if tuple(x.shape) == shape:
+        return x
+    n = len(shape)
+    return lax.broadcast_in_dim(x, shape, tuple(range(n - x.ndim, n)))
+
+
+def axes_of(axis: Any, ndim: int) -> tuple[int, ...]:
+    """A reduction's ``axis`` argument as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int | np.integer):
+        axis = (axis,)
+    return tuple(sorted(int(a) % ndim if ndim else 0 for a in axis))

@@ -6,6 +6,8 @@ are inexact, and float16/bfloat16 accumulate in float32."""
 from __future__ import annotations
 
 import builtins
+import inspect
+import math
 import operator
 import warnings
 from collections.abc import Callable
@@ -17,7 +19,8 @@ from typelattice import _config, _core, _dtypes
 from typelattice._array import from_numpy
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
+from typelattice.numpy import _lower
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -930,3 +933,172 @@ def trace(
     from typelattice.numpy._shape import diagonal
 
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# -- lowerings (for differentiation) --------------------------------------------
+
+
+def _lowered_arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
+    bound = inspect.signature(function._traced).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def _lowered_masked(x: Any, where: Any, fill: Any) -> Any:
+    """``x`` where ``where`` holds, ``fill`` elsewhere."""
+    from typelattice import lax
+    from typelattice._tracing.ad import stop_gradient
+    from typelattice.numpy._creation import asarray
+
+    mask = _lower.broadcast(asarray(stop_gradient(where), dtype=bool), tuple(x.shape))
+    return lax.select(mask, x, lax.full(x.shape, fill, x.dtype))
+
+
+def _lowered_count(x: Any, axes: tuple[int, ...], where: Any) -> Any:
+    """The number of elements reduced, as an array of ``x``'s dtype."""
+    from typelattice import lax
+
+    if where is None:
+        n = math.prod(x.shape[a] for a in axes)
+        return lax.full((), n, x.dtype)
+    ones = _lowered_masked(lax.full(x.shape, 1, x.dtype), where, 0)
+    return lax.reduce_sum(ones, axes)
+
+
+def _lowered_extreme(dt: np.dtype[Any], largest: bool) -> Any:
+    if _dtypes.kind_of(dt) in "fc":
+        return -np.inf if largest else np.inf
+    info = _dtypes.iinfo(dt)
+    return info.min if largest else info.max
+
+
+def _reduction(function: Any, kind: str) -> Callable[..., Any]:
+    """The lowering of sum, prod, max or min (``kind``)."""
+    from typelattice import lax
+
+    reduce = {"sum": lax.reduce_sum, "prod": lax.reduce_prod,
+              "max": lax.reduce_max, "min": lax.reduce_min}[kind]
+    combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        result = _lower.expected(function, *args, **kwargs)
+        given = _lowered_arguments(function, args, kwargs)
+        x = _lower.like(given["a"], result)
+        axes = _lower.axes_of(given["axis"], x.ndim)
+        if given["where"] is not None:
+            fill = {"sum": 0, "prod": 1}.get(kind)
+            if fill is None:
+                fill = _lowered_extreme(x.dtype, kind == "max")
+            x = _lowered_masked(x, given["where"], fill)
+        out = reduce(x, axes)
+        if given["initial"] is not None:
+            out = combine(out, _lower.like(given["initial"], result))
+        return _lower.finish(out, result)
+
+    return lower
+
+
+def _mean_lower(*args: Any, **kwargs: Any) -> Any:
+    from typelattice import lax
+
+    result = _lower.expected(mean, *args, **kwargs)
+    given = _lowered_arguments(mean, args, kwargs)
+    x = _lower.like(given["a"], result)
+    axes = _lower.axes_of(given["axis"], x.ndim)
+    where = given["where"]
+    total = lax.reduce_sum(x if where is None else _lowered_masked(x, where, 0), axes)
+    return _lower.finish(lax.div(total, _lowered_count(x, axes, where)), result)
+
+
+def _variance(function: Any, root: bool) -> Callable[..., Any]:
+    """The lowering of var (std with ``root``)."""
+    from typelattice import lax
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        result = _lower.expected(function, *args, **kwargs)
+        given = _lowered_arguments(function, args, kwargs)
+        a = given["a"]
+        complex_input = _dtypes.kind_of(_dtypes.dtype_of(a)) == "c"
+        dt = result.dtype
+        if complex_input:
+            dt = np.dtype(np.complex128 if dt == np.float64 else np.complex64)
+        x = _lower.like(a, _Aval(dt))
+        axes = _lower.axes_of(given["axis"], x.ndim)
+        where = given["where"]
+        n = _lowered_count(x, axes, where)
+        kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+        if given["mean"] is not None:
+            centre = _lower.like(given["mean"], _Aval(dt))
+        else:
+            total = lax.reduce_sum(x if where is None else _lowered_masked(x, where, 0), axes)
+            centre = lax.div(total, n)
+        d = lax.sub(x, _lower.broadcast(lax.reshape(centre, kept), tuple(x.shape)))
+        sq = lax.real(lax.mul(d, lax.conj(d))) if complex_input else lax.mul(d, d)
+        if where is not None:
+            sq = _lowered_masked(sq, where, 0)
+        ddof = given["ddof"] if given["correction"] is None else given["correction"]
+        n = lax.real(n) if complex_input else n
+        out = lax.div(lax.reduce_sum(sq, axes), lax.sub(n, lax.full((), ddof, n.dtype)))
+        if root:
+            out = lax.sqrt(out)
+        return _lower.finish(out, result)
+
+    return lower
+
+
+class _Aval:
+    """A dtype alone, where :func:`_lower.like` wants a result."""
+
+    def __init__(self, dtype: np.dtype[Any]) -> None:
+        self.dtype = dtype
+
+
+def _lowered_cumulative(function: Any, prim: Callable[..., Any]) -> Callable[..., Any]:
+    from typelattice import lax
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        result = _lower.expected(function, *args, **kwargs)
+        given = _lowered_arguments(function, args, kwargs)
+        x = _lower.like(given["a"], result)
+        axis = given["axis"]
+        if axis is None:
+            x, axis = lax.reshape(x, (math.prod(x.shape),)), 0
+        return _lower.finish(prim(x, int(axis) % x.ndim), result)
+
+    return lower
+
+
+def _ptp_lower(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    result = _lower.expected(ptp, a, axis, out, keepdims)
+    spread = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
+    return _lower.finish(spread, result)
+
+
+def _trace_lower(*args: Any, **kwargs: Any) -> Any:
+    from typelattice.numpy._shape import diagonal
+
+    result = _lower.expected(trace, *args, **kwargs)
+    given = _lowered_arguments(trace, args, kwargs)
+    diag = diagonal(given["a"], given["offset"], given["axis1"], given["axis2"])
+    return _lower.finish(sum(diag, axis=-1, dtype=result.dtype), result)
+
+
+def _register() -> None:
+    from typelattice import lax
+
+    lowering(sum)(_reduction(sum, "sum"))
+    lowering(prod)(_reduction(prod, "prod"))
+    lowering(max)(_reduction(max, "max"))
+    lowering(min)(_reduction(min, "min"))
+    lowering(mean)(_mean_lower)
+    lowering(var)(_variance(var, root=False))
+    lowering(std)(_variance(std, root=True))
+    lowering(cumsum)(_lowered_cumulative(cumsum, lax.cumsum))
+    lowering(cumprod)(_lowered_cumulative(cumprod, lax.cumprod))
+    lowering(ptp)(_ptp_lower)
+    lowering(trace)(_trace_lower)
+    for fn in (argmax, argmin, any, all):
+        lowering(fn)(_lower.constant(fn))
+
+
+_register()

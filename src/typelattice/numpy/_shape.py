@@ -18,9 +18,10 @@ from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
 from typelattice.numpy._elementwise import promote, promotion_op
+from typelattice.numpy._lower import moves_elements
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -1525,3 +1526,36 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     if dt == np.dtype(bool):
         out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
     return from_numpy(np.array(out))
+
+
+# -- lowerings (for differentiation) --------------------------------------------
+# Each of these functions moves elements of its data arguments (the first
+# argument; compress: the second; all of them for the variadic ones).
+lowering(reshape)(moves_elements(reshape, 0))
+lowering(ravel)(moves_elements(ravel, 0))
+lowering(transpose)(moves_elements(transpose, 0))
+lowering(permute_dims)(moves_elements(permute_dims, 0))
+lowering(matrix_transpose)(moves_elements(matrix_transpose, 0))
+lowering(moveaxis)(moves_elements(moveaxis, 0))
+lowering(swapaxes)(moves_elements(swapaxes, 0))
+lowering(expand_dims)(moves_elements(expand_dims, 0))
+lowering(squeeze)(moves_elements(squeeze, 0))
+lowering(broadcast_to)(moves_elements(broadcast_to, 0))
+lowering(flip)(moves_elements(flip, 0))
+lowering(roll)(moves_elements(roll, 0))
+lowering(tile)(moves_elements(tile, 0))
+lowering(repeat)(moves_elements(repeat, 0))
+lowering(concatenate)(moves_elements(concatenate, 0))
+lowering(concat)(moves_elements(concat, 0))
+lowering(stack)(moves_elements(stack, 0))
+lowering(hstack)(moves_elements(hstack, 0))
+lowering(vstack)(moves_elements(vstack, 0))
+lowering(split)(moves_elements(split, 0))
+lowering(_getitem)(moves_elements(_getitem, 0))
+lowering(take)(moves_elements(take, 0))
+lowering(diagonal)(moves_elements(diagonal, 0))
+lowering(compress)(moves_elements(compress, 1))
+lowering(atleast_1d)(moves_elements(atleast_1d))
+lowering(atleast_2d)(moves_elements(atleast_2d))
+lowering(atleast_3d)(moves_elements(atleast_3d))
+lowering(broadcast_arrays)(moves_elements(broadcast_arrays))
