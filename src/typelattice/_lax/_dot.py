@@ -176,8 +176,8 @@ def _dot_general_impl(
     free_l = [i for i in range(lhs.ndim) if i not in (*lb, *lc)]
     free_r = [i for i in range(rhs.ndim) if i not in (*rb, *rc)]
     # (batch, free, contracting) @ (batch, contracting, free), as 3-d stacks.
-    a = np.transpose(lhs.astype(compute), (*lb, *free_l, *lc))
-    b = np.transpose(rhs.astype(compute), (*rb, *rc, *free_r))
+    a = np.transpose(lhs.astype(compute, copy=False), (*lb, *free_l, *lc))
+    b = np.transpose(rhs.astype(compute, copy=False), (*rb, *rc, *free_r))
     nb = math.prod(lhs.shape[d] for d in lb)
     nk = math.prod(lhs.shape[d] for d in lc)
     nl = math.prod(lhs.shape[d] for d in free_l)
