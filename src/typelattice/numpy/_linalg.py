@@ -440,7 +440,7 @@ def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], s
         default=0,
     )
     ellipsis = "".join(spare[:most])
-    expanded = []
+    expanded: list[str] = []
     for t, s in zip(terms, shapes, strict=True):
         if "..." in t:
             n = len(s) - len(t.replace("...", ""))

@@ -199,7 +199,8 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
             filled = list(leaves)
             start = base
             for (pos, x), n in zip(data, sizes, strict=True):
-                numbers = np.arange(start, start + n, dtype=np.float64).reshape(x.shape)
+                numbers: Any = np.arange(start, start + n, dtype=np.float64)
+                numbers = numbers.reshape(x.shape)
                 filled[pos] = wrap(numbers, aval(np.dtype(np.float64), False))
                 start += n
             a, k = treedef.unflatten(filled)
@@ -216,7 +217,7 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
             for (_, x), n in zip(data, sizes, strict=True)
         ]
         source = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
-        results = []
+        results: list[Any] = []
         for o, v1, v2 in zip(out_leaves, first, second, strict=True):
             moved = (v2 - v1) == total + 1
             index = np.where(moved, v1 - 1, 0).astype(np.int64)
@@ -239,9 +240,9 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
 
 
 def _cast(x: Array, dtype: Any, weak: bool = False) -> Array:
-    from typelattice._lax._elementwise import _cast as cast
+    from typelattice._lax import _elementwise
 
-    return cast(x, np.dtype(dtype), weak)
+    return _elementwise._cast(x, np.dtype(dtype), weak)  # pyright: ignore[reportPrivateUsage]
 
 
 def _take_flat(source: Array, index: Array) -> Array:

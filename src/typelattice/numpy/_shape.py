@@ -1619,7 +1619,7 @@ def _scatter_lower(
     dropping = mode in ("drop", "fill")
     positions = _gather(numbers, index, mode, -1 if dropping else None, wrap_negative)
     updates = _lower.broadcast(_lower.like(values, result), tuple(positions.shape))
-    flat_pos = positions._value.ravel()
+    flat_pos = np.asarray(positions).ravel()
     flat_updates = lax.reshape(updates, (flat_pos.size,))
     if dropping:
         kept = flat_pos >= 0
