@@ -533,7 +533,7 @@ def jvp(
         for i, (p, t) in enumerate(zip(flat, t_leaves, strict=True)):
             aval = aval_of(p)
             if _dtypes.kind_of(aval.dtype) not in "fc":
-                got: Any = getattr(t, "dtype", None) or type(t)
+                got: Any = getattr(t, "dtype", None) or type(t).__name__
                 if got != float0:
                     raise TypeError(
                         f"{name}: the tangent of an argument of dtype {aval.dtype} "
