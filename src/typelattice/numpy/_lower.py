@@ -270,16 +270,36 @@ def scatter_add_flat(size: int, index: Array, updates: Array, like: Array) -> Ar
 
 def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     """What ``function`` (a traced namespace function) gives on these
-    arguments, computed on stand-ins of their arrays (no memory per
-    element): the results' dtypes, weak flags and shapes, and every error
-    the function raises for them."""
+    arguments, for their abstract values only: the results' dtypes, weak
+    flags and shapes, and every error the function raises for them. By the
+    function's shape rule, as jit evaluates it (no computation on the
+    real sizes), else on stand-ins of full size."""
     from typelattice._core import aval
+    from typelattice._tracing import abstract
     from typelattice._tracing.tracer import (
         ConcretizationTypeError,
+        Trace,
         Tracer,
         TransformTracer,
         dummy,
     )
+
+    rule = function._rule
+    if rule is not abstract.full_size:
+        scratch = Trace("lowering", None, abstract_only=True)
+
+        def tracer(leaf: Any) -> Any:
+            if isinstance(leaf, TransformTracer):
+                return scratch.new_tracer(
+                    aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape)
+                )
+            return leaf
+
+        a, k = tree.tree_map(tracer, (args, kwargs))
+        try:
+            return rule(function.__name__, function._traced, a, k)
+        except (abstract.Fallback, ConcretizationTypeError):
+            pass
 
     def standin(leaf: Any) -> Any:
         if isinstance(leaf, Tracer | TransformTracer):
@@ -294,9 +314,8 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
 
         def zeros(leaf: Any) -> Any:
             if isinstance(leaf, Tracer | TransformTracer):
-                return wrap(
-                    np.zeros(leaf.shape, leaf.dtype), aval(leaf.dtype, leaf.weak_type)
-                )
+                value = np.zeros(leaf.shape, leaf.dtype)
+                return wrap(value, aval(leaf.dtype, leaf.weak_type))
             return leaf
 
         a, k = tree.tree_map(zeros, (args, kwargs))
