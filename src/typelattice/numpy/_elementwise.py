@@ -373,6 +373,9 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         _core.broadcast_error(name, shapes)
+    # A primitive takes scalars beside arrays; compositions (select...) need
+    # every operand at the full shape.
+    composite = not getattr(fn, "__module__", "").startswith("typelattice._lax")
     operands: list[Any] = []
     for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
         if isinstance(v, Array):
@@ -387,7 +390,7 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
                 np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd),
                 _core.aval(cd, False),
             )
-        if v.shape != shape and v.ndim:
+        if v.shape != shape and (v.ndim or composite):
             n = len(shape)
             v = lax.broadcast_in_dim(v, shape, tuple(range(n - v.ndim, n)))
         operands.append(v)
