@@ -182,7 +182,10 @@ def _dot_general_impl(
     nk = math.prod(lhs.shape[d] for d in lc)
     nl = math.prod(lhs.shape[d] for d in free_l)
     nr = math.prod(rhs.shape[d] for d in free_r)
-    product = np.matmul(a.reshape(nb, nl, nk), b.reshape(nb, nk, nr))
+    if lb:
+        product = np.matmul(a.reshape(nb, nl, nk), b.reshape(nb, nk, nr))
+    else:  # 2-d: a transposed matrix stays a view, which BLAS takes as is
+        product = np.matmul(a.reshape(nl, nk), b.reshape(nk, nr))
     shape = (
         *(lhs.shape[d] for d in lb),
         *(lhs.shape[d] for d in free_l),

@@ -87,6 +87,11 @@ def _shape_of(fname: str, what: str, shape: Any) -> Shape:
 # -- broadcast_in_dim -------------------------------------------------------
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
+broadcast_in_dim_p.def_noop(
+    lambda x, *, shape, broadcast_dimensions: (
+        tuple(shape) == x.shape and tuple(broadcast_dimensions) == tuple(range(x.ndim))
+    )
+)
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -205,6 +210,11 @@ def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Array:
 # -- reshape, transpose, squeeze, rev ---------------------------------------
 
 reshape_p = Primitive("reshape")
+reshape_p.def_noop(
+    lambda x, *, new_sizes, dimensions: (
+        dimensions is None and tuple(new_sizes) == x.shape
+    )
+)
 
 
 @reshape_p.def_abstract_eval
@@ -280,6 +290,9 @@ def reshape(
 
 
 transpose_p = Primitive("transpose")
+transpose_p.def_noop(
+    lambda x, *, permutation: tuple(permutation) == tuple(range(x.ndim))
+)
 
 
 @transpose_p.def_abstract_eval
