@@ -54,7 +54,9 @@ def strokes(n: int, rng: np.random.Generator, size: int = 12) -> tuple[Any, Any]
     labels = rng.integers(0, 4, n)
     images = rng.normal(0, 0.35, (n, size, size, 1))
     line = np.arange(size)
-    for i, (label, offset) in enumerate(zip(labels, rng.integers(2, size - 2, n))):
+    for i, (label, offset) in enumerate(
+        zip(labels, rng.integers(2, size - 2, n), strict=True)
+    ):
         if label == 0:
             images[i, offset, :, 0] += 1.0
         elif label == 1:
