@@ -19,6 +19,8 @@ complex product the real part.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +75,7 @@ def _precision(dt: DType) -> tuple[bool, int, int, int, bool]:
     )
 
 
+@functools.cache
 def result_dtype(lhs: DType, rhs: DType, preferred: DType | None) -> DType:
     """The dtype of ``dot_general`` of operands of these dtypes."""
     left, right = _precision(lhs), _precision(rhs)
@@ -149,6 +152,7 @@ def _dot_general_abstract(
     return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
+@functools.cache
 def _compute_dtype(operand_dtype: DType, out: DType) -> DType:
     """The dtype to multiply in: the result's, unless it is of a lower kind
     than the operands' (complex to real, float to int), then the operands'.
