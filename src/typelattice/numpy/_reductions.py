@@ -6,6 +6,7 @@ are inexact, and float16/bfloat16 accumulate in float32."""
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -938,8 +939,13 @@ def trace(
 # -- lowerings (for differentiation) --------------------------------------------
 
 
+@functools.cache
+def _signature(function: Any) -> inspect.Signature:
+    return inspect.signature(function._traced)
+
+
 def _lowered_arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
-    bound = inspect.signature(function._traced).bind(*args, **kwargs)
+    bound = _signature(function).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
 
