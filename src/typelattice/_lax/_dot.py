@@ -20,7 +20,6 @@ complex product the real part.
 from __future__ import annotations
 
 import functools
-
 import math
 from typing import TYPE_CHECKING, Any, Final
 

@@ -539,11 +539,11 @@ defjvp_zero(round_p)
 # always makes it strong; rules use weak_type to give a tangent the weak flag
 # of its primal (as jax.lax's parameter of the same name).
 convert_element_type_p = Primitive("convert_element_type")
-convert_element_type_p.def_noop(
-    lambda x, *, new_dtype, weak_type=False: (
-        new_dtype == x.dtype and weak_type == x.weak_type
-    )
-)
+
+
+@convert_element_type_p.def_noop
+def _convert_noop(x: ShapedArray, *, new_dtype: DType, weak_type: bool = False) -> bool:
+    return new_dtype == x.dtype and weak_type == x.weak_type
 
 
 @convert_element_type_p.def_abstract_eval

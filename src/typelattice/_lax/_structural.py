@@ -87,11 +87,15 @@ def _shape_of(fname: str, what: str, shape: Any) -> Shape:
 # -- broadcast_in_dim -------------------------------------------------------
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
-broadcast_in_dim_p.def_noop(
-    lambda x, *, shape, broadcast_dimensions: (
-        tuple(shape) == x.shape and tuple(broadcast_dimensions) == tuple(range(x.ndim))
+
+
+@broadcast_in_dim_p.def_noop
+def _broadcast_in_dim_noop(
+    x: ShapedArray, *, shape: Shape, broadcast_dimensions: Shape
+) -> bool:
+    return tuple(shape) == x.shape and tuple(broadcast_dimensions) == tuple(
+        range(x.ndim)
     )
-)
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -210,11 +214,13 @@ def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Array:
 # -- reshape, transpose, squeeze, rev ---------------------------------------
 
 reshape_p = Primitive("reshape")
-reshape_p.def_noop(
-    lambda x, *, new_sizes, dimensions: (
-        dimensions is None and tuple(new_sizes) == x.shape
-    )
-)
+
+
+@reshape_p.def_noop
+def _reshape_noop(
+    x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
+) -> bool:
+    return dimensions is None and tuple(new_sizes) == x.shape
 
 
 @reshape_p.def_abstract_eval
@@ -290,9 +296,11 @@ def reshape(
 
 
 transpose_p = Primitive("transpose")
-transpose_p.def_noop(
-    lambda x, *, permutation: tuple(permutation) == tuple(range(x.ndim))
-)
+
+
+@transpose_p.def_noop
+def _transpose_noop(x: ShapedArray, *, permutation: Shape) -> bool:
+    return tuple(permutation) == tuple(range(x.ndim))
 
 
 @transpose_p.def_abstract_eval
