@@ -4,7 +4,7 @@ defines them, keeping the state in each parameter's dtype."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -85,17 +85,20 @@ def _paths(obj: Any, prefix: str = "") -> list[str]:
     found: dict[int, str] = {}
 
     def walk(node: Any, path: str) -> None:
+        if isinstance(node, int) and not isinstance(node, bool):
+            found[node] = path or "(the parameters)"
+            return
         items: list[tuple[str, Any]] = []
-        kids: Any = node
-        if isinstance(kids, int) and not isinstance(kids, bool):
-            found[kids] = path or "(the parameters)"
-        elif isinstance(kids, dict):
-            items = [(f"[{k!r}]", v) for k, v in kids.items()]
-        elif isinstance(kids, tuple) and hasattr(kids, "_fields"):
-            fields: Any = getattr(kids, "_fields")  # noqa: B009
-            items = [(f".{k}", v) for k, v in zip(fields, kids, strict=True)]
-        elif isinstance(kids, list | tuple):
-            items = [(f"[{i}]", v) for i, v in enumerate(kids)]
+        if isinstance(node, dict):
+            mapping = cast("dict[Any, Any]", node)
+            items = [(f"[{k!r}]", v) for k, v in mapping.items()]
+        elif isinstance(node, tuple | list):
+            seq = cast("tuple[Any, ...]", node)
+            fields: Any = getattr(seq, "_fields", None)
+            if fields is not None:
+                items = [(f".{k}", v) for k, v in zip(fields, seq, strict=True)]
+            else:
+                items = [(f"[{i}]", v) for i, v in enumerate(seq)]
         for label, child in items:
             walk(child, path + label)
 
