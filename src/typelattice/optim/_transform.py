@@ -90,7 +90,7 @@ def _paths(obj: Any, prefix: str = "") -> list[str]:
             return
         items: list[tuple[str, Any]] = []
         if isinstance(node, dict):
-            mapping = cast("dict[Any, Any]", node)
+            mapping: dict[Any, Any] = node  # pyright: ignore[reportUnknownVariableType]
             items = [(f"[{k!r}]", v) for k, v in mapping.items()]
         elif isinstance(node, tuple | list):
             seq = cast("tuple[Any, ...]", node)
