@@ -274,6 +274,7 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     flags and shapes, and every error the function raises for them. By the
     function's shape rule, as jit evaluates it (no computation on the
     real sizes), else on stand-ins of full size."""
+    from typelattice._array import ArrayImpl
     from typelattice._core import aval
     from typelattice._tracing import abstract
     from typelattice._tracing.tracer import (
@@ -286,20 +287,25 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
 
     rule = function._rule
     if rule is not abstract.full_size:
-        scratch = Trace("lowering", None, abstract_only=True)
+        # First with every array abstract (no size is kept, so nothing is
+        # computed at full size), then with the concrete ones as they are
+        # (their values may decide the shape: a boolean mask).
+        for every in (True, False):
+            scratch = Trace("lowering", None, abstract_only=True)
 
-        def tracer(leaf: Any) -> Any:
-            if isinstance(leaf, TransformTracer):
-                return scratch.new_tracer(
-                    aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape)
-                )
-            return leaf
+            def tracer(leaf: Any, every: bool = every, scratch: Trace = scratch) -> Any:
+                if isinstance(leaf, TransformTracer) or (
+                    every and type(leaf) is ArrayImpl
+                ):
+                    key = aval(leaf.dtype, leaf.weak_type)
+                    return scratch.new_tracer(key, tuple(leaf.shape))
+                return leaf
 
-        a, k = tree.tree_map(tracer, (args, kwargs))
-        try:
-            return rule(function.__name__, function._traced, a, k)
-        except (abstract.Fallback, ConcretizationTypeError):
-            pass
+            a, k = tree.tree_map(tracer, (args, kwargs))
+            try:
+                return rule(function.__name__, function._traced, a, k)
+            except (abstract.Fallback, ConcretizationTypeError):
+                pass
 
     def standin(leaf: Any) -> Any:
         if isinstance(leaf, Tracer | TransformTracer):
