@@ -179,6 +179,7 @@ class Primitive:
         "impl",
         "jvp",
         "multiple_results",
+        "fast",
         "name",
         "noop",
         "transpose",
@@ -191,6 +192,7 @@ class Primitive:
     jvp: Callable[..., Any] | None
     transpose: Callable[..., Any] | None
     noop: Callable[..., bool] | None
+    fast: Callable[..., Callable[..., Any] | None] | None
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         if name in PRIMITIVES:
@@ -202,6 +204,7 @@ class Primitive:
         self.jvp = None
         self.transpose = None
         self.noop = None
+        self.fast = None
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -221,6 +224,16 @@ class Primitive:
 
     def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.transpose = rule
+        return rule
+
+    def def_fast(
+        self, rule: Callable[..., Callable[..., Any] | None]
+    ) -> Callable[..., Callable[..., Any] | None]:
+        """``rule(*avals, **params)``: a plain NumPy function computing the
+        primitive for operands of these abstract values (the same values
+        as the implementation, without its checks and conversions), or None.
+        Programs (jit) call it instead of the implementation."""
+        self.fast = rule
         return rule
 
     def def_noop(self, test: Callable[..., bool]) -> Callable[..., bool]:
@@ -306,16 +319,31 @@ class PrimitiveEquation(Equation):
     def source(self, src: Source) -> str:
         impl = self.prim.impl
         assert impl is not None  # (checked when recorded)
-        fn = src.constant(
-            functools.partial(impl, **self.params) if self.params else impl
-        )
+        fn: Any = None
+        if self.prim.fast is not None:
+            avals = [
+                ShapedArray(src.avals[v][1], *src.avals[v][0])
+                if v is not None
+                else _constant_aval(c)
+                for v, c in self.ins
+            ]
+            fn = self.prim.fast(*avals, **self.params)
+        if fn is None:
+            fn = functools.partial(impl, **self.params) if self.params else impl
+        name = src.constant(fn)
         operands = ", ".join(
             f"v{v}" if v is not None else src.constant(c) for v, c in self.ins
         )
         if self.prim.multiple_results:
             targets = "".join(f"v{v}, " for v in self.outs) or "_"
-            return f"{targets} = {fn}({operands})"
-        return f"v{self.outs[0]} = _asarray({fn}({operands}))"
+            return f"{targets} = {name}({operands})"
+        return f"v{self.outs[0]} = _asarray({name}({operands}))"
+
+
+def _constant_aval(value: Any) -> ShapedArray:
+    """The abstract value of a recorded constant (a NumPy value)."""
+    array = np.asarray(value)
+    return ShapedArray(array.shape, array.dtype, False)
 
 
 def record(
