@@ -226,6 +226,23 @@ class Primitive:
         self.transpose = rule
         return rule
 
+    def evaluate(self, avals: list[ShapedArray], params: dict[str, Any]) -> Any:
+        """The abstract evaluation, remembered per abstract values and
+        parameters (it depends on nothing else): a differentiated or traced
+        operation evaluates the same few again and again."""
+        try:
+            key = (self, *avals, *params.items())
+            return _EVALUATED[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable parameter: not remembered
+            return self.abstract_eval(*avals, **params)  # type: ignore[misc]
+        out = self.abstract_eval(*avals, **params)  # type: ignore[misc]
+        if len(_EVALUATED) >= _EVALUATED_MAX:
+            _EVALUATED.clear()
+        _EVALUATED[key] = out
+        return out
+
     def def_fast(
         self, rule: Callable[..., Callable[..., Any] | None]
     ) -> Callable[..., Callable[..., Any] | None]:
@@ -261,7 +278,7 @@ class Primitive:
         if self.impl is None or self.abstract_eval is None:
             raise NotImplementedError(f"primitive {self.name} has no rules")
         avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in args]
-        out = self.abstract_eval(*avals, **params)
+        out = self.evaluate(avals, params)
         values = [x._value for x in args]
         result = _core.ignore_fp_errors(self.impl, *values, **params)
         if self.multiple_results:
@@ -269,6 +286,11 @@ class Primitive:
                 _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
             )
         return _owned(result, out.weak_type, values)
+
+
+# Primitive.evaluate's memory (dropped whole when full).
+_EVALUATED: dict[tuple[Any, ...], Any] = {}
+_EVALUATED_MAX: Final = 4096
 
 
 def innermost_trace(args: Sequence[Any]) -> Any:
@@ -356,7 +378,7 @@ def record(
     for x in args:
         if isinstance(x, Tracer) and x._trace is not current_trace():
             x.check()  # raises: a leaked tracer, or another trace's
-    out = prim.abstract_eval(*(aval_of(x) for x in args), **params)
+    out = prim.evaluate([aval_of(x) for x in args], params)
     ins: list[tuple[int, None] | tuple[None, Any]] = [
         (x._var, None) if isinstance(x, Tracer) else (None, x._value) for x in args
     ]
