@@ -230,8 +230,8 @@ class Primitive:
         """The abstract evaluation, remembered per abstract values and
         parameters (it depends on nothing else): a differentiated or traced
         operation evaluates the same few again and again."""
+        key = (self, *avals, *params.items())
         try:
-            key = (self, *avals, *params.items())
             return _EVALUATED[key]
         except KeyError:
             pass
