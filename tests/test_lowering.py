@@ -41,6 +41,9 @@ WITHOUT: dict[str, str] = {
     "reduceat": "ufunc method",
     "_scatter_apply": "x.at[].apply",
     "_view": "bit reinterpretation",
+    # nn.initializers.orthogonal's QR step: parameters are made, not
+    # differentiated through.
+    "_orthonormal_columns": "initializer",
 }
 
 
