@@ -241,3 +241,21 @@ def test_a_lowering_is_used_under_jit_of_grad() -> None:
         np.asarray(tl.jit(tl.grad(f))(x)), np.asarray(tl.grad(f)(x))
     )
     assert math.isfinite(float(tl.jit(f)(x)))
+
+
+def test_exact_gelu_runs_under_jit_and_differentiates() -> None:
+    """It computes with lax.erf, which jit records like any primitive."""
+    from typelattice import nn
+
+    x = tnp.asarray([1.0, -0.5, 2.0], dtype="float32")
+    eager = nn.gelu(x, approximate=False)
+    np.testing.assert_array_equal(
+        np.asarray(tl.jit(lambda x: nn.gelu(x, approximate=False))(x)),
+        np.asarray(eager),
+    )
+    g = tl.grad(lambda x: tnp.sum(nn.gelu(x, approximate=False)))(x)
+    # d/dx x*Phi(x) = Phi(x) + x*phi(x)
+    xs = np.asarray(x, np.float64)
+    phi = np.exp(-(xs**2) / 2) / np.sqrt(2 * np.pi)
+    cdf = np.asarray([0.8413447460685429, 0.3085375387259869, 0.9772498680518208])
+    np.testing.assert_allclose(np.asarray(g), cdf + xs * phi, rtol=1e-5)

@@ -362,8 +362,6 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     if approximate:
         c = math.sqrt(2 / math.pi)
         return 0.5 * a * (1 + tnp.tanh(c * (a + 0.044715 * (a * a * a))))
-    # Note: typelattice.lax.erf is evaluated eagerly, so the exact form does
-    # not run under jit yet (the default approximate form does).
     return 0.5 * a * (1 + lax.erf(a * (1 / math.sqrt(2))))
 
 
