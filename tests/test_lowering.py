@@ -259,3 +259,9 @@ def test_exact_gelu_runs_under_jit_and_differentiates() -> None:
     phi = np.exp(-(xs**2) / 2) / np.sqrt(2 * np.pi)
     cdf = np.asarray([0.8413447460685429, 0.3085375387259869, 0.9772498680518208])
     np.testing.assert_allclose(np.asarray(g), cdf + xs * phi, rtol=1e-5)
+
+
+def test_programs_show_recorded_primitives_with_their_operands() -> None:
+    x = tnp.asarray([1.0, 2.0], dtype="float32")
+    shown = tl.jit(tl.grad(lambda x: tnp.sum(tnp.sin(x)))).program(x).pretty()
+    assert "lax.cos(v0)" in shown

@@ -334,7 +334,7 @@ class PrimitiveEquation(Equation):
 
     def pretty(self, var: Callable[[int], str]) -> str:
         outs = ", ".join(var(v) for v in self.outs)
-        shown = ", ".join(f"v{v}" if v is None else _short(c) for v, c in self.ins)
+        shown = ", ".join(f"v{v}" if v is not None else _short(c) for v, c in self.ins)
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"{outs} = lax.{self.prim.name}({shown}{params})"
 
