@@ -265,3 +265,18 @@ def test_programs_show_recorded_primitives_with_their_operands() -> None:
     x = tnp.asarray([1.0, 2.0], dtype="float32")
     shown = tl.jit(tl.grad(lambda x: tnp.sum(tnp.sin(x)))).program(x).pretty()
     assert "lax.cos(v0)" in shown
+
+
+def test_relu_has_jax_derivative_at_its_kinks() -> None:
+    """jax.nn.relu and relu6 define the derivative as 0 at their kinks
+    (maximum's symmetric rule would give 1/2), and 0 at NaN."""
+    from typelattice import nn
+
+    x = tnp.asarray([-1.0, 0.0, 3.0, 6.0, 7.0, float("nan")], dtype="float32")
+    relu = tl.grad(lambda x: tnp.sum(nn.relu(x)))(x)
+    relu6 = tl.grad(lambda x: tnp.sum(nn.relu6(x)))(x)
+    np.testing.assert_array_equal(np.asarray(relu), [0, 0, 1, 1, 1, 0])
+    np.testing.assert_array_equal(np.asarray(relu6), [0, 0, 1, 0, 0, 0])
+    np.testing.assert_array_equal(
+        np.asarray(tl.vjp(nn.relu, x)[0]), np.asarray(nn.relu(x))
+    )

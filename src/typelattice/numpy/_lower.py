@@ -222,7 +222,9 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
             moved = (v2 - v1) == total + 1
             index = np.where(moved, v1 - 1, 0).astype(np.int64)
             if moved.all() and np.array_equal(index.ravel(), np.arange(total)):
-                out = lax.reshape(source, tuple(o.shape))  # a reshape: no gather
+                # A reshape: no gather (none at all for one array kept as is).
+                whole = _cast(data[0][1], dt) if len(data) == 1 else source
+                out = lax.reshape(whole, tuple(o.shape))
             else:
                 flat = wrap(
                     index.ravel().astype(np.int32), aval(np.dtype(np.int32), False)
