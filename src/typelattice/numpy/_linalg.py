@@ -356,12 +356,11 @@ def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
     dtype; no label repeated within a term)."""
     from typelattice import lax
 
-    for term in terms:
+    terms = list(terms)
+    arrays = list(arrays)
+    for i, term in enumerate(terms):
         if len(set(term)) != len(term):
-            raise NotImplementedError(
-                f"einsum: differentiating a term with a repeated label ({term!r}, "
-                "a diagonal) is not supported; take tnp.diagonal first"
-            )
+            terms[i], arrays[i] = _diagonal(term, arrays[i])
     sizes: dict[str, int] = {}
     for term, x in zip(terms, arrays, strict=True):
         for label, n in zip(term, x.shape, strict=True):
@@ -402,6 +401,24 @@ def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
     if labels != output:
         acc = lax.transpose(acc, tuple(labels.index(c) for c in output))
     return acc
+
+
+def _diagonal(term: str, x: Any) -> tuple[str, Any]:
+    """A term with repeated labels (``'ii'``) reduced to each label once,
+    ``x`` to the elements where their indices agree: a gather of the
+    elements ``np.einsum`` picks from an array of element numbers."""
+    from typelattice import lax
+    from typelattice._array import wrap as wrap_array
+    from typelattice._lax._indexing import take_along_axis
+
+    kept = "".join(dict.fromkeys(term))
+    numbers = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    picked = np.einsum(f"{term}->{kept}", numbers)
+    index = wrap_array(
+        picked.ravel().astype(np.int32), _core.aval(np.dtype(np.int32), False)
+    )
+    flat = take_along_axis(lax.reshape(x, (x.size,)), index, 0)
+    return kept, lax.reshape(flat, picked.shape)
 
 
 def _broadcast_labels(x: Any, term: str, sizes: dict[str, int]) -> Any:

@@ -211,25 +211,32 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
         first, second = numbered(1), numbered(total + 2)
         shaped = expected(function, *args, **kwargs)
         out_leaves, out_tree = tree.flatten(shaped)
-        dt = out_leaves[0].dtype
-        parts = [
-            _cast(lax.reshape(x, (n,)), dt)
-            for (_, x), n in zip(data, sizes, strict=True)
-        ]
-        source = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
+        sources: dict[Any, Any] = {}
+
+        def source_in(dt: Any) -> Any:
+            """The data's elements end to end, in ``dt``."""
+            if dt not in sources:
+                parts = [
+                    _cast(lax.reshape(x, (n,)), dt)
+                    for (_, x), n in zip(data, sizes, strict=True)
+                ]
+                sources[dt] = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
+            return sources[dt]
+
         results: list[Any] = []
         for o, v1, v2 in zip(out_leaves, first, second, strict=True):
+            dt = o.dtype
             moved = (v2 - v1) == total + 1
             index = np.where(moved, v1 - 1, 0).astype(np.int64)
             if moved.all() and np.array_equal(index.ravel(), np.arange(total)):
                 # A reshape: no gather (none at all for one array kept as is).
-                whole = _cast(data[0][1], dt) if len(data) == 1 else source
+                whole = _cast(data[0][1], dt) if len(data) == 1 else source_in(dt)
                 out = lax.reshape(whole, tuple(o.shape))
             else:
                 flat = wrap(
                     index.ravel().astype(np.int32), aval(np.dtype(np.int32), False)
                 )
-                out = lax.reshape(_take_flat(source, flat), tuple(o.shape))
+                out = lax.reshape(_take_flat(source_in(dt), flat), tuple(o.shape))
                 if not moved.all():
                     constants = wrap(np.where(moved, 0, v1).astype(dt), aval(dt, False))
                     out = lax.select(
