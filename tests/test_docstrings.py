@@ -39,6 +39,7 @@ import typelattice
 import typelattice.nn
 import typelattice.nn.initializers
 import typelattice.numpy as tnp
+import typelattice.optim
 import typelattice.random
 import typelattice.typing
 
@@ -48,6 +49,7 @@ MODULES = (
     typelattice.random,
     typelattice.nn,
     typelattice.nn.initializers,
+    typelattice.optim,
     typelattice.typing,
 )
 

@@ -51,3 +51,31 @@ def test_numpy_side_by_side() -> None:
     [(numpy_right, ours_right)] = rows(out, "a + (b + c)")
     assert numpy_left.startswith("float32 ") and numpy_right.startswith("float16 ")
     assert ours_left.startswith("float16 ") and ours_right.startswith("float16 ")
+
+
+def test_train_mixed_precision_quick() -> None:
+    """A short run: both models train in bfloat16 with float32 parameters,
+    gradients and optimiser state, and reach the float32 run's accuracy."""
+    out = run_example_args("train_mixed_precision.py", "--quick")
+    assert "parameters       float32" in out
+    assert "gradients        float32" in out
+    assert "optimiser state  float32, int32" in out
+    assert "activations      bfloat16" in out
+    for line in out.splitlines():
+        if " vs float32 " in line:
+            bf16 = float(line.split("bfloat16 ")[1].split("%")[0])
+            f32 = float(line.split("vs float32 ")[1].split("%")[0])
+            assert abs(bf16 - f32) <= 3.0, line  # a short run: within 3 points
+            assert f32 > 40.0, line  # better than chance (25-33%)
+    assert out.count(" vs float32 ") == 2
+
+
+def run_example_args(name: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(EXAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -117,7 +117,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tracing", ("typelattice._tracing",)),
     ("primitives", ("typelattice._lax", "typelattice.lax")),
     ("namespace", ("typelattice.numpy",)),
-    ("keys and layers", ("typelattice.random", "typelattice.nn")),
+    (
+        "keys, layers, optimisers",
+        ("typelattice.random", "typelattice.nn", "typelattice.optim"),
+    ),
 ]
 
 

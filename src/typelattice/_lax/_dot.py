@@ -19,6 +19,7 @@ complex product the real part.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +74,7 @@ def _precision(dt: DType) -> tuple[bool, int, int, int, bool]:
     )
 
 
+@functools.cache
 def result_dtype(lhs: DType, rhs: DType, preferred: DType | None) -> DType:
     """The dtype of ``dot_general`` of operands of these dtypes."""
     left, right = _precision(lhs), _precision(rhs)
@@ -149,6 +151,7 @@ def _dot_general_abstract(
     return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
+@functools.cache
 def _compute_dtype(operand_dtype: DType, out: DType) -> DType:
     """The dtype to multiply in: the result's, unless it is of a lower kind
     than the operands' (complex to real, float to int), then the operands'.
@@ -176,13 +179,16 @@ def _dot_general_impl(
     free_l = [i for i in range(lhs.ndim) if i not in (*lb, *lc)]
     free_r = [i for i in range(rhs.ndim) if i not in (*rb, *rc)]
     # (batch, free, contracting) @ (batch, contracting, free), as 3-d stacks.
-    a = np.transpose(lhs.astype(compute), (*lb, *free_l, *lc))
-    b = np.transpose(rhs.astype(compute), (*rb, *rc, *free_r))
+    a = np.transpose(lhs.astype(compute, copy=False), (*lb, *free_l, *lc))
+    b = np.transpose(rhs.astype(compute, copy=False), (*rb, *rc, *free_r))
     nb = math.prod(lhs.shape[d] for d in lb)
     nk = math.prod(lhs.shape[d] for d in lc)
     nl = math.prod(lhs.shape[d] for d in free_l)
     nr = math.prod(rhs.shape[d] for d in free_r)
-    product = np.matmul(a.reshape(nb, nl, nk), b.reshape(nb, nk, nr))
+    if lb:
+        product = np.matmul(a.reshape(nb, nl, nk), b.reshape(nb, nk, nr))
+    else:  # 2-d: a transposed matrix stays a view, which BLAS takes as is
+        product = np.matmul(a.reshape(nl, nk), b.reshape(nk, nr))
     shape = (
         *(lhs.shape[d] for d in lb),
         *(lhs.shape[d] for d in free_l),

@@ -541,6 +541,11 @@ defjvp_zero(round_p)
 convert_element_type_p = Primitive("convert_element_type")
 
 
+@convert_element_type_p.def_noop
+def _convert_noop(x: ShapedArray, *, new_dtype: DType, weak_type: bool = False) -> bool:
+    return new_dtype == x.dtype and weak_type == x.weak_type
+
+
 @convert_element_type_p.def_abstract_eval
 def _convert_abstract(
     x: ShapedArray, *, new_dtype: DType, weak_type: bool = False

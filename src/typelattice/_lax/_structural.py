@@ -89,6 +89,15 @@ def _shape_of(fname: str, what: str, shape: Any) -> Shape:
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 
+@broadcast_in_dim_p.def_noop
+def _broadcast_in_dim_noop(
+    x: ShapedArray, *, shape: Shape, broadcast_dimensions: Shape
+) -> bool:
+    return tuple(shape) == x.shape and tuple(broadcast_dimensions) == tuple(
+        range(x.ndim)
+    )
+
+
 @broadcast_in_dim_p.def_abstract_eval
 def _broadcast_in_dim_abstract(
     x: ShapedArray, *, shape: Shape, broadcast_dimensions: Shape
@@ -207,6 +216,13 @@ def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Array:
 reshape_p = Primitive("reshape")
 
 
+@reshape_p.def_noop
+def _reshape_noop(
+    x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
+) -> bool:
+    return dimensions is None and tuple(new_sizes) == x.shape
+
+
 @reshape_p.def_abstract_eval
 def _reshape_abstract(
     x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
@@ -280,6 +296,11 @@ def reshape(
 
 
 transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_noop
+def _transpose_noop(x: ShapedArray, *, permutation: Shape) -> bool:
+    return tuple(permutation) == tuple(range(x.ndim))
 
 
 @transpose_p.def_abstract_eval

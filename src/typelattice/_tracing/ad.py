@@ -324,7 +324,7 @@ def backward_pass(
                 Zero(aval) if c is None else c
                 for c, aval in zip(
                     got,
-                    prim.abstract_eval(*map(aval_of, args), **params),  # type: ignore[misc]
+                    prim.abstract_eval(*map(aval_of, args), **params),  # pyright: ignore[reportOptionalCall]
                     strict=True,
                 )
             ]
@@ -426,8 +426,8 @@ def vjp(
       argument's dtype and weak flag (float0 zeros for integer arguments).
 
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> y, f_vjp = tl.vjp(tnp.sin, tnp.asarray(0.0))
-    >>> f_vjp(tnp.asarray(1.0))
+    >>> y, f_vjp = tl.vjp(tnp.sin, tnp.float32(0.0))
+    >>> f_vjp(tnp.float32(1.0))
     (Array(1., dtype=float32),)
     """
     name = f"vjp({getattr(fun, '__name__', 'fun')})"
@@ -472,8 +472,8 @@ def _split_aux(
     out_tree: tree.TreeDef, out_leaves: list[Any], pairs: list[Any], where: str
 ) -> tuple[tree.TreeDef, list[Any], list[Any], Any]:
     """``(output, aux)`` taken apart: aux's tracers become their primals."""
-    both = out_tree.unflatten(list(range(len(out_leaves))))
-    if not isinstance(both, tuple) or len(both) != 2:
+    both: Any = out_tree.unflatten(list(range(len(out_leaves))))
+    if not isinstance(both, tuple) or len(both) != 2:  # pyright: ignore[reportUnknownArgumentType]
         raise TypeError(
             f"{where}: with has_aux=True the function must return a pair "
             f"(output, auxiliary data), got {out_tree}"
@@ -511,7 +511,7 @@ def jvp(
       an integer output is an array of float0 zeros.
 
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> tl.jvp(tnp.sin, (tnp.asarray(0.0),), (tnp.asarray(2.0),))
+    >>> tl.jvp(tnp.sin, (tnp.float32(0.0),), (tnp.float32(2.0),))
     (Array(0., dtype=float32), Array(2., dtype=float32))
     """
     name = f"jvp({getattr(fun, '__name__', 'fun')})"
@@ -533,11 +533,12 @@ def jvp(
         for i, (p, t) in enumerate(zip(flat, t_leaves, strict=True)):
             aval = aval_of(p)
             if _dtypes.kind_of(aval.dtype) not in "fc":
-                if getattr(t, "dtype", None) != float0:
+                got: Any = getattr(t, "dtype", None) or type(t).__name__
+                if got != float0:
                     raise TypeError(
                         f"{name}: the tangent of an argument of dtype {aval.dtype} "
                         "must be an array of dtype float0 (np.zeros(shape, "
-                        f"typelattice.float0)), got {getattr(t, 'dtype', type(t))}"
+                        f"typelattice.float0)), got {got}"
                     )
                 tracers.append(p)
                 continue
@@ -573,7 +574,7 @@ def _unpack_forward(trace: JVPTrace, leaf: Any, where: str) -> tuple[Any, Any]:
 def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
-        if not isinstance(n, int) or not -nargs <= n < nargs:
+        if not -nargs <= n < nargs:
             raise ValueError(
                 f"{where}: argnums={argnums!r} names no positional argument of a "
                 f"call with {nargs}; pass the arguments to differentiate "
@@ -719,8 +720,17 @@ def grad(
     holomorphic: bool = False,
     allow_int: bool = False,
 ) -> Callable[..., Any]:
-    """The gradient of a scalar function (see :func:`value_and_grad` for the
-    arguments).
+    """The gradient of a scalar function.
+
+    Args:
+      fun: a function returning a scalar of a floating dtype (complex with
+        ``holomorphic=True``), or ``(scalar, aux)`` with ``has_aux``.
+      argnums: the position of the argument to differentiate, or a
+        sequence of positions.
+      has_aux: ``fun`` returns ``(output, aux)``.
+      holomorphic: ``fun`` is holomorphic: complex inputs and output.
+      allow_int: accept bool and integer arguments (their gradient is an
+        array of float0 zeros).
 
     Returns:
       A function of ``fun``'s arguments returning the gradient with
@@ -729,7 +739,7 @@ def grad(
       flag: float32 parameters used in bfloat16 get float32 gradients.
 
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> tl.grad(lambda x: tnp.sin(x) * x)(tnp.asarray(0.0))
+    >>> tl.grad(lambda x: tnp.sin(x) * x)(tnp.float32(0.0))
     Array(0., dtype=float32)
     >>> tl.grad(lambda z: abs(z) ** 2)(1 + 2j)
     Array(2.-4.j, dtype=complex64, weak_type=True)
@@ -752,8 +762,15 @@ def stop_gradient(x: Any) -> Any:
     """``x`` with no derivative: its value, treated as a constant by every
     transformation running (a pytree is taken leaf by leaf).
 
+    Args:
+      x: an array, or a pytree of arrays.
+
+    Returns:
+      ``x`` with the same structure, dtypes and weak flags, its leaves
+      constants to ``grad``, ``vjp`` and ``jvp``.
+
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> tl.grad(lambda x: x * tl.stop_gradient(x))(tnp.asarray(3.0))
+    >>> tl.grad(lambda x: x * tl.stop_gradient(x))(tnp.float32(3.0))
     Array(3., dtype=float32)
     """
 

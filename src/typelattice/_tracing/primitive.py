@@ -180,6 +180,7 @@ class Primitive:
         "jvp",
         "multiple_results",
         "name",
+        "noop",
         "transpose",
     )
 
@@ -189,6 +190,7 @@ class Primitive:
     abstract_eval: AbstractEval | None
     jvp: Callable[..., Any] | None
     transpose: Callable[..., Any] | None
+    noop: Callable[..., bool] | None
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         if name in PRIMITIVES:
@@ -199,6 +201,7 @@ class Primitive:
         self.abstract_eval = None
         self.jvp = None
         self.transpose = None
+        self.noop = None
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -220,6 +223,13 @@ class Primitive:
         self.transpose = rule
         return rule
 
+    def def_noop(self, test: Callable[..., bool]) -> Callable[..., bool]:
+        """``test(aval, **params)``: whether the primitive returns its first
+        operand unchanged (a reshape to its own shape...): a tracer is then
+        returned as it is, and nothing is recorded."""
+        self.noop = test
+        return test
+
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to arrays (the result computed, an array
         that owns its data, or a tuple of them with ``multiple_results``),
@@ -229,6 +239,9 @@ class Primitive:
                 trace = innermost_trace(args)
                 if trace is None:
                     break
+                noop = self.noop
+                if noop is not None and noop(aval_of(args[0]), **params):
+                    return args[0]  # (a tracer: nothing to record)
                 if trace.level < 0:  # jit or eval_shape
                     return record(trace, self, args, params)
                 return trace.process_primitive(self, args, params)

@@ -18,7 +18,8 @@ from typelattice import _config, _core, _dtypes, _promotion
 from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
+from typelattice.numpy import _lower
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -764,3 +765,40 @@ class ScalarType:
 
     def __hash__(self) -> int:
         return hash(self.dtype)
+
+
+# -- lowerings (for differentiation) --------------------------------------------
+
+
+def _astype_lower(
+    x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None
+) -> Any:
+    result = _lower.expected(astype, x, dtype)
+    return _lower.finish(_lower.like(x, result), result)
+
+
+def _convert_to_lower(x: Any, dtype: Any, where: str) -> Any:
+    result = _lower.expected(convert_to, x, dtype, where)
+    return _lower.finish(_lower.like(x, result), result)
+
+
+def _full_like_lower(
+    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Any:
+    from typelattice._tracing.ad import stop_gradient
+
+    result = _lower.expected(full_like, a, fill_value, dtype, shape)
+    if not isinstance(fill_value, Array):
+        return full_like(stop_gradient(a), fill_value, dtype, shape)
+    filled = _lower.broadcast(_lower.like(fill_value, result), tuple(result.shape))
+    return _lower.finish(filled, result)
+
+
+lowering(asarray)(_lower.moves_elements(asarray, 0))
+lowering(array)(_lower.moves_elements(array, 0))
+lowering(astype)(_astype_lower)
+lowering(convert_to)(_convert_to_lower)
+lowering(full_like)(_full_like_lower)
+for _fn in (zeros_like, ones_like, empty_like):
+    lowering(_fn)(_lower.constant(_fn))
+del _fn

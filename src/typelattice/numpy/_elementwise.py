@@ -324,14 +324,21 @@ def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
     return a._value if type(a) is ArrayImpl else None
 
 
+@functools.cache
+def _lowering_tools() -> tuple[Any, Callable[[Any], Any]]:
+    """typelattice.lax and stop_gradient, loaded when first differentiating."""
+    from typelattice import lax
+    from typelattice._tracing.ad import stop_gradient
+
+    return lax, stop_gradient
+
+
 def lower(op: Op, args: tuple[Any, ...]) -> Array:
     """``op`` on ``args`` with primitives: the operands are promoted by the
     function's plan (conversions range-checked as eagerly, when the values
     are known) and broadcast, then ``op.lowered`` computes, and the result
     takes the plan's dtype and weak flag."""
-    from typelattice import lax
-    from typelattice._tracing.ad import stop_gradient
-
+    lax, stop_gradient = _lowering_tools()
     name = op.name
     items: list[Any] = []
     keys: list[object] = []
@@ -340,7 +347,10 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
         items.append(v)
         keys.append(k)
     state = _state()
-    plan = build_plan(op, tuple(keys), state)
+    tkeys = tuple(keys)
+    plan = state.memo.get((op, tkeys))
+    if plan is None:
+        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
     out_dt, out_weak = plan.out_key
     fn = op.lowered
     if fn is ZERO_DERIVATIVE or (fn is None and _dtypes.kind_of(out_dt) not in "fc"):
@@ -363,6 +373,9 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         _core.broadcast_error(name, shapes)
+    # A primitive takes scalars beside arrays; compositions (select...) need
+    # every operand at the full shape.
+    composite = not getattr(fn, "__module__", "").startswith("typelattice._lax")
     operands: list[Any] = []
     for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
         if isinstance(v, Array):
@@ -377,7 +390,7 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
                 np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd),
                 _core.aval(cd, False),
             )
-        if v.shape != shape and v.ndim:
+        if v.shape != shape and (v.ndim or composite):
             n = len(shape)
             v = lax.broadcast_in_dim(v, shape, tuple(range(n - v.ndim, n)))
         operands.append(v)

@@ -17,7 +17,8 @@ from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._core import Conversion
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
+from typelattice.numpy import _lower
 from typelattice.numpy._elementwise import promote, promotion_op
 
 if TYPE_CHECKING:
@@ -341,3 +342,247 @@ def einsum(
         lambda *vs: np.einsum(subscripts, *vs, optimize=opt),
         preferred_element_type,
     )
+
+
+# -- lowerings (for differentiation) --------------------------------------------
+# Every product is an Einstein summation: the operands are converted to the
+# result's dtype, then contracted pairwise with lax.dot_general.
+
+_LETTERS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
+    """``einsum('terms->output', *arrays)`` with primitives (arrays of one
+    dtype; no label repeated within a term)."""
+    from typelattice import lax
+
+    for term in terms:
+        if len(set(term)) != len(term):
+            raise NotImplementedError(
+                f"einsum: differentiating a term with a repeated label ({term!r}, "
+                "a diagonal) is not supported; take tnp.diagonal first"
+            )
+    sizes: dict[str, int] = {}
+    for term, x in zip(terms, arrays, strict=True):
+        for label, n in zip(term, x.shape, strict=True):
+            sizes[label] = n if n != 1 else sizes.get(label, 1)
+    pending = [
+        (term, _broadcast_labels(x, term, sizes))
+        for term, x in zip(terms, arrays, strict=True)
+    ]
+
+    def needed_after(k: int) -> set[str]:
+        return set(output).union(*(t for t, _ in pending[k + 1 :]))
+
+    labels, acc = _sum_unneeded(
+        *pending[0], needed_after(0) | set().union(*(t for t, _ in pending[1:2]))
+    )
+    for k in range(1, len(pending)):
+        term, y = pending[k]
+        keep = needed_after(k)
+        labels, acc = _sum_unneeded(labels, acc, keep | set(term))
+        term, y = _sum_unneeded(term, y, keep | set(labels))
+        batch = [lab for lab in labels if lab in term and lab in keep]
+        summed = [lab for lab in labels if lab in term and lab not in keep]
+        dims = (
+            (
+                tuple(labels.index(c) for c in summed),
+                tuple(term.index(c) for c in summed),
+            ),
+            (
+                tuple(labels.index(b) for b in batch),
+                tuple(term.index(b) for b in batch),
+            ),
+        )
+        acc = lax.dot_general(acc, y, dims)
+        free_x = [lab for lab in labels if lab not in batch and lab not in summed]
+        free_y = [lab for lab in term if lab not in batch and lab not in summed]
+        labels = "".join(batch + free_x + free_y)
+    labels, acc = _sum_unneeded(labels, acc, set(output))
+    if labels != output:
+        acc = lax.transpose(acc, tuple(labels.index(c) for c in output))
+    return acc
+
+
+def _broadcast_labels(x: Any, term: str, sizes: dict[str, int]) -> Any:
+    """``x`` with its axes of size 1 broadcast to their labels' sizes."""
+    from typelattice import lax
+
+    shape = tuple(sizes[lab] for lab in term)
+    if shape == tuple(x.shape):
+        return x
+    return lax.broadcast_in_dim(x, shape, tuple(range(len(term))))
+
+
+def _sum_unneeded(term: str, x: Any, keep: set[str]) -> tuple[str, Any]:
+    from typelattice import lax
+
+    drop = tuple(i for i, lab in enumerate(term) if lab not in keep)
+    if not drop:
+        return term, x
+    kept = "".join(c for c in term if c in keep)
+    return kept, lax.reduce_sum(x, drop)
+
+
+def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Explicit terms and output of an einsum (ellipses given letters)."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    used = set(spec) - set(".,->")
+    spare = [c for c in _LETTERS if c not in used]
+    most = max(
+        (
+            len(s) - len(t.replace("...", ""))
+            for t, s in zip(terms, shapes, strict=True)
+            if "..." in t
+        ),
+        default=0,
+    )
+    ellipsis = "".join(spare[:most])
+    expanded: list[str] = []
+    for t, s in zip(terms, shapes, strict=True):
+        if "..." in t:
+            n = len(s) - len(t.replace("...", ""))
+            t = t.replace("...", ellipsis[most - n :])
+        expanded.append(t)
+    if not arrow:
+        counts: dict[str, int] = {}
+        for t in expanded:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + "".join(
+            sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis)
+        )
+    else:
+        output = output.replace("...", ellipsis)
+    return expanded, output
+
+
+def _einsum_lower(
+    subscripts: str,
+    /,
+    *operands: Any,
+    out: None = None,
+    optimize: Any = "auto",
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Any:
+    result = _lower.expected(
+        einsum, subscripts, *operands, preferred_element_type=preferred_element_type
+    )
+    arrays = [_lower.like(x, result) for x in operands]
+    terms, output = _parse(subscripts, [tuple(x.shape) for x in arrays])
+    return _lower.finish(_contract(terms, output, arrays), result)
+
+
+def _product_lower(
+    function: Any, spec: Callable[[int, int], str]
+) -> Callable[..., Any]:
+    """The lowering of a product of two arrays whose einsum subscripts
+    depend on their ranks."""
+
+    def lower(
+        a: Any, b: Any, *, preferred_element_type: DTypeLike | None = None
+    ) -> Any:
+        result = _lower.expected(
+            function, a, b, preferred_element_type=preferred_element_type
+        )
+        x, y = _lower.like(a, result), _lower.like(b, result)
+        terms, output = _parse(spec(x.ndim, y.ndim), [tuple(x.shape), tuple(y.shape)])
+        return _lower.finish(_contract(terms, output, [x, y]), result)
+
+    return lower
+
+
+def _matmul_spec(na: int, nb: int) -> str:
+    if na == 1 and nb == 1:
+        return "k,k->"
+    if na == 1:
+        return "k,...kj->...j"
+    if nb == 1:
+        return "...ik,k->...i"
+    return "...ik,...kj->...ij"
+
+
+def _dot_spec(na: int, nb: int) -> str:
+    if na == 0 or nb == 0:
+        a, b = _LETTERS[:na], _LETTERS[na : na + nb]
+        return f"{a},{b}->{a}{b}"
+    a = _LETTERS[: na - 1]
+    if nb == 1:
+        return f"{a}Z,Z->{a}"
+    b = _LETTERS[na : na + nb - 2]
+    return f"{a}Z,{b}ZY->{a}{b}Y"
+
+
+def _inner_spec(na: int, nb: int) -> str:
+    if na == 0 or nb == 0:
+        return _dot_spec(na, nb)
+    a, b = _LETTERS[: na - 1], _LETTERS[na : na + nb - 1]
+    return f"{a}Z,{b}Z->{a}{b}"
+
+
+def _vdot_lower(
+    a: Any, b: Any, *, preferred_element_type: DTypeLike | None = None
+) -> Any:
+    from typelattice import lax
+
+    result = _lower.expected(vdot, a, b, preferred_element_type=preferred_element_type)
+    x, y = _lower.like(a, result), _lower.like(b, result)
+    x = lax.reshape(x, (x.size,))
+    y = lax.reshape(y, (y.size,))
+    if _dtypes.kind_of(x.dtype) == "c":
+        x = lax.conj(x)
+    return _lower.finish(_contract(["k", "k"], "", [x, y]), result)
+
+
+def _outer_lower(a: Any, b: Any, out: None = None) -> Any:
+    from typelattice import lax
+
+    result = _lower.expected(outer, a, b)
+    x, y = _lower.like(a, result), _lower.like(b, result)
+    x = lax.reshape(x, (x.size,))
+    y = lax.reshape(y, (y.size,))
+    return _lower.finish(_contract(["i", "j"], "ij", [x, y]), result)
+
+
+def _tensordot_lower(
+    a: Any,
+    b: Any,
+    axes: Any = 2,
+    precision: Any = None,
+    preferred_element_type: DTypeLike | None = None,
+) -> Any:
+    result = _lower.expected(
+        tensordot, a, b, axes, preferred_element_type=preferred_element_type
+    )
+    x, y = _lower.like(a, result), _lower.like(b, result)
+    if isinstance(axes, int):
+        ax = list(range(x.ndim - axes, x.ndim))
+        bx = list(range(axes))
+    else:
+        ax, bx = axes
+        ax = [ax] if isinstance(ax, int) else list(ax)
+        bx = [bx] if isinstance(bx, int) else list(bx)
+    ax = [i % x.ndim for i in ax]
+    bx = [i % y.ndim for i in bx]
+    ta = list(_LETTERS[: x.ndim])
+    tb = list(_LETTERS[x.ndim : x.ndim + y.ndim])
+    for i, j in zip(ax, bx, strict=True):
+        tb[j] = ta[i]
+    output = [c for i, c in enumerate(ta) if i not in ax] + [
+        c for j, c in enumerate(tb) if j not in bx
+    ]
+    return _lower.finish(
+        _contract(["".join(ta), "".join(tb)], "".join(output), [x, y]), result
+    )
+
+
+lowering(matmul)(_product_lower(matmul, _matmul_spec))
+lowering(dot)(_product_lower(dot, _dot_spec))
+lowering(inner)(_product_lower(inner, _inner_spec))
+lowering(vdot)(_vdot_lower)
+lowering(outer)(_outer_lower)
+lowering(tensordot)(_tensordot_lower)
+lowering(einsum)(_einsum_lower)

@@ -171,15 +171,13 @@ def _number_data(
     return data, leaves, treedef
 
 
-def moves_elements(
-    function: Any, *positions: int
-) -> Callable[..., Any]:
+def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
     """The lowering of a namespace function that moves elements of its
     arguments at ``positions`` (each an array or a sequence of arrays; all
     positional arguments when none are given)."""
     from typelattice._array import wrap
+    from typelattice._config import enable_x64
     from typelattice._core import aval
-    from typelattice._tracing.tracer import dummy
 
     fn = function._traced
     chosen = positions or None
@@ -188,47 +186,53 @@ def moves_elements(
         data, leaves, treedef = _number_data(args, kwargs, chosen)
         sizes = [math.prod(x.shape) for _, x in data]
         total = sum(sizes)
-        if 2 * total + 2 >= 2**31:
+        if 2 * total + 2 >= 2**53:
             raise NotImplementedError(
                 f"typelattice.numpy.{fn.__name__.lstrip('_')}: differentiating "
                 f"it on {total} elements is not supported (2**30 at most)"
             )
 
         def numbered(base: int) -> Any:
+            # Element numbers as float64 (exact below 2**53, and any value
+            # the function writes can be stored beside them), in 64-bit mode
+            # so that nothing narrows them.
             filled = list(leaves)
             start = base
             for (pos, x), n in zip(data, sizes, strict=True):
-                numbers = np.arange(start, start + n, dtype=np.int32).reshape(x.shape)
-                filled[pos] = wrap(numbers, aval(np.dtype(np.int32), False))
+                numbers: Any = np.arange(start, start + n, dtype=np.float64)
+                numbers = numbers.reshape(x.shape)
+                filled[pos] = wrap(numbers, aval(np.dtype(np.float64), False))
                 start += n
             a, k = treedef.unflatten(filled)
             k = {key: v for key, v in k.items() if key != "dtype"}
-            return tree.leaves(fn(*a, **k))
+            with enable_x64():
+                return [np.real(o._value) for o in tree.leaves(fn(*a, **k))]
 
         first, second = numbered(1), numbered(total + 2)
-        # The results' abstract values: the function on stand-ins of the data.
-        standins = list(leaves)
-        for pos, x in data:
-            standins[pos] = dummy(aval(x.dtype, x.weak_type), tuple(x.shape))
-        a, k = treedef.unflatten(standins)
-        shaped = fn(*a, **k)
+        shaped = expected(function, *args, **kwargs)
         out_leaves, out_tree = tree.flatten(shaped)
         dt = out_leaves[0].dtype
-        parts = [_cast(lax.reshape(x, (n,)), dt) for (_, x), n in zip(data, sizes, strict=True)]
+        parts = [
+            _cast(lax.reshape(x, (n,)), dt)
+            for (_, x), n in zip(data, sizes, strict=True)
+        ]
         source = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
-        results = []
-        for o, n1, n2 in zip(out_leaves, first, second, strict=True):
-            v1 = n1._value
-            moved = (n2._value - v1) == total + 1
-            index = np.where(moved, v1 - 1, 0)
+        results: list[Any] = []
+        for o, v1, v2 in zip(out_leaves, first, second, strict=True):
+            moved = (v2 - v1) == total + 1
+            index = np.where(moved, v1 - 1, 0).astype(np.int64)
             if moved.all() and np.array_equal(index.ravel(), np.arange(total)):
                 out = lax.reshape(source, tuple(o.shape))  # a reshape: no gather
             else:
-                flat = wrap(index.ravel().astype(np.int32), aval(np.dtype(np.int32), False))
+                flat = wrap(
+                    index.ravel().astype(np.int32), aval(np.dtype(np.int32), False)
+                )
                 out = lax.reshape(_take_flat(source, flat), tuple(o.shape))
                 if not moved.all():
                     constants = wrap(np.where(moved, 0, v1).astype(dt), aval(dt, False))
-                    out = lax.select(wrap(moved, aval(np.dtype(bool), False)), out, constants)
+                    out = lax.select(
+                        wrap(moved, aval(np.dtype(bool), False)), out, constants
+                    )
             results.append(_cast(out, dt, o.weak_type))
         return out_tree.unflatten(results)
 
@@ -236,9 +240,9 @@ def moves_elements(
 
 
 def _cast(x: Array, dtype: Any, weak: bool = False) -> Array:
-    from typelattice._lax._elementwise import _cast as cast
+    from typelattice._lax import _elementwise
 
-    return cast(x, np.dtype(dtype), weak)
+    return _elementwise._cast(x, np.dtype(dtype), weak)  # pyright: ignore[reportPrivateUsage]
 
 
 def _take_flat(source: Array, index: Array) -> Array:
@@ -266,21 +270,56 @@ def scatter_add_flat(size: int, index: Array, updates: Array, like: Array) -> Ar
 
 def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     """What ``function`` (a traced namespace function) gives on these
-    arguments, computed on stand-ins of their arrays (no memory per
-    element): the results' dtypes, weak flags and shapes, and every error
-    the function raises for them."""
-    from typelattice._basearray import Array as ArrayType
+    arguments, for their abstract values only: the results' dtypes, weak
+    flags and shapes, and every error the function raises for them. By the
+    function's shape rule, as jit evaluates it (no computation on the
+    real sizes), else on stand-ins of full size."""
     from typelattice._core import aval
-    from typelattice._tracing.tracer import Tracer, TransformTracer, dummy
+    from typelattice._tracing import abstract
+    from typelattice._tracing.tracer import (
+        ConcretizationTypeError,
+        Trace,
+        Tracer,
+        TransformTracer,
+        dummy,
+    )
+
+    rule = function._rule
+    if rule is not abstract.full_size:
+        scratch = Trace("lowering", None, abstract_only=True)
+
+        def tracer(leaf: Any) -> Any:
+            if isinstance(leaf, TransformTracer):
+                return scratch.new_tracer(
+                    aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape)
+                )
+            return leaf
+
+        a, k = tree.tree_map(tracer, (args, kwargs))
+        try:
+            return rule(function.__name__, function._traced, a, k)
+        except (abstract.Fallback, ConcretizationTypeError):
+            pass
 
     def standin(leaf: Any) -> Any:
         if isinstance(leaf, Tracer | TransformTracer):
             return dummy(aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape))
         return leaf
 
-    del ArrayType
     a, k = tree.tree_map(standin, (args, kwargs))
-    return function._traced(*a, **k)
+    try:
+        return function._traced(*a, **k)
+    except ConcretizationTypeError:  # it reads values: give it zeros
+        from typelattice._array import wrap
+
+        def zeros(leaf: Any) -> Any:
+            if isinstance(leaf, Tracer | TransformTracer):
+                value = np.zeros(leaf.shape, leaf.dtype)
+                return wrap(value, aval(leaf.dtype, leaf.weak_type))
+            return leaf
+
+        a, k = tree.tree_map(zeros, (args, kwargs))
+        return function._traced(*a, **k)
 
 
 def constant(function: Any) -> Callable[..., Any]:

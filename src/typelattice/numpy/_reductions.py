@@ -6,6 +6,7 @@ are inexact, and float16/bfloat16 accumulate in float32."""
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -938,8 +939,13 @@ def trace(
 # -- lowerings (for differentiation) --------------------------------------------
 
 
+@functools.cache
+def _signature(function: Any) -> inspect.Signature:
+    return inspect.signature(function._traced)
+
+
 def _lowered_arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
-    bound = inspect.signature(function._traced).bind(*args, **kwargs)
+    bound = _signature(function).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
 
@@ -976,8 +982,12 @@ def _reduction(function: Any, kind: str) -> Callable[..., Any]:
     """The lowering of sum, prod, max or min (``kind``)."""
     from typelattice import lax
 
-    reduce = {"sum": lax.reduce_sum, "prod": lax.reduce_prod,
-              "max": lax.reduce_max, "min": lax.reduce_min}[kind]
+    reduce = {
+        "sum": lax.reduce_sum,
+        "prod": lax.reduce_prod,
+        "max": lax.reduce_max,
+        "min": lax.reduce_min,
+    }[kind]
     combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
 
     def lower(*args: Any, **kwargs: Any) -> Any:
@@ -1030,7 +1040,9 @@ def _variance(function: Any, root: bool) -> Callable[..., Any]:
         if given["mean"] is not None:
             centre = _lower.like(given["mean"], _Aval(dt))
         else:
-            total = lax.reduce_sum(x if where is None else _lowered_masked(x, where, 0), axes)
+            total = lax.reduce_sum(
+                x if where is None else _lowered_masked(x, where, 0), axes
+            )
             centre = lax.div(total, n)
         d = lax.sub(x, _lower.broadcast(lax.reshape(centre, kept), tuple(x.shape)))
         sq = lax.real(lax.mul(d, lax.conj(d))) if complex_input else lax.mul(d, d)
@@ -1068,7 +1080,9 @@ def _lowered_cumulative(function: Any, prim: Callable[..., Any]) -> Callable[...
     return lower
 
 
-def _ptp_lower(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+def _ptp_lower(
+    a: Any, axis: Any = None, out: None = None, keepdims: bool = False
+) -> Any:
     result = _lower.expected(ptp, a, axis, out, keepdims)
     spread = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
     return _lower.finish(spread, result)

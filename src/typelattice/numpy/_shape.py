@@ -8,6 +8,7 @@ join several arrays promote them, as in jax.numpy."""
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -21,6 +22,7 @@ from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
 from typelattice.numpy._elementwise import promote, promotion_op
+from typelattice.numpy._lower import constant as _lower_constant
 from typelattice.numpy._lower import moves_elements
 
 if TYPE_CHECKING:
@@ -1559,3 +1561,85 @@ lowering(atleast_1d)(moves_elements(atleast_1d))
 lowering(atleast_2d)(moves_elements(atleast_2d))
 lowering(atleast_3d)(moves_elements(atleast_3d))
 lowering(broadcast_arrays)(moves_elements(broadcast_arrays))
+
+
+def _sort_lower(
+    a: Any,
+    axis: int | None = -1,
+    *,
+    kind: None = None,
+    order: None = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> Any:
+    """The elements gathered in the order of their values' argsort."""
+    from typelattice._lax._indexing import take_along_axis
+    from typelattice._tracing.ad import stop_gradient
+    from typelattice.numpy import _lower
+
+    result = _lower.expected(
+        sort, a, axis, kind=kind, order=order, stable=stable, descending=descending
+    )
+    x = a if axis is not None else ravel(a)
+    ax = -1 if axis is None else axis
+    order_ = argsort(stop_gradient(x), axis=ax, stable=stable, descending=descending)
+    return _lower.finish(take_along_axis(x, order_, ax % x.ndim), result)
+
+
+def _scatter_lower(
+    x: Any,
+    index: Any,
+    values: Any,
+    ufunc: np.ufunc | None,
+    name: str,
+    mode: str | None = None,
+    wrap_negative: bool = True,
+    label: str | None = None,
+) -> Any:
+    """``.at[index].set``: a function that moves elements of ``x`` and
+    ``values``; ``.add``: ``x`` plus the values added at the positions
+    ``index`` selects (a scatter-add, the transpose of that selection)."""
+    from typelattice import lax
+    from typelattice.numpy import _lower
+
+    args = (x, index, values, ufunc, name, mode, wrap_negative, label)
+    if ufunc is None:
+        return _lower.moves_elements(_scatter, 0, 2)(*args)
+    if ufunc is not np.add:
+        raise NotImplementedError(
+            f"x.at[...].{name} cannot be differentiated; .set and .add can (write "
+            f"x.at[idx].set(x[idx] ... v) to differentiate another update)"
+        )
+    result = _lower.expected(_scatter, *args)
+    size = math.prod(result.shape)
+    numbers = wrap(
+        np.arange(size, dtype=np.int32).reshape(result.shape),
+        _core.aval(np.dtype(np.int32), False),
+    )
+    dropping = mode in ("drop", "fill")
+    positions = _gather(numbers, index, mode, -1 if dropping else None, wrap_negative)
+    updates = _lower.broadcast(_lower.like(values, result), tuple(positions.shape))
+    flat_pos = np.asarray(positions).ravel()
+    flat_updates = lax.reshape(updates, (flat_pos.size,))
+    if dropping:
+        kept = flat_pos >= 0
+        flat_updates = lax.select(
+            wrap(kept, _core.aval(np.dtype(bool), False)),
+            flat_updates,
+            lax.full(flat_pos.shape, 0, result.dtype),
+        )
+        flat_pos = np.where(kept, flat_pos, 0)
+    index_array = wrap(flat_pos.astype(np.int32), _core.aval(np.dtype(np.int32), False))
+    added = _lower.scatter_add_flat(
+        size, index_array, flat_updates, _lower.like(x, result)
+    )
+    total = lax.add(lax.reshape(_lower.like(x, result), (size,)), added)
+    return _lower.finish(total, result)
+
+
+lowering(sort)(_sort_lower)
+lowering(_scatter)(_scatter_lower)
+lowering(_gather)(moves_elements(_gather, 0))
+for _fn in (argsort, nonzero, argwhere, flatnonzero, searchsorted):
+    lowering(_fn)(_lower_constant(_fn))
+del _fn

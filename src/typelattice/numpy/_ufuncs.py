@@ -19,7 +19,7 @@ from typelattice import _config, _core, _dtypes, lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower, _ufunc
 from typelattice.numpy._elementwise import (
     ZERO_DERIVATIVE,
@@ -351,9 +351,11 @@ _doc(
     "``x`` (C's ``fmod``).",
     ">>> tnp.fmod(tnp.asarray([7, -7], dtype='int8'), 3)\nArray([ 1, -1], dtype=int8)",
 )
-_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True))
+_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True, lower=lax.pow))
 # The base alone, in its numeric type (bool becomes int32), weak flag kept.
-_power_base = make_unary(Op("power", np.positive, 1, to="numeric"))
+_power_base = make_unary(
+    Op("power", np.positive, 1, to="numeric", lower=_lower.identity)
+)
 float_power = make_binary(Op("float_power", np.power, 2, to="inexact", lower=lax.pow))
 _doc(
     float_power,
@@ -1356,3 +1358,52 @@ def _attach_ufunc_methods() -> None:
 
 _attach_ufunc_methods()
 install_operators(globals())
+
+
+# -- lowerings (for differentiation) --------------------------------------------
+
+
+def _power_lower(x1: Any, x2: Any, /) -> Any:
+    """A concrete integer exponent: repeated products (lax.integer_pow),
+    as eagerly; otherwise the promoted lax.pow."""
+    result = _lower.expected(power, x1, x2)
+    exponent = _integer_scalar(x2)
+    if exponent is not None:
+        return _lower.finish(lax.integer_pow(_power_base(x1), exponent), result)
+    return _lower.finish(_power(x1, x2), result)
+
+
+def _divmod_lower(x1: Any, x2: Any, /) -> Any:
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _where_lower(
+    condition: Any,
+    x: Any = None,
+    y: Any = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
+    from typelattice._tracing.ad import stop_gradient
+    from typelattice.numpy._creation import asarray
+
+    if x is None and y is None:  # the indices of the nonzero elements
+        return where(stop_gradient(condition), size=size, fill_value=fill_value)
+    result = _lower.expected(where, condition, x, y, size=size, fill_value=fill_value)
+    shape = tuple(result.shape)
+    test = _lower.broadcast(not_equal(asarray(stop_gradient(condition)), 0), shape)
+    chosen = lax.select(
+        test,
+        _lower.broadcast(_lower.like(x, result), shape),
+        _lower.broadcast(_lower.like(y, result), shape),
+    )
+    return _lower.finish(chosen, result)
+
+
+lowering(power)(_power_lower)
+lowering(divmod)(_divmod_lower)
+lowering(where)(_where_lower)
+lowering(round)(_lower.constant(round))
+lowering(positive_or_copy)(_lower.identity)

@@ -1,0 +1,240 @@
+"""The namespace's functions computed with primitives (their lowerings, run
+when a value is being differentiated) give what they give eagerly: the same
+values, dtypes and weak flags. Every function has a lowering, or is listed
+here with the reason it needs none."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from typelattice._tracing.trace import LOWERINGS, TRACED
+
+# Traced functions without a lowering of their own, and why.
+WITHOUT: dict[str, str] = {
+    # Written with namespace functions that have one.
+    "angle": "composed",
+    "clip": "composed",
+    "real": "composed",
+    "imag": "composed",
+    # No array argument to differentiate.
+    "arange": "creation",
+    "linspace": "creation",
+    "eye": "creation",
+    "identity": "creation",
+    "zeros": "creation",
+    "ones": "creation",
+    "empty": "creation",
+    "full": "creation",
+    "broadcast_shapes": "shapes",
+    # Documented as not differentiable (docs/autodiff.md).
+    "reduce": "ufunc method",
+    "accumulate": "ufunc method",
+    "outer": "ufunc method",
+    "at": "ufunc method",
+    "reduceat": "ufunc method",
+    "_scatter_apply": "x.at[].apply",
+    "_view": "bit reinterpretation",
+}
+
+
+def test_every_traced_function_has_a_lowering_or_a_reason() -> None:
+    missing = sorted(
+        {
+            fn.__name__
+            for fn in TRACED
+            if fn._traced not in LOWERINGS  # type: ignore[attr-defined]
+            and fn.__name__ not in WITHOUT
+        }
+    )
+    assert missing == []
+
+
+def test_every_elementwise_function_with_inexact_results_has_a_lowering() -> None:
+    missing = []
+    for name in dir(tnp):
+        op = getattr(getattr(tnp, name), "_op", None)
+        if op is None or op.lowered is not None:
+            continue
+        # Comparisons, logical and bitwise functions give bool or integers.
+        if op.out != "bool" and "f" in op.accept:
+            missing.append(name)
+    assert missing == []
+
+
+def _lowered(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` as differentiation computes it (every float argument
+    traced)."""
+    positions = [i for i, a in enumerate(args) if isinstance(a, tnp.Array)]
+
+    def of(*traced: Any) -> Any:
+        full = list(args)
+        for i, t in zip(positions, traced, strict=True):
+            full[i] = t
+        return fn(*full)
+
+    return tl.vjp(of, *(args[i] for i in positions))[0]
+
+
+def _same(eager: Any, lowered: Any, exact: bool) -> None:
+    assert (lowered.dtype, lowered.weak_type, lowered.shape) == (
+        eager.dtype,
+        eager.weak_type,
+        eager.shape,
+    )
+    e = np.asarray(eager).astype(np.complex128)
+    g = np.asarray(lowered).astype(np.complex128)
+    if exact:
+        np.testing.assert_array_equal(g, e)
+    else:
+        eps = float(
+            tnp.finfo(eager.dtype if eager.dtype.kind != "c" else "float32").eps
+        )
+        np.testing.assert_allclose(g, e, rtol=8 * eps, atol=8 * eps)
+
+
+# Compositions of primitives that may round differently from NumPy's own
+# function (a few ulps).
+APPROXIMATE = {"log2", "log10", "logaddexp", "logaddexp2", "hypot", "reciprocal"}
+
+UNARY = sorted(
+    name
+    for name in dir(tnp)
+    if getattr(getattr(tnp, name), "_op", None) is not None
+    and getattr(tnp, name)._op.nin == 1
+    and getattr(tnp, name)._op.lowered is not None
+)
+BINARY = sorted(
+    name
+    for name in dir(tnp)
+    if getattr(getattr(tnp, name), "_op", None) is not None
+    and getattr(tnp, name)._op.nin == 2
+    and getattr(tnp, name)._op.lowered is not None
+    and name != "nextafter"  # no derivative, as in JAX: below
+)
+
+
+def test_nextafter_has_no_derivative() -> None:
+    with pytest.raises(NotImplementedError, match="nextafter"):
+        tl.grad(lambda x: tnp.nextafter(x, 2.0))(tnp.float32(1.0))
+
+
+def _sample(dtype: str, positive: bool = False) -> Any:
+    values = np.array([0.3, 0.7, 1.5, -0.4, 2.5, -1.25])
+    if positive:
+        values = np.abs(values) + 0.1
+    if dtype.startswith("complex"):
+        return tnp.asarray((values + 0.5j * values[::-1]).astype(dtype))
+    return tnp.asarray(values.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "complex64"])
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_lowerings_give_the_eager_results(name: str, dtype: str) -> None:
+    fn = getattr(tnp, name)
+    x = _sample(dtype)
+    with np.errstate(all="ignore"):
+        try:
+            eager = fn(x)
+        except (TypeError, ValueError):  # refused eagerly: refused lowered
+            with pytest.raises((TypeError, ValueError)):
+                _lowered(fn, x)
+            return
+        _same(eager, _lowered(fn, x), name not in APPROXIMATE)
+        _same(fn(x), _lowered(lambda x: fn(x * 1), x), name not in APPROXIMATE)
+
+
+@pytest.mark.parametrize(
+    "other", [2.0, 3, "int8", "float16", "float32"], ids=lambda o: str(o)
+)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_lowerings_give_the_eager_results(name: str, other: Any) -> None:
+    fn = getattr(tnp, name)
+    x = _sample("float32", positive=name in ("power", "float_power"))
+    y = other if not isinstance(other, str) else _sample(other, positive=True)
+    if isinstance(other, str) and other == "int8":
+        y = tnp.asarray([1, 2, 3, 1, 2, 3], dtype="int8")
+    exact = name not in APPROXIMATE
+    with np.errstate(all="ignore"):
+        for args in ((x, y), (y, x)):
+            try:
+                eager = fn(*args)
+            except (TypeError, ValueError):
+                continue
+            _same(eager, _lowered(fn, *args), exact)
+
+
+CALLS: list[tuple[str, Callable[..., Any]]] = [
+    ("sum", lambda x: tnp.sum(x, axis=1)),
+    ("sum int8 to float32", lambda x: tnp.sum(x, dtype="float32")),
+    ("prod", lambda x: tnp.prod(x, axis=0, keepdims=True)),
+    ("max", lambda x: tnp.max(x, axis=1)),
+    ("min where", lambda x: tnp.min(x, where=x > 0, initial=5.0)),
+    ("mean", lambda x: tnp.mean(x, axis=0)),
+    ("var", lambda x: tnp.var(x, axis=1, ddof=1)),
+    ("std", lambda x: tnp.std(x)),
+    ("cumsum", lambda x: tnp.cumsum(x, axis=1)),
+    ("cumprod", lambda x: tnp.cumprod(x)),
+    ("ptp", lambda x: tnp.ptp(x, axis=0)),
+    ("reshape", lambda x: x.reshape(3, 2)),
+    ("transpose", lambda x: x.T),
+    ("getitem", lambda x: x[::-1, 1:]),
+    ("fancy", lambda x: x[tnp.asarray([1, 0, 1])]),
+    ("bool mask", lambda x: x[x > 0.5]),
+    ("concatenate", lambda x: tnp.concatenate([x, x * 2], axis=1)),
+    ("stack", lambda x: tnp.stack([x, x], axis=0)),
+    ("tile", lambda x: tnp.tile(x, (2, 2))),
+    ("repeat", lambda x: tnp.repeat(x, 2, axis=1)),
+    ("roll", lambda x: tnp.roll(x, 1)),
+    ("flip", lambda x: tnp.flip(x)),
+    ("diagonal", lambda x: tnp.diagonal(x)),
+    ("take", lambda x: tnp.take(x, tnp.asarray([2, 0]), axis=1)),
+    ("split", lambda x: tnp.split(x, 3, axis=1)[2]),
+    ("sort", lambda x: tnp.sort(x, axis=1)),
+    ("where", lambda x: tnp.where(x > 0.5, x, 2)),
+    ("clip", lambda x: tnp.clip(x, 0.0, 1.0)),
+    ("power int", lambda x: x**3),
+    ("power float", lambda x: tnp.abs(x) ** 1.5),
+    ("at set", lambda x: x.at[0, 1].set(7.0)),
+    ("at add", lambda x: x.at[tnp.asarray([0, 0])].add(1.5)),
+    ("astype", lambda x: x.astype("bfloat16")),
+    ("asarray list", lambda x: tnp.asarray([x[0, 0], 2.0])),
+    ("matmul", lambda x: x @ x.T),
+    ("dot", lambda x: tnp.dot(x, x[0])),
+    ("einsum", lambda x: tnp.einsum("ij,kj->ik", x, x)),
+    ("tensordot", lambda x: tnp.tensordot(x, x, ([1], [1]))),
+    ("outer", lambda x: tnp.outer(x[0], x[1])),
+    ("vdot", lambda x: tnp.vdot(x, x)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("case", CALLS, ids=[c[0] for c in CALLS])
+def test_lowerings_give_the_eager_results(
+    case: tuple[str, Callable[..., Any]], dtype: str
+) -> None:
+    name, fn = case
+    x = tnp.asarray((np.arange(6).reshape(2, 3) / 4 - 0.3).astype(dtype))
+    products = ("matmul", "dot", "einsum", "tensordot", "vdot", "var", "std", "mean")
+    exact = not any(name.startswith(p) for p in products)
+    if dtype == "float16" and name in ("sum", "cumsum", "cumprod", "prod"):
+        exact = False  # NumPy may accumulate these in float32
+    _same(fn(x), _lowered(fn, x), exact)
+
+
+def test_a_lowering_is_used_under_jit_of_grad() -> None:
+    x = tnp.asarray(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.sort(x, axis=1)[:, ::-1] * tnp.arange(3.0))
+
+    np.testing.assert_array_equal(
+        np.asarray(tl.jit(tl.grad(f))(x)), np.asarray(tl.grad(f)(x))
+    )
+    assert math.isfinite(float(tl.jit(f)(x)))
