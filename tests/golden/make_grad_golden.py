@@ -23,9 +23,10 @@ a tuple or list output is summed over its items.
 
 Variants name the operands' dtypes: ``f4`` float32, ``bf`` bfloat16, ``f2``
 float16, ``f8`` float64 (in 64-bit mode), ``c8`` complex64, ``w`` Python
-floats (weak float32 scalars), ``wc`` Python complex numbers, ``mix`` the
-first operand bfloat16 and the others float32, ``wm`` the first a Python
-float and the others float32 arrays. Values are drawn from a named domain
+floats (weak float32 scalars), ``wc`` Python complex numbers, ``w8``
+Python floats in 64-bit mode (weak float64), ``mix`` the first operand
+bfloat16 and the others float32, ``wm`` the first a Python float and the
+others float32 arrays. Values are drawn from a named domain
 (``"pos"``, ``"unit"``...) or given, seeded by the case's name, the variant
 and the operand's position, and recorded.
 
@@ -85,9 +86,9 @@ VARIANTS: dict[str, tuple[str, str]] = {
     "wc": ("pyc", "pyc"),
     "mix": ("bf", "f4"),
     "wm": ("py", "f4"),
+    "w8": ("py", "py"),
 }
-X64_VARIANTS = {"f8"}
-SCALAR_VARIANTS = {"w", "wc", "wm"}  # the Python operands are scalars
+X64_VARIANTS = {"f8", "w8"}
 
 REAL = ("f4", "bf", "f2", "f8")
 ALL = (*REAL, "c8")
@@ -159,6 +160,8 @@ def _fn(name: str, *args: Any, **kw: Any) -> Callable[..., Any]:
 
 # -- elementwise functions ----------------------------------------------------
 
+_MASK = [[True, False, True], [False, True, True]]
+
 # Unary: name, domain of the real variants, whether complex numbers are
 # accepted (their real parts from the same domain, imaginary parts in
 # [-0.5, 0.5]: away from every branch cut).
@@ -207,7 +210,7 @@ for _name, _domain, _complex in UNARY:
         f"{_name}(x)",
         _fn(_name),
         x(domain=_domain),
-        variants=(*ALL, "w", "wc") if _complex else (*REAL, "w"),
+        variants=(*ALL, "w", "wc", "w8") if _complex else (*REAL, "w", "w8"),
     )
 case(
     "round_1",
@@ -266,7 +269,8 @@ def _operand(domain: Any) -> Operand:
 
 
 for _name, _dx, _dy, _complex, _s in BINARY:
-    _variants = (*ALL, "w", "mix", "wm") if _complex else (*REAL, "w", "mix", "wm")
+    _mixed = ("w", "mix", "wm", "w8")
+    _variants = (*ALL, *_mixed) if _complex else (*REAL, *_mixed)
     case(
         _name,
         f"{_name}(x, y)",
@@ -290,6 +294,15 @@ for _name, _dx, _dy, _complex, _s in BINARY:
         x(values=_YMOD2) if _mod else _operand(_dy),
         variants=(*ALL, "w") if _complex else (*REAL, "w"),
     )
+case(
+    "nextafter",
+    "nextafter(x, y)",
+    _fn("nextafter"),
+    x(),
+    x(),
+    variants=("f4", "f8"),
+    fd=False,
+)
 case(
     "divmod",
     "divmod(x, y)",
@@ -339,6 +352,20 @@ case(
     variants=(*ALL, "w"),
 )
 case("mul_int_op", "x * 3", lambda xnp, a: a * 3, x(), variants=(*ALL, "w"))
+case(
+    "multiply_int_array",
+    "x * int32 array",
+    lambda xnp, a: a * xnp.asarray(np.asarray([[1, -2, 3], [4, 0, -6]], np.int32)),
+    x(),
+    variants=(*ALL, "w"),
+)
+case(
+    "add_bool_array",
+    "x + bool array",
+    lambda xnp, a: xnp.add(a, xnp.asarray(np.asarray(_MASK))),
+    x(),
+    variants=(*ALL, "w"),
+)
 
 # -- reductions ---------------------------------------------------------------
 
@@ -423,8 +450,6 @@ case("sum_method", "x.sum(axis=1)", lambda xnp, a: a.sum(axis=1), x())
 case("mean_method", "x.mean()", lambda xnp, a: a.mean(), x(), variants=ALL)
 
 # -- moving elements: shapes, indexing, selection -----------------------------
-
-_MASK = [[True, False, True], [False, True, True]]
 
 
 def _moving(
@@ -532,6 +557,31 @@ _moving(
 )
 _moving("split", "split(x: (2, 6), 3, axis=1)", _fn("split", 3, axis=1), x((2, 6)))
 _moving("split_at", "split(x: (5, 2), [1, 3])", _fn("split", [1, 3]), x((5, 2)))
+_moving(
+    "atleast_1d", "atleast_1d(x: ())", _fn("atleast_1d"), x(()), variants=(*ALL, "w")
+)
+_moving("array", "array(x)", _fn("array"), x())
+for _name in ("zeros_like", "ones_like"):
+    # The result does not depend on the values: zero gradients.
+    _moving(
+        _name,
+        f"{_name}(x) * 0 + x",
+        lambda xnp, a, name=_name: getattr(xnp, name)(a) * 0 + a,
+        x(),
+    )
+_moving(
+    "empty_like",
+    "where(True, x, empty_like(x))",  # its values are not defined
+    lambda xnp, a: xnp.where(True, a, xnp.empty_like(a)),
+    x(),
+)
+_moving(
+    "full_like",
+    "full_like(x, 2.0) * x",
+    lambda xnp, a: xnp.full_like(a, 2.0) * a,
+    x(),
+    variants=(*ALL, "w"),
+)
 _moving("atleast_2d", "atleast_2d(x: (3,))", _fn("atleast_2d"), x((3,)))
 _moving("atleast_3d", "atleast_3d(x)", _fn("atleast_3d"), x())
 _moving("slice", "x[1:, ::2]", lambda xnp, a: a[1:, ::2], x((3, 4)))
