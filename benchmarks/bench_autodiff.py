@@ -123,6 +123,14 @@ def main() -> None:
     )
     for name, seconds in best.items():
         print(f"  {name:12s} {seconds * 1e6:9.1f} us")
+    first = min(
+        timeit.repeat(lambda: tl.jit(grad_fn)(params, x, y), number=1, repeat=5)
+    )
+    equations = len(jitted.program(params, x, y).eqns)
+    print(
+        f"  tracing jit(grad(loss)) (first call): {first * 1e3:.1f} ms for "
+        f"{equations} recorded operations, {first / equations * 1e6:.0f} us each"
+    )
     per_op = (best["chain grad"] - best["chain"]) / CHAIN
     print(
         f"  eager differentiation costs {per_op * 1e6:.1f} us per operation "

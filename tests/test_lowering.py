@@ -41,6 +41,9 @@ WITHOUT: dict[str, str] = {
     "reduceat": "ufunc method",
     "_scatter_apply": "x.at[].apply",
     "_view": "bit reinterpretation",
+    # nn.initializers.orthogonal's QR step: parameters are made, not
+    # differentiated through.
+    "_orthonormal_columns": "initializer",
 }
 
 
@@ -238,3 +241,42 @@ def test_a_lowering_is_used_under_jit_of_grad() -> None:
         np.asarray(tl.jit(tl.grad(f))(x)), np.asarray(tl.grad(f)(x))
     )
     assert math.isfinite(float(tl.jit(f)(x)))
+
+
+def test_exact_gelu_runs_under_jit_and_differentiates() -> None:
+    """It computes with lax.erf, which jit records like any primitive."""
+    from typelattice import nn
+
+    x = tnp.asarray([1.0, -0.5, 2.0], dtype="float32")
+    eager = nn.gelu(x, approximate=False)
+    np.testing.assert_array_equal(
+        np.asarray(tl.jit(lambda x: nn.gelu(x, approximate=False))(x)),
+        np.asarray(eager),
+    )
+    g = tl.grad(lambda x: tnp.sum(nn.gelu(x, approximate=False)))(x)
+    # d/dx x*Phi(x) = Phi(x) + x*phi(x)
+    xs = np.asarray(x, np.float64)
+    phi = np.exp(-(xs**2) / 2) / np.sqrt(2 * np.pi)
+    cdf = np.asarray([0.8413447460685429, 0.3085375387259869, 0.9772498680518208])
+    np.testing.assert_allclose(np.asarray(g), cdf + xs * phi, rtol=1e-5)
+
+
+def test_programs_show_recorded_primitives_with_their_operands() -> None:
+    x = tnp.asarray([1.0, 2.0], dtype="float32")
+    shown = tl.jit(tl.grad(lambda x: tnp.sum(tnp.sin(x)))).program(x).pretty()
+    assert "lax.cos(v0)" in shown
+
+
+def test_relu_has_jax_derivative_at_its_kinks() -> None:
+    """jax.nn.relu and relu6 define the derivative as 0 at their kinks
+    (maximum's symmetric rule would give 1/2), and 0 at NaN."""
+    from typelattice import nn
+
+    x = tnp.asarray([-1.0, 0.0, 3.0, 6.0, 7.0, float("nan")], dtype="float32")
+    relu = tl.grad(lambda x: tnp.sum(nn.relu(x)))(x)
+    relu6 = tl.grad(lambda x: tnp.sum(nn.relu6(x)))(x)
+    np.testing.assert_array_equal(np.asarray(relu), [0, 0, 1, 1, 1, 0])
+    np.testing.assert_array_equal(np.asarray(relu6), [0, 0, 1, 0, 0, 0])
+    np.testing.assert_array_equal(
+        np.asarray(tl.vjp(nn.relu, x)[0]), np.asarray(nn.relu(x))
+    )

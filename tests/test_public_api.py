@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "typelattice.nn",
     "typelattice.nn.initializers",
     "typelattice.numpy",
+    "typelattice.optim",
     "typelattice.random",
     "typelattice.typing",
 ]

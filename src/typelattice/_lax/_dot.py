@@ -328,3 +328,46 @@ def dot_general(
     return dot_general_p.bind(  # type: ignore[no-any-return]
         x, y, dimension_numbers=numbers, preferred_element_type=preferred
     )
+
+
+# Programs (jit) multiply matrices of one builtin inexact dtype with one
+# matmul on views: the operands transposed as the contraction needs.
+def _matmul_tn(a: NDArray, b: NDArray) -> Any:
+    return np.matmul(a.T, b)
+
+
+def _matmul_nt(a: NDArray, b: NDArray) -> Any:
+    return np.matmul(a, b.T)
+
+
+def _matmul_tt(a: NDArray, b: NDArray) -> Any:
+    return np.matmul(a.T, b.T)
+
+
+_MATMULS: Final[dict[tuple[int, int], Any]] = {
+    (1, 0): np.matmul,
+    (0, 0): _matmul_tn,
+    (1, 1): _matmul_nt,
+    (0, 1): _matmul_tt,
+}
+_PLAIN_DTYPES: Final = frozenset(
+    np.dtype(t) for t in ("float32", "float64", "complex64", "complex128")
+)
+
+
+@dot_general_p.def_fast
+def _dot_general_fast(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: DimensionNumbers,
+    preferred_element_type: DType | None,
+) -> Any:
+    (lc, rc), (lb, _) = dimension_numbers
+    if lb or lhs.ndim != 2 or rhs.ndim != 2 or len(lc) != 1:
+        return None
+    if lhs.dtype != rhs.dtype or lhs.dtype not in _PLAIN_DTYPES:
+        return None
+    if preferred_element_type not in (None, lhs.dtype):
+        return None
+    return _MATMULS[(lc[0], rc[0])]

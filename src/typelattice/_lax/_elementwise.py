@@ -179,6 +179,18 @@ def _widen(x: NDArray, wide: _Wide) -> NDArray:
     return x
 
 
+def _native(dt: DType, wide: _Wide) -> bool:
+    """Whether values of ``dt`` are computed in ``dt`` itself (a NumPy
+    builtin type, not widened)."""
+    if not dt.isbuiltin:
+        return False
+    return (
+        wide is _Wide.NATIVE
+        or dt.kind != "f"
+        or (wide is _Wide.F32 and dt.itemsize >= 4)
+    )
+
+
 def _as(value: Any, dt: DType) -> NDArray:
     """A computed value in the result's dtype."""
     return np.asarray(value).astype(dt, copy=False)
@@ -310,6 +322,12 @@ def _unary(
     @prim.def_impl
     def _impl(x: NDArray) -> NDArray:
         return _as(fn(_widen(x, wide)), x.dtype if out is None else out(x.dtype))
+
+    @prim.def_fast
+    def _fast(x: ShapedArray) -> Callable[..., Any] | None:
+        if out is None and _native(x.dtype, wide) and type(fn) is np.ufunc:
+            return fn
+        return None
 
     return prim
 
@@ -740,6 +758,17 @@ def _binary(
     def _impl(x: NDArray, y: NDArray) -> NDArray:
         return _as(fn(_widen(x, wide), _widen(y, wide)), _BOOL if compare else x.dtype)
 
+    @prim.def_fast
+    def _fast(x: ShapedArray, y: ShapedArray) -> Callable[..., Any] | None:
+        plain = fn
+        if x.dtype.kind == "f" and fn is _div:
+            plain = np.true_divide
+        elif x.dtype.kind != "c" and (fn is _MAX or fn is _MIN):
+            plain = np.maximum if fn is _MAX else np.minimum
+        if x.dtype == y.dtype and _native(x.dtype, wide) and type(plain) is np.ufunc:
+            return plain
+        return None
+
     return prim
 
 
@@ -869,13 +898,15 @@ def _balanced_eq(x: Array, ans: Array, y: Array) -> Array:
     return div(_mask(eq(x, ans), ans), add(_mask(eq(y, ans), ans), 1))
 
 
-max_p = _binary("max", _ALL, _lexicographic(np.greater), promoting="maximum")
+_MAX = _lexicographic(np.greater)
+max_p = _binary("max", _ALL, _MAX, promoting="maximum")
 defjvp2(
     max_p,
     lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
     lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
 )
-min_p = _binary("min", _ALL, _lexicographic(np.less), promoting="minimum")
+_MIN = _lexicographic(np.less)
+min_p = _binary("min", _ALL, _MIN, promoting="minimum")
 defjvp2(
     min_p,
     lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),

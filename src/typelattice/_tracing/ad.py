@@ -258,7 +258,7 @@ class LinearTrace:
             _dead(self)
         if prim.abstract_eval is None:
             raise NotImplementedError(f"primitive {prim.name} has no rules")
-        out = prim.abstract_eval(*(aval_of(x) for x in args), **params)
+        out = prim.evaluate([aval_of(x) for x in args], params)
         operands = [
             (x.ref, x.aval)
             if isinstance(x, LinearTracer) and x._trace is self

@@ -179,6 +179,7 @@ class Primitive:
         "impl",
         "jvp",
         "multiple_results",
+        "fast",
         "name",
         "noop",
         "transpose",
@@ -191,6 +192,7 @@ class Primitive:
     jvp: Callable[..., Any] | None
     transpose: Callable[..., Any] | None
     noop: Callable[..., bool] | None
+    fast: Callable[..., Callable[..., Any] | None] | None
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         if name in PRIMITIVES:
@@ -202,6 +204,7 @@ class Primitive:
         self.jvp = None
         self.transpose = None
         self.noop = None
+        self.fast = None
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -221,6 +224,33 @@ class Primitive:
 
     def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.transpose = rule
+        return rule
+
+    def evaluate(self, avals: list[ShapedArray], params: dict[str, Any]) -> Any:
+        """The abstract evaluation, remembered per abstract values and
+        parameters (it depends on nothing else): a differentiated or traced
+        operation evaluates the same few again and again."""
+        key = (self, *avals, *params.items())
+        try:
+            return _EVALUATED[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable parameter: not remembered
+            return self.abstract_eval(*avals, **params)  # type: ignore[misc]
+        out = self.abstract_eval(*avals, **params)  # type: ignore[misc]
+        if len(_EVALUATED) >= _EVALUATED_MAX:
+            _EVALUATED.clear()
+        _EVALUATED[key] = out
+        return out
+
+    def def_fast(
+        self, rule: Callable[..., Callable[..., Any] | None]
+    ) -> Callable[..., Callable[..., Any] | None]:
+        """``rule(*avals, **params)``: a plain NumPy function computing the
+        primitive for operands of these abstract values (the same values
+        as the implementation, without its checks and conversions), or None.
+        Programs (jit) call it instead of the implementation."""
+        self.fast = rule
         return rule
 
     def def_noop(self, test: Callable[..., bool]) -> Callable[..., bool]:
@@ -248,7 +278,7 @@ class Primitive:
         if self.impl is None or self.abstract_eval is None:
             raise NotImplementedError(f"primitive {self.name} has no rules")
         avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in args]
-        out = self.abstract_eval(*avals, **params)
+        out = self.evaluate(avals, params)
         values = [x._value for x in args]
         result = _core.ignore_fp_errors(self.impl, *values, **params)
         if self.multiple_results:
@@ -256,6 +286,11 @@ class Primitive:
                 _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
             )
         return _owned(result, out.weak_type, values)
+
+
+# Primitive.evaluate's memory (dropped whole when full).
+_EVALUATED: dict[tuple[Any, ...], Any] = {}
+_EVALUATED_MAX: Final = 4096
 
 
 def innermost_trace(args: Sequence[Any]) -> Any:
@@ -299,23 +334,38 @@ class PrimitiveEquation(Equation):
 
     def pretty(self, var: Callable[[int], str]) -> str:
         outs = ", ".join(var(v) for v in self.outs)
-        shown = ", ".join(f"v{v}" if v is None else _short(c) for v, c in self.ins)
+        shown = ", ".join(f"v{v}" if v is not None else _short(c) for v, c in self.ins)
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"{outs} = lax.{self.prim.name}({shown}{params})"
 
     def source(self, src: Source) -> str:
         impl = self.prim.impl
         assert impl is not None  # (checked when recorded)
-        fn = src.constant(
-            functools.partial(impl, **self.params) if self.params else impl
-        )
+        fn: Any = None
+        if self.prim.fast is not None:
+            avals = [
+                ShapedArray(src.avals[v][1], *src.avals[v][0])
+                if v is not None
+                else _constant_aval(c)
+                for v, c in self.ins
+            ]
+            fn = self.prim.fast(*avals, **self.params)
+        if fn is None:
+            fn = functools.partial(impl, **self.params) if self.params else impl
+        name = src.constant(fn)
         operands = ", ".join(
             f"v{v}" if v is not None else src.constant(c) for v, c in self.ins
         )
         if self.prim.multiple_results:
             targets = "".join(f"v{v}, " for v in self.outs) or "_"
-            return f"{targets} = {fn}({operands})"
-        return f"v{self.outs[0]} = _asarray({fn}({operands}))"
+            return f"{targets} = {name}({operands})"
+        return f"v{self.outs[0]} = _asarray({name}({operands}))"
+
+
+def _constant_aval(value: Any) -> ShapedArray:
+    """The abstract value of a recorded constant (a NumPy value)."""
+    array = np.asarray(value)
+    return ShapedArray(array.shape, array.dtype, False)
 
 
 def record(
@@ -328,7 +378,7 @@ def record(
     for x in args:
         if isinstance(x, Tracer) and x._trace is not current_trace():
             x.check()  # raises: a leaked tracer, or another trace's
-    out = prim.abstract_eval(*(aval_of(x) for x in args), **params)
+    out = prim.evaluate([aval_of(x) for x in args], params)
     ins: list[tuple[int, None] | tuple[None, Any]] = [
         (x._var, None) if isinstance(x, Tracer) else (None, x._value) for x in args
     ]

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
+from typelattice._tracing.ad import stop_gradient
+from typelattice._tracing.tracer import TransformTracer
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
@@ -79,7 +81,11 @@ def relu(x: ArrayLike) -> Array:
     Array([0., 2.], dtype=float32)
     """
     a = tnp.asarray(x)
-    return tnp.maximum(a, 0)
+    out = tnp.maximum(a, 0)
+    if isinstance(a, TransformTracer):
+        # As JAX's relu: the derivative is 0 at 0 (maximum's would be 1/2).
+        out = tnp.where(a > 0, a, stop_gradient(out))
+    return out
 
 
 def relu6(x: ArrayLike) -> Array:
@@ -96,7 +102,12 @@ def relu6(x: ArrayLike) -> Array:
     >>> nn.relu6(tnp.asarray([-1.0, 7.0]))
     Array([0., 6.], dtype=float32)
     """
-    return tnp.minimum(tnp.maximum(tnp.asarray(x), 0), 6.0)
+    a = tnp.asarray(x)
+    out = tnp.minimum(tnp.maximum(a, 0), 6.0)
+    if isinstance(a, TransformTracer):
+        # As JAX's relu6: the derivative is 0 at 0 and at 6.
+        out = tnp.where((a > 0) & (a < 6), a, stop_gradient(out))
+    return out
 
 
 def sigmoid(x: ArrayLike) -> Array:
@@ -362,8 +373,6 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     if approximate:
         c = math.sqrt(2 / math.pi)
         return 0.5 * a * (1 + tnp.tanh(c * (a + 0.044715 * (a * a * a))))
-    # Note: typelattice.lax.erf is evaluated eagerly, so the exact form does
-    # not run under jit yet (the default approximate form does).
     return 0.5 * a * (1 + lax.erf(a * (1 / math.sqrt(2))))
 
 

@@ -222,7 +222,9 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
             moved = (v2 - v1) == total + 1
             index = np.where(moved, v1 - 1, 0).astype(np.int64)
             if moved.all() and np.array_equal(index.ravel(), np.arange(total)):
-                out = lax.reshape(source, tuple(o.shape))  # a reshape: no gather
+                # A reshape: no gather (none at all for one array kept as is).
+                whole = _cast(data[0][1], dt) if len(data) == 1 else source
+                out = lax.reshape(whole, tuple(o.shape))
             else:
                 flat = wrap(
                     index.ravel().astype(np.int32), aval(np.dtype(np.int32), False)
@@ -274,6 +276,7 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     flags and shapes, and every error the function raises for them. By the
     function's shape rule, as jit evaluates it (no computation on the
     real sizes), else on stand-ins of full size."""
+    from typelattice._array import ArrayImpl
     from typelattice._core import aval
     from typelattice._tracing import abstract
     from typelattice._tracing.tracer import (
@@ -286,20 +289,25 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
 
     rule = function._rule
     if rule is not abstract.full_size:
-        scratch = Trace("lowering", None, abstract_only=True)
+        # First with every array abstract (no size is kept, so nothing is
+        # computed at full size), then with the concrete ones as they are
+        # (their values may decide the shape: a boolean mask).
+        for every in (True, False):
+            scratch = Trace("lowering", None, abstract_only=True)
 
-        def tracer(leaf: Any) -> Any:
-            if isinstance(leaf, TransformTracer):
-                return scratch.new_tracer(
-                    aval(leaf.dtype, leaf.weak_type), tuple(leaf.shape)
-                )
-            return leaf
+            def tracer(leaf: Any, every: bool = every, scratch: Trace = scratch) -> Any:
+                if isinstance(leaf, TransformTracer) or (
+                    every and type(leaf) is ArrayImpl
+                ):
+                    key = aval(leaf.dtype, leaf.weak_type)
+                    return scratch.new_tracer(key, tuple(leaf.shape))
+                return leaf
 
-        a, k = tree.tree_map(tracer, (args, kwargs))
-        try:
-            return rule(function.__name__, function._traced, a, k)
-        except (abstract.Fallback, ConcretizationTypeError):
-            pass
+            a, k = tree.tree_map(tracer, (args, kwargs))
+            try:
+                return rule(function.__name__, function._traced, a, k)
+            except (abstract.Fallback, ConcretizationTypeError):
+                pass
 
     def standin(leaf: Any) -> Any:
         if isinstance(leaf, Tracer | TransformTracer):
