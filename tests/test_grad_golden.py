@@ -63,13 +63,7 @@ TOLERANCE: dict[str, tuple[float, float]] = {
 
 # Rows known to fail (a case's name, or ``name-variant`` for one row ->
 # the reason), expected to fail until fixed.
-XFAIL: dict[str, str] = {
-    "einsum_diagonal": "einsum cannot differentiate a repeated label ('ii')",
-    "broadcast_arrays-mix": (
-        "broadcast_arrays of bfloat16 and float32 under differentiation gives "
-        "a bfloat16 second result (float32 eagerly)"
-    ),
-}
+XFAIL: dict[str, str] = {}
 
 
 def _params() -> Iterator[Any]:

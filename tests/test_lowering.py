@@ -185,6 +185,8 @@ CALLS: list[tuple[str, Callable[..., Any]]] = [
     ("cumsum", lambda x: tnp.cumsum(x, axis=1)),
     ("cumprod", lambda x: tnp.cumprod(x)),
     ("ptp", lambda x: tnp.ptp(x, axis=0)),
+    ("mean 0-d", lambda x: tnp.mean(x[0, 0], axis=0, keepdims=True)),
+    ("cumsum 0-d", lambda x: tnp.cumsum(x[0, 0], axis=-1)),
     ("reshape", lambda x: x.reshape(3, 2)),
     ("transpose", lambda x: x.T),
     ("getitem", lambda x: x[::-1, 1:]),

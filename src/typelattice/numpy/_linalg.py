@@ -412,7 +412,7 @@ def _diagonal(term: str, x: Any) -> tuple[str, Any]:
     from typelattice._lax._indexing import take_along_axis
 
     kept = "".join(dict.fromkeys(term))
-    numbers = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    numbers: Any = np.arange(x.size, dtype=np.int64).reshape(x.shape)
     picked = np.einsum(f"{term}->{kept}", numbers)
     index = wrap_array(
         picked.ravel().astype(np.int32), _core.aval(np.dtype(np.int32), False)

@@ -378,7 +378,7 @@ def broadcast(x: Array, shape: tuple[int, ...]) -> Array:
 
 def axes_of(axis: Any, ndim: int) -> tuple[int, ...]:
     """A reduction's ``axis`` argument as sorted non-negative axes."""
-    if axis is None:
+    if axis is None or ndim == 0:  # (a 0-d array has no axis to reduce)
         return tuple(range(ndim))
     if isinstance(axis, int | np.integer):
         axis = (axis,)

@@ -1073,7 +1073,7 @@ def _lowered_cumulative(function: Any, prim: Callable[..., Any]) -> Callable[...
         given = _lowered_arguments(function, args, kwargs)
         x = _lower.like(given["a"], result)
         axis = given["axis"]
-        if axis is None:
+        if axis is None or x.ndim == 0:
             x, axis = lax.reshape(x, (math.prod(x.shape),)), 0
         return _lower.finish(prim(x, int(axis) % x.ndim), result)
 
