@@ -9,7 +9,7 @@ import re
 import pytest
 
 DOCS = pathlib.Path(__file__).parent.parent / "docs"
-GUIDES = ["autodiff.md", "lax.md", "nn.md", "random.md", "tracing.md"]
+GUIDES = ["autodiff.md", "lax.md", "nn.md", "optim.md", "random.md", "tracing.md"]
 
 
 @pytest.mark.parametrize("name", GUIDES)

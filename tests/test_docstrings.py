@@ -2,8 +2,8 @@
 example, and the examples run.
 
 The public API is what ``__all__`` of ``typelattice``, ``typelattice.numpy``,
-``typelattice.random``, ``typelattice.nn.initializers`` and
-``typelattice.typing`` lists: functions (the elementwise ones, made from
+``typelattice.random``, ``typelattice.nn.initializers``, ``typelattice.optim``
+and ``typelattice.typing`` lists: functions (the elementwise ones, made from
 data, included), classes with their public methods and properties, and the
 classes of public objects (``config``, the scalar types). Also reached from
 there: ``x.at[idx]``'s updates and the ufunc methods (``tnp.add.reduce``).
@@ -185,6 +185,8 @@ def test_the_walk_finds_the_api() -> None:
         "typelattice.typing.is_dtype_like",
         "typelattice.random.uniform",
         "typelattice.nn.initializers.lecun_normal",
+        "typelattice.optim.adamw",
+        "typelattice.optim.AdamState",
     ):
         assert name in PUBLIC, name
     ref = type(tnp.zeros(2).at[0])

@@ -60,6 +60,23 @@ def test_tree_map_visits_the_leaves_in_flatten_order(value: Any) -> None:
     assert tree.flatten(mapped)[1] == tree.flatten(value)[1]
 
 
+@given(_trees())
+def test_paths_reach_the_leaves(value: Any) -> None:
+    """Each path, written after the tree, is the expression of its leaf."""
+    leaves, treedef = tree.flatten(value)
+    paths = treedef.paths()
+    assert len(paths) == len(leaves)
+    for path, leaf in zip(paths, leaves, strict=True):
+        assert eval("value" + path, {"value": value}) is leaf
+
+
+def test_paths_name_keys_indices_and_fields() -> None:
+    _, treedef = tree.flatten({"b": [1, Point(2, None)], "a": (3,), "c": None})
+    assert treedef.paths() == ["['a'][0]", "['b'][0]", "['b'][1].x"]
+    assert tree.flatten(5)[1].paths() == [""]
+    assert tree.flatten([None, ()])[1].paths() == []
+
+
 def test_nodes_and_leaves() -> None:
     assert tree.leaves(None) == []
     assert tree.leaves([None, (None,)]) == []

@@ -252,6 +252,22 @@ class TreeDef:
     def __repr__(self) -> str:
         return f"TreeDef({_show(self._node)})"
 
+    def paths(self) -> list[str]:
+        """Where each leaf is, in order: the indexing that reaches it from
+        the root, for messages (``''`` for a tree that is one leaf).
+
+        Returns:
+          One string per leaf: ``['key']`` for a dict's item, ``[i]`` for
+          the i-th item of a tuple, a list or a registered node, ``.name``
+          for a namedtuple's field.
+
+        >>> flatten({'b': [1, 2], 'a': (3,)})[1].paths()
+        ["['a'][0]", "['b'][0]", "['b'][1]"]
+        """
+        out: list[str] = []
+        _paths(self._node, "", out)
+        return out
+
     def unflatten(self, leaves: Iterable[Any]) -> Any:
         """The tree of this structure holding ``leaves`` (see :func:`unflatten`).
 
@@ -327,6 +343,21 @@ def _compile(node: _Node) -> Callable[[Sequence[Any]], Any] | None:
         return None
     built: Callable[[Sequence[Any]], Any] = eval(source, scope)
     return built
+
+
+def _paths(node: _Node, prefix: str, out: list[str]) -> None:
+    if node is None:
+        out.append(prefix)
+        return
+    kind, meta, children = node
+    if kind is dict:
+        steps = [f"[{k!r}]" for k in meta]
+    elif kind is tuple or kind is list or kind in _NODES:
+        steps = [f"[{i}]" for i in range(len(children))]
+    else:  # a namedtuple (None has no children)
+        steps = [f".{name}" for name in getattr(kind, "_fields", ())]
+    for step, child in zip(steps, children, strict=True):
+        _paths(child, prefix + step, out)
 
 
 def _show(node: _Node) -> str:

@@ -1,24 +1,26 @@
-"""``typelattice.optim``: optimisers in the init/update style of optax.
+"""typelattice.optim: optimisers in optax's style, with a dtype rule for
+mixed precision.
 
-An optimiser is a :class:`GradientTransformation`: ``init(params)`` makes its
-state, ``update(grads, state, params)`` turns gradients into updates and the
-next state, and :func:`apply_updates` adds updates to parameters.
+An optimiser is a :class:`GradientTransformation`: ``state =
+opt.init(params)``, then ``updates, state = opt.update(grads, state,
+params)`` and ``params = apply_updates(params, updates)`` at each step.
+Parameters, gradients and states are pytrees (nested dicts, lists, tuples,
+namedtuples) of arrays; every function returns new trees. The state and the
+updates have each parameter's dtype, whatever the gradient's: a bfloat16
+gradient of a float32 parameter is accumulated in float32; the step count is
+int32. The update functions run under ``typelattice.jit``. Learning rates
+may be schedules (see docs/optim.md).
 
-Mixed precision: the state (momentum, Adam's moments) has each parameter's
-dtype, whatever the gradient's: float32 parameters trained with bfloat16
-gradients keep float32 moments, and their updates are float32. Parameters,
-gradients and states are pytrees (nested dicts, lists, tuples, namedtuples)
-of arrays; every function works under ``typelattice.jit``.
-
->>> import typelattice as tl, typelattice.numpy as tnp
+>>> import typelattice.numpy as tnp
 >>> from typelattice import optim
->>> params = {'w': tnp.ones(3, dtype='float32')}
->>> opt = optim.sgd(0.1, momentum=0.9)
+>>> params = {'w': tnp.asarray([1.0, 2.0])}
+>>> opt = optim.adam(optim.exponential_decay(0.1, 100, 0.5))
 >>> state = opt.init(params)
->>> grads = tl.grad(lambda p: tnp.sum(p['w'] ** 2))(params)
+>>> grads = {'w': tnp.asarray([0.5, -0.5], dtype='bfloat16')}
 >>> updates, state = opt.update(grads, state, params)
->>> optim.apply_updates(params, updates)
-{'w': Array([0.8, 0.8, 0.8], dtype=float32)}
+>>> params = optim.apply_updates(params, updates)
+>>> params['w'].round(4), state.nu['w'].dtype, state.count
+(Array([0.9, 2.1], dtype=float32), dtype('float32'), Array(1, dtype=int32))
 """
 
 from typelattice.optim._schedules import (
@@ -26,6 +28,8 @@ from typelattice.optim._schedules import (
     constant_schedule,
     cosine_decay_schedule,
     exponential_decay,
+    linear_schedule,
+    warmup_cosine_decay_schedule,
 )
 from typelattice.optim._transform import (
     AdamState,
@@ -48,5 +52,7 @@ __all__ = [
     "constant_schedule",
     "cosine_decay_schedule",
     "exponential_decay",
+    "linear_schedule",
     "sgd",
+    "warmup_cosine_decay_schedule",
 ]

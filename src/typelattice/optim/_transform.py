@@ -1,17 +1,40 @@
-"""SGD (with momentum and Nesterov's variant), Adam and AdamW, as optax
-defines them, keeping the state in each parameter's dtype."""
+"""The optimisers (sgd, adam, adamw) and apply_updates.
+
+An optimiser is a pair of pure functions, as in optax: ``init(params)``
+makes the state, ``update(grads, state, params)`` gives the updates and the
+next state; :func:`apply_updates` adds the updates to the parameters. The
+formulas, and the order of their operations, are optax's (its ``chain`` of
+``trace`` or ``scale_by_adam``, ``add_decayed_weights`` and
+``scale_by_learning_rate``), so float32 results agree with optax's to a few
+ulps.
+
+Dtypes (mixed precision): the state (momentum, first and second moments)
+has each parameter's dtype, whatever the gradient's; a gradient is converted
+to its parameter's dtype before it is used (a bfloat16 gradient of a
+float32 parameter is accumulated in float32); the updates have the
+parameter's dtype; the step count is an int32 scalar. Everything made here
+is strong (never weakly typed). Python-float hyperparameters are weak, so
+they take the parameter's dtype. optax instead lets the state's dtype follow
+promotion with the gradient's (a float32 gradient turns a bfloat16
+parameter's momentum into float32).
+
+The update functions use only ``typelattice.numpy`` operations and branch
+only on what is static (structures, dtypes, shapes, hyperparameters), so
+they run under ``typelattice.jit``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice import _dtypes
 from typelattice._tracing import tree
 from typelattice.optim._schedules import Schedule
+from typelattice.typing import Array
 
 __all__ = [
     "AdamState",
@@ -23,153 +46,231 @@ __all__ = [
     "sgd",
 ]
 
+_COUNT_DTYPE = np.dtype("int32")
+_COUNT_MAX = int(np.iinfo(_COUNT_DTYPE).max)
+
+
+class _Init(Protocol):
+    def __call__(self, params: Any) -> Any: ...
+
+
+class _Update(Protocol):
+    def __call__(
+        self, updates: Any, state: Any, params: Any = None
+    ) -> tuple[Any, Any]: ...
+
 
 class GradientTransformation(NamedTuple):
-    """An optimiser: ``state = init(params)``; ``updates, state =
-    update(grads, state, params)``.
+    """An optimiser: the pair of functions that make and advance its state.
+
+    ``state = init(params)``; ``updates, state = update(grads, state,
+    params)``; then ``params = apply_updates(params, updates)``. Both are
+    pure: they return new trees and change nothing they are given.
 
     Attributes:
-      init: params -> state.
-      update: (grads, state, params=None) -> (updates, state).
+      init: ``params -> state``.
+      update: ``(grads, state, params=None) -> (updates, state)``.
 
     >>> import typelattice.numpy as tnp
     >>> opt = sgd(0.5)
-    >>> params = [tnp.ones(2, dtype='float32')]
-    >>> opt.update([tnp.ones(2, dtype='float32')], opt.init(params))[0]
-    [Array([-0.5, -0.5], dtype=float32)]
+    >>> params = {'w': tnp.ones(2)}
+    >>> state = opt.init(params)
+    >>> updates, state = opt.update({'w': tnp.ones(2)}, state, params)
+    >>> apply_updates(params, updates)
+    {'w': Array([0.5, 0.5], dtype=float32)}
     """
 
-    init: Callable[[Any], Any]
-    update: Callable[..., tuple[Any, Any]]
+    init: _Init
+    update: _Update
 
 
 class SgdState(NamedTuple):
     """The state of :func:`sgd`.
 
     Attributes:
-      count: the steps taken, an int32 array.
-      momentum: the momentum per parameter (None without momentum).
+      count: the number of updates made, an int32 scalar.
+      trace: the momentum, a tree like the parameters (each leaf of its
+        parameter's dtype); ``None`` without momentum.
 
     >>> import typelattice.numpy as tnp
-    >>> sgd(0.1, momentum=0.9).init([tnp.ones(2, dtype='bfloat16')])
-    SgdState(count=Array(0, dtype=int32), momentum=[Array([0, 0], dtype=bfloat16)])
+    >>> sgd(0.1, momentum=0.9).init({'w': tnp.zeros(2, 'bfloat16')})
+    SgdState(count=Array(0, dtype=int32), trace={'w': Array([0, 0], dtype=bfloat16)})
     """
 
-    count: Any
-    momentum: Any
+    # (count, as optax's states name it, hides tuple.count.)
+    count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
+    trace: Any
 
 
 class AdamState(NamedTuple):
     """The state of :func:`adam` and :func:`adamw`.
 
     Attributes:
-      count: the steps taken, an int32 array.
-      mu: the first moment per parameter, in the parameter's dtype.
-      nu: the second moment per parameter, in the parameter's real dtype.
+      count: the number of updates made, an int32 scalar.
+      mu: the moving average of the gradients (first moment), a tree like
+        the parameters, each leaf of its parameter's dtype.
+      nu: the moving average of the squared gradients (second moment),
+        likewise.
 
     >>> import typelattice.numpy as tnp
-    >>> adam(0.1).init(tnp.ones(1, dtype='complex64')).nu.dtype
-    dtype('float32')
+    >>> state = adam(1e-3).init([tnp.zeros(2)])
+    >>> state.count
+    Array(0, dtype=int32)
+    >>> state.mu, state.nu
+    ([Array([0., 0.], dtype=float32)], [Array([0., 0.], dtype=float32)])
     """
 
-    count: Any
+    count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
     mu: Any
     nu: Any
 
 
-def _paths(obj: Any, prefix: str = "") -> list[str]:
-    """The paths of a pytree's leaves, in the order of :func:`tree.flatten`
-    (``['w']``, ``[0]['b']``), for messages."""
-    leaves, treedef = tree.flatten(obj)
-    numbered = treedef.unflatten(list(range(len(leaves))))
-    found: dict[int, str] = {}
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, int) and not isinstance(node, bool):
-            found[node] = path or "(the parameters)"
-            return
-        items: list[tuple[str, Any]] = []
-        if isinstance(node, dict):
-            mapping: dict[Any, Any] = node  # pyright: ignore[reportUnknownVariableType]
-            items = [(f"[{k!r}]", v) for k, v in mapping.items()]
-        elif isinstance(node, tuple | list):
-            seq = cast("tuple[Any, ...]", node)
-            fields: Any = getattr(seq, "_fields", None)
-            if fields is not None:
-                items = [(f".{k}", v) for k, v in zip(fields, seq, strict=True)]
-            else:
-                items = [(f"[{i}]", v) for i, v in enumerate(seq)]
-        for label, child in items:
-            walk(child, path + label)
-
-    walk(numbered, prefix)
-    return [found.get(i, f"leaf {i}") for i in range(len(leaves))]
+# -- trees of parameters ---------------------------------------------------------
 
 
-def _flat_params(params: Any, where: str) -> tuple[list[Any], tree.TreeDef]:
-    """The parameters' leaves (checked: floating or complex arrays)."""
-    leaves, treedef = tree.flatten(params)
-    for leaf, path in zip(leaves, _paths(params), strict=True):
-        dt = getattr(leaf, "dtype", None)
-        if dt is None or _dtypes.kind_of(np.dtype(dt)) not in "fc":
-            shown = "a Python value" if dt is None else f"dtype {dt}"
+class _Params(NamedTuple):
+    """A tree of arrays (parameters, gradients, a state's moments),
+    flattened: the leaves as Arrays, and the structure."""
+
+    leaves: list[Array]
+    treedef: tree.TreeDef
+
+    def at(self, i: int, name: str = "params") -> str:
+        """``params['w'][0]``: where leaf ``i`` is, for messages."""
+        return name + self.treedef.paths()[i]
+
+
+def _flatten(value: Any) -> _Params:
+    leaves, treedef = tree.flatten(value)
+    return _Params([tnp.asarray(x) for x in leaves], treedef)
+
+
+def _float_params(params: Any, where: str) -> _Params:
+    """The parameters, flattened; TypeError for a leaf that is not floating
+    or complex (an optimiser has nothing to add to an integer)."""
+    flat = _flatten(params)
+    for i, p in enumerate(flat.leaves):
+        if not _inexact(p.dtype):
             raise TypeError(
-                f"{where}: parameter {path} has {shown}; optimisers update arrays "
-                "of floating or complex dtypes. Keep integer values out of the "
-                "parameters (or convert them: p.astype('float32'))."
+                f"{where}: the parameter {flat.at(i)} is {p.dtype}; optimisers "
+                "update floating and complex parameters only: leave it out of "
+                f"the tree, or convert it with .astype('float32')"
             )
-    return leaves, treedef
+    return flat
 
 
-def _matching(grads: Any, treedef: tree.TreeDef, where: str, what: str) -> list[Any]:
-    leaves, got = tree.flatten(grads)
-    if got != treedef:
+def _same_structure(
+    got: tree.TreeDef, want: tree.TreeDef, what: str, against: str, where: str
+) -> None:
+    if got != want:
         raise ValueError(
-            f"{where}: the {what} have the structure {got}, the optimiser's "
-            f"state {treedef}; they must be equal (the gradients of the same "
-            "parameters)"
+            f"{where}: the {what} have structure {got}, but the {against} have "
+            f"structure {want}; give {what} of the same tree as the parameters "
+            "given to init"
         )
+
+
+def _grads_like(grads: Any, like: _Params, against: str, where: str) -> list[Array]:
+    """The gradients, flattened, each converted to the dtype of its leaf of
+    ``like`` (the parameters, or a state tree of their dtypes): ValueError
+    for another structure or shape."""
+    flat = _flatten(grads)
+    _same_structure(flat.treedef, like.treedef, "gradients", against, where)
+    return [_convert(flat, i, "grads", p, where) for i, p in enumerate(like.leaves)]
+
+
+def _convert(flat: _Params, i: int, name: str, like: Array, where: str) -> Array:
+    """Leaf ``i`` of ``flat`` (gradients or updates, ``name`` in messages)
+    in the dtype of ``like`` (its parameter, or a state leaf of its dtype),
+    strong."""
+    x = flat.leaves[i]
+    if x.shape != like.shape:
+        raise ValueError(
+            f"{where}: {flat.at(i, name)} has shape {x.shape}, but its "
+            f"parameter has shape {like.shape}"
+        )
+    if not _inexact(x.dtype):
+        raise TypeError(
+            f"{where}: {flat.at(i, name)} is {x.dtype}; gradients and updates "
+            "are floating or complex arrays"
+        )
+    if tl.isdtype(x.dtype, "complex floating") and not tl.isdtype(
+        like.dtype, "complex floating"
+    ):
+        raise TypeError(
+            f"{where}: {flat.at(i, name)} is {x.dtype}, but its parameter is "
+            f"{like.dtype}; give real values (typelattice.numpy.real(x))"
+        )
+    return _cast(x, like.dtype)
+
+
+def _inexact(dtype: np.dtype[Any]) -> bool:
+    return tl.isdtype(dtype, ("real floating", "complex floating"))
+
+
+def _cast(x: Array, dtype: np.dtype[Any]) -> Array:
+    """``x`` as a strong Array of ``dtype`` (itself when it is one)."""
+    if x.dtype == dtype and not x.weak_type:
+        return x
+    return x.astype(dtype)
+
+
+def _zeros_like(flat: _Params) -> Any:
+    return flat.treedef.unflatten([tnp.zeros(p.shape, p.dtype) for p in flat.leaves])
+
+
+def _check_params(params: Any, like: _Params, against: str, where: str) -> _Params:
+    """The parameters given to update, flattened and checked against the
+    structure of the state (or the gradients)."""
+    flat = _float_params(params, where)
+    _same_structure(flat.treedef, like.treedef, "parameters", against, where)
+    return flat
+
+
+# -- steps, counts and learning rates ----------------------------------------------
+
+
+def _increment(count: Array) -> Array:
+    # Stays at the largest int32 instead of wrapping to a negative count
+    # (as optax's safe_increment).
+    return tnp.where(count < _COUNT_MAX, count + 1, _COUNT_MAX)
+
+
+def _new_count() -> Array:
+    return tnp.zeros((), _COUNT_DTYPE)
+
+
+def _check_learning_rate(learning_rate: object, where: str) -> None:
+    if callable(learning_rate):
+        return
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, int | float):
+        raise TypeError(
+            f"{where}: learning_rate must be a float or a schedule "
+            f"(count -> value), not {learning_rate!r}"
+        )
+
+
+def _scale_by_learning_rate(
+    updates: list[Array], learning_rate: float | Schedule, count: Array
+) -> list[Array]:
+    """``-learning_rate * u`` for each update, in the update's dtype. A
+    schedule is read at ``count``, the number of updates made before this
+    one (0 for the first), as optax's ``scale_by_schedule``."""
+    if not callable(learning_rate):
+        step = -learning_rate  # weak: the update's dtype
+        return [step * u for u in updates]
+    value = tnp.asarray(learning_rate(count))
+    return [(-value).astype(u.dtype) * u for u in updates]
+
+
+def _leaves_of(state_tree: Any, treedef: tree.TreeDef, name: str, where: str) -> Any:
+    """The leaves of a state tree that must have ``treedef``."""
+    leaves, got = tree.flatten(state_tree)
+    _same_structure(got, treedef, f"state's {name}", "state's mu", where)
     return leaves
 
 
-def _zeros(p: Any, real: bool = False) -> Any:
-    dt = np.dtype(p.dtype)
-    if real and _dtypes.kind_of(dt) == "c":
-        dt = np.dtype(np.float64 if dt == np.complex128 else np.float32)
-    return tnp.zeros(p.shape, dt)
-
-
-def _rate(learning_rate: float | Schedule, count: Any) -> Any:
-    return learning_rate(count) if callable(learning_rate) else learning_rate
-
-
-def _increment(count: Any) -> Any:
-    """``count + 1``, saturating below int32's maximum."""
-    return tnp.minimum(count, np.iinfo(np.int32).max - 1) + 1
-
-
-def apply_updates(params: Any, updates: Any) -> Any:
-    """``params + updates``, each leaf in its parameter's dtype.
-
-    Args:
-      params: a pytree of arrays.
-      updates: a pytree of the same structure.
-
-    Returns:
-      The new parameters (new arrays; the inputs are unchanged).
-
-    Raises:
-      ValueError: the structures differ.
-
-    >>> import typelattice.numpy as tnp
-    >>> apply_updates({'w': tnp.ones(2, dtype='bfloat16')}, {'w': tnp.full(2, 0.5)})
-    {'w': Array([1.5, 1.5], dtype=bfloat16)}
-    """
-    leaves, treedef = tree.flatten(params)
-    steps = _matching(updates, treedef, "apply_updates", "updates")
-    return treedef.unflatten(
-        [(p + u).astype(p.dtype) for p, u in zip(leaves, steps, strict=True)]
-    )
+# -- SGD ----------------------------------------------------------------------------
 
 
 def sgd(
@@ -177,129 +278,206 @@ def sgd(
     momentum: float | None = None,
     nesterov: bool = False,
 ) -> GradientTransformation:
-    """Stochastic gradient descent, with momentum (optax's ``trace``) when
-    ``momentum`` is given.
+    """Stochastic gradient descent, with momentum optionally (optax.sgd).
+
+    Without momentum the update is ``-learning_rate * g``. With momentum
+    ``m``, the state keeps ``t = g + m * t`` and the update is
+    ``-learning_rate * t``, or ``-learning_rate * (g + m * t)`` with
+    ``nesterov``.
 
     Args:
-      learning_rate: a rate, or a schedule of the step count.
-      momentum: the decay of the momentum (None: no momentum).
-      nesterov: Nesterov's variant (``g + momentum * m``).
+      learning_rate: a float, or a schedule (``count -> value``, as
+        :func:`exponential_decay` makes) read with the number of updates
+        made before.
+      momentum: the decay of the momentum; ``None`` for none (and no state
+        but the count).
+      nesterov: use Nesterov's momentum.
 
     Returns:
-      The optimiser; its state is an :class:`SgdState`.
+      The optimiser. Its updates have each parameter's dtype when
+      ``update`` is given the parameters or there is momentum (whose
+      state has their dtypes); without either, the gradients' dtypes
+      (:func:`apply_updates` converts them).
 
     >>> import typelattice.numpy as tnp
     >>> opt = sgd(0.1, momentum=0.9)
-    >>> p = tnp.ones(2, dtype='float32')
-    >>> u, s = opt.update(tnp.ones(2, dtype='bfloat16'), opt.init(p))
-    >>> u.dtype, s.momentum.dtype      # the parameter's dtype
-    (dtype('float32'), dtype('float32'))
+    >>> params = tnp.asarray([1.0, 2.0])
+    >>> state = opt.init(params)
+    >>> for _ in range(2):
+    ...     updates, state = opt.update(tnp.asarray([1.0, -1.0]), state, params)
+    ...     params = apply_updates(params, updates)
+    >>> params
+    Array([0.71, 2.29], dtype=float32)
     """
+    _check_learning_rate(learning_rate, "sgd")
+    where = "sgd's update"
 
     def init(params: Any) -> SgdState:
-        leaves, treedef = _flat_params(params, "sgd.init")
-        trace = (
-            None if momentum is None else treedef.unflatten([_zeros(p) for p in leaves])
-        )
-        return SgdState(tnp.zeros((), "int32"), trace)
+        flat = _float_params(params, "sgd's init")
+        trace = None if momentum is None else _zeros_like(flat)
+        return SgdState(_new_count(), trace)
 
-    def update(grads: Any, state: SgdState, params: Any = None) -> tuple[Any, SgdState]:
-        del params
-        lr = _rate(learning_rate, state.count)
-        if state.momentum is None:
-            leaves, treedef = tree.flatten(grads)
-            steps = [-lr * g for g in leaves]
-            return treedef.unflatten(steps), SgdState(_increment(state.count), None)
-        moments, treedef = tree.flatten(state.momentum)
-        gs = _matching(grads, treedef, "sgd.update", "gradients")
-        new: list[Any] = []
-        updates: list[Any] = []
-        for g, m in zip(gs, moments, strict=True):
-            g = g.astype(m.dtype)
-            t = g + momentum * m
-            new.append(t)
-            updates.append(-lr * (g + momentum * t if nesterov else t))
-        state = SgdState(_increment(state.count), treedef.unflatten(new))
-        return treedef.unflatten(updates), state
+    def update(updates: Any, state: SgdState, params: Any = None) -> tuple[Any, Any]:
+        if state.trace is None:
+            if params is None:  # (nothing tells the parameters' dtypes)
+                flat = _flatten(updates)
+                grads = [
+                    _convert(flat, i, "grads", g, where)
+                    for i, g in enumerate(flat.leaves)
+                ]
+                treedef = flat.treedef
+            else:
+                like = _float_params(params, where)
+                grads = _grads_like(updates, like, "parameters", where)
+                treedef = like.treedef
+            trace = None
+            out = grads
+        else:
+            assert momentum is not None
+            traced = _flatten(state.trace)
+            treedef = traced.treedef
+            if params is not None:
+                _check_params(params, traced, "state's trace", where)
+            grads = _grads_like(updates, traced, "state's trace", where)
+            new = [g + momentum * t for g, t in zip(grads, traced.leaves, strict=True)]
+            trace = treedef.unflatten(new)
+            if nesterov:
+                out = [g + momentum * t for g, t in zip(grads, new, strict=True)]
+            else:
+                out = new
+        out = _scale_by_learning_rate(out, learning_rate, state.count)
+        return treedef.unflatten(out), SgdState(_increment(state.count), trace)
 
     return GradientTransformation(init, update)
 
 
-def _adam(
+# -- Adam ---------------------------------------------------------------------------
+
+
+def _abs_sq(g: Array) -> Array:
+    """``|g|²``: ``g * g`` for real ``g``; ``re² + im²`` (real) for complex."""
+    if tl.isdtype(g.dtype, "complex floating"):
+        return tnp.real(tnp.conj(g) * g)
+    return g * g
+
+
+def _bias_corrected(m: Array, decay: float, count: Array) -> Array:
+    # 1 - decay**count is computed in the default float dtype (decay is a
+    # weak Python float, count an int32), then converted, as optax does.
+    return m / (1 - decay**count).astype(m.dtype)
+
+
+def _adam_update(
+    grads: list[Array],
+    count: Array,
+    mu_leaves: list[Array],
+    nu_leaves: list[Array],
+    b1: float,
+    b2: float,
+    eps: float,
+    eps_root: float,
+    nesterov: bool,
+) -> tuple[list[Array], list[Array], list[Array], Array]:
+    """optax's scale_by_adam on flat lists: the directions (before the
+    learning rate), the new moments and the new count (``count`` is the
+    number of updates made before)."""
+    mu = [(1 - b1) * g + b1 * m for g, m in zip(grads, mu_leaves, strict=True)]
+    nu = [(1 - b2) * _abs_sq(g) + b2 * v for g, v in zip(grads, nu_leaves, strict=True)]
+    count = _increment(count)
+    if nesterov:
+        after = _increment(count)
+        mu_hat = [
+            b1 * _bias_corrected(m, b1, after)
+            + (1 - b1) * _bias_corrected(g, b1, count)
+            for m, g in zip(mu, grads, strict=True)
+        ]
+    else:
+        mu_hat = [_bias_corrected(m, b1, count) for m in mu]
+    nu_hat = [_bias_corrected(v, b2, count) for v in nu]
+    out = [
+        m / (tnp.sqrt(v + eps_root) + eps) for m, v in zip(mu_hat, nu_hat, strict=True)
+    ]
+    return out, mu, nu, count
+
+
+def _mask_leaves(
+    mask: Any | Callable[[Any], Any], params: Any, like: _Params, where: str
+) -> list[bool]:
+    """The mask of weight decay, one bool per parameter."""
+    tree_ = mask(params) if callable(mask) else mask
+    flags, treedef = tree.flatten(tree_)
+    _same_structure(treedef, like.treedef, "mask's leaves", "parameters", where)
+    for i, flag in enumerate(flags):
+        if not isinstance(flag, bool | np.bool_):
+            raise TypeError(
+                f"{where}: the mask's leaves must be True or False (static), but "
+                f"mask{like.treedef.paths()[i]} is {flag!r}"
+            )
+    return [bool(f) for f in flags]
+
+
+def _adam_like(
     name: str,
     learning_rate: float | Schedule,
     b1: float,
     b2: float,
     eps: float,
     eps_root: float,
-    weight_decay: float,
-    mask: Any,
+    nesterov: bool,
+    decay: tuple[float, Any] | None,
 ) -> GradientTransformation:
-    def init(params: Any) -> AdamState:
-        leaves, treedef = _flat_params(params, f"{name}.init")
-        return AdamState(
-            tnp.zeros((), "int32"),
-            treedef.unflatten([_zeros(p) for p in leaves]),
-            treedef.unflatten([_zeros(p, real=True) for p in leaves]),
-        )
+    """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
+    _check_learning_rate(learning_rate, name)
+    where = f"{name}'s update"
 
-    def update(
-        grads: Any, state: AdamState, params: Any = None
-    ) -> tuple[Any, AdamState]:
-        mus, treedef = tree.flatten(state.mu)
-        nus = tree.leaves(state.nu)
-        gs = _matching(grads, treedef, f"{name}.update", "gradients")
-        decayed: list[Any] = [None] * len(mus)
-        if weight_decay:
-            if params is None:
-                raise ValueError(
-                    f"{name}.update needs the parameters for weight decay: call "
-                    "update(grads, state, params)"
-                )
-            ps = _matching(params, treedef, f"{name}.update", "parameters")
+    def init(params: Any) -> AdamState:
+        flat = _float_params(params, f"{name}'s init")
+        return AdamState(_new_count(), _zeros_like(flat), _zeros_like(flat))
+
+    def update(updates: Any, state: AdamState, params: Any = None) -> tuple[Any, Any]:
+        if decay is not None and params is None:
+            raise ValueError(
+                f"{where} needs the parameters for the weight decay: call "
+                "opt.update(grads, state, params)"
+            )
+        moments = _flatten(state.mu)
+        treedef = moments.treedef
+        nu_leaves = _leaves_of(state.nu, treedef, "nu", where)
+        flat_params = (
+            None
+            if params is None
+            else _check_params(params, moments, "state's mu", where)
+        )
+        grads = _grads_like(updates, moments, "state's mu", where)
+        out, mu, nu, count = _adam_update(
+            grads,
+            state.count,
+            moments.leaves,
+            nu_leaves,
+            b1,
+            b2,
+            eps,
+            eps_root,
+            nesterov,
+        )
+        if decay is not None:
+            assert flat_params is not None
+            weight_decay, mask = decay
             keep = (
-                [True] * len(ps)
+                [True] * len(out)
                 if mask is None
-                else _mask_leaves(mask, params, treedef)
+                else _mask_leaves(mask, params, flat_params, where)
             )
-            decayed = [p if k else None for p, k in zip(ps, keep, strict=True)]
-        lr = _rate(learning_rate, state.count)
-        count = _increment(state.count)
-        fix1 = 1 - tnp.power(b1, count)
-        fix2 = 1 - tnp.power(b2, count)
-        new_mu: list[Any] = []
-        new_nu: list[Any] = []
-        updates: list[Any] = []
-        for g, m, v, p in zip(gs, mus, nus, decayed, strict=True):
-            g = g.astype(m.dtype)
-            m = b1 * m + (1 - b1) * g
-            square = (
-                tnp.real(g * tnp.conj(g)) if _dtypes.kind_of(g.dtype) == "c" else g * g
-            )
-            v = b2 * v + (1 - b2) * square.astype(v.dtype)
-            step = (m / fix1) / (tnp.sqrt(v / fix2 + eps_root) + eps)
-            if p is not None:
-                step = step + weight_decay * p
-            new_mu.append(m)
-            new_nu.append(v)
-            updates.append((-lr * step).astype(m.dtype))
-        state = AdamState(count, treedef.unflatten(new_mu), treedef.unflatten(new_nu))
-        return treedef.unflatten(updates), state
+            if weight_decay != 0:
+                out = [
+                    u + weight_decay * p if use else u
+                    for u, p, use in zip(out, flat_params.leaves, keep, strict=True)
+                ]
+        out = _scale_by_learning_rate(out, learning_rate, state.count)
+        new_state = AdamState(count, treedef.unflatten(mu), treedef.unflatten(nu))
+        return treedef.unflatten(out), new_state
 
     return GradientTransformation(init, update)
-
-
-def _mask_leaves(mask: Any, params: Any, treedef: tree.TreeDef) -> list[bool]:
-    """The mask as one bool per parameter (a pytree of bools, or a function
-    of the parameters giving one)."""
-    given = mask(params) if callable(mask) else mask
-    leaves, got = tree.flatten(given)
-    if got != treedef:
-        raise ValueError(
-            f"adamw: the mask has the structure {got}, the parameters {treedef}; "
-            "give one bool per parameter"
-        )
-    return [bool(k) for k in leaves]
 
 
 def adam(
@@ -308,28 +486,39 @@ def adam(
     b2: float = 0.999,
     eps: float = 1e-8,
     eps_root: float = 0.0,
+    *,
+    nesterov: bool = False,
 ) -> GradientTransformation:
-    """Adam: bias-corrected moments of the gradients, as optax's.
+    """Adam (optax.adam).
+
+    The state keeps moving averages of the gradients, ``mu = (1 - b1) * g +
+    b1 * mu``, and of their squares, ``nu = (1 - b2) * |g|² + b2 * nu``; the
+    update is ``-learning_rate * mu_hat / (sqrt(nu_hat + eps_root) + eps)``,
+    where ``mu_hat`` and ``nu_hat`` are divided by ``1 - b1**t`` and
+    ``1 - b2**t`` at step ``t`` (bias correction).
 
     Args:
-      learning_rate: a rate, or a schedule of the step count.
+      learning_rate: a float, or a schedule (``count -> value``) read with
+        the number of updates made before.
       b1: the decay of the first moment.
       b2: the decay of the second moment.
-      eps: added to the root of the second moment.
-      eps_root: added to the second moment before the root.
+      eps: added to the denominator.
+      eps_root: added to ``nu_hat`` under the square root.
+      nesterov: use Nesterov's momentum (NAdam).
 
     Returns:
-      The optimiser; its state is an :class:`AdamState` whose moments have
-      the parameters' dtypes.
+      The optimiser; its state is an :class:`AdamState`.
 
     >>> import typelattice.numpy as tnp
     >>> opt = adam(0.1)
-    >>> p = {'w': tnp.zeros(2, dtype='float32')}
-    >>> u, s = opt.update({'w': tnp.asarray([1.0, -2.0])}, opt.init(p))
-    >>> tnp.round(u['w'], 4)      # the first step is -lr * sign(g)
-    Array([-0.1,  0.1], dtype=float32)
+    >>> params = {'w': tnp.asarray([1.0, -1.0])}
+    >>> state = opt.init(params)
+    >>> grads = {'w': tnp.asarray([0.5, -2.0], dtype='bfloat16')}
+    >>> updates, state = opt.update(grads, state, params)
+    >>> updates['w'].round(4), state.mu['w'].dtype
+    (Array([-0.1,  0.1], dtype=float32), dtype('float32'))
     """
-    return _adam("adam", learning_rate, b1, b2, eps, eps_root, 0.0, None)
+    return _adam_like("adam", learning_rate, b1, b2, eps, eps_root, nesterov, None)
 
 
 def adamw(
@@ -339,29 +528,88 @@ def adamw(
     eps: float = 1e-8,
     eps_root: float = 0.0,
     weight_decay: float = 1e-4,
-    mask: Any = None,
+    mask: Any | Callable[[Any], Any] | None = None,
+    *,
+    nesterov: bool = False,
 ) -> GradientTransformation:
-    """Adam with decoupled weight decay (``weight_decay * params`` added to
-    each step before the learning rate scales it), as optax's.
+    """Adam with decoupled weight decay (optax.adamw).
+
+    As :func:`adam`, with ``weight_decay * p`` added to each direction
+    before the learning rate: the update is ``-learning_rate * (mu_hat /
+    (sqrt(nu_hat + eps_root) + eps) + weight_decay * p)``. ``update`` needs
+    the parameters.
 
     Args:
-      learning_rate: a rate, or a schedule of the step count.
+      learning_rate: a float, or a schedule (``count -> value``) read with
+        the number of updates made before.
       b1: the decay of the first moment.
       b2: the decay of the second moment.
-      eps: added to the root of the second moment.
-      eps_root: added to the second moment before the root.
-      weight_decay: the decay rate.
-      mask: which parameters decay: a pytree of bools of the parameters'
-        structure, or a function of the parameters giving one.
+      eps: added to the denominator.
+      eps_root: added to ``nu_hat`` under the square root.
+      weight_decay: the factor of the parameters added.
+      mask: which parameters decay: a tree like the parameters with
+        ``True`` or ``False`` leaves, or a function ``params -> such a
+        tree``; ``None`` for all.
+      nesterov: use Nesterov's momentum.
 
     Returns:
-      The optimiser; ``update`` needs the parameters.
+      The optimiser; its state is an :class:`AdamState`.
 
     >>> import typelattice.numpy as tnp
-    >>> opt = adamw(0.1, weight_decay=0.5)
-    >>> p = tnp.ones(2, dtype='float32')
-    >>> u, _ = opt.update(tnp.zeros(2, dtype='float32'), opt.init(p), p)
-    >>> u
-    Array([-0.05, -0.05], dtype=float32)
+    >>> params = {'bias': tnp.ones(2), 'kernel': tnp.ones(2)}
+    >>> opt = adamw(0.1, weight_decay=0.5, mask={'bias': False, 'kernel': True})
+    >>> state = opt.init(params)
+    >>> grads = {'bias': tnp.ones(2), 'kernel': tnp.ones(2)}
+    >>> updates, state = opt.update(grads, state, params)
+    >>> updates['bias'].round(4), updates['kernel'].round(4)
+    (Array([-0.1, -0.1], dtype=float32), Array([-0.15, -0.15], dtype=float32))
     """
-    return _adam("adamw", learning_rate, b1, b2, eps, eps_root, weight_decay, mask)
+    return _adam_like(
+        "adamw",
+        learning_rate,
+        b1,
+        b2,
+        eps,
+        eps_root,
+        nesterov,
+        (weight_decay, mask),
+    )
+
+
+# -- applying updates -------------------------------------------------------------
+
+
+def apply_updates(params: Any, updates: Any) -> Any:
+    """The parameters plus the updates, leaf by leaf, each in its
+    parameter's dtype.
+
+    Each update is converted to its parameter's dtype first, so the sum has
+    that dtype in every promotion mode; the results are strong arrays. The
+    inputs are left as they are.
+
+    Args:
+      params: a tree of arrays.
+      updates: a tree of the same structure and shapes.
+
+    Returns:
+      The new parameters, a tree of the same structure.
+
+    Raises:
+      ValueError: the trees' structures or shapes differ.
+      TypeError: a parameter is not floating or complex, or an update is
+        complex for a real parameter.
+
+    >>> import typelattice.numpy as tnp
+    >>> params = {'w': tnp.ones(2, 'bfloat16')}
+    >>> apply_updates(params, {'w': tnp.asarray([0.25, -0.5])})
+    {'w': Array([1.25, 0.5], dtype=bfloat16)}
+    """
+    where = "apply_updates"
+    flat = _float_params(params, where)
+    ups = _flatten(updates)
+    _same_structure(ups.treedef, flat.treedef, "updates", "parameters", where)
+    out = [
+        _cast(p, p.dtype) + _convert(ups, i, "updates", p, where)
+        for i, p in enumerate(flat.leaves)
+    ]
+    return flat.treedef.unflatten(out)
