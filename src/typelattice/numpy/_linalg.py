@@ -7,6 +7,7 @@ fast product for (float16, bfloat16, float8...) accumulate in float32.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -412,12 +413,14 @@ def _diagonal(term: str, x: Any) -> tuple[str, Any]:
     from typelattice._lax._indexing import take_along_axis
 
     kept = "".join(dict.fromkeys(term))
-    numbers: Any = np.arange(x.size, dtype=np.int64).reshape(x.shape)
-    picked = np.einsum(f"{term}->{kept}", numbers)
+    size = int(math.prod(x.shape))
+    shape: tuple[int, ...] = tuple(x.shape)
+    numbers = np.arange(size, dtype=np.int64).reshape(shape)
+    picked: np.ndarray[Any, Any] = np.einsum(f"{term}->{kept}", numbers)
     index = wrap_array(
         picked.ravel().astype(np.int32), _core.aval(np.dtype(np.int32), False)
     )
-    flat = take_along_axis(lax.reshape(x, (x.size,)), index, 0)
+    flat = take_along_axis(lax.reshape(x, (size,)), index, 0)
     return kept, lax.reshape(flat, picked.shape)
 
 
