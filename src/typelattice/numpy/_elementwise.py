@@ -277,23 +277,10 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
         plan = build_plan(op, tkeys, state)
         state.memo[(op, tkeys)] = plan
     cd = plan.cd
-    conv: list[Any] = []
-    for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True)):
-        if how == _KEEP:
-            conv.append(v)
-        elif how == _CAST:
-            conv.append(_core.ignore_fp_errors(v.astype, cd))
-        elif how == _CHECK:
-            checked = _core.check_operand(v, cd, name, i)
-            conv.append(_core.ignore_fp_errors(checked.astype, cd, copy=False))
-        elif how == _WEAK:
-            conv.append(_core.weak_to(v, cd, name))
-        elif how == _INT:
-            if not lo <= v <= hi:
-                _core.python_scalar_to(v, cd, name)  # raises
-            conv.append(v)
-        else:
-            conv.append(_core.python_scalar_to(v, cd, name))
+    conv = [
+        convert_value(v, how, lo, hi, cd, name, i)
+        for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True))
+    ]
     if state.rank_promotion != "allow":
         _core.check_rank(name, [np.shape(v) for v in values], state.rank_promotion)
     return conv, plan
