@@ -30,7 +30,7 @@ from typelattice import _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _elementwise
 
 if TYPE_CHECKING:
@@ -628,6 +628,56 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
     return reduceat
 
 
+def _lowerings(fn: Any, name: str) -> None:
+    """The methods' lowerings (for differentiation), where they delegate
+    to functions that have one: reduce and accumulate of add, multiply,
+    maximum and minimum, and every outer."""
+    from typelattice.numpy import _reductions, _shape
+
+    reducer = _REDUCERS.get(name)
+    if reducer in ("sum", "prod", "max", "min"):
+        target = getattr(_reductions, reducer)
+
+        def reduce(
+            a: Any,
+            axis: Any = 0,
+            dtype: Any = None,
+            out: None = None,
+            keepdims: bool = False,
+            initial: Any = None,
+            where: Any = None,
+        ) -> Any:
+            _no_out(out, f"{name}.reduce")
+            if reducer in ("sum", "prod"):
+                return target(
+                    a, axis, dtype, keepdims=keepdims, initial=initial, where=where
+                )
+            if dtype is not None:
+                from typelattice.numpy import _creation
+
+                a = _creation.convert_to(a, dtype, f"{name}.reduce")
+            return target(a, axis, keepdims=keepdims, initial=initial, where=where)
+
+        lowering(fn.reduce)(reduce)
+    accumulator = _ACCUMULATORS.get(name)
+    if accumulator is not None:
+        cumulative = getattr(_reductions, accumulator)
+
+        def accumulate(
+            a: Any, axis: Any = 0, dtype: Any = None, out: None = None
+        ) -> Any:
+            _no_out(out, f"{name}.accumulate")
+            return cumulative(a, axis, dtype)
+
+        lowering(fn.accumulate)(accumulate)
+
+    def outer(A: Any, B: Any, /) -> Any:
+        shape_a, ndim_b = tuple(np.shape(A)), len(np.shape(B))
+        return fn(_shape.reshape(A, shape_a + (1,) * ndim_b), B)
+
+    lowering(fn.outer)(outer)
+
+
 def attach(fn: Any, identity: bool | int | float | None) -> None:
     """Give the binary elementwise function ``fn`` its ufunc methods and
     attributes (``fn`` itself is unchanged otherwise)."""
@@ -650,6 +700,7 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
         impl.__doc__ = getattr(ufunc, method).__doc__
         # Accept tracers (jit, eval_shape): recorded as one call each.
         setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
+    _lowerings(fn, name)
     fn.nin = 2
     fn.nout = 1
     fn.nargs = 2
