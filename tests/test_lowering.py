@@ -212,6 +212,11 @@ CALLS: list[tuple[str, Callable[..., Any]]] = [
     ("power float", lambda x: tnp.abs(x) ** 1.5),
     ("at set", lambda x: x.at[0, 1].set(7.0)),
     ("at add", lambda x: x.at[tnp.asarray([0, 0])].add(1.5)),
+    ("at multiply", lambda x: x.at[tnp.asarray([0, 1])].multiply(x[1])),
+    ("at multiply twice", lambda x: x.at[tnp.asarray([0, 0])].multiply(3.0)),
+    ("at min", lambda x: x.at[1].min(0.2)),
+    ("at max drop", lambda x: x.at[tnp.asarray([1, 9])].max(0.6, mode="drop")),
+    ("at subtract", lambda x: x.at[:, 1].subtract(x[0, 2])),
     (
         "at get fill",
         lambda x: x.at[tnp.asarray([0, 5])].get(mode="fill", fill_value=0.5),
@@ -290,3 +295,10 @@ def test_relu_has_jax_derivative_at_its_kinks() -> None:
     np.testing.assert_array_equal(
         np.asarray(tl.vjp(nn.relu, x)[0]), np.asarray(nn.relu(x))
     )
+
+
+def test_repeated_multiplications_have_no_derivative_in_the_factors() -> None:
+    """As jax.lax.scatter_mul without unique indices."""
+    x = tnp.asarray([1.0, 2.0], dtype="float32")
+    with pytest.raises(NotImplementedError, match="scatter_mul"):
+        tl.grad(lambda v: tnp.sum(x.at[tnp.asarray([0, 0])].multiply(v)))(x)

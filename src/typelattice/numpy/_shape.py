@@ -1597,18 +1597,21 @@ def _scatter_lower(
     label: str | None = None,
 ) -> Any:
     """``.at[index].set``: a function that moves elements of ``x`` and
-    ``values``; ``.add``: ``x`` plus the values added at the positions
-    ``index`` selects (a scatter-add, the transpose of that selection)."""
+    ``values``. ``.add``, ``.subtract``, ``.multiply``, ``.min``, ``.max``:
+    a scatter of the values at the flat positions ``index`` selects (found
+    by indexing an array of element numbers), with the primitive that
+    combines them (its rules differentiate it)."""
     from typelattice import lax
     from typelattice.numpy import _lower
 
     args = (x, index, values, ufunc, name, mode, wrap_negative, label)
     if ufunc is None:
         return _lower.moves_elements(_scatter, 0, 2)(*args)
-    if ufunc is not np.add:
+    scatter = _SCATTERS.get(ufunc.__name__)
+    if scatter is None:
         raise NotImplementedError(
-            f"x.at[...].{name} cannot be differentiated; .set and .add can (write "
-            f"x.at[idx].set(x[idx] ... v) to differentiate another update)"
+            f"x.at[...].{name} cannot be differentiated; .set, .add, .subtract, "
+            ".multiply, .min and .max can"
         )
     result = _lower.expected(_scatter, *args)
     size = math.prod(result.shape)
@@ -1619,22 +1622,42 @@ def _scatter_lower(
     dropping = mode in ("drop", "fill")
     positions = _gather(numbers, index, mode, -1 if dropping else None, wrap_negative)
     updates = _lower.broadcast(_lower.like(values, result), tuple(positions.shape))
+    if name == "subtract":
+        updates = lax.neg(updates)
+    # Dropped updates go to one extra element, cut off after.
     flat_pos = np.asarray(positions).ravel()
-    flat_updates = lax.reshape(updates, (flat_pos.size,))
-    if dropping:
-        kept = flat_pos >= 0
-        flat_updates = lax.select(
-            wrap(kept, _core.aval(np.dtype(bool), False)),
-            flat_updates,
-            lax.full(flat_pos.shape, 0, result.dtype),
-        )
-        flat_pos = np.where(kept, flat_pos, 0)
-    index_array = wrap(flat_pos.astype(np.int32), _core.aval(np.dtype(np.int32), False))
-    added = _lower.scatter_add_flat(
-        size, index_array, flat_updates, _lower.like(x, result)
+    flat_pos = np.where(flat_pos >= 0, flat_pos, size).astype(np.int32)
+    target = lax.concatenate(
+        [lax.reshape(_lower.like(x, result), (size,)), lax.full((1,), 0, result.dtype)],
+        0,
     )
-    total = lax.add(lax.reshape(_lower.like(x, result), (size,)), added)
-    return _lower.finish(total, result)
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+    )
+    column = wrap(flat_pos.reshape(-1, 1), _core.aval(np.dtype(np.int32), False))
+    flat_updates = lax.reshape(updates, (flat_pos.size,))
+    if scatter == "scatter_mul" and np.unique(flat_pos).size == flat_pos.size:
+        # Each element multiplied once at most: by a scatter of the factors
+        # into ones, which differentiates in the factors too.
+        ones = lax.full((size + 1,), 1, result.dtype)
+        factors = lax.scatter(ones, column, flat_updates, dn)
+        done = lax.mul(target, factors)
+    else:
+        done = getattr(lax, scatter)(target, column, flat_updates, dn)
+    return _lower.finish(lax.slice(done, (0,), (size,)), result)
+
+
+# The primitive combining each update with the array (subtract: add the
+# negated values).
+_SCATTERS: Final = {
+    "add": "scatter_add",
+    "subtract": "scatter_add",
+    "multiply": "scatter_mul",
+    "minimum": "scatter_min",
+    "maximum": "scatter_max",
+}
 
 
 lowering(sort)(_sort_lower)
