@@ -25,7 +25,6 @@ WITHOUT: dict[str, str] = {
     "imag": "composed",
     # No array argument to differentiate.
     "arange": "creation",
-    "linspace": "creation",
     "eye": "creation",
     "identity": "creation",
     "zeros": "creation",
@@ -223,6 +222,9 @@ CALLS: list[tuple[str, Callable[..., Any]]] = [
     ),
     ("astype", lambda x: x.astype("bfloat16")),
     ("asarray list", lambda x: tnp.asarray([x[0, 0], 2.0])),
+    ("linspace", lambda x: tnp.linspace(x[0, 0], x[1, 2], 4)),
+    ("linspace arrays", lambda x: tnp.linspace(x[0], x[1], 3, axis=1)),
+    ("linspace retstep", lambda x: tnp.linspace(x[0, 1], 2.0, 5, retstep=True)[1]),
     ("matmul", lambda x: x @ x.T),
     ("dot", lambda x: tnp.dot(x, x[0])),
     ("einsum", lambda x: tnp.einsum("ij,kj->ik", x, x)),

@@ -4,6 +4,8 @@ Run with a Python that has JAX installed, from anywhere::
 
     python tests/golden/make_grad_golden.py
 
+(Case names as arguments re-record those cases only, keeping the others.)
+
 It writes ``grad.json`` beside this file. ``tests/test_grad_golden.py``
 differentiates the same functions of ``typelattice.numpy`` with
 ``typelattice.grad`` and ``typelattice.vjp`` and compares.
@@ -802,6 +804,22 @@ _moving(
     x((3, 4)),
     variants=_PRODUCTS,
 )
+case(
+    "linspace",
+    "linspace(x: (), y: (), num=5)",
+    _fn("linspace", num=5),
+    x(()),
+    x(()),
+    variants=REAL,
+)
+case(
+    "linspace_arrays",
+    "linspace(x: (3,), y: (3,), num=4, axis=1)",
+    _fn("linspace", num=4, axis=1),
+    x((3,)),
+    x((3,)),
+    variants=REAL,
+)
 _moving(
     "tensordot_axes",
     "tensordot(x: (2, 3, 4), y: (4, 2), axes=([0, 2], [1, 0]))",
@@ -1078,7 +1096,17 @@ def main() -> None:
         "cases": {},
     }
     errors = 0
+    # Names given on the command line: record those cases only, keeping the
+    # others as recorded before.
+    only = set(sys.argv[1:])
+    if only:
+        unknown = only - set(CASES)
+        if unknown:
+            raise SystemExit(f"no such cases: {sorted(unknown)}")
+        data["cases"] = json.loads(OUT.read_text())["cases"]
     for name, c in CASES.items():
+        if only and name not in only:
+            continue
         rows: dict[str, Any] = {}
         for variant in c.variants:
             with jax.enable_x64(variant in X64_VARIANTS), warnings.catch_warnings():

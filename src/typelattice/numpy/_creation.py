@@ -802,3 +802,46 @@ lowering(full_like)(_full_like_lower)
 for _fn in (zeros_like, ones_like, empty_like):
     lowering(_fn)(_lower.constant(_fn))
 del _fn
+
+
+def _linspace_lower(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+    *,
+    device: Any = None,
+) -> Any:
+    """linspace is linear in ``start`` and ``stop``: its values, computed as
+    they are, plus the weights of each end times that end's deviation from
+    its own value (zero, with the derivative the weights give)."""
+    from typelattice._tracing.ad import stop_gradient
+    from typelattice.numpy import _shape, _ufuncs
+
+    values = linspace(
+        stop_gradient(start), stop_gradient(stop), num, endpoint, retstep, dtype, axis
+    )
+    samples = values[0] if retstep else values
+    div = (num - 1) if endpoint else num
+    fraction = np.arange(num, dtype=np.float64) / max(div, 1)
+    if endpoint and num > 1:
+        fraction[-1] = 1.0
+    lo, hi = asarray(start), asarray(stop)
+    ndim = max(lo.ndim, hi.ndim)
+    weights = asarray(fraction.reshape((num,) + (1,) * ndim), dtype=samples.dtype)
+    shift_lo = _ufuncs.subtract(lo, stop_gradient(lo))
+    shift_hi = _ufuncs.subtract(hi, stop_gradient(hi))
+    moved = (1 - weights) * shift_lo + weights * shift_hi
+    if ndim:
+        moved = _shape.moveaxis(moved, 0, axis)
+    out = astype(samples + moved, samples.dtype)
+    if not retstep:
+        return out
+    step = astype(values[1] + (shift_hi - shift_lo) / max(div, 1), values[1].dtype)
+    return out, step
+
+
+lowering(linspace)(_linspace_lower)
