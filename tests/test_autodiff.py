@@ -607,3 +607,31 @@ def test_vjp_and_jvp_agree(program: Any, seed: int) -> None:
             forward,
             backward,
         )
+
+
+def test_linearize_gives_jvp_with_the_primal_computed_once() -> None:
+    def f(x: Any, n: Any) -> Any:
+        return {"a": tnp.sin(x) * n, "b": tnp.sum(x**2)}
+
+    x = tnp.asarray([0.5, 1.0, -2.0], dtype="float32")
+    n = tnp.asarray(3, dtype="int32")
+    value, f_jvp = tl.linearize(f, x, n)
+    t = tnp.asarray([1.0, -0.5, 0.25], dtype="float32")
+    zero = np.zeros((), tl.float0)
+    expected_value, expected_tangent = tl.jvp(f, (x, n), (t, zero))
+    got = f_jvp(t, zero)
+    for k in ("a", "b"):
+        np.testing.assert_array_equal(
+            np.asarray(value[k]), np.asarray(expected_value[k])
+        )
+        np.testing.assert_allclose(
+            np.asarray(got[k]), np.asarray(expected_tangent[k]), rtol=1e-6
+        )
+        assert got[k].dtype == expected_tangent[k].dtype
+    # Linear in the tangents, and traceable.
+    doubled = tl.jit(lambda t: f_jvp(t, zero))(t * 2)
+    np.testing.assert_allclose(
+        np.asarray(doubled["a"]), 2 * np.asarray(got["a"]), rtol=1e-6
+    )
+    with pytest.raises(ValueError, match="structure"):
+        f_jvp(t)

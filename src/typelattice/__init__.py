@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from typelattice._tracing.ad import (
         grad,
         jvp,
+        linearize,
         stop_gradient,
         value_and_grad,
         vjp,
@@ -107,7 +108,7 @@ _LAZY: dict[str, str] = {
         "typelattice._tracing.jit",
     ),
     **dict.fromkeys(
-        ["grad", "jvp", "stop_gradient", "value_and_grad", "vjp"],
+        ["grad", "jvp", "linearize", "stop_gradient", "value_and_grad", "vjp"],
         "typelattice._tracing.ad",
     ),
     "float0": "typelattice._tracing.primitive",
@@ -174,6 +175,7 @@ __all__ = [
     "float0",
     "grad",
     "jvp",
+    "linearize",
     "stop_gradient",
     "value_and_grad",
     "vjp",

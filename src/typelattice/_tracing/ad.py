@@ -66,6 +66,7 @@ __all__ = [
     "LinearTracer",
     "grad",
     "jvp",
+    "linearize",
     "stop_gradient",
     "value_and_grad",
     "vjp",
@@ -406,6 +407,86 @@ def _zeros_for(aval: ShapedArray) -> Any:
     if _dtypes.kind_of(aval.dtype) in "fc":
         return zeros(aval)
     return np.zeros(aval.shape, float0)
+
+
+def forward_pass(
+    record: LinearTrace, in_vars: Sequence[int | None], tangents: Sequence[Any]
+) -> dict[int, Any]:
+    """The linear map itself: the record's equations run in order on the
+    inputs' tangents (a :class:`Zero` for inputs without one); the value of
+    every variable reached."""
+    env: dict[int, Any] = {
+        v: t for v, t in zip(in_vars, tangents, strict=True) if v is not None
+    }
+    for prim, params, operands, outs in record.eqns:
+        if not any(v in env for v, _ in operands if v is not None):
+            continue  # no tangent reaches it
+        args = [
+            a if v is None else env[v] if v in env else zeros(a) for v, a in operands
+        ]
+        out = prim.bind(*args, **params)
+        results = out if prim.multiple_results else (out,)
+        env.update(zip(outs, results, strict=True))
+    return env
+
+
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Any]:
+    """``fun``'s value at ``primals`` and its linear map there: the JVP
+    with the primal computation done once.
+
+    Args:
+      fun: a function of arrays.
+      *primals: its arguments.
+
+    Returns:
+      ``(output, jvp_fn)``: ``jvp_fn(*tangents)`` (one per argument, of its
+      structure, shapes and dtype) gives the output's tangent, as
+      ``jvp(fun, primals, tangents)[1]`` would.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> y, f_jvp = tl.linearize(tnp.sin, tnp.float32(0.0))
+    >>> f_jvp(tnp.float32(3.0))
+    Array(3., dtype=float32)
+    """
+    name = f"linearize({getattr(fun, '__name__', 'fun')})"
+    flat, in_tree = _flat_inputs(primals, name)
+
+    def flat_fun(leaves: list[Any]) -> Any:
+        return fun(*in_tree.unflatten(leaves))
+
+    (_, out_tree, pairs), _, record, in_vars = _linearize(flat_fun, flat, name)
+    value = out_tree.unflatten([p for p, _ in pairs])
+
+    def jvp_fun(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree.flatten(list(tangents))
+        if t_tree != in_tree:
+            raise ValueError(
+                f"{name}: the tangents have structure {t_tree}, the arguments "
+                f"{in_tree}; they must be equal"
+            )
+        given: list[Any] = []
+        for i, (p, t) in enumerate(zip(flat, t_leaves, strict=True)):
+            aval = aval_of(p)
+            if _dtypes.kind_of(aval.dtype) not in "fc":
+                given.append(Zero(ShapedArray(aval.shape, float0, aval.weak_type)))
+                continue
+            tv = t if isinstance(t, Array) else argument_value(t, name, i, False)
+            if tuple(tv.shape) != aval.shape or tv.dtype != aval.dtype:
+                raise ValueError(
+                    f"{name}: the tangent {_describe(aval_of(tv))} of argument "
+                    f"{i} must have its primal's shape and dtype ({_describe(aval)})"
+                )
+            given.append(tv)
+        env = forward_pass(record, in_vars, given)
+        out: list[Any] = []
+        for p, t in pairs:
+            if isinstance(t, LinearTracer) and t.ref in env:
+                out.append(env[t.ref])
+            else:
+                out.append(_zeros_for(aval_of(p)))
+        return out_tree.unflatten(out)
+
+    return value, jvp_fun
 
 
 def vjp(
