@@ -417,11 +417,18 @@ def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     Array(1000.6932, dtype=float32)
     """
     a = _float(x)
-    top = tnp.max(a, axis=axis, keepdims=True)
+    top = _constant(tnp.max(a, axis=axis, keepdims=True))
     # An all -inf slice stays -inf instead of giving nan.
     top = tnp.where(tnp.isfinite(top), top, 0)
     out = tnp.log(tnp.sum(tnp.exp(a - top), axis=axis, keepdims=True)) + top
     return out if keepdims else tnp.squeeze(out, axis=axis)
+
+
+def _constant(shift: Any) -> Any:
+    """A shift that cancels out of the result (the maximum subtracted for
+    stability): a constant to differentiation, as in JAX, which saves
+    differentiating the maximum."""
+    return stop_gradient(shift) if isinstance(shift, TransformTracer) else shift
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
@@ -440,7 +447,7 @@ def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     Array([0.5, 0.5], dtype=float32)
     """
     a = _float(x)
-    unnormalised = tnp.exp(a - tnp.max(a, axis=axis, keepdims=True))
+    unnormalised = tnp.exp(a - _constant(tnp.max(a, axis=axis, keepdims=True)))
     return unnormalised / tnp.sum(unnormalised, axis=axis, keepdims=True)
 
 
@@ -460,7 +467,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     Array([-0.6931472, -0.6931472], dtype=float32)
     """
     a = _float(x)
-    shifted = a - tnp.max(a, axis=axis, keepdims=True)
+    shifted = a - _constant(tnp.max(a, axis=axis, keepdims=True))
     return shifted - tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
 
 

@@ -1393,7 +1393,10 @@ def _where_lower(
         return where(stop_gradient(condition), size=size, fill_value=fill_value)
     result = _lower.expected(where, condition, x, y, size=size, fill_value=fill_value)
     shape = tuple(result.shape)
-    test = _lower.broadcast(not_equal(asarray(stop_gradient(condition)), 0), shape)
+    cond = stop_gradient(condition)
+    if getattr(cond, "dtype", None) != np.bool_ or not isinstance(cond, Array):
+        cond = not_equal(asarray(cond), 0)  # tested for truth
+    test = _lower.broadcast(cond, shape)
     chosen = lax.select(
         test,
         _lower.broadcast(_lower.like(x, result), shape),

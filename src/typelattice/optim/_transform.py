@@ -142,7 +142,9 @@ class _Params(NamedTuple):
 
 def _flatten(value: Any) -> _Params:
     leaves, treedef = tree.flatten(value)
-    return _Params([tnp.asarray(x) for x in leaves], treedef)
+    # (Arrays as they are: under jit, asarray would record a copy each.)
+    arrays = [x if isinstance(x, Array) else tnp.asarray(x) for x in leaves]
+    return _Params(arrays, treedef)
 
 
 def _float_params(params: Any, where: str) -> _Params:
