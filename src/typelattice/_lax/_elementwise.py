@@ -1152,7 +1152,8 @@ def _select_bits(which: NDArray, yes: NDArray, no: NDArray) -> NDArray | None:
     out = np.bitwise_xor(y, n)
     out &= mask
     out ^= n
-    return out.view(yes.dtype)
+    chosen: NDArray = out.view(yes.dtype)
+    return chosen
 
 
 def _select_n_jvp(primals: Any, tangents: Any) -> tuple[Array, Any]:

@@ -424,11 +424,14 @@ def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     return out if keepdims else tnp.squeeze(out, axis=axis)
 
 
-def _constant(shift: Any) -> Any:
+def _constant(shift: Array) -> Array:
     """A shift that cancels out of the result (the maximum subtracted for
     stability): a constant to differentiation, as in JAX, which saves
     differentiating the maximum."""
-    return stop_gradient(shift) if isinstance(shift, TransformTracer) else shift
+    if isinstance(shift, TransformTracer):
+        constant: Array = stop_gradient(shift)
+        return constant
+    return shift
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
