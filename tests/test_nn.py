@@ -280,3 +280,28 @@ def test_conv_matches_a_direct_loop() -> None:
                     w[..., 3 * g : 3 * g + 3],
                 )
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("strides, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+def test_circular_padding_wraps_the_input_around(
+    strides: tuple[int, int], dilation: tuple[int, int]
+) -> None:
+    """As Flax: the input padded periodically by ((k-1)//2, k//2) of each
+    dilated window, then a 'VALID' convolution."""
+    x = random.normal(random.key(0), (2, 5, 6, 3))
+    layer = nn.Conv(
+        4, (3, 2), strides=strides, kernel_dilation=dilation, padding="CIRCULAR"
+    )
+    v = layer.init(random.key(1), x)
+    reach = [(k - 1) * d + 1 for k, d in zip((3, 2), dilation, strict=True)]
+    pads = [(0, 0)] + [((r - 1) // 2, r // 2) for r in reach] + [(0, 0)]
+    wrapped = tnp.asarray(np.pad(np.asarray(x), pads, mode="wrap"))
+    valid = nn.Conv(
+        4, (3, 2), strides=strides, kernel_dilation=dilation, padding="VALID"
+    )
+    np.testing.assert_allclose(
+        np.asarray(layer.apply(v, x)), np.asarray(valid.apply(v, wrapped)), rtol=1e-6
+    )
+    grads = tl.grad(lambda p: tnp.sum(layer.apply({"params": p}, x) ** 2))(v["params"])
+    assert grads["kernel"].dtype == np.float32
+    assert np.isfinite(np.asarray(grads["kernel"])).all()

@@ -49,10 +49,10 @@ def _explicit(padding: PaddingLike, n: int) -> Pairs | str:
     """Padding as (low, high) pairs, or the name of a rule ('SAME'...)."""
     if isinstance(padding, str):
         rule = padding.upper()
-        if rule not in ("SAME", "VALID", "CAUSAL"):
+        if rule not in ("SAME", "VALID", "CAUSAL", "CIRCULAR"):
             raise ValueError(
                 f"padding={padding!r} is not one of 'SAME', 'VALID', 'CAUSAL', "
-                "an int, or (low, high) pairs"
+                "'CIRCULAR', an int, or (low, high) pairs"
             )
         return rule
     if isinstance(padding, int):
@@ -64,6 +64,26 @@ def _explicit(padding: PaddingLike, n: int) -> Pairs | str:
             "(low, high) pair per spatial dimension"
         )
     return pairs
+
+
+def _wrap(x: Array, pads: Pairs) -> Array:
+    """``x`` (batch, spatial..., channels) padded periodically: each spatial
+    axis extended by its last ``low`` and first ``high`` elements."""
+    for axis, (low, high) in enumerate(pads, start=1):
+        size = x.shape[axis]
+        if low > size or high > size:
+            raise ValueError(
+                f"padding='CIRCULAR' wraps at most the input's size ({size}) per "
+                f"side; this window needs {max(low, high)}"
+            )
+        parts: list[Array] = []
+        if low:
+            parts.append(tnp.take(x, tnp.arange(size - low, size), axis=axis))
+        parts.append(x)
+        if high:
+            parts.append(tnp.take(x, tnp.arange(high), axis=axis))
+        x = tnp.concatenate(parts, axis=axis) if len(parts) > 1 else x
+    return x
 
 
 def _conv_pads(
@@ -281,8 +301,9 @@ class Conv(_ConvBase):
       features: the number of output channels.
       kernel_size: the window (an int for 1-d).
       strides: the step per spatial dimension (int or sequence).
-      padding: 'SAME', 'VALID', 'CAUSAL' (1-d), an int, or (low, high)
-        pairs per spatial dimension.
+      padding: 'SAME', 'VALID', 'CAUSAL' (1-d), 'CIRCULAR' (the input
+        wrapped around, as Flax), an int, or (low, high) pairs per spatial
+        dimension.
       input_dilation: spacing inserted between input elements.
       kernel_dilation: spacing between kernel taps (atrous convolution).
       feature_group_count: groups of input channels convolved separately.
@@ -345,7 +366,13 @@ class Conv(_ConvBase):
             reach = [
                 (k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)
             ]
-            pads = _conv_pads(_explicit(self.padding, n), dilated, reach, strides)
+            rule = _explicit(self.padding, n)
+            if rule == "CIRCULAR":
+                # As Flax: the input wrapped around, ((k-1)//2, k//2) of the
+                # dilated window per side, then a 'VALID' convolution.
+                x = _wrap(x, [((r - 1) // 2, r // 2) for r in reach])
+                rule = "VALID"
+            pads = _conv_pads(rule, dilated, reach, strides)
             return conv_general(
                 x,
                 kernel,
