@@ -305,3 +305,21 @@ def test_circular_padding_wraps_the_input_around(
     grads = tl.grad(lambda p: tnp.sum(layer.apply({"params": p}, x) ** 2))(v["params"])
     assert grads["kernel"].dtype == np.float32
     assert np.isfinite(np.asarray(grads["kernel"])).all()
+
+
+def test_dense_general_with_batch_dims_has_a_kernel_per_batch_index() -> None:
+    """As Flax: the kernel and bias have the batch axes first; each batch
+    index contracts with its own slice."""
+    x = random.normal(random.key(0), (3, 4, 5, 6))
+    layer = nn.DenseGeneral((2, 7), axis=-1, batch_dims=(0, 1))
+    v = layer.init(random.key(1), x)
+    kernel, bias = v["params"]["kernel"], v["params"]["bias"]
+    assert (kernel.shape, bias.shape) == ((3, 4, 6, 2, 7), (3, 4, 2, 7))
+    y = np.asarray(layer.apply(v, x))
+    expected = np.einsum("abcd,abdef->abcef", np.asarray(x), np.asarray(kernel))
+    expected += np.asarray(bias)[:, :, None]
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+    grads = tl.grad(lambda p: tnp.sum(layer.apply({"params": p}, x) ** 2))(v["params"])
+    assert grads["kernel"].shape == kernel.shape and grads["kernel"].dtype == np.float32
+    with pytest.raises(ValueError, match="consecutive leading"):
+        nn.DenseGeneral(3, batch_dims=(1,)).init(random.key(0), x)

@@ -100,7 +100,8 @@ class DenseGeneral(Module):
     Attributes:
       features: the output shape (an int for one axis).
       axis: the input axes contracted (default: the last).
-      batch_dims: accepted for compatibility; only ``()`` is supported.
+      batch_dims: leading input axes (0, 1, ...) that are batched: the
+        kernel and bias get one slice per index of them, as in Flax.
       use_bias, dtype, param_dtype, precision, kernel_init, bias_init: as
         :class:`Dense`. The initialisers see the kernel as a matrix
         ``(prod(contracted), prod(features))``, as in Flax, so fan-in and
@@ -140,40 +141,68 @@ class DenseGeneral(Module):
         >>> layer.apply(layer.init(random.key(0), tnp.ones(3)), tnp.ones(3)).shape
         (4,)
         """
-        if tuple(self.batch_dims):
-            raise NotImplementedError(
-                f"DenseGeneral(batch_dims={tuple(self.batch_dims)}) is not "
-                "supported; use Einsum with the batch axes in its subscripts"
-            )
         x = _dtypes.as_input(inputs)
         features = (
             (self.features,) if isinstance(self.features, int) else tuple(self.features)
         )
+        batch = tuple(sorted(_axes(self.batch_dims, x.ndim))) if self.batch_dims else ()
+        if batch and batch != tuple(range(len(batch))):
+            raise ValueError(
+                f"DenseGeneral: batch_dims={tuple(self.batch_dims)} must be "
+                "consecutive leading dimensions starting from 0"
+            )
         axes = _axes(self.axis, x.ndim)
+        if set(axes) & set(batch):
+            raise ValueError(
+                f"DenseGeneral: axis={self.axis} and batch_dims="
+                f"{tuple(self.batch_dims)} share an axis; an axis is contracted "
+                "or batched, not both"
+            )
+        batch_shape = tuple(x.shape[a] for a in batch)
         contracted = tuple(x.shape[a] for a in axes)
-        flat = (math.prod(contracted), math.prod(features))
+        flat = (
+            math.prod(batch_shape) * math.prod(contracted),
+            math.prod(features),
+        )
         kernel_init = self.kernel_init
 
         def init_kernel(key: Array, shape: tuple[int, ...], dtype: Any) -> Array:
             return tnp.reshape(kernel_init(key, flat, dtype), shape)
 
         kernel = self.param(
-            "kernel", init_kernel, contracted + features, self.param_dtype
+            "kernel", init_kernel, batch_shape + contracted + features, self.param_dtype
         )
         bias: Array | None = None
         if self.use_bias:
             bias_init = self.bias_init
 
             def init_bias(key: Array, shape: tuple[int, ...], dtype: Any) -> Array:
-                return tnp.reshape(bias_init(key, (flat[1],), dtype), shape)
+                size = math.prod(batch_shape) * flat[1]
+                return tnp.reshape(bias_init(key, (size,), dtype), shape)
 
-            bias = self.param("bias", init_bias, features, self.param_dtype)
+            bias = self.param(
+                "bias", init_bias, batch_shape + features, self.param_dtype
+            )
         x, kernel, bias = _dtypes.promote(
             x, kernel, bias, dtype=self.dtype, where="DenseGeneral"
         )
         assert x is not None and kernel is not None
-        y = tnp.tensordot(x, kernel, axes=(axes, tuple(range(len(axes)))))
-        return y if bias is None else y + bias
+        if not batch:
+            y = tnp.tensordot(x, kernel, axes=(axes, tuple(range(len(axes)))))
+            return y if bias is None else y + bias
+        # Batched: batch axes, then the input's free axes, then features.
+        letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        x_labels = [next(letters) for _ in range(x.ndim)]
+        f_labels = [next(letters) for _ in features]
+        k_labels = [x_labels[a] for a in batch] + [x_labels[a] for a in axes] + f_labels
+        free = [x_labels[a] for a in range(x.ndim) if a not in batch and a not in axes]
+        out_labels = [x_labels[a] for a in batch] + free + f_labels
+        spec = f"{''.join(x_labels)},{''.join(k_labels)}->{''.join(out_labels)}"
+        y = tnp.einsum(spec, x, kernel)
+        if bias is None:
+            return y
+        expanded = batch_shape + (1,) * len(free) + features
+        return y + tnp.reshape(bias, expanded)
 
 
 class Einsum(Module):
