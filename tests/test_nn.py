@@ -323,3 +323,22 @@ def test_dense_general_with_batch_dims_has_a_kernel_per_batch_index() -> None:
     assert grads["kernel"].shape == kernel.shape and grads["kernel"].dtype == np.float32
     with pytest.raises(ValueError, match="consecutive leading"):
         nn.DenseGeneral(3, batch_dims=(1,)).init(random.key(0), x)
+
+
+def test_batch_norm_takes_its_statistics_over_the_masked_elements() -> None:
+    rng = np.random.default_rng(0)
+    x = tnp.asarray(rng.standard_normal((6, 4)).astype(np.float32))
+    mask = rng.random((6, 1)) > 0.4
+    layer = nn.BatchNorm(use_running_average=False, momentum=0.0)
+    v = layer.init(random.key(0), x, mask=mask)
+    y, updates = layer.apply(v, x, mask=mask, mutable=["batch_stats"])
+    kept = np.asarray(x)[mask[:, 0]]
+    mean, var = kept.mean(axis=0), kept.var(axis=0)
+    np.testing.assert_allclose(
+        np.asarray(updates["batch_stats"]["mean"]), mean, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        np.asarray(updates["batch_stats"]["var"]), var, rtol=1e-4
+    )
+    expected = (np.asarray(x) - mean) / np.sqrt(var + 1e-5)
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-4, atol=1e-5)

@@ -52,20 +52,21 @@ def _abs_sq(x: Array) -> Array:
 
 
 def _moments(
-    x: Array, axes: tuple[int, ...], center: bool, fast: bool
+    x: Array, axes: tuple[int, ...], center: bool, fast: bool, mask: Any = None
 ) -> tuple[Array | None, Array]:
     """The mean (None unless ``center``) and variance (or mean square, when
     not centring) of ``x`` over ``axes``, kept as size-1 axes, in ``x``'s
-    dtype. ``fast`` uses ``E|x|² - |E x|²`` (one pass, as Flax's
+    dtype, over the elements where ``mask`` (broadcast to ``x``) holds.
+    ``fast`` uses ``E|x|² - |E x|²`` (one pass, as Flax's
     ``use_fast_variance``), else ``E|x - E x|²``."""
     if not center:
-        return None, tnp.mean(_abs_sq(x), axis=axes, keepdims=True)
-    mean = tnp.mean(x, axis=axes, keepdims=True)
+        return None, tnp.mean(_abs_sq(x), axis=axes, keepdims=True, where=mask)
+    mean = tnp.mean(x, axis=axes, keepdims=True, where=mask)
     if fast:
-        var = tnp.mean(_abs_sq(x), axis=axes, keepdims=True) - _abs_sq(mean)
+        square = tnp.mean(_abs_sq(x), axis=axes, keepdims=True, where=mask)
         # Rounding can leave E|x|² a hair below |E x|².
-        return mean, tnp.maximum(var, 0)
-    return mean, tnp.mean(_abs_sq(x - mean), axis=axes, keepdims=True)
+        return mean, tnp.maximum(square - _abs_sq(mean), 0)
+    return mean, tnp.mean(_abs_sq(x - mean), axis=axes, keepdims=True, where=mask)
 
 
 class _Norm(Module):
@@ -362,7 +363,9 @@ class BatchNorm(_Norm):
         Args:
           x: the input.
           use_running_average: as the attribute (give it in one place).
-          mask: accepted for compatibility; must be None.
+          mask: bool, broadcastable to ``x``: the statistics are taken over
+            the elements where it holds (as Flax); every element is
+            normalised.
 
         Returns:
           The normalised input.
@@ -374,8 +377,6 @@ class BatchNorm(_Norm):
         >>> layer.apply(v, tnp.ones((4, 3)), use_running_average=True).shape
         (4, 3)
         """
-        if mask is not None:
-            raise NotImplementedError("BatchNorm(mask=...) is not supported")
         running = merge_param(
             "use_running_average", self.use_running_average, use_running_average
         )
@@ -393,7 +394,11 @@ class BatchNorm(_Norm):
             mean = tnp.reshape(_dtypes.cast(ra_mean.value, stats), broadcast)
             var = tnp.reshape(_dtypes.cast(ra_var.value, _real_dtype(stats)), broadcast)
         else:
-            found, var = _moments(xs, reduction_axes, True, self.use_fast_variance)
+            if mask is not None:
+                mask = tnp.broadcast_to(tnp.asarray(mask, dtype=bool), xs.shape)
+            found, var = _moments(
+                xs, reduction_axes, True, self.use_fast_variance, mask
+            )
             assert found is not None
             mean = found
             if not self.is_initializing():
