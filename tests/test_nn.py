@@ -342,3 +342,47 @@ def test_batch_norm_takes_its_statistics_over_the_masked_elements() -> None:
     )
     expected = (np.asarray(x) - mean) / np.sqrt(var + 1e-5)
     np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_decodes_one_position_at_a_time_as_causal_attention() -> None:
+    x = random.normal(random.key(0), (2, 5, 8))
+    layer = nn.MultiHeadDotProductAttention(num_heads=2, decode=True)
+    v = layer.init(random.key(1), x)
+    cache = v["cache"]
+    assert {k: (a.shape, str(a.dtype)) for k, a in cache.items()} == {
+        "cached_key": ((2, 5, 2, 4), "float32"),
+        "cached_value": ((2, 5, 2, 4), "float32"),
+        "cache_index": ((), "int32"),
+    }
+    full = nn.MultiHeadDotProductAttention(num_heads=2)
+    reference = full.apply(
+        {"params": v["params"]}, x, mask=nn.make_causal_mask(x[..., 0])
+    )
+
+    @tl.jit
+    def step(cache: Any, token: Any) -> Any:
+        return layer.apply(
+            {"params": v["params"], "cache": cache}, token, mutable=["cache"]
+        )
+
+    outputs = []
+    for t in range(5):
+        y, updates = step(cache, x[:, t : t + 1])
+        cache = updates["cache"]
+        outputs.append(y)
+    np.testing.assert_allclose(
+        np.asarray(tnp.concatenate(outputs, axis=1)), np.asarray(reference), atol=1e-5
+    )
+    assert int(cache["cache_index"]) == 5
+    with pytest.raises(ValueError, match="one position at a time"):
+        layer.apply(
+            {"params": v["params"], "cache": cache}, x[:, :2], mutable=["cache"]
+        )
+
+
+def test_attention_masks_are_flax_shaped() -> None:
+    causal = nn.make_causal_mask(tnp.ones((2, 3)))
+    assert (causal.shape, causal.dtype) == ((2, 1, 3, 3), np.float32)
+    np.testing.assert_array_equal(np.asarray(causal)[0, 0], np.tril(np.ones((3, 3))))
+    padding = nn.make_attention_mask(tnp.asarray([1, 1, 0]), tnp.asarray([1, 0]))
+    np.testing.assert_array_equal(np.asarray(padding)[0], [[1, 0], [1, 0], [0, 0]])

@@ -49,6 +49,8 @@ from typelattice.nn._attention import (
     MultiHeadDotProductAttention,
     dot_product_attention,
     dot_product_attention_weights,
+    make_attention_mask,
+    make_causal_mask,
 )
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
@@ -76,6 +78,8 @@ __all__ = [
     "compact",
     "dot_product_attention",
     "dot_product_attention_weights",
+    "make_attention_mask",
+    "make_causal_mask",
     "elu",
     "gelu",
     "glu",

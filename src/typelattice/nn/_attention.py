@@ -31,6 +31,8 @@ __all__ = [
     "MultiHeadDotProductAttention",
     "dot_product_attention",
     "dot_product_attention_weights",
+    "make_attention_mask",
+    "make_causal_mask",
 ]
 
 
@@ -193,7 +195,11 @@ class MultiHeadDotProductAttention(Module):
       out_kernel_init, out_bias_init: the output projection's (default: as
         the others).
       attention_fn: the attention function.
-      decode: autoregressive caching (not supported; must be False).
+      decode: autoregressive decoding, as Flax: ``init`` on full-length
+        inputs makes a ``'cache'`` collection (``cached_key``,
+        ``cached_value``, ``cache_index``); each ``apply(...,
+        mutable=['cache'])`` then takes one position, stores its key and
+        value at the index and attends to the positions stored so far.
       normalize_qk: LayerNorm on the projected queries and keys.
       force_fp32_for_softmax: compute the softmax in float32.
 
@@ -226,6 +232,48 @@ class MultiHeadDotProductAttention(Module):
     decode: bool = False
     normalize_qk: bool = False
     force_fp32_for_softmax: bool = False
+
+    def _decode(
+        self, query: Array, key: Array, value: Array, mask: Any
+    ) -> tuple[Array, Array, Any]:
+        """One step of autoregressive decoding (see ``decode``)."""
+        from typelattice import lax
+
+        initialized = self.has_variable("cache", "cached_key")
+        cached_key = self.variable(
+            "cache", "cached_key", tnp.zeros, key.shape, key.dtype
+        )
+        cached_value = self.variable(
+            "cache", "cached_value", tnp.zeros, value.shape, value.dtype
+        )
+        cache_index = self.variable(
+            "cache", "cache_index", lambda: tnp.zeros((), dtype="int32")
+        )
+        if not initialized:
+            return key, value, mask
+        *batch, max_length, heads, depth = cached_key.value.shape
+        expected = (*batch, 1, heads, depth)
+        if tuple(query.shape) != expected:
+            raise ValueError(
+                f"Autoregressive cache shape error, expected query shape "
+                f"{expected} instead got {tuple(query.shape)}: decode one "
+                "position at a time"
+            )
+        index = cache_index.value
+        start: tuple[Any, ...] = (0,) * len(batch) + (index, 0, 0)
+        key = lax.dynamic_update_slice(
+            cached_key.value, key.astype(cached_key.value.dtype), start
+        )
+        value = lax.dynamic_update_slice(
+            cached_value.value, value.astype(cached_value.value.dtype), start
+        )
+        cached_key.value, cached_value.value = key, value
+        cache_index.value = index + 1
+        stored = tnp.broadcast_to(
+            tnp.arange(max_length) <= index, (*batch, 1, 1, max_length)
+        )
+        mask = stored if mask is None else tnp.logical_and(mask, stored)
+        return key, value, mask
 
     @compact
     def __call__(
@@ -263,10 +311,9 @@ class MultiHeadDotProductAttention(Module):
         >>> layer.apply(layer.init(random.key(0), q, kv), q, kv).shape
         (3, 4)
         """
-        if self.decode or sow_weights:
+        if sow_weights:
             raise NotImplementedError(
-                "MultiHeadDotProductAttention: decode=True and sow_weights=True "
-                "are not supported"
+                "MultiHeadDotProductAttention: sow_weights=True is not supported"
             )
         q_in = _dtypes.as_input(inputs_q)
         if inputs_kv is not None:
@@ -313,6 +360,8 @@ class MultiHeadDotProductAttention(Module):
                 dtype=self.dtype,
                 param_dtype=self.param_dtype,
             )(key)
+        if self.decode:
+            key, value, mask = self._decode(query, key, value, mask)
         rng = None
         if self.dropout_rate > 0.0:
             deterministic = merge_param(
@@ -348,3 +397,62 @@ class MultiHeadDotProductAttention(Module):
             precision=self.precision,
             name="out",
         )(x)
+
+
+def make_attention_mask(
+    query_input: Any,
+    key_input: Any,
+    pairwise_fn: Any = tnp.multiply,
+    extra_batch_dims: int = 0,
+    dtype: DTypeLike = tnp.float32,
+) -> Array:
+    """An attention mask from per-position values of queries and keys, as
+    Flax's: ``pairwise_fn(query[..., :, None], key[..., None, :])`` with a
+    head axis of size 1.
+
+    Args:
+      query_input: ``(..., q_length)``, e.g. 1 for tokens and 0 for padding.
+      key_input: ``(..., kv_length)``.
+      pairwise_fn: combines a query value and a key value.
+      extra_batch_dims: leading axes of size 1 added.
+      dtype: the mask's dtype.
+
+    Returns:
+      ``(..., 1, q_length, kv_length)``.
+
+    >>> import typelattice.numpy as tnp
+    >>> make_attention_mask(tnp.asarray([1, 1, 0]), tnp.asarray([1, 0])).shape
+    (1, 3, 2)
+    """
+    mask = pairwise_fn(tnp.expand_dims(query_input, -1), tnp.expand_dims(key_input, -2))
+    mask = tnp.expand_dims(mask, -3)
+    if extra_batch_dims:
+        mask = tnp.expand_dims(mask, tuple(range(extra_batch_dims)))
+    return tnp.astype(mask, dtype)
+
+
+def make_causal_mask(
+    x: Any, extra_batch_dims: int = 0, dtype: DTypeLike = tnp.float32
+) -> Array:
+    """The mask letting each position attend to itself and the positions
+    before it, as Flax's.
+
+    Args:
+      x: ``(..., length)``: only its shape counts.
+      extra_batch_dims: leading axes of size 1 added.
+      dtype: the mask's dtype.
+
+    Returns:
+      ``(..., 1, length, length)``, lower triangular.
+
+    >>> import typelattice.numpy as tnp
+    >>> make_causal_mask(tnp.ones((1, 3)))[0, 0]
+    Array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 1., 1.]], dtype=float32)
+    """
+    shape = tuple(tnp.asarray(x).shape)
+    positions = tnp.broadcast_to(tnp.arange(shape[-1], dtype="int32"), shape)
+    return make_attention_mask(
+        positions, positions, tnp.greater_equal, extra_batch_dims, dtype
+    )

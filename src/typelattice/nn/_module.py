@@ -411,6 +411,30 @@ class Module:
             scope.store(collection)[name] = init_fn(*init_args)
         return Variable(scope, collection, name)
 
+    def has_variable(self, collection: str, name: str) -> bool:
+        """Whether the variable ``name`` of ``collection`` exists (was given
+        to ``apply``, or made already).
+
+        Args:
+          collection: the collection (``'cache'``).
+          name: the variable's name within this module.
+
+        Returns:
+          True when it exists.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Seen(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         return self.has_variable('cache', 'x')
+        >>> Seen().apply({'cache': {'x': tnp.ones(1)}}, tnp.ones(1))
+        True
+        """
+        scope = self._require_scope("has_variable")
+        found = scope.lookup(collection)
+        return found is not None and name in found
+
     def make_rng(self, name: str = _PARAMS) -> Array:
         """A fresh random key of the stream ``name`` (given to ``apply`` as
         ``rngs={name: key}``), different at each call and each module.
