@@ -243,6 +243,23 @@ class Primitive:
         _EVALUATED[key] = out
         return out
 
+    def evaluate_eagerly(
+        self, avals: list[ShapedArray], params: dict[str, Any]
+    ) -> tuple[Any, Callable[..., Any] | None]:
+        """:meth:`evaluate`, and the plain NumPy function of :meth:`def_fast`
+        for these operands (None: the implementation), remembered alike."""
+        key = (self, "eager", *avals, *params.items())
+        try:
+            return _EVALUATED[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable parameter: not remembered
+            return self.evaluate(avals, params), None
+        fast = None if self.fast is None else self.fast(*avals, **params)
+        found = (self.evaluate(avals, params), fast)
+        _EVALUATED[key] = found
+        return found
+
     def def_fast(
         self, rule: Callable[..., Callable[..., Any] | None]
     ) -> Callable[..., Callable[..., Any] | None]:
@@ -277,10 +294,16 @@ class Primitive:
                 return trace.process_primitive(self, args, params)
         if self.impl is None or self.abstract_eval is None:
             raise NotImplementedError(f"primitive {self.name} has no rules")
-        avals = [ShapedArray(x.shape, x.dtype, x.weak_type) for x in args]
-        out = self.evaluate(avals, params)
         values = [x._value for x in args]
-        result = _core.ignore_fp_errors(self.impl, *values, **params)
+        avals = [
+            ShapedArray(v.shape, v.dtype, x._key[1])
+            for x, v in zip(args, values, strict=True)
+        ]
+        out, fast = self.evaluate_eagerly(avals, params)
+        if fast is not None:
+            result = _core.ignore_fp_errors(fast, *values)
+        else:
+            result = _core.ignore_fp_errors(self.impl, *values, **params)
         if self.multiple_results:
             return tuple(
                 _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
