@@ -13,6 +13,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import nn, random
+from typelattice._tracing import tree
 
 KEY = random.key(0)
 
@@ -386,3 +387,61 @@ def test_attention_masks_are_flax_shaped() -> None:
     np.testing.assert_array_equal(np.asarray(causal)[0, 0], np.tril(np.ones((3, 3))))
     padding = nn.make_attention_mask(tnp.asarray([1, 1, 0]), tnp.asarray([1, 0]))
     np.testing.assert_array_equal(np.asarray(padding)[0], [[1, 0], [1, 0], [0, 0]])
+
+
+LAYERS_TO_TRAIN: list[tuple[str, Any, tuple[int, ...]]] = [
+    ("Dense", nn.Dense(4), (2, 5)),
+    ("DenseGeneral", nn.DenseGeneral((2, 3)), (2, 5)),
+    ("Einsum", nn.Einsum((5, 3), "ab,bc->ac"), (2, 5)),
+    ("Conv", nn.Conv(4, (3, 3)), (2, 6, 6, 3)),
+    ("ConvTranspose", nn.ConvTranspose(4, (3, 3), strides=(2, 2)), (2, 5, 5, 3)),
+    ("LayerNorm", nn.LayerNorm(), (2, 6, 3)),
+    ("RMSNorm", nn.RMSNorm(), (2, 6, 3)),
+    ("GroupNorm", nn.GroupNorm(num_groups=3), (2, 6, 6)),
+    ("attention", nn.MultiHeadDotProductAttention(num_heads=2), (2, 5, 4)),
+]
+
+
+@pytest.mark.parametrize(
+    "layer, shape",
+    [c[1:] for c in LAYERS_TO_TRAIN],
+    ids=[c[0] for c in LAYERS_TO_TRAIN],
+)
+def test_every_layer_trains(layer: Any, shape: tuple[int, ...]) -> None:
+    """Gradients of a loss through each layer: finite, in each parameter's
+    dtype and shape, the same eagerly and under jit."""
+    x = random.normal(random.key(0), shape)
+    params = layer.init(random.key(1), x)["params"]
+
+    def loss(p: Any) -> Any:
+        return tnp.sum(layer.apply({"params": p}, x) ** 2)
+
+    eager = tl.grad(loss)(params)
+    jitted = tl.jit(tl.grad(loss))(params)
+    leaves = zip(
+        tree.leaves(params), tree.leaves(eager), tree.leaves(jitted), strict=True
+    )
+    for p, g, j in leaves:
+        assert (g.shape, g.dtype) == (p.shape, p.dtype)
+        assert np.isfinite(np.asarray(g)).all()
+        np.testing.assert_allclose(np.asarray(j), np.asarray(g), rtol=1e-4, atol=1e-5)
+
+
+def test_embed_and_batch_norm_train() -> None:
+    embed = nn.Embed(10, 4)
+    tokens = tnp.asarray([[1, 2], [3, 1]])
+    p = embed.init(random.key(0), tokens)["params"]
+    g = tl.grad(lambda p: tnp.sum(embed.apply({"params": p}, tokens) ** 2))(p)
+    rows = np.abs(np.asarray(g["embedding"])).sum(axis=1)
+    assert (rows[[1, 2, 3]] > 0).all() and (rows[[0, 4, 5]] == 0).all()
+    bn = nn.BatchNorm(use_running_average=False)
+    x = random.normal(random.key(0), (8, 3))
+    v = bn.init(random.key(1), x)
+
+    def loss(p: Any) -> Any:
+        y, _ = bn.apply({**v, "params": p}, x * 2, mutable=["batch_stats"])
+        return tnp.sum(y * tnp.arange(3.0))
+
+    grads = tl.grad(loss)(v["params"])
+    assert grads["scale"].dtype == np.float32
+    np.testing.assert_allclose(np.asarray(grads["bias"]), [0.0, 8.0, 16.0], rtol=1e-6)
