@@ -102,8 +102,14 @@ def to_array(x: Any, fname: str, pos: int, like: DType | None = None) -> Any:
     if t in _PY_SCALARS:
         state = _config.current()
         dt = _core.key_dtype(t, state.enable_x64)
-        if like is not None and _holds(like, t, state):
-            dt = like
+        if like is not None:
+            # Remembered per configuration, as the namespace's plans are.
+            memo_key = ("lax.holds", like, t)
+            holds = state.memo.get(memo_key)
+            if holds is None:
+                holds = state.memo[memo_key] = _holds(like, t, state)
+            if holds:
+                dt = like
         return wrap(_core.python_scalar_to(x, dt, f"lax.{fname}"), _core.aval(dt, True))
     if isinstance(x, ArrayImpl):
         return x
