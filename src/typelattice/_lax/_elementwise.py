@@ -1140,17 +1140,16 @@ _UINTS: Final = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 def _select_bits(which: NDArray, yes: NDArray, no: NDArray) -> NDArray | None:
     """``where(which, yes, no)`` for operands of one dtype and shape, by
-    their bits: ``no ^ ((yes ^ no) & mask)``; None for dtypes of other
-    sizes (complex128...)."""
+    their bits: ``no ^ ((yes ^ no) * which)`` in unsigned integers of their
+    size (one new array, three passes); None for dtypes of other sizes
+    (complex128...)."""
     uint = _UINTS.get(yes.dtype.itemsize)
     if uint is None or yes.dtype != no.dtype:
         return None
-    mask = which.astype(uint)
-    np.negative(mask, out=mask)  # all ones where true
     y = np.ascontiguousarray(yes).view(uint)
     n = np.ascontiguousarray(no).view(uint)
     out = np.bitwise_xor(y, n)
-    out &= mask
+    np.multiply(out, which, out=out, casting="unsafe")  # (bits kept or zeroed)
     out ^= n
     chosen: NDArray = out.view(yes.dtype)
     return chosen
