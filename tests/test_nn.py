@@ -308,6 +308,34 @@ def test_circular_padding_wraps_the_input_around(
     assert np.isfinite(np.asarray(grads["kernel"])).all()
 
 
+@pytest.mark.parametrize("strides", [(1, 1), (2, 1), (2, 2)])
+def test_circular_transposed_convolution_is_circular_conv_s_adjoint(
+    strides: tuple[int, int],
+) -> None:
+    """With transpose_kernel and Conv's kernel, 'CIRCULAR' ConvTranspose
+    is the transpose of 'CIRCULAR' Conv: <conv(x), y> = <x, conv_t(y)>
+    (for odd windows and strides of 1 or 2; otherwise the wrapped output is
+    aligned differently, in Flax too)."""
+    x = random.normal(random.key(0), (2, 6, 4, 3))
+    conv = nn.Conv(5, (3, 5), strides=strides, padding="CIRCULAR", use_bias=False)
+    v = conv.init(random.key(1), x)
+    cx = conv.apply(v, x)
+    y = random.normal(random.key(2), cx.shape)
+    conv_t = nn.ConvTranspose(
+        3,
+        (3, 5),
+        strides=strides,
+        padding="CIRCULAR",
+        use_bias=False,
+        transpose_kernel=True,
+    )
+    ty = conv_t.apply(v, y)
+    assert ty.shape == x.shape
+    np.testing.assert_allclose(
+        float(tnp.sum(cx * y)), float(tnp.sum(x * ty)), rtol=1e-5
+    )
+
+
 def test_dense_general_with_batch_dims_has_a_kernel_per_batch_index() -> None:
     """As Flax: the kernel and bias have the batch axes first; each batch
     index contracts with its own slice."""
@@ -387,6 +415,102 @@ def test_attention_masks_are_flax_shaped() -> None:
     np.testing.assert_array_equal(np.asarray(causal)[0, 0], np.tril(np.ones((3, 3))))
     padding = nn.make_attention_mask(tnp.asarray([1, 1, 0]), tnp.asarray([1, 0]))
     np.testing.assert_array_equal(np.asarray(padding)[0], [[1, 0], [1, 0], [0, 0]])
+
+
+def test_decoding_refuses_a_step_of_another_dtype_than_the_cache() -> None:
+    layer = nn.MultiHeadDotProductAttention(num_heads=1, decode=True)
+    v = layer.init(KEY, tnp.ones((1, 3, 2)))
+    with tl.enable_x64(), pytest.raises(TypeError, match="cache holds float32"):
+        # float64 keys would be narrowed into the float32 cache.
+        layer.apply(v, tnp.ones((1, 1, 2), dtype="float64"), mutable=["cache"])
+
+
+MASK = np.array([[True], [False], [True], [True], [False], [True]])
+
+# name, layer for a dtype, input shape, call keywords.
+FEATURES: list[tuple[str, Any, tuple[int, ...], dict[str, Any]]] = [
+    (
+        "Conv CIRCULAR",
+        lambda dtype: nn.Conv(3, (3, 3), strides=2, padding="CIRCULAR", dtype=dtype),
+        (2, 6, 5, 2),
+        {},
+    ),
+    (
+        "ConvTranspose CIRCULAR",
+        lambda dtype: nn.ConvTranspose(
+            3, (3, 3), strides=(2, 2), padding="CIRCULAR", dtype=dtype
+        ),
+        (2, 3, 4, 2),
+        {},
+    ),
+    (
+        "DenseGeneral batch_dims",
+        lambda dtype: nn.DenseGeneral((2, 3), batch_dims=(0,), dtype=dtype),
+        (2, 5, 4),
+        {},
+    ),
+    (
+        "BatchNorm mask",
+        lambda dtype: nn.BatchNorm(use_running_average=False, dtype=dtype),
+        (6, 3),
+        {"mask": MASK},
+    ),
+    (
+        "attention decode",
+        lambda dtype: nn.MultiHeadDotProductAttention(
+            num_heads=2, decode=True, dtype=dtype
+        ),
+        (2, 4, 4),
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize("dtype", [None, "bfloat16"])
+@pytest.mark.parametrize(
+    "make, shape, call", [f[1:] for f in FEATURES], ids=[f[0] for f in FEATURES]
+)
+def test_new_features_follow_the_dtype_rule_and_train(
+    make: Any, shape: tuple[int, ...], call: dict[str, Any], dtype: str | None
+) -> None:
+    """bfloat16 input, float32 parameters: dtype=None computes in float32,
+    dtype='bfloat16' in bfloat16; statistics stay float32, the cache has the
+    compute dtype; gradients are finite, in float32, the same under jit."""
+    layer = make(dtype)
+    x = random.normal(random.key(0), shape).astype("bfloat16")
+    variables = layer.init(random.key(1), x, **call)
+    params = variables["params"]
+    state = {k: v for k, v in variables.items() if k != "params"}
+    mutable = list(state)
+    if "cache" in state:
+        x = x[:, :1]  # one decoding step
+    compute = np.dtype("float32") if dtype is None else tl.dtype("bfloat16")
+
+    def run(p: Any) -> Any:
+        if mutable:
+            return layer.apply({"params": p, **state}, x, mutable=mutable, **call)
+        return layer.apply({"params": p}, x, **call), {}
+
+    y, updates = run(params)
+    assert y.dtype == compute
+    for a in tree.leaves(updates.get("batch_stats", {})):
+        assert a.dtype == np.dtype("float32")
+    for name in ("cached_key", "cached_value"):
+        if "cache" in updates:
+            assert updates["cache"][name].dtype == compute
+
+    def loss(p: Any) -> Any:
+        return tnp.sum(run(p)[0].astype("float32") ** 2)
+
+    eager = tl.grad(loss)(params)
+    jitted = tl.jit(tl.grad(loss))(params)
+    for p, g, j in zip(
+        tree.leaves(params), tree.leaves(eager), tree.leaves(jitted), strict=True
+    ):
+        assert (g.shape, g.dtype) == (p.shape, np.dtype("float32"))
+        assert np.isfinite(np.asarray(g)).all()
+        np.testing.assert_allclose(np.asarray(j), np.asarray(g), rtol=1e-3, atol=1e-4)
+    assert any(np.abs(np.asarray(g)).max() > 0 for g in tree.leaves(eager))
 
 
 LAYERS_TO_TRAIN: list[tuple[str, Any, tuple[int, ...]]] = [

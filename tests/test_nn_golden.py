@@ -65,6 +65,10 @@ def run_case(key: str) -> dict[str, Any]:
                     out, updates = layer.apply(
                         variables, x, rngs=rngs, mutable=["batch_stats"], **call
                     )
+                elif "cache" in variables:
+                    out, updates = layer.apply(
+                        variables, x[:, :1], rngs=rngs, mutable=["cache"], **call
+                    )
                 else:
                     out, updates = layer.apply(variables, x, rngs=rngs, **call), None
         except Exception as e:
@@ -80,19 +84,20 @@ def expected(key: str) -> tuple[dict[str, Any], str | None]:
     """Flax's answer with the deliberate differences applied, and the reason
     when there is one."""
     name, mode, in_dtype, dtype, param_dtype = key.split("|")
+    kind = REC.LAYERS[name][0]
     flax = GOLDEN["dtypes"][key]
     want = {k: v for k, v in flax.items() if k in ("out", "variables", "updated")}
     if "warned" in flax:
         # Flax warns and drops the imaginary part; no layer may drop a
         # component (docs/semantics.md, "Data safety").
         return {"out": "!TypeError"}, "complex input with a real dtype raises"
-    if name == "MultiHeadDotProductAttention" and in_dtype == "complex64":
+    if kind == "MultiHeadDotProductAttention" and in_dtype == "complex64":
         return {"out": "!TypeError"}, "the FLIP: attention raises on complex input"
-    if name == "Dropout" and in_dtype == "int32":
+    if kind == "Dropout" and in_dtype == "int32":
         # Flax's jnp.where refuses the int/float mix; here integer input
         # computes in float32, as every other layer's does.
         return {"out": "f4", "variables": {}}, "integer dropout gives float32"
-    if name == "BatchNorm":
+    if kind == "BatchNorm":
         # The FLIP: running statistics are created in the statistics dtype,
         # promote_types(dtype or input dtype, float32), and keep it (Flax
         # creates float32 ones and changes them at the first update). The
@@ -138,9 +143,7 @@ def test_the_deliberate_differences_are_the_ones_listed() -> None:
     }
 
 
-VALUE_CASES = sorted(
-    k for k, v in GOLDEN["values"].items() if v.get("kind") in IMPLEMENTED
-)
+VALUE_CASES = sorted(k for k, v in GOLDEN["values"].items() if "variables" in v)
 
 
 def _tree(value: Any) -> Any:
@@ -155,10 +158,11 @@ def test_layer_values_match_flax_on_the_same_parameters(name: str) -> None:
     layer = getattr(nn, case["kind"])(**case["kwargs"])
     variables = _tree(case["variables"])
     x = tnp.asarray(np.asarray(case["x"], dtype=np.float32))
+    call = {k: np.asarray(v) for k, v in case.get("call", {}).items()}
     if case["updated"] is None:
-        out = layer.apply(variables, x)
+        out = layer.apply(variables, x, **call)
     else:
-        out, updates = layer.apply(variables, x, mutable=["batch_stats"])
+        out, updates = layer.apply(variables, x, mutable=["batch_stats"], **call)
         for stat in ("mean", "var"):
             np.testing.assert_allclose(
                 np.asarray(updates["batch_stats"][stat]),
@@ -167,11 +171,46 @@ def test_layer_values_match_flax_on_the_same_parameters(name: str) -> None:
                 atol=1e-6,
             )
     # Our parameter names and shapes are Flax's.
-    ours = layer.init(random.key(0), x)
+    ours = layer.init(random.key(0), x, **call)
     assert describe(ours) == describe(variables)
     np.testing.assert_allclose(
         np.asarray(out), np.asarray(case["out"]), rtol=1e-5, atol=1e-5
     )
+
+
+def test_decoding_attention_matches_flax_position_by_position() -> None:
+    """Flax's parameters, an empty cache of our own making, one jitted apply
+    per position: each output and the final cache are Flax's."""
+    case = GOLDEN["values"]["MultiHeadDotProductAttention.decode"]
+    layer = nn.MultiHeadDotProductAttention(**case["kwargs"])
+    x = tnp.asarray(np.asarray(case["x"], dtype=np.float32))
+    params = _tree(case["params"])
+    ours = layer.init(random.key(0), x)
+    assert describe({"params": params}) == describe({"params": ours["params"]})
+    cache = ours["cache"]
+    assert describe(cache) == {
+        "cache_index": "i4[]",
+        "cached_key": "f4[2, 4, 2, 2]",
+        "cached_value": "f4[2, 4, 2, 2]",
+    }
+
+    @tl.jit
+    def step(cache: Any, token: Any) -> Any:
+        return layer.apply({"params": params, "cache": cache}, token, mutable=["cache"])
+
+    outputs = []
+    for t in range(x.shape[1]):
+        y, updates = step(cache, x[:, t : t + 1])
+        cache = updates["cache"]
+        outputs.append(np.asarray(y))
+    np.testing.assert_allclose(
+        np.concatenate(outputs, axis=1), case["out"], rtol=1e-5, atol=1e-6
+    )
+    assert int(cache["cache_index"]) == case["cache"]["cache_index"] == 4
+    for name in ("cached_key", "cached_value"):
+        np.testing.assert_allclose(
+            np.asarray(cache[name]), case["cache"][name], rtol=1e-5, atol=1e-6
+        )
 
 
 # normalize: Flax's deprecated alias of standardize, not provided.

@@ -15,12 +15,15 @@ Three sections:
   ``dtype`` in (None, bfloat16, float32) and ``param_dtype`` in (float32,
   bfloat16): the output's dtype code (``f4``, ``bf``...), every variable as
   ``collection/path/leaf -> code[shape]`` after ``init``, and, for
-  BatchNorm, the statistics after one training step; or ``!<Class>`` when
+  BatchNorm, the statistics after one training step (for decoding
+  attention, the cache after one step); or ``!<Class>`` when
   Flax raises, and ``warned`` when it warns.
 - ``functions``: the activations and ``dot_product_attention`` per input
   dtype.
-- ``values``: float32 layers whose parameters (from Flax's init), input and
-  output are stored, so the same parameters can be applied elsewhere.
+- ``values``: float32 layers whose parameters (from Flax's init), input,
+  call keywords and output are stored, so the same parameters can be
+  applied elsewhere; and a decoding attention layer's outputs, position by
+  position, with its last cache.
 """
 
 from __future__ import annotations
@@ -90,6 +93,38 @@ LAYERS: dict[str, tuple[str, dict[str, Any], list[int], dict[str, Any]]] = {
         {},
     ),
     "Dropout": ("Dropout", {"rate": 0.5}, [2, 4], {"deterministic": False}),
+    "Conv.circular": (
+        "Conv",
+        {"features": 3, "kernel_size": [3, 3], "padding": "CIRCULAR"},
+        [1, 5, 5, 2],
+        {},
+    ),
+    "ConvTranspose.circular": (
+        "ConvTranspose",
+        {"features": 3, "kernel_size": [3, 3], "padding": "CIRCULAR"},
+        [1, 5, 5, 2],
+        {},
+    ),
+    "DenseGeneral.batch_dims": (
+        "DenseGeneral",
+        {"features": [2, 3], "batch_dims": [0]},
+        [2, 3, 4],
+        {},
+    ),
+    "BatchNorm.mask": (
+        "BatchNorm",
+        {"use_running_average": False},
+        [4, 3],
+        {"mask": np.array([[True], [False], [True], [True]])},
+    ),
+    # Initialised on the whole sequence, then applied to its first position
+    # with the 'cache' collection mutable.
+    "MultiHeadDotProductAttention.decode": (
+        "MultiHeadDotProductAttention",
+        {"num_heads": 2, "qkv_features": 4, "decode": True},
+        [2, 3, 4],
+        {},
+    ),
 }
 
 ACTIVATIONS = [
@@ -222,6 +257,54 @@ VALUES: dict[str, tuple[str, dict[str, Any], list[int], dict[str, Any]]] = {
         [2, 3, 4],
         {},
     ),
+    "Conv.circular": (
+        "Conv",
+        {
+            "features": 2,
+            "kernel_size": [3, 2],
+            "strides": [2, 1],
+            "kernel_dilation": [1, 2],
+            "padding": "CIRCULAR",
+        },
+        [2, 5, 6, 3],
+        {},
+    ),
+    "ConvTranspose.circular": (
+        "ConvTranspose",
+        {
+            "features": 2,
+            "kernel_size": [3, 2],
+            "strides": [2, 1],
+            "padding": "CIRCULAR",
+        },
+        [1, 4, 5, 2],
+        {},
+    ),
+    "ConvTranspose.circular_transposed": (
+        "ConvTranspose",
+        {
+            "features": 2,
+            "kernel_size": [4, 3],
+            "strides": [1, 2],
+            "kernel_dilation": [1, 2],
+            "padding": "CIRCULAR",
+            "transpose_kernel": True,
+        },
+        [1, 3, 4, 2],
+        {},
+    ),
+    "DenseGeneral.batch_dims": (
+        "DenseGeneral",
+        {"features": [2, 3], "axis": -1, "batch_dims": [0, 1]},
+        [3, 2, 2, 4],
+        {},
+    ),
+    "BatchNorm.mask": (
+        "BatchNorm",
+        {"use_running_average": False, "momentum": 0.8},
+        [6, 3],
+        {"mask": np.array([[True], [False], [True], [True], [False], [True]])},
+    ),
 }
 
 
@@ -269,6 +352,12 @@ def main() -> None:
         if "batch_stats" in variables:
             out, updates = layer.apply(
                 variables, x, mutable=["batch_stats"], rngs=rngs, **call
+            )
+            return variables, out, updates
+        if "cache" in variables:
+            # Decoding: one position at a time.
+            out, updates = layer.apply(
+                variables, x[:, :1], mutable=["cache"], rngs=rngs, **call
             )
             return variables, out, updates
         return variables, layer.apply(variables, x, rngs=rngs, **call), None
@@ -339,12 +428,13 @@ def main() -> None:
         x = _layer_input(kind, shape, "float32")
         variables = layer.init(key, x, **call)
         if "batch_stats" in variables:
-            out, updates = layer.apply(variables, x, mutable=["batch_stats"])
+            out, updates = layer.apply(variables, x, mutable=["batch_stats"], **call)
         else:
-            out, updates = layer.apply(variables, x), None
+            out, updates = layer.apply(variables, x, **call), None
         values[name] = {
             "kind": kind,
             "kwargs": kwargs,
+            "call": {k: np.asarray(v).tolist() for k, v in call.items()},
             "x": x.tolist(),
             "variables": jax.tree_util.tree_map(
                 lambda a: np.asarray(a).tolist(), variables
@@ -354,6 +444,26 @@ def main() -> None:
             if updates is None
             else jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), updates),
         }
+    # Decoding: the cache made by init on the whole sequence, then one
+    # apply per position; every step's output and the last cache.
+    decoder = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4, decode=True)
+    x = _layer_input("", [2, 4, 6], "float32")
+    variables = decoder.init(key, x)
+    params, cache = variables["params"], variables["cache"]
+    steps = []
+    for t in range(x.shape[1]):
+        out, updates = decoder.apply(
+            {"params": params, "cache": cache}, x[:, t : t + 1], mutable=["cache"]
+        )
+        cache = updates["cache"]
+        steps.append(np.asarray(out))
+    values["MultiHeadDotProductAttention.decode"] = {
+        "kwargs": {"num_heads": 2, "qkv_features": 4, "decode": True},
+        "x": x.tolist(),
+        "params": jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), params),
+        "out": np.concatenate(steps, axis=1).tolist(),
+        "cache": jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), cache),
+    }
     # Attention functions on given inputs.
     q = _layer_input("", [2, 3, 2, 4], "float32")
     k = _layer_input("", [2, 5, 2, 4], "float32")[:, ::-1]

@@ -259,14 +259,22 @@ class MultiHeadDotProductAttention(Module):
                 f"{expected} instead got {tuple(query.shape)}: decode one "
                 "position at a time"
             )
+        if (key.dtype, value.dtype) != (
+            cached_key.value.dtype,
+            cached_value.value.dtype,
+        ):
+            # Flax raises too; a cast would narrow, e.g. float64 into float32.
+            raise TypeError(
+                f"MultiHeadDotProductAttention(decode=True): the cache holds "
+                f"{cached_key.value.dtype} keys and {cached_value.value.dtype} "
+                f"values, this step computes {key.dtype} and {value.dtype} ones: "
+                "decode inputs of the dtype given to init, or init again with "
+                "inputs of this dtype"
+            )
         index = cache_index.value
         start: tuple[Any, ...] = (0,) * len(batch) + (index, 0, 0)
-        key = lax.dynamic_update_slice(
-            cached_key.value, key.astype(cached_key.value.dtype), start
-        )
-        value = lax.dynamic_update_slice(
-            cached_value.value, value.astype(cached_value.value.dtype), start
-        )
+        key = lax.dynamic_update_slice(cached_key.value, key, start)
+        value = lax.dynamic_update_slice(cached_value.value, value, start)
         cached_key.value, cached_value.value = key, value
         cache_index.value = index + 1
         stored = tnp.broadcast_to(

@@ -133,6 +133,26 @@ def _transpose_pads(
     return pads
 
 
+def _fold(y: Array, periods: Sequence[int], transpose_kernel: bool) -> Array:
+    """The output of a 'VALID' transposed convolution wrapped around onto
+    ``periods`` (input size × stride) per spatial axis, as Flax's 'CIRCULAR'
+    padding: zeros bring each axis to an odd number of periods, placed so the
+    input's start falls on a period boundary, and the periods are summed."""
+    n = y.ndim
+    for axis, period in enumerate(periods, start=1):
+        extra = -(y.shape[axis] - period) % (2 * period)
+        # The odd element goes low, aligning even kernels as Conv does; with
+        # transpose_kernel it goes high, mirroring Conv, so that the layer is
+        # Conv's exact transpose on the same kernel.
+        low = extra // 2 if transpose_kernel else (extra + 1) // 2
+        config = [(0, 0, 0)] * n
+        config[axis] = (low, extra - low, 0)
+        y = _pad(y, config)
+        shape = (*y.shape[:axis], y.shape[axis] // period, period, *y.shape[axis + 1 :])
+        y = tnp.sum(tnp.reshape(y, shape), axis=axis)
+    return y
+
+
 def _pad(x: Array, config: Sequence[tuple[int, int, int]]) -> Array:
     """``lax.pad`` with zeros, from typelattice.numpy operations (traced by
     jit): per axis (low, high, interior), negative low/high cropping."""
@@ -394,13 +414,15 @@ class ConvTranspose(_ConvBase):
       features: the number of output channels.
       kernel_size: the window (an int for 1-d).
       strides: the upsampling factor per spatial dimension.
-      padding: 'SAME' (output = input × stride), 'VALID', an int, or
-        (low, high) pairs, as for the forward convolution.
+      padding: 'SAME' (output = input × stride), 'VALID', 'CIRCULAR' (the
+        'VALID' output wrapped around onto input × stride, as Flax), an int,
+        or (low, high) pairs, as for the forward convolution.
       kernel_dilation: spacing between kernel taps.
       use_bias, mask, dtype, param_dtype, precision, kernel_init, bias_init:
         as :class:`Conv`.
       transpose_kernel: flip the kernel spatially and swap its in/out axes
-        (the exact gradient of Conv with the same kernel).
+        (the exact gradient of Conv with the same kernel; with 'CIRCULAR'
+        padding, as in Flax, only for odd windows and strides of 1 or 2).
 
     >>> from typelattice import nn, random
     >>> import typelattice.numpy as tnp
@@ -449,10 +471,18 @@ class ConvTranspose(_ConvBase):
             reach = [
                 (k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)
             ]
-            pads = _transpose_pads(_explicit(self.padding, n), reach, strides)
+            rule = _explicit(self.padding, n)
+            circular = rule == "CIRCULAR"
+            pads = _transpose_pads("VALID" if circular else rule, reach, strides)
             if self.transpose_kernel:
                 kernel = tnp.swapaxes(tnp.flip(kernel, axis=tuple(range(n))), -1, -2)
-            return conv_general(x, kernel, (1,) * n, pads, strides, kernel_dilation, 1)
+            y = conv_general(x, kernel, (1,) * n, pads, strides, kernel_dilation, 1)
+            if circular:
+                periods = [
+                    size * s for size, s in zip(x.shape[1:-1], strides, strict=True)
+                ]
+                y = _fold(y, periods, self.transpose_kernel)
+            return y
 
         # Kernel (*window, in, out); with transpose_kernel (*window, out, in).
         return self._conv(inputs, self.kernel_size, 1, run, self.transpose_kernel)
