@@ -27,6 +27,7 @@ from hypothesis.extra import numpy as hnp
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from typelattice._tracing import ad, tree
 
 
 def arr(values: Any, dtype: str = "float32") -> tnp.Array:
@@ -451,6 +452,56 @@ def test_value_and_grad_under_jit_keeps_dtypes() -> None:
 
 
 # -- tracers and values -----------------------------------------------------------
+
+
+def _mlp_loss(w: Any, b: Any, x: Any) -> Any:
+    h = tnp.maximum(x @ w + b, 0.0)
+    logits = h[:, :3] * 1.5
+    shifted = logits - tnp.max(logits, axis=1, keepdims=True)
+    logp = shifted - tnp.log(tnp.sum(tnp.exp(shifted), axis=1, keepdims=True))
+    return -tnp.mean(logp[:, 0]) + 1e-3 * tnp.sum(w**2)
+
+
+def test_reverse_mode_remembers_calls_it_has_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Namespace calls seen before run from their remembered linearization:
+    at other values, the gradients are those computed directly, bit for
+    bit, dtypes and weak flags included."""
+    rng = np.random.default_rng(7)
+
+    def operands() -> list[Any]:
+        return [
+            tnp.asarray(rng.standard_normal(s).astype(np.float32))
+            for s in ((4, 5), (5,), (6, 4))
+        ]
+
+    first, second = operands(), operands()
+    g = tl.value_and_grad(_mlp_loss, argnums=(0, 1, 2))
+    monkeypatch.setattr(ad, "REMEMBER_AFTER", None)
+    want = g(*second)
+    monkeypatch.setattr(ad, "REMEMBER_AFTER", 1)
+    ad._REMEMBERED.clear()
+    g(*first)
+    g(*first)
+    assert any(type(v) is ad._Linearized for v in ad._REMEMBERED.values())
+    got = g(*second)
+    for w, r in zip(tree.leaves(want), tree.leaves(got), strict=True):
+        assert (r.dtype, r.weak_type) == (w.dtype, w.weak_type)
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(w))
+
+
+def test_remembered_calls_keep_checking_values() -> None:
+    """A remembered signature still refuses a value its dtype cannot hold."""
+    h = tnp.ones(3, "float16")
+
+    def f(x: Any, h: Any) -> Any:
+        return tnp.sum(x * h)
+
+    for v in (1.0, 2.0, 3.0):
+        assert float(tl.grad(f)(v, h)) == 3.0
+    with pytest.raises(OverflowError, match=r"1000000\.0, which does not fit"):
+        tl.grad(f)(1e6, h)
 
 
 def test_leaked_tracer_raises_unexpected_tracer_error() -> None:

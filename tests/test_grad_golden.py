@@ -17,6 +17,10 @@ scalar) is weak in typelattice, always; JAX's is strong where its
 derivative rules build strong constants (log2, log10, float_power of weak
 floats, every function of Python complex numbers through ``real``).
 
+Each row runs twice: directly, and with every namespace call's
+linearization remembered first on other values (the floating operands
+reversed), as reverse mode does for calls it has seen.
+
 Independently of JAX, the float64 rows are checked against central finite
 differences of the loss, computed in float64.
 """
@@ -35,6 +39,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from support import GOLDEN_DIR, recorder
+from typelattice._tracing import ad
 from typelattice._tracing.trace import LOWERINGS
 
 
@@ -152,14 +157,38 @@ def _loss(case: Any) -> Callable[..., Any]:
     return lambda *a: rec.loss(tnp, case, case.fn(tnp, *a))
 
 
+@pytest.fixture(params=["direct", "remembered"])
+def remembered(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Reverse mode run directly, or from linearizations remembered on
+    other values (each namespace call's, from its first call)."""
+    on = request.param == "remembered"
+    monkeypatch.setattr(ad, "REMEMBER_AFTER", 0 if on else None)
+    return on
+
+
+def _flipped(args: list[Any]) -> list[Any]:
+    """The floating arrays among ``args`` with their elements reversed
+    (other values, the same)."""
+    return [
+        tnp.flip(a) if isinstance(a, tnp.Array) and a.dtype.kind in "fc" else a
+        for a in args
+    ]
+
+
 @pytest.mark.parametrize(("name", "variant"), PARAMS)
-def test_gradient_as_jax(name: str, variant: str) -> None:
+def test_gradient_as_jax(name: str, variant: str, remembered: bool) -> None:
     case = rec.CASES[name]
     row = GOLDEN["cases"][name]["variants"][variant]
     fn = _function(case)
     with tl.enable_x64(variant in rec.X64_VARIANTS):
         args = _operands(row)
         argnums = tuple(range(len(args)))
+        if remembered:  # (first on other values: none may be kept)
+            try:
+                tl.value_and_grad(_loss(case), argnums=argnums)(*_flipped(args))
+                tl.vjp(fn, *_flipped(args))
+            except Exception:  # noqa: BLE001 (the rows that raise)
+                pass
         if "error" in row:
             with pytest.raises(Exception) as info:
                 tl.value_and_grad(_loss(case), argnums=argnums)(*args)

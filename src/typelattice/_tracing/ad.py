@@ -36,14 +36,15 @@ from __future__ import annotations
 import contextvars
 import functools
 import operator
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Final, NoReturn
 
 import numpy as np
 
 from typelattice import _config, _core, _dtypes
-from typelattice._array import wrap
+from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
+from typelattice._tracing import tracer as _tracer
 from typelattice._tracing import tree
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
@@ -56,8 +57,13 @@ from typelattice._tracing.primitive import (
     float0,
     zeros,
 )
-from typelattice._tracing.trace import NotDifferentiableError
-from typelattice._tracing.tracer import ACTIVE, TransformTracer, UnexpectedTracerError
+from typelattice._tracing.trace import NotDifferentiableError, Program
+from typelattice._tracing.tracer import (
+    ACTIVE,
+    Tracer,
+    TransformTracer,
+    UnexpectedTracerError,
+)
 
 __all__ = [
     "JVPTrace",
@@ -108,14 +114,75 @@ def _dead(trace: Any) -> NoReturn:
 
 
 class JVPTrace:
-    """One differentiation in progress: its tracers carry tangents."""
+    """One differentiation in progress: its tracers carry tangents (in
+    reverse mode, tracers of its linear ``record``)."""
 
-    __slots__ = ("alive", "level", "name")
+    __slots__ = ("alive", "level", "name", "record")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, record: LinearTrace | None = None) -> None:
         self.name = name
         self.level = _depth.get()
         self.alive = True
+        self.record = record
+
+    def process_lowering(
+        self,
+        key: Hashable,
+        run: Callable[[list[Any]], Any],
+        leaves: list[Any],
+        structure: Hashable,
+    ) -> Any:
+        """A namespace function's lowering, ``run(leaves)``: in reverse mode
+        on known values, from its remembered linearization when the call
+        has been seen (see :class:`_Linearized`)."""
+        if not self.alive:
+            _dead(self)
+        record = self.record
+        if record is None or REMEMBER_AFTER is None:  # (forward mode: values)
+            return run(leaves)
+        sig: list[Any] = [key, structure, _config.current()]
+        for leaf in leaves:
+            t = type(leaf)
+            if t is JVPTracer:
+                p = leaf.primal
+                tangent = leaf.tangent
+                if (
+                    leaf._trace is not self
+                    or type(p) is not ArrayImpl
+                    or type(tangent) is not LinearTracer
+                    or tangent._trace is not record
+                ):
+                    return run(leaves)
+                sig += (True, p._key, p._value.shape)
+            elif t is ArrayImpl:
+                sig += (False, leaf._key, leaf._value.shape)
+            elif t is float:
+                sig += (t, leaf.hex())  # (-0.0 and 0.0 apart)
+            elif t is complex:
+                sig += (t, leaf.real.hex(), leaf.imag.hex())
+            elif t in _STATIC_LEAVES or isinstance(leaf, np.dtype):
+                sig += (t, leaf)
+            elif t is slice and all(
+                type(i) in _STATIC_LEAVES for i in (leaf.start, leaf.stop, leaf.step)
+            ):
+                sig += (t, leaf.start, leaf.stop, leaf.step)
+            else:  # a mutable or unknown value: not remembered
+                return run(leaves)
+        sig_key = tuple(sig)
+        found = _REMEMBERED.get(sig_key, 0)
+        if type(found) is _Linearized:
+            return found.apply(self, record, leaves)
+        if found is False or found < REMEMBER_AFTER:
+            if found is not False:
+                if len(_REMEMBERED) >= _REMEMBERED_MAX:
+                    _REMEMBERED.clear()
+                _REMEMBERED[sig_key] = found + 1
+            return run(leaves)
+        made = _Linearized.make(self, record, run, leaves)
+        _REMEMBERED[sig_key] = False if made is None else made
+        if made is None:
+            return run(leaves)
+        return made.apply(self, record, leaves)
 
     def process_primitive(
         self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
@@ -230,6 +297,205 @@ def _describe(aval: ShapedArray) -> str:
     return repr(aval)[12:-1]
 
 
+# -- remembered linearizations -------------------------------------------------
+#
+# Reverse mode runs a namespace function's lowering primitive by primitive
+# through the JVP rules: tens of microseconds of Python each, whatever the
+# arrays' sizes. A call seen again with operands of the same abstract values
+# and the same other arguments computes the same way, so its work is
+# remembered: the primal computation as a program (compiled as jit compiles
+# programs) and the linear equations it records, the values they need
+# (residuals) being outputs of the program. Later calls run the program and
+# append the equations. A lowering that reads its operands' values (Python
+# control flow, a check of the values) cannot be remembered: it refuses the
+# stand-ins, and its calls run as before.
+
+#: The calls of one signature run directly before its linearization is
+#: remembered (the first call of a signature is not slowed by recording);
+#: None: nothing is remembered (tests compare both ways).
+REMEMBER_AFTER: int | None = 1
+
+# Per signature: the calls seen (an int), its linearization, or False when
+# it cannot be remembered; dropped whole when full.
+_REMEMBERED: dict[tuple[Any, ...], Any] = {}
+_REMEMBERED_MAX: Final = 2048
+# Arguments other than arrays that are part of a signature as they are.
+_STATIC_LEAVES: Final = frozenset({int, bool, str, type(None), type(Ellipsis), type})
+
+
+class _Linearized:
+    """A namespace call's linearization at one signature, run on values.
+
+    ``run(*values)`` computes the primal outputs and the residuals from the
+    primal values of the array arguments (at ``dynamic``, the positions of
+    the arguments); ``eqns`` are the linear equations, with variables
+    numbered from the tangents of the arguments at ``tangent_of`` and
+    operands ``(0, var, aval)``, ``(1, output, None)`` (a residual) or
+    ``(2, constant, None)``; ``results`` gives each output leaf:
+    ``(output, None, None)``, ``(None, constant, None)``, or a tracer with a
+    tangent ``(output or None, constant, (var, aval))``.
+    """
+
+    __slots__ = (
+        "dynamic",
+        "eqns",
+        "keys",
+        "n_internal",
+        "out_tree",
+        "program",
+        "results",
+        "run",
+        "tangent_of",
+    )
+
+    def __init__(self) -> None:
+        self.dynamic: list[int] = []
+        self.tangent_of: list[int] = []
+        self.keys: list[_core.Aval] = []
+        self.eqns: list[tuple[Primitive, dict[str, Any], list[Any], list[int]]] = []
+        self.results: list[tuple[int | None, Any, Any]] = []
+        self.n_internal = 0
+        self.out_tree: tree.TreeDef | None = None
+        self.run: Callable[..., tuple[Any, ...]] = _no_program
+
+    @classmethod
+    def make(
+        cls,
+        trace: JVPTrace,
+        record: LinearTrace,
+        run: Callable[[list[Any]], Any],
+        leaves: list[Any],
+    ) -> _Linearized | None:
+        """Run the lowering on stand-ins: a jit trace's tracers for the
+        primal values, a fresh linear record for the tangents (None when it
+        cannot be remembered)."""
+        self = cls()
+        primal_trace, token = _tracer.start(f"{trace.name} (remembered)")
+        primal_trace.stands_in = True
+        inner = JVPTrace(trace.name)  # (forward mode: nothing nested is kept)
+        inner.level = trace.level
+        lin = LinearTrace(trace.name)
+        lin.level = record.level
+        ACTIVE.extend((inner, lin))
+        ins: list[int] = []
+        try:
+            stand_ins: list[Any] = []
+            for i, leaf in enumerate(leaves):
+                t = type(leaf)
+                if t is JVPTracer or t is ArrayImpl:
+                    value = leaf.primal if t is JVPTracer else leaf
+                    s = primal_trace.new_tracer(value._key, value._value.shape)
+                    ins.append(s._var)
+                    self.dynamic.append(i)
+                    if t is JVPTracer:
+                        self.tangent_of.append(i)
+                        stand_ins.append(JVPTracer(inner, s, lin.new(aval_of(s))))
+                    else:
+                        stand_ins.append(s)
+                else:
+                    stand_ins.append(leaf)
+            out = run(stand_ins)
+            out_leaves, self.out_tree = tree.flatten(out)
+        except Exception:  # (run directly, it raises or computes as it does)
+            return None
+        finally:
+            _tracer.stop(primal_trace, token)
+            inner.alive = lin.alive = False
+            ACTIVE.remove(inner)
+            ACTIVE.remove(lin)
+        outs: list[int] = []
+        at: dict[int, int] = {}
+
+        def output(x: Any) -> int | None:
+            """The program output for a stand-in (None: not one)."""
+            if not isinstance(x, Tracer) or x._trace is not primal_trace:
+                return None
+            pos = at.get(x._var)
+            if pos is None:
+                pos = at[x._var] = len(outs)
+                outs.append(x._var)
+            return pos
+
+        for leaf in out_leaves:
+            if type(leaf) is JVPTracer and leaf._trace is inner:
+                p, tangent = leaf.primal, leaf.tangent
+                if type(tangent) is not LinearTracer or tangent._trace is not lin:
+                    return None
+                pos = output(p)
+                if pos is None and type(p) is not ArrayImpl:
+                    return None
+                self.results.append((pos, p, (tangent.ref, tangent.aval)))
+            elif isinstance(leaf, Tracer):
+                pos = output(leaf)
+                if pos is None:
+                    return None
+                self.results.append((pos, None, None))
+            elif isinstance(leaf, TransformTracer):
+                return None
+            else:
+                self.results.append((None, leaf, None))
+        for prim, params, operands, out_vars in lin.eqns:
+            if any(isinstance(v, Array) for v in params.values()):
+                return None
+            ops: list[Any] = []
+            for v, a in operands:
+                if v is not None:
+                    ops.append((0, v, a))
+                elif type(a) is ArrayImpl:
+                    ops.append((2, a, None))
+                else:
+                    pos = output(a)
+                    if pos is None:
+                        return None
+                    ops.append((1, pos, None))
+            self.eqns.append((prim, params, ops, out_vars))
+        self.n_internal = lin.nvars - len(self.tangent_of)
+        self.keys = [primal_trace.avals[v][0] for v in outs]
+        self.program = Program(primal_trace, ins, outs)
+        self.run = self.program.run
+        return self
+
+    def apply(self, trace: JVPTrace, record: LinearTrace, leaves: list[Any]) -> Any:
+        """The call's result on ``leaves``, its equations added to ``record``."""
+        values = [
+            leaf.primal._value if type(leaf) is JVPTracer else leaf._value
+            for leaf in map(leaves.__getitem__, self.dynamic)
+        ]
+        refs = [leaves[i].tangent.ref for i in self.tangent_of]
+        n = len(refs)
+        base = record.nvars - n
+        record.nvars += self.n_internal
+        arrays = [
+            wrap(v if type(v) is np.ndarray else np.asarray(v), key)
+            for v, key in zip(self.run(*values), self.keys, strict=True)
+        ]
+        append = record.eqns.append
+        for prim, params, ops, out_vars in self.eqns:
+            operands = [
+                ((refs[a] if a < n else base + a), b)
+                if kind == 0
+                else (None, arrays[a] if kind == 1 else a)
+                for kind, a, b in ops
+            ]
+            append((prim, params, operands, [base + v for v in out_vars]))
+        results: list[Any] = []
+        for pos, const, tangent in self.results:
+            primal = const if pos is None else arrays[pos]
+            if tangent is None:
+                results.append(primal)
+            else:
+                var, aval = tangent
+                lin = LinearTracer(record, refs[var] if var < n else base + var, aval)
+                results.append(JVPTracer(trace, primal, lin))
+        out_tree = self.out_tree
+        assert out_tree is not None
+        return results[0] if out_tree.is_leaf else out_tree.unflatten(results)
+
+
+def _no_program(*values: Any) -> tuple[Any, ...]:
+    raise AssertionError("a linearization is used before it is made")
+
+
 # -- reverse mode: the linear record --------------------------------------------
 
 
@@ -251,6 +517,16 @@ class LinearTrace:
         tracer = LinearTracer(self, self.nvars, aval)
         self.nvars += 1
         return tracer
+
+    def process_lowering(
+        self,
+        key: Hashable,
+        run: Callable[[list[Any]], Any],
+        leaves: list[Any],
+        structure: Hashable,
+    ) -> Any:
+        """A namespace function's lowering applied to tangents: recorded."""
+        return run(leaves)
 
     def process_primitive(
         self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
@@ -356,8 +632,8 @@ def _linearize(
 ) -> tuple[Any, list[Any], LinearTrace, list[int | None]]:
     """Run ``fun`` on ``primals`` with linear tangents: its output (a
     pytree of JVPTracers or values), the record and the inputs' variables."""
-    trace = JVPTrace(name)
     record = LinearTrace(name)
+    trace = JVPTrace(name, record)
     with _Level((trace, record)):
         tracers: list[Any] = []
         in_vars: list[int | None] = []

@@ -81,7 +81,7 @@ import numpy as np
 from typelattice import _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._tracing.trace import Equation, Source, _short
-from typelattice._tracing.tracer import Trace, Tracer, current_trace
+from typelattice._tracing.tracer import Trace, Tracer, current_trace, innermost_trace
 
 __all__ = [
     "PRIMITIVES",
@@ -314,20 +314,6 @@ class Primitive:
 # Primitive.evaluate's memory (dropped whole when full).
 _EVALUATED: dict[tuple[Any, ...], Any] = {}
 _EVALUATED_MAX: Final = 4096
-
-
-def innermost_trace(args: Sequence[Any]) -> Any:
-    """The trace that processes a primitive applied to ``args``: the one of
-    the highest level among the tracers' (differentiation traces are
-    numbered from 0 as they start, inside the others; jit and eval_shape
-    traces are below them all), or None when there is no tracer."""
-    top: Any = None
-    best = -2
-    for x in args:
-        trace = getattr(x, "_trace", None)
-        if trace is not None and trace.level > best:
-            top, best = trace, trace.level
-    return top
 
 
 class PrimitiveEquation(Equation):

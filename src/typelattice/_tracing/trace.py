@@ -50,6 +50,7 @@ from typelattice._tracing.tracer import (
     current_trace,
     describe,
     dummy,
+    innermost_trace,
     placeholder,
 )
 
@@ -373,7 +374,7 @@ def _call(
     leaves, treedef = tree.flatten((args, kwargs))
     for x in leaves:
         if isinstance(x, TransformTracer):
-            return _lower(fn, name, args, kwargs)
+            return _lower(fn, name, args, kwargs, leaves, treedef)
     tracers = [x for x in leaves if isinstance(x, Tracer)]
     if not tracers:
         trace = None if creation is None else abstract.creation_trace()
@@ -434,13 +435,27 @@ def lowering(
     return register
 
 
-def _lower(fn: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
+def _lower(
+    fn: Callable[..., Any],
+    name: str,
+    args: Any,
+    kwargs: Any,
+    leaves: list[Any],
+    treedef: tree.TreeDef,
+) -> Any:
     """``fn`` on arguments among which a differentiation tracer: by its
-    lowering, or, without one, by running it (its own code then calls
-    namespace functions that have lowerings, or fails as below)."""
+    lowering (run by the innermost differentiation trace), or, without one,
+    by running it (its own code then calls namespace functions that have
+    lowerings, or fails as below)."""
     lower = LOWERINGS.get(fn)
     if lower is not None:
-        return lower(*args, **kwargs)
+
+        def run(leaves: list[Any]) -> Any:
+            args, kwargs = treedef.unflatten(leaves)
+            return lower(*args, **kwargs)
+
+        trace = innermost_trace(leaves)
+        return trace.process_lowering(fn, run, leaves, treedef)
     try:
         return fn(*args, **kwargs)
     except NotDifferentiableError as err:
@@ -521,7 +536,11 @@ def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
     when one is a differentiation tracer, compute it with primitives."""
     for a in args:
         if isinstance(a, TransformTracer):
-            return op.lower(args)
+
+            def run(leaves: list[Any]) -> Any:
+                return op.lower(tuple(leaves))
+
+            return innermost_trace(args).process_lowering(op, run, args, len(args))
     tracers = [a for a in args if isinstance(a, Tracer)]
     trace = _this_trace(tracers)
     name = op.name

@@ -22,6 +22,7 @@ under tracing, as in JAX, instead of being taken with a made-up value.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -99,7 +100,15 @@ class Trace:
     """One run of a function on tracers: the tracers it made, and the
     operations recorded on them (by :mod:`typelattice._tracing.trace`)."""
 
-    __slots__ = ("abstract_only", "alive", "avals", "eqns", "name", "parent")
+    __slots__ = (
+        "abstract_only",
+        "alive",
+        "avals",
+        "eqns",
+        "name",
+        "parent",
+        "stands_in",
+    )
 
     #: Below every differentiation trace (see ``primitive.innermost_trace``):
     #: a transformation started inside jit works on jit's tracers.
@@ -113,6 +122,10 @@ class Trace:
         # since nothing recorded here is run).
         self.parent = parent
         self.abstract_only = abstract_only
+        # Whether its tracers stand for values that exist (a differentiation
+        # remembering how it computed them): code that would take a shortcut
+        # or a check on known values must refuse them instead.
+        self.stands_in = False
         # Per variable: its (key, shape); a Tracer is a variable number.
         self.avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
         self.eqns: list[Any] = []
@@ -330,9 +343,29 @@ class Tracer(_NoValues, Array):
 class TransformTracer(Array):
     """The base of the tracers of the differentiation transformations
     (:mod:`typelattice._tracing.ad`): namespace functions given one compute
-    with the primitives (their lowering) instead of NumPy."""
+    with the primitives (their lowering) instead of NumPy.
+
+    Their traces have a ``level`` (see :func:`innermost_trace`) and a
+    method ``process_lowering(key, run, leaves, structure)``: run a
+    namespace function's lowering, ``run(leaves)``, on the flattened
+    arguments ``leaves`` (``key`` names the function, ``structure`` how the
+    leaves make its arguments)."""
 
     __slots__ = ()
+
+
+def innermost_trace(args: Sequence[Any]) -> Any:
+    """The trace that processes a primitive applied to ``args``: the one of
+    the highest level among the tracers' (differentiation traces are
+    numbered from 0 as they start, inside the others; jit and eval_shape
+    traces are below them all), or None when there is no tracer."""
+    top: Any = None
+    best = -2
+    for x in args:
+        trace = getattr(x, "_trace", None)
+        if trace is not None and trace.level > best:
+            top, best = trace, trace.level
+    return top
 
 
 class Placeholder(_NoValues, ArrayImpl):

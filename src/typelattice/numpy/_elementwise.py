@@ -305,10 +305,16 @@ def _key_of(a: Any, name: str, pos: int) -> tuple[Any, object]:
 
 
 def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
-    """The concrete value under a differentiation tracer, if known."""
+    """The concrete value under a differentiation tracer, if known (a
+    tracer standing in for known values refuses: its computation cannot
+    be remembered without the value's check)."""
     while isinstance(a, TransformTracer):
         a = getattr(a, "primal", None)
-    return a._value if type(a) is ArrayImpl else None
+    if type(a) is ArrayImpl:
+        return a._value
+    if isinstance(a, Tracer) and a._trace.stands_in:
+        a._refuse("a check of its values")
+    return None
 
 
 @functools.cache
