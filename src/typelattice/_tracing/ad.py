@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import operator
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Final, NoReturn
 
 import numpy as np
@@ -327,13 +327,14 @@ class _Linearized:
     """A namespace call's linearization at one signature, run on values.
 
     ``run(*values)`` computes the primal outputs and the residuals from the
-    primal values of the array arguments (at ``dynamic``, the positions of
-    the arguments); ``eqns`` are the linear equations, with variables
-    numbered from the tangents of the arguments at ``tangent_of`` and
-    operands ``(0, var, aval)``, ``(1, output, None)`` (a residual) or
-    ``(2, constant, None)``; ``results`` gives each output leaf:
-    ``(output, None, None)``, ``(None, constant, None)``, or a tracer with a
-    tangent ``(output or None, constant, (var, aval))``.
+    primal values of the array arguments (the leaves at ``dynamic``).
+    ``eqns`` are the linear equations, their variables numbered from the
+    tangents of the arguments at ``tangent_of`` (then the call's own), their
+    operands ``(0, var, aval)``, ``(1, residual, None)`` or
+    ``(2, constant, None)``. ``results`` gives each output leaf as
+    ``(output or None, constant, None or (tangent var, aval))``.
+    ``transposes`` remembers the programs of the transposed equations
+    (:class:`_Transposed`), per cotangents given.
     """
 
     __slots__ = (
@@ -342,21 +343,28 @@ class _Linearized:
         "keys",
         "n_internal",
         "out_tree",
-        "program",
+        "residual_avals",
+        "residuals",
         "results",
         "run",
         "tangent_of",
+        "tangent_outs",
+        "transposes",
     )
 
     def __init__(self) -> None:
         self.dynamic: list[int] = []
         self.tangent_of: list[int] = []
         self.keys: list[_core.Aval] = []
+        self.residuals: list[int] = []
+        self.residual_avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
         self.eqns: list[tuple[Primitive, dict[str, Any], list[Any], list[int]]] = []
         self.results: list[tuple[int | None, Any, Any]] = []
+        self.tangent_outs: list[tuple[int, ShapedArray]] | None = []
         self.n_internal = 0
         self.out_tree: tree.TreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
+        self.transposes: dict[Hashable, _Transposed | None] = {}
 
     @classmethod
     def make(
@@ -373,36 +381,32 @@ class _Linearized:
         primal_trace, token = _tracer.start(f"{trace.name} (remembered)")
         primal_trace.stands_in = True
         inner = JVPTrace(trace.name)  # (forward mode: nothing nested is kept)
-        inner.level = trace.level
         lin = LinearTrace(trace.name)
-        lin.level = record.level
-        ACTIVE.extend((inner, lin))
         ins: list[int] = []
         try:
-            stand_ins: list[Any] = []
-            for i, leaf in enumerate(leaves):
-                t = type(leaf)
-                if t is JVPTracer or t is ArrayImpl:
-                    value = leaf.primal if t is JVPTracer else leaf
-                    s = primal_trace.new_tracer(value._key, value._value.shape)
-                    ins.append(s._var)
-                    self.dynamic.append(i)
-                    if t is JVPTracer:
-                        self.tangent_of.append(i)
-                        stand_ins.append(JVPTracer(inner, s, lin.new(aval_of(s))))
+            with _Level((inner, lin)):
+                inner.level, lin.level = trace.level, record.level
+                stand_ins: list[Any] = []
+                for i, leaf in enumerate(leaves):
+                    t = type(leaf)
+                    if t is JVPTracer or t is ArrayImpl:
+                        value = leaf.primal if t is JVPTracer else leaf
+                        s = primal_trace.new_tracer(value._key, value._value.shape)
+                        ins.append(s._var)
+                        self.dynamic.append(i)
+                        if t is JVPTracer:
+                            self.tangent_of.append(i)
+                            stand_ins.append(JVPTracer(inner, s, lin.new(aval_of(s))))
+                        else:
+                            stand_ins.append(s)
                     else:
-                        stand_ins.append(s)
-                else:
-                    stand_ins.append(leaf)
-            out = run(stand_ins)
-            out_leaves, self.out_tree = tree.flatten(out)
+                        stand_ins.append(leaf)
+                out = run(stand_ins)
+                out_leaves, self.out_tree = tree.flatten(out)
         except Exception:  # (run directly, it raises or computes as it does)
             return None
         finally:
             _tracer.stop(primal_trace, token)
-            inner.alive = lin.alive = False
-            ACTIVE.remove(inner)
-            ACTIVE.remove(lin)
         outs: list[int] = []
         at: dict[int, int] = {}
 
@@ -416,6 +420,7 @@ class _Linearized:
                 outs.append(x._var)
             return pos
 
+        tangent_outs: list[tuple[int, ShapedArray]] = []
         for leaf in out_leaves:
             if type(leaf) is JVPTracer and leaf._trace is inner:
                 p, tangent = leaf.primal, leaf.tangent
@@ -425,6 +430,7 @@ class _Linearized:
                 if pos is None and type(p) is not ArrayImpl:
                     return None
                 self.results.append((pos, p, (tangent.ref, tangent.aval)))
+                tangent_outs.append((tangent.ref, tangent.aval))
             elif isinstance(leaf, Tracer):
                 pos = output(leaf)
                 if pos is None:
@@ -434,6 +440,10 @@ class _Linearized:
                 return None
             else:
                 self.results.append((None, leaf, None))
+        # Outputs sharing a tangent are transposed equation by equation.
+        distinct = len({v for v, _ in tangent_outs}) == len(tangent_outs)
+        self.tangent_outs = tangent_outs if distinct else None
+        residual_at: dict[int, int] = {}
         for prim, params, operands, out_vars in lin.eqns:
             if any(isinstance(v, Array) for v in params.values()):
                 return None
@@ -447,16 +457,20 @@ class _Linearized:
                     pos = output(a)
                     if pos is None:
                         return None
-                    ops.append((1, pos, None))
+                    if pos not in residual_at:
+                        residual_at[pos] = len(self.residuals)
+                        self.residuals.append(pos)
+                    ops.append((1, residual_at[pos], None))
             self.eqns.append((prim, params, ops, out_vars))
         self.n_internal = lin.nvars - len(self.tangent_of)
         self.keys = [primal_trace.avals[v][0] for v in outs]
-        self.program = Program(primal_trace, ins, outs)
-        self.run = self.program.run
+        self.residual_avals = [primal_trace.avals[outs[p]] for p in self.residuals]
+        self.run = Program(primal_trace, ins, outs).run
         return self
 
     def apply(self, trace: JVPTrace, record: LinearTrace, leaves: list[Any]) -> Any:
-        """The call's result on ``leaves``, its equations added to ``record``."""
+        """The call's result on ``leaves``, its equations added to ``record``
+        (as one :class:`_Block`)."""
         values = [
             leaf.primal._value if type(leaf) is JVPTracer else leaf._value
             for leaf in map(leaves.__getitem__, self.dynamic)
@@ -469,15 +483,9 @@ class _Linearized:
             wrap(v if type(v) is np.ndarray else np.asarray(v), key)
             for v, key in zip(self.run(*values), self.keys, strict=True)
         ]
-        append = record.eqns.append
-        for prim, params, ops, out_vars in self.eqns:
-            operands = [
-                ((refs[a] if a < n else base + a), b)
-                if kind == 0
-                else (None, arrays[a] if kind == 1 else a)
-                for kind, a, b in ops
-            ]
-            append((prim, params, operands, [base + v for v in out_vars]))
+        if self.eqns:
+            residuals = [arrays[p] for p in self.residuals]
+            record.eqns.append(_Block(self, refs, base, residuals))
         results: list[Any] = []
         for pos, const, tangent in self.results:
             primal = const if pos is None else arrays[pos]
@@ -496,6 +504,148 @@ def _no_program(*values: Any) -> tuple[Any, ...]:
     raise AssertionError("a linearization is used before it is made")
 
 
+class _Block:
+    """The linear equations of one remembered call in a record: its
+    linearization's, with the variables of this call (the arguments'
+    tangents ``refs``, its own from ``base + n``) and its residuals."""
+
+    __slots__ = ("base", "lin", "refs", "residuals")
+
+    def __init__(
+        self, lin: _Linearized, refs: list[int], base: int, residuals: list[Any]
+    ) -> None:
+        self.lin = lin
+        self.refs = refs
+        self.base = base
+        self.residuals = residuals
+
+    def var(self, v: int) -> int:
+        """The record's variable for the linearization's ``v``."""
+        return self.refs[v] if v < len(self.refs) else self.base + v
+
+    def equations(self) -> list[tuple[Primitive, dict[str, Any], list[Any], list[int]]]:
+        """The equations as the record holds them, one by one."""
+        var, residuals = self.var, self.residuals
+        return [
+            (
+                prim,
+                params,
+                [
+                    (var(a), b)
+                    if kind == 0
+                    else (None, residuals[a] if kind == 1 else a)
+                    for kind, a, b in ops
+                ],
+                [var(v) for v in outs],
+            )
+            for prim, params, ops, outs in self.lin.eqns
+        ]
+
+    def transpose(self, cts: dict[int, Any]) -> None:
+        """Move the cotangents of the outputs in ``cts`` to the arguments':
+        by the remembered program of the transposed equations when they
+        are arrays, else equation by equation."""
+        outs = self.lin.tangent_outs
+        if outs is not None:
+            got = [cts.get(self.var(v)) for v, _ in outs]
+            if all(c is None for c in got):
+                return
+            if all(c is None or type(c) is ArrayImpl for c in got):
+                pattern = (
+                    _config.current(),
+                    *(None if c is None else c._key for c in got),
+                )
+                transposes = self.lin.transposes
+                if pattern not in transposes:
+                    transposes[pattern] = _Transposed.make(self.lin, pattern[1:])
+                program = transposes[pattern]
+                if program is not None:
+                    for v, _ in outs:
+                        cts.pop(self.var(v), None)
+                    program.apply(self, got, cts)
+                    return
+        for eqn in reversed(self.equations()):
+            _transpose(eqn, cts)
+
+
+class _Transposed:
+    """The transposed equations of a linearization, for the cotangents of
+    some of its outputs, as a program of those cotangents and the
+    residuals; ``results`` gives each argument's cotangent as None (none),
+    ``(output, key)`` or ``(None, constant)``."""
+
+    __slots__ = ("results", "run")
+
+    def __init__(self, run: Callable[..., Any], results: list[Any]) -> None:
+        self.run = run
+        self.results = results
+
+    @staticmethod
+    def make(lin: _Linearized, keys: tuple[Any, ...]) -> _Transposed | None:
+        outs = lin.tangent_outs
+        assert outs is not None
+        trace, token = _tracer.start("transpose (remembered)")
+        try:
+            ins: list[int] = []
+            out_cts: dict[int, Any] = {}
+            for (v, aval), key in zip(outs, keys, strict=True):
+                if key is not None:
+                    ct = trace.new_tracer(key, aval.shape)
+                    ins.append(ct._var)
+                    out_cts[v] = ct
+            residuals = [trace.new_tracer(*aval) for aval in lin.residual_avals]
+            ins += [r._var for r in residuals]
+            record = LinearTrace(trace.name)
+            record.eqns = [
+                (
+                    prim,
+                    params,
+                    [
+                        (a, b)
+                        if kind == 0
+                        else (None, residuals[a] if kind == 1 else a)
+                        for kind, a, b in ops
+                    ],
+                    out_vars,
+                )
+                for prim, params, ops, out_vars in lin.eqns
+            ]
+            cts = backward_pass(record, range(len(lin.tangent_of)), out_cts)
+        except Exception:  # (transposed equation by equation instead)
+            return None
+        finally:
+            _tracer.stop(trace, token)
+        results: list[Any] = []
+        program_outs: list[int] = []
+        for c in cts:
+            if c is None:
+                results.append(None)
+            elif isinstance(c, Tracer) and c._trace is trace:
+                results.append((len(program_outs), c._key))
+                program_outs.append(c._var)
+            elif type(c) is ArrayImpl:
+                results.append((None, c))
+            else:
+                return None
+        return _Transposed(Program(trace, ins, program_outs).run, results)
+
+    def apply(self, block: _Block, got: list[Any], cts: dict[int, Any]) -> None:
+        """Add the arguments' cotangents to ``cts`` (``got``: the outputs')."""
+        values = [c._value for c in got if c is not None]
+        values += [r._value for r in block.residuals]
+        computed = self.run(*values)
+        for ref, result in zip(block.refs, self.results, strict=True):
+            if result is None:
+                continue
+            pos, key = result
+            c = key if pos is None else wrap(_as_ndarray(computed[pos]), key)
+            cts[ref] = c if ref not in cts else add_tangents(cts[ref], c)
+
+
+def _as_ndarray(v: Any) -> np.ndarray[Any, Any]:
+    return v if type(v) is np.ndarray else np.asarray(v)
+
+
 # -- reverse mode: the linear record --------------------------------------------
 
 
@@ -511,7 +661,8 @@ class LinearTrace:
         self.nvars = 0
         # Per equation: (primitive, params, operands, output variables); an
         # operand is (var, aval) for a linear input, (None, value) otherwise.
-        self.eqns: list[tuple[Primitive, dict[str, Any], list[Any], list[int]]] = []
+        # A remembered call's equations are one _Block.
+        self.eqns: list[Any] = []
 
     def new(self, aval: ShapedArray) -> LinearTracer:
         tracer = LinearTracer(self, self.nvars, aval)
@@ -586,34 +737,44 @@ def backward_pass(
     ``in_vars`` (None for inputs without tangent) from those of the outputs
     (by variable), through the transpose rules, last equation first."""
     cts = dict(out_cts)
-    for prim, params, operands, outs in reversed(record.eqns):
-        got = [cts.pop(v, None) for v in outs]
-        if all(c is None for c in got):
-            continue
-        if prim.transpose is None:
-            raise NotImplementedError(
-                f"Transpose rule (for reverse-mode differentiation) for "
-                f"'{prim.name}' not implemented"
-            )
-        args = [UndefinedPrimal(a) if v is not None else a for v, a in operands]
-        if prim.multiple_results:
-            ct: Any = [
-                Zero(aval) if c is None else c
-                for c, aval in zip(
-                    got,
-                    prim.abstract_eval(*map(aval_of, args), **params),  # pyright: ignore[reportOptionalCall]
-                    strict=True,
-                )
-            ]
+    for eqn in reversed(record.eqns):
+        if type(eqn) is _Block:
+            eqn.transpose(cts)
         else:
-            ct = got[0]
-        for (v, _), c in zip(
-            operands, prim.transpose(ct, *args, **params), strict=True
-        ):
-            if v is None or c is None or type(c) is Zero:
-                continue
-            cts[v] = c if v not in cts else add_tangents(cts[v], c)
+            _transpose(eqn, cts)
     return [None if v is None else cts.get(v) for v in in_vars]
+
+
+def _transpose(
+    eqn: tuple[Primitive, dict[str, Any], list[Any], list[int]], cts: dict[int, Any]
+) -> None:
+    """Move the cotangents of an equation's outputs in ``cts`` to its
+    linear operands', by its primitive's transpose rule."""
+    prim, params, operands, outs = eqn
+    got = [cts.pop(v, None) for v in outs]
+    if all(c is None for c in got):
+        return
+    if prim.transpose is None:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for "
+            f"'{prim.name}' not implemented"
+        )
+    args = [UndefinedPrimal(a) if v is not None else a for v, a in operands]
+    if prim.multiple_results:
+        ct: Any = [
+            Zero(aval) if c is None else c
+            for c, aval in zip(
+                got,
+                prim.abstract_eval(*map(aval_of, args), **params),  # type: ignore[misc]  # pyright: ignore[reportOptionalCall]
+                strict=True,
+            )
+        ]
+    else:
+        ct = got[0]
+    for (v, _), c in zip(operands, prim.transpose(ct, *args, **params), strict=True):
+        if v is None or c is None or type(c) is Zero:
+            continue
+        cts[v] = c if v not in cts else add_tangents(cts[v], c)
 
 
 # -- the transformations --------------------------------------------------------
@@ -685,6 +846,17 @@ def _zeros_for(aval: ShapedArray) -> Any:
     return np.zeros(aval.shape, float0)
 
 
+def _equations(
+    record: LinearTrace,
+) -> Iterator[tuple[Primitive, dict[str, Any], list[Any], list[int]]]:
+    """The record's equations, one by one (blocks expanded)."""
+    for eqn in record.eqns:
+        if type(eqn) is _Block:
+            yield from eqn.equations()
+        else:
+            yield eqn
+
+
 def forward_pass(
     record: LinearTrace, in_vars: Sequence[int | None], tangents: Sequence[Any]
 ) -> dict[int, Any]:
@@ -694,7 +866,7 @@ def forward_pass(
     env: dict[int, Any] = {
         v: t for v, t in zip(in_vars, tangents, strict=True) if v is not None
     }
-    for prim, params, operands, outs in record.eqns:
+    for prim, params, operands, outs in _equations(record):
         if not any(v in env for v, _ in operands if v is not None):
             continue  # no tangent reaches it
         args = [

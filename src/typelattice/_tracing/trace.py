@@ -540,7 +540,10 @@ def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
             def run(leaves: list[Any]) -> Any:
                 return op.lower(tuple(leaves))
 
-            return innermost_trace(args).process_lowering(op, run, args, len(args))
+            result: Array = innermost_trace(args).process_lowering(
+                op, run, args, len(args)
+            )
+            return result
     tracers = [a for a in args if isinstance(a, Tracer)]
     trace = _this_trace(tracers)
     name = op.name
