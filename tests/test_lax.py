@@ -431,3 +431,55 @@ def test_the_docs_examples_run() -> None:
     result = runner.summarize(verbose=False)
     assert result.attempted >= 5
     assert result.failed == 0
+
+
+# -- programs of primitives compute into their dying temporaries -----------------
+
+
+def _peak_bytes(fn: Callable[[], Any]) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def test_a_program_reuses_the_memory_of_its_temporaries() -> None:
+    """A chain of primitives under jit needs one new array, not one per
+    operation: each result is computed into the temporary before it."""
+    x = tnp.ones(1_000_000, "float32")  # 4 MB
+
+    @tl.jit
+    def f(x: Any) -> Any:
+        y = lax.add(lax.mul(x, 2.0), 1.0)
+        return lax.div(lax.sub(lax.mul(y, 3.0), 4.0), 5.0)
+
+    np.testing.assert_array_equal(np.asarray(f(x)), np.full(1_000_000, 1.0))
+    assert _peak_bytes(lambda: f(x)) < 6_000_000
+
+
+def test_a_temporary_still_seen_through_a_view_is_not_overwritten() -> None:
+    @tl.jit
+    def f(x: Any) -> Any:
+        y = lax.mul(x, 2.0)
+        flat = lax.reshape(y, (6,))  # (a view of y's memory)
+        return flat, lax.add(y, 1.0)  # (y's last use)
+
+    x = tnp.arange(6, dtype="float32").reshape(2, 3)
+    flat, plus = f(x)
+    np.testing.assert_array_equal(np.asarray(flat), np.arange(6) * 2.0)
+    np.testing.assert_array_equal(
+        np.asarray(plus), np.arange(6).reshape(2, 3) * 2.0 + 1
+    )
+
+
+def test_an_operand_given_twice_may_be_overwritten() -> None:
+    f = tl.jit(lambda x: lax.mul(lax.add(x, 1.0), lax.add(x, 1.0)))
+    g = tl.jit(lambda x: (lambda t: lax.mul(t, t))(lax.add(x, 1.0)))
+    x = tnp.arange(4, dtype="float32")
+    for fn in (f, g):
+        np.testing.assert_array_equal(np.asarray(fn(x)), (np.arange(4) + 1.0) ** 2)

@@ -731,18 +731,32 @@ class LinearTracer(TransformTracer):
 
 
 def backward_pass(
-    record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+    record: LinearTrace,
+    in_vars: Sequence[int | None],
+    out_cts: dict[int, Any],
+    consume: bool = False,
 ) -> list[Any]:
     """The transposed linear map: the cotangents of the variables
     ``in_vars`` (None for inputs without tangent) from those of the outputs
-    (by variable), through the transpose rules, last equation first."""
+    (by variable), through the transpose rules, last equation first.
+
+    With ``consume``, each equation is dropped from the record once
+    transposed, and its residuals with it: their memory serves the
+    cotangents that follow (``grad``, which transposes once)."""
     cts = dict(out_cts)
-    for eqn in reversed(record.eqns):
+    eqns = record.eqns
+    for eqn in _consumed(eqns) if consume else reversed(eqns):
         if type(eqn) is _Block:
             eqn.transpose(cts)
         else:
             _transpose(eqn, cts)
     return [None if v is None else cts.get(v) for v in in_vars]
+
+
+def _consumed(eqns: list[Any]) -> Iterator[Any]:
+    """The equations, last first, each removed as it is given."""
+    while eqns:
+        yield eqns.pop()
 
 
 def _transpose(
@@ -1225,7 +1239,7 @@ def value_and_grad(
         if isinstance(tangent, LinearTracer):
             aval = aval_of(primal)
             out_cts[tangent.ref] = _one(primal, aval)
-        cts = backward_pass(record, in_vars, out_cts)
+        cts = backward_pass(record, in_vars, out_cts, consume=True)
         grads = [
             _zeros_for(aval_of(p)) if c is None else c
             for c, p in zip(cts, flat, strict=True)

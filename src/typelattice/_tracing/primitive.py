@@ -347,20 +347,29 @@ class PrimitiveEquation(Equation):
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"{outs} = lax.{self.prim.name}({shown}{params})"
 
-    def source(self, src: Source) -> str:
+    def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
+        """The function the program calls (the primitive's fast NumPy
+        function for these operands, or its implementation) and the
+        operands' abstract values."""
         impl = self.prim.impl
         assert impl is not None  # (checked when recorded)
+        avals = [
+            ShapedArray(src.avals[v][1], *src.avals[v][0])
+            if v is not None
+            else _constant_aval(c)
+            for v, c in self.ins
+        ]
         fn: Any = None
         if self.prim.fast is not None:
-            avals = [
-                ShapedArray(src.avals[v][1], *src.avals[v][0])
-                if v is not None
-                else _constant_aval(c)
-                for v, c in self.ins
-            ]
             fn = self.prim.fast(*avals, **self.params)
         if fn is None:
             fn = functools.partial(impl, **self.params) if self.params else impl
+        return fn, avals
+
+    def source(self, src: Source) -> str:
+        return self._source(src, self._function(src)[0])
+
+    def _source(self, src: Source, fn: Any, into: int | None = None) -> str:
         name = src.constant(fn)
         operands = ", ".join(
             f"v{v}" if v is not None else src.constant(c) for v, c in self.ins
@@ -368,7 +377,32 @@ class PrimitiveEquation(Equation):
         if self.prim.multiple_results:
             targets = "".join(f"v{v}, " for v in self.outs) or "_"
             return f"{targets} = {name}({operands})"
-        return f"v{self.outs[0]} = _asarray({name}({operands}))"
+        out = self.outs[0]
+        if into is None:
+            return f"v{out} = _asarray({name}({operands}))"
+        # (held by its name and the call's argument only: no view of it)
+        free = f"_refs(v{into}) == _sole and v{into}.base is None"
+        return (
+            f"v{out} = {name}({operands}, out=v{into}) if {free} "
+            f"else _asarray({name}({operands}))"
+        )
+
+    def source_reusing(self, src: Source, dying: Sequence[int]) -> str:
+        """A ufunc whose operands and result share one dtype computes into
+        a dying operand of the result's shape, when nothing else holds that
+        array (as NumPy reuses temporaries in expressions): a program
+        allocates less, as the eager code it replaces."""
+        fn, avals = self._function(src)
+        if not isinstance(fn, np.ufunc) or fn.nout != 1 or self.prim.multiple_results:
+            return self._source(src, fn)
+        out_key, shape = src.avals[self.outs[0]]
+        if not shape or any(a.dtype != out_key[0] for a in avals):
+            return self._source(src, fn)
+        operands = self.inputs()
+        for v in dying:
+            if v in operands and src.avals[v][1] == shape:
+                return self._source(src, fn, into=v)
+        return self._source(src, fn)
 
 
 def _constant_aval(value: Any) -> ShapedArray:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, TypeVar, cast
 
@@ -86,6 +87,17 @@ def _this_trace(tracers: Sequence[Tracer]) -> Trace:
 # -- equations ------------------------------------------------------------------
 
 
+def _sole_reference_count() -> int:
+    """What ``sys.getrefcount`` gives for an array held by one local name
+    only, as a program's code asks it (interpreters count the argument or
+    borrow it)."""
+    held = np.empty(1)
+    return sys.getrefcount(held)
+
+
+_SOLE: Final = _sole_reference_count()
+
+
 class Source:
     """A program being written: the values its lines refer to by name."""
 
@@ -99,6 +111,8 @@ class Source:
             "_weak_always": _checked_weak_always,
             "_check": _core.check_operand,
             "_asarray": np.asarray,
+            "_refs": sys.getrefcount,
+            "_sole": _SOLE,
         }
         self._counter = itertools.count()
 
@@ -135,6 +149,11 @@ class Equation:
         """A Python statement setting ``v<n>`` for each output from the
         inputs' ``v<n>``, with the values it needs bound in ``src``."""
         raise NotImplementedError
+
+    def source_reusing(self, src: Source, dying: Sequence[int]) -> str:
+        """:meth:`source`, free to compute into the buffer of an input among
+        ``dying`` (read for the last time here) when nothing else holds it."""
+        return self.source(src)
 
 
 class Call(Equation):
@@ -709,7 +728,8 @@ def _generate(
             drops.setdefault(i, []).append(v)
     body: list[str] = []
     for i, eqn in enumerate(eqns):
-        body.append(eqn.source(src))
+        dying = drops.get(i, ())
+        body.append(eqn.source_reusing(src, dying) if dying else eqn.source(src))
         if i in drops:
             body.append("del " + ", ".join(f"v{v}" for v in sorted(drops[i])))
     params = ", ".join(f"v{v}" for v in ins)
