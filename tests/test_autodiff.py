@@ -465,9 +465,10 @@ def _mlp_loss(w: Any, b: Any, x: Any) -> Any:
 def test_reverse_mode_remembers_calls_it_has_seen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Namespace calls seen before run from their remembered linearization:
-    at other values, the gradients are those computed directly, bit for
-    bit, dtypes and weak flags included."""
+    """Namespace calls seen before run from their remembered linearization,
+    and a backward pass seen before from its remembered program: at other
+    values, the gradients are those computed directly, bit for bit, dtypes
+    and weak flags included."""
     rng = np.random.default_rng(7)
 
     def operands() -> list[Any]:
@@ -482,9 +483,11 @@ def test_reverse_mode_remembers_calls_it_has_seen(
     want = g(*second)
     monkeypatch.setattr(ad, "REMEMBER_AFTER", 1)
     ad._REMEMBERED.clear()
+    ad._BACKWARDS.clear()
     g(*first)
     g(*first)
     assert any(type(v) is ad._Linearized for v in ad._REMEMBERED.values())
+    assert any(type(v) is ad._Backward for v in ad._BACKWARDS.values())
     got = g(*second)
     for w, r in zip(tree.leaves(want), tree.leaves(got), strict=True):
         assert (r.dtype, r.weak_type) == (w.dtype, w.weak_type)

@@ -743,6 +743,11 @@ def backward_pass(
     With ``consume``, each equation is dropped from the record once
     transposed, and its residuals with it: their memory serves the
     cotangents that follow (``grad``, which transposes once)."""
+    fused = _Backward.run_remembered(record, in_vars, out_cts)
+    if fused is not None:
+        if consume:
+            record.eqns.clear()
+        return fused
     cts = dict(out_cts)
     eqns = record.eqns
     for eqn in _consumed(eqns) if consume else reversed(eqns):
@@ -751,6 +756,106 @@ def backward_pass(
         else:
             _transpose(eqn, cts)
     return [None if v is None else cts.get(v) for v in in_vars]
+
+
+class _Backward:
+    """A whole backward pass remembered as one program: for a record made
+    of the same remembered calls, wired alike (each training step of a
+    loss, for one), of the output cotangents and the residuals. It computes
+    what the blocks' transposes do, without the Python between them, and
+    reuses the memory of its temporaries across calls' boundaries."""
+
+    __slots__ = ("results", "run")
+
+    def __init__(self, run: Callable[..., Any], results: list[Any]) -> None:
+        self.run = run
+        self.results = results
+
+    @classmethod
+    def run_remembered(
+        cls, record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+    ) -> list[Any] | None:
+        """The cotangents of ``in_vars`` by the program remembered for
+        this record's signature; None when there is none (yet)."""
+        eqns = record.eqns
+        if REMEMBER_AFTER is None or not eqns:
+            return None
+        sig: list[Any] = [_config.current(), tuple(in_vars)]
+        for v, c in out_cts.items():
+            if type(c) is not ArrayImpl:
+                return None
+            sig += (v, c._key, c._value.shape)
+        for b in eqns:
+            if type(b) is not _Block:
+                return None
+            sig += (b.lin, b.base, *b.refs)
+        key = tuple(sig)
+        found = _BACKWARDS.get(key, 0)
+        if type(found) is not _Backward:
+            if found is False or found < REMEMBER_AFTER:
+                if found is not False:
+                    if len(_BACKWARDS) >= _REMEMBERED_MAX:
+                        _BACKWARDS.clear()
+                    _BACKWARDS[key] = found + 1
+                return None
+            found = _BACKWARDS[key] = cls.make(record, in_vars, out_cts) or False
+            if found is False:
+                return None
+        values = [c._value for c in out_cts.values()]
+        for b in eqns:
+            values += [r._value for r in b.residuals]
+        computed = found.run(*values)
+        return [
+            None
+            if result is None
+            else result[1]
+            if result[0] is None
+            else wrap(_as_ndarray(computed[result[0]]), result[1])
+            for result in found.results
+        ]
+
+    @classmethod
+    def make(
+        cls, record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+    ) -> _Backward | None:
+        trace, token = _tracer.start("backward (remembered)")
+        try:
+            ins: list[int] = []
+            given: dict[int, Any] = {}
+            for v, c in out_cts.items():
+                ct = trace.new_tracer(c._key, c._value.shape)
+                ins.append(ct._var)
+                given[v] = ct
+            stand_in = LinearTrace(trace.name)
+            for b in record.eqns:
+                residuals = [
+                    trace.new_tracer(r._key, r._value.shape) for r in b.residuals
+                ]
+                ins += [r._var for r in residuals]
+                stand_in.eqns += _Block(b.lin, b.refs, b.base, residuals).equations()
+            cts = backward_pass(stand_in, in_vars, given)
+        except Exception:  # (transposed block by block instead)
+            return None
+        finally:
+            _tracer.stop(trace, token)
+        results: list[Any] = []
+        outs: list[int] = []
+        for c in cts:
+            if c is None:
+                results.append(None)
+            elif isinstance(c, Tracer) and c._trace is trace:
+                results.append((len(outs), c._key))
+                outs.append(c._var)
+            elif type(c) is ArrayImpl:
+                results.append((None, c))
+            else:
+                return None
+        return cls(Program(trace, ins, outs).run, results)
+
+
+# Per record signature: the backward passes seen (an int), the remembered
+# program, or False when it cannot be made; dropped whole when full.
+_BACKWARDS: dict[tuple[Any, ...], Any] = {}
 
 
 def _consumed(eqns: list[Any]) -> Iterator[Any]:
