@@ -338,6 +338,7 @@ class _Linearized:
     """
 
     __slots__ = (
+        "apply",
         "dynamic",
         "eqns",
         "keys",
@@ -364,6 +365,7 @@ class _Linearized:
         self.n_internal = 0
         self.out_tree: tree.TreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
+        self.apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = _no_program
         self.transposes: dict[Hashable, _Transposed | None] = {}
 
     @classmethod
@@ -466,38 +468,67 @@ class _Linearized:
         self.keys = [primal_trace.avals[v][0] for v in outs]
         self.residual_avals = [primal_trace.avals[outs[p]] for p in self.residuals]
         self.run = Program(primal_trace, ins, outs).run
+        self.apply = self._compile()
         return self
 
-    def apply(self, trace: JVPTrace, record: LinearTrace, leaves: list[Any]) -> Any:
-        """The call's result on ``leaves``, its equations added to ``record``
-        (as one :class:`_Block`)."""
-        values = [
-            leaf.primal._value if type(leaf) is JVPTracer else leaf._value
-            for leaf in map(leaves.__getitem__, self.dynamic)
-        ]
-        refs = [leaves[i].tangent.ref for i in self.tangent_of]
+    def _compile(self) -> Callable[[JVPTrace, LinearTrace, list[Any]], Any]:
+        """``apply(trace, record, leaves)``: the call's result on ``leaves``,
+        its equations added to ``record`` as one :class:`_Block`; written
+        out for this linearization (it runs on every call)."""
+        scope: dict[str, Any] = {
+            "run": self.run,
+            "lin": self,
+            "_wrap": wrap,
+            "_Block": _Block,
+            "_JVPTracer": JVPTracer,
+            "_LinearTracer": LinearTracer,
+            "out_tree": self.out_tree,
+        }
+        lines = ["def apply(trace, record, leaves):"]
+        values = []
+        for i in self.dynamic:
+            lines.append(f"    l{i} = leaves[{i}]")
+            traced = i in self.tangent_of
+            values.append(f"l{i}.primal._value" if traced else f"l{i}._value")
+        refs = [f"l{i}.tangent.ref" for i in self.tangent_of]
         n = len(refs)
-        base = record.nvars - n
-        record.nvars += self.n_internal
-        arrays = [
-            wrap(v if type(v) is np.ndarray else np.asarray(v), key)
-            for v, key in zip(self.run(*values), self.keys, strict=True)
-        ]
+
+        def var(v: int) -> str:
+            return refs[v] if v < n else f"base + {v}"
+
+        lines.append(f"    base = record.nvars - {n}")
+        lines.append(f"    record.nvars = base + {n + self.n_internal}")
+        lines.append(f"    o = run({''.join(v + ', ' for v in values)})")
+        for k, key in enumerate(self.keys):
+            scope[f"k{k}"] = key
+            lines.append(f"    a{k} = _wrap(o[{k}], k{k})")
         if self.eqns:
-            residuals = [arrays[p] for p in self.residuals]
-            record.eqns.append(_Block(self, refs, base, residuals))
-        results: list[Any] = []
-        for pos, const, tangent in self.results:
-            primal = const if pos is None else arrays[pos]
+            residuals = "".join(f"a{p}, " for p in self.residuals)
+            block = f"_Block(lin, [{', '.join(refs)}], base, [{residuals}])"
+            lines.append(f"    record.eqns.append({block})")
+        results = []
+        for j, (pos, const, tangent) in enumerate(self.results):
+            if pos is None:
+                scope[f"c{j}"] = const
+            primal = f"c{j}" if pos is None else f"a{pos}"
             if tangent is None:
                 results.append(primal)
             else:
-                var, aval = tangent
-                lin = LinearTracer(record, refs[var] if var < n else base + var, aval)
-                results.append(JVPTracer(trace, primal, lin))
-        out_tree = self.out_tree
-        assert out_tree is not None
-        return results[0] if out_tree.is_leaf else out_tree.unflatten(results)
+                v, aval = tangent
+                scope[f"t{j}"] = aval
+                results.append(
+                    f"_JVPTracer(trace, {primal}, "
+                    f"_LinearTracer(record, {var(v)}, t{j}))"
+                )
+        assert self.out_tree is not None
+        if self.out_tree.is_leaf:
+            lines.append(f"    return {results[0]}")
+        else:
+            lines.append(f"    return out_tree.unflatten([{', '.join(results)}])")
+        code = compile("\n".join(lines) + "\n", "<typelattice.grad call>", "exec")
+        exec(code, scope)
+        apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = scope["apply"]
+        return apply
 
 
 def _no_program(*values: Any) -> tuple[Any, ...]:
