@@ -20,6 +20,7 @@ moves tangents with the permutation it applies.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -185,6 +186,15 @@ def _products_of_others(x: Any, axis: int) -> Any:
 
 
 reduce_sum_p = _reduce("reduce_sum", "iufc", _sum, keep_weak=True)
+
+
+@reduce_sum_p.def_fast
+def _reduce_sum_fast(x: ShapedArray, *, axes: Shape) -> Callable[..., Any] | None:
+    """The ufunc's reduction itself, where ``_sum`` needs no widening (what
+    ``np.sum`` calls, without its Python layers)."""
+    if _accumulating(np.empty(0, x.dtype)).dtype != x.dtype:
+        return None
+    return functools.partial(np.add.reduce, axis=axes, dtype=x.dtype)
 
 
 def _reduce_sum_transpose(ct: Any, x: UndefinedPrimal, *, axes: Shape) -> list[Any]:

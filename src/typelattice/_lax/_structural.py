@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -132,6 +132,34 @@ def _broadcast_in_dim_impl(
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
     return np.broadcast_to(x.reshape(expanded), shape)
+
+
+@broadcast_in_dim_p.def_fast
+def _broadcast_in_dim_fast(
+    x: ShapedArray, *, shape: Shape, broadcast_dimensions: Shape
+) -> Callable[[NDArray], NDArray]:
+    """A read-only view, made directly on a C-contiguous operand (its
+    strides known here: zero along the new and stretched axes)."""
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    strides: list[int] = []
+    step = x.dtype.itemsize
+    for size, have in zip(reversed(shape), reversed(expanded), strict=True):
+        strides.append(step if have == size else 0)
+        step *= have
+    strides.reverse()
+    dt, full, grid = x.dtype, tuple(shape), tuple(strides)
+    into = tuple(expanded)
+
+    def fast(v: NDArray) -> NDArray:
+        if v.flags.c_contiguous:
+            out: NDArray = np.ndarray(full, dt, v, 0, grid)
+            out.flags.writeable = False
+            return out
+        return np.broadcast_to(v.reshape(into), full)
+
+    return fast
 
 
 def _as_aval(ct: Any, aval: ShapedArray) -> Any:

@@ -390,7 +390,7 @@ def _call(
     args: Any,
     kwargs: Any,
 ) -> Any:
-    leaves, treedef = tree.flatten((args, kwargs))
+    leaves, treedef = tree.flatten_call(args, kwargs)
     for x in leaves:
         if isinstance(x, TransformTracer):
             return _lower(fn, name, args, kwargs, leaves, treedef)
