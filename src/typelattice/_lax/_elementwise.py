@@ -584,6 +584,18 @@ def _convert_impl(x: NDArray, *, new_dtype: DType, weak_type: bool = False) -> N
     return x.astype(new_dtype)
 
 
+@convert_element_type_p.def_fast
+def _convert_fast(
+    x: ShapedArray, *, new_dtype: DType, weak_type: bool = False
+) -> Callable[..., Any] | None:
+    """``astype`` itself, where the implementation has nothing more to do
+    (not from complex, not from floats to integers)."""
+    src, dst = _dtypes.kind_of(x.dtype), _dtypes.kind_of(new_dtype)
+    if src == "c" or (src == "f" and dst in "iu"):
+        return None
+    return operator.methodcaller("astype", new_dtype)
+
+
 def _convert_jvp(
     primals: Any, tangents: Any, *, new_dtype: DType, weak_type: bool = False
 ) -> tuple[Array, Any]:

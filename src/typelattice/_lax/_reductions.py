@@ -238,6 +238,25 @@ def _reduce_chooser_jvp(g: Any, ans: Any, x: Any, *, axes: Shape) -> Any:
 reduce_max_p = _reduce("reduce_max", "biufc", _extreme("max"), keep_weak=True)
 defjvp2(reduce_max_p, _reduce_chooser_jvp)
 reduce_min_p = _reduce("reduce_min", "biufc", _extreme("min"), keep_weak=True)
+
+
+def _extreme_fast(kind: str, ufunc: np.ufunc) -> Callable[..., Any]:
+    def fast(x: ShapedArray, *, axes: Shape) -> Callable[..., Any] | None:
+        """The ufunc's reduction itself, for real dtypes that need no
+        widening (``_extreme`` without its Python layer)."""
+        if _dtypes.kind_of(x.dtype) not in "iuf":
+            return None
+        if _accumulating(np.empty(0, x.dtype)).dtype != x.dtype:
+            return None
+        return functools.partial(
+            ufunc.reduce, axis=axes, initial=_identity(kind, x.dtype)
+        )
+
+    return fast
+
+
+reduce_max_p.def_fast(_extreme_fast("max", np.maximum))
+reduce_min_p.def_fast(_extreme_fast("min", np.minimum))
 defjvp2(reduce_min_p, _reduce_chooser_jvp)
 reduce_and_p = _reduce("reduce_and", "biu", _logical(np.bitwise_and), keep_weak=False)
 defjvp_zero(reduce_and_p)
