@@ -689,3 +689,27 @@ def test_linearize_gives_jvp_with_the_primal_computed_once() -> None:
     )
     with pytest.raises(ValueError, match="structure"):
         f_jvp(t)
+
+
+def test_remembering_holds_no_large_arrays() -> None:
+    """What reverse mode remembers keeps no array that running directly
+    would free (here, zeros the size of the operand)."""
+    import gc
+    import tracemalloc
+
+    x = tnp.ones(1_000_000, "float32")  # 4 MB
+    keep = x > 0.5
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.where(keep, x, 0.0))
+
+    g = tl.grad(f)
+    tracemalloc.start()
+    try:
+        for _ in range(4):
+            np.testing.assert_array_equal(np.asarray(g(x)), 1.0)
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000

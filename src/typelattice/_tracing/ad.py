@@ -319,6 +319,10 @@ REMEMBER_AFTER: int | None = 1
 # it cannot be remembered; dropped whole when full.
 _REMEMBERED: dict[tuple[Any, ...], Any] = {}
 _REMEMBERED_MAX: Final = 2048
+# A computation that would keep arrays of more bytes than this as constants
+# (zeros a rule made at the size of its operands, say) is not remembered:
+# remembering must not hold memory that running directly frees.
+_CONSTANTS_MAX: Final = 1 << 16
 # Arguments other than arrays that are part of a signature as they are.
 _STATIC_LEAVES: Final = frozenset({int, bool, str, type(None), type(Ellipsis), type})
 
@@ -431,7 +435,8 @@ class _Linearized:
                 pos = output(p)
                 if pos is None and type(p) is not ArrayImpl:
                     return None
-                self.results.append((pos, p, (tangent.ref, tangent.aval)))
+                const = p if pos is None else None
+                self.results.append((pos, const, (tangent.ref, tangent.aval)))
                 tangent_outs.append((tangent.ref, tangent.aval))
             elif isinstance(leaf, Tracer):
                 pos = output(leaf)
@@ -467,7 +472,14 @@ class _Linearized:
         self.n_internal = lin.nvars - len(self.tangent_of)
         self.keys = [primal_trace.avals[v][0] for v in outs]
         self.residual_avals = [primal_trace.avals[outs[p]] for p in self.residuals]
-        self.run = Program(primal_trace, ins, outs).run
+        program = Program(primal_trace, ins, outs)
+        held = program.constant_bytes + _bytes_of(
+            [a for _, _, ops, _ in self.eqns for k, a, _ in ops if k == 2]
+            + [c for _, c, _ in self.results]
+        )
+        if held > _CONSTANTS_MAX:
+            return None
+        self.run = program.run
         self.apply = self._compile()
         return self
 
@@ -529,6 +541,11 @@ class _Linearized:
         exec(code, scope)
         apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = scope["apply"]
         return apply
+
+
+def _bytes_of(values: list[Any]) -> int:
+    """The bytes of the arrays among ``values``."""
+    return sum(v._value.nbytes for v in values if type(v) is ArrayImpl)
 
 
 def _no_program(*values: Any) -> tuple[Any, ...]:
@@ -658,7 +675,11 @@ class _Transposed:
                 results.append((None, c))
             else:
                 return None
-        return _Transposed(Program(trace, ins, program_outs).run, results)
+        program = Program(trace, ins, program_outs)
+        held = [r[1] for r in results if r is not None and r[0] is None]
+        if program.constant_bytes + _bytes_of(held) > _CONSTANTS_MAX:
+            return None
+        return _Transposed(program.run, results)
 
     def apply(self, block: _Block, got: list[Any], cts: dict[int, Any]) -> None:
         """Add the arguments' cotangents to ``cts`` (``got``: the outputs')."""
@@ -881,7 +902,11 @@ class _Backward:
                 results.append((None, c))
             else:
                 return None
-        return cls(Program(trace, ins, outs).run, results)
+        program = Program(trace, ins, outs)
+        held = [r[1] for r in results if r is not None and r[0] is None]
+        if program.constant_bytes + _bytes_of(held) > _CONSTANTS_MAX:
+            return None
+        return cls(program.run, results)
 
 
 # Per record signature: the backward passes seen (an int), the remembered

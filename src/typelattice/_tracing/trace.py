@@ -636,6 +636,10 @@ class Program:
         code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
         exec(code, scope)
         self.run: Callable[..., tuple[Any, ...]] = scope["program"]
+        #: The bytes of the arrays it holds as constants.
+        self.constant_bytes = sum(
+            v.nbytes for v in scope.values() if isinstance(v, np.ndarray)
+        )
 
     def __repr__(self) -> str:
         return self.pretty()
