@@ -6,9 +6,11 @@ What it measures, in one run, float32, a 2-layer MLP (batch 256,
 - ``jit(grad(loss))`` against the same gradient written by hand in NumPy
   (target: within 1.5x);
 - eager ``grad(loss)`` against the eager forward pass ``loss`` (target:
-  within 4x);
-- the cost of tracing: ``grad`` of a chain of elementwise operations,
-  per operation, eager (every call differentiates anew).
+  within 4x), after warm-up calls, as in a training loop: by then reverse
+  mode has remembered the loss's calls and its backward pass;
+- the cost of differentiation per operation: ``grad`` of a chain of
+  elementwise operations, eager, against the chain itself;
+- the cost of tracing ``jit(grad(loss))`` per recorded operation.
 
 All sides compute the same values (checked). Ratios are typelattice's time
 over the reference's, the best of interleaved rounds.
