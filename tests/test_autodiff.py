@@ -487,7 +487,7 @@ def test_reverse_mode_remembers_calls_it_has_seen(
     for _ in range(3):  # (calls remembered, then the backward pass)
         g(*first)
     assert any(type(v) is ad._Linearized for v in ad._REMEMBERED.values())
-    assert any(type(v) is ad._Backward for v in ad._BACKWARDS.values())
+    assert any(type(v) is ad._Transposed for v in ad._BACKWARDS.values())
     got = g(*second)
     for w, r in zip(tree.leaves(want), tree.leaves(got), strict=True):
         assert (r.dtype, r.weak_type) == (w.dtype, w.weak_type)

@@ -605,22 +605,29 @@ class _Block:
                 )
                 transposes = self.lin.transposes
                 if pattern not in transposes:
-                    transposes[pattern] = _Transposed.make(self.lin, pattern[1:])
+                    transposes[pattern] = _Transposed.of(self.lin, pattern[1:])
                 program = transposes[pattern]
                 if program is not None:
                     for v, _ in outs:
                         cts.pop(self.var(v), None)
-                    program.apply(self, got, cts)
+                    values = [c._value for c in got if c is not None]
+                    values += [r._value for r in self.residuals]
+                    for ref, c in zip(
+                        self.refs, program.cotangents(values), strict=True
+                    ):
+                        if c is not None:
+                            cts[ref] = (
+                                c if ref not in cts else add_tangents(cts[ref], c)
+                            )
                     return
         for eqn in reversed(self.equations()):
             _transpose(eqn, cts)
 
 
 class _Transposed:
-    """The transposed equations of a linearization, for the cotangents of
-    some of its outputs, as a program of those cotangents and the
-    residuals; ``results`` gives each argument's cotangent as None (none),
-    ``(output, key)`` or ``(None, constant)``."""
+    """Transposed linear equations as a program of the cotangents given
+    and the residuals; ``results`` gives each input's cotangent as None
+    (none), ``(output, key)`` or ``(None, constant)``."""
 
     __slots__ = ("results", "run")
 
@@ -628,70 +635,69 @@ class _Transposed:
         self.run = run
         self.results = results
 
-    @staticmethod
-    def make(lin: _Linearized, keys: tuple[Any, ...]) -> _Transposed | None:
+    @classmethod
+    def of(cls, lin: _Linearized, keys: tuple[Any, ...]) -> _Transposed | None:
+        """A linearization's, for the cotangents of the outputs whose key
+        is given (None: no cotangent)."""
         outs = lin.tangent_outs
         assert outs is not None
         trace, token = _tracer.start("transpose (remembered)")
         try:
             ins: list[int] = []
-            out_cts: dict[int, Any] = {}
+            given: dict[int, Any] = {}
             for (v, aval), key in zip(outs, keys, strict=True):
                 if key is not None:
                     ct = trace.new_tracer(key, aval.shape)
                     ins.append(ct._var)
-                    out_cts[v] = ct
+                    given[v] = ct
             residuals = [trace.new_tracer(*aval) for aval in lin.residual_avals]
             ins += [r._var for r in residuals]
             record = LinearTrace(trace.name)
-            record.eqns = [
-                (
-                    prim,
-                    params,
-                    [
-                        (a, b)
-                        if kind == 0
-                        else (None, residuals[a] if kind == 1 else a)
-                        for kind, a, b in ops
-                    ],
-                    out_vars,
-                )
-                for prim, params, ops, out_vars in lin.eqns
-            ]
-            cts = backward_pass(record, range(len(lin.tangent_of)), out_cts)
+            n = len(lin.tangent_of)
+            record.eqns = _Block(lin, list(range(n)), 0, residuals).equations()
+            cts = backward_pass(record, range(n), given)
         except Exception:  # (transposed equation by equation instead)
             return None
         finally:
             _tracer.stop(trace, token)
+        return cls.compiled(trace, ins, cts)
+
+    @classmethod
+    def compiled(
+        cls, trace: _tracer.Trace, ins: list[int], cts: list[Any]
+    ) -> _Transposed | None:
+        """The program computing ``cts`` (tracers of ``trace``, constants or
+        None) from the values of ``ins``; None when it cannot be kept."""
         results: list[Any] = []
-        program_outs: list[int] = []
+        outs: list[int] = []
         for c in cts:
             if c is None:
                 results.append(None)
             elif isinstance(c, Tracer) and c._trace is trace:
-                results.append((len(program_outs), c._key))
-                program_outs.append(c._var)
+                results.append((len(outs), c._key))
+                outs.append(c._var)
             elif type(c) is ArrayImpl:
                 results.append((None, c))
             else:
                 return None
-        program = Program(trace, ins, program_outs)
+        program = Program(trace, ins, outs)
         held = [r[1] for r in results if r is not None and r[0] is None]
         if program.constant_bytes + _bytes_of(held) > _CONSTANTS_MAX:
             return None
-        return _Transposed(program.run, results)
+        return cls(program.run, results)
 
-    def apply(self, block: _Block, got: list[Any], cts: dict[int, Any]) -> None:
-        """Add the arguments' cotangents to ``cts`` (``got``: the outputs')."""
-        values = [c._value for c in got if c is not None]
-        values += [r._value for r in block.residuals]
+    def cotangents(self, values: list[Any]) -> list[Any]:
+        """The inputs' cotangents (None for none) from the values of the
+        cotangents given and of the residuals."""
         computed = self.run(*values)
-        for ref, result in zip(block.refs, self.results, strict=True):
-            if result is None:
-                continue
-            pos, key = result
-            c = key if pos is None else wrap(_as_ndarray(computed[pos]), key)
-            cts[ref] = c if ref not in cts else add_tangents(cts[ref], c)
+        return [
+            None
+            if result is None
+            else result[1]
+            if result[0] is None
+            else wrap(_as_ndarray(computed[result[0]]), result[1])
+            for result in self.results
+        ]
 
 
 def _as_ndarray(v: Any) -> np.ndarray[Any, Any]:
@@ -795,7 +801,7 @@ def backward_pass(
     With ``consume``, each equation is dropped from the record once
     transposed, and its residuals with it: their memory serves the
     cotangents that follow (``grad``, which transposes once)."""
-    fused = _Backward.run_remembered(record, in_vars, out_cts)
+    fused = _remembered_backward(record, in_vars, out_cts)
     if fused is not None:
         if consume:
             record.eqns.clear()
@@ -810,103 +816,69 @@ def backward_pass(
     return [None if v is None else cts.get(v) for v in in_vars]
 
 
-class _Backward:
-    """A whole backward pass remembered as one program: for a record made
-    of the same remembered calls, wired alike (each training step of a
-    loss, for one), of the output cotangents and the residuals. It computes
-    what the blocks' transposes do, without the Python between them, and
-    reuses the memory of its temporaries across calls' boundaries."""
-
-    __slots__ = ("results", "run")
-
-    def __init__(self, run: Callable[..., Any], results: list[Any]) -> None:
-        self.run = run
-        self.results = results
-
-    @classmethod
-    def run_remembered(
-        cls, record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
-    ) -> list[Any] | None:
-        """The cotangents of ``in_vars`` by the program remembered for
-        this record's signature; None when there is none (yet)."""
-        eqns = record.eqns
-        if REMEMBER_AFTER is None or not eqns:
+def _remembered_backward(
+    record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+) -> list[Any] | None:
+    """A whole backward pass by one remembered program (None when there is
+    none, yet): for a record made of the same remembered calls wired alike
+    (each step of a training loop), of the output cotangents and the
+    residuals. It does what the blocks' transposes do, without the Python
+    between them, and reuses its temporaries across the calls."""
+    eqns = record.eqns
+    if REMEMBER_AFTER is None or not eqns:
+        return None
+    sig: list[Any] = [_config.current(), tuple(in_vars)]
+    for v, c in out_cts.items():
+        if type(c) is not ArrayImpl:
             return None
-        sig: list[Any] = [_config.current(), tuple(in_vars)]
+        sig += (v, c._key, c._value.shape)
+    for b in eqns:
+        if type(b) is not _Block:
+            return None
+        sig += (b.lin, b.base, *b.refs)
+    key = tuple(sig)
+    found = _BACKWARDS.get(key, 0)
+    if type(found) is not _Transposed:
+        if found is False or found < REMEMBER_AFTER:
+            if found is not False:
+                if len(_BACKWARDS) >= _REMEMBERED_MAX:
+                    _BACKWARDS.clear()
+                _BACKWARDS[key] = found + 1
+            return None
+        found = _BACKWARDS[key] = _backward_program(record, in_vars, out_cts) or False
+        if found is False:
+            return None
+    program: _Transposed = found
+    values = [c._value for c in out_cts.values()]
+    for b in eqns:
+        values += [r._value for r in b.residuals]
+    return program.cotangents(values)
+
+
+def _backward_program(
+    record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
+) -> _Transposed | None:
+    """The program of a record's backward pass, of the output cotangents,
+    then each block's residuals."""
+    trace, token = _tracer.start("backward (remembered)")
+    try:
+        ins: list[int] = []
+        given: dict[int, Any] = {}
         for v, c in out_cts.items():
-            if type(c) is not ArrayImpl:
-                return None
-            sig += (v, c._key, c._value.shape)
-        for b in eqns:
-            if type(b) is not _Block:
-                return None
-            sig += (b.lin, b.base, *b.refs)
-        key = tuple(sig)
-        found = _BACKWARDS.get(key, 0)
-        if type(found) is not _Backward:
-            if found is False or found < REMEMBER_AFTER:
-                if found is not False:
-                    if len(_BACKWARDS) >= _REMEMBERED_MAX:
-                        _BACKWARDS.clear()
-                    _BACKWARDS[key] = found + 1
-                return None
-            found = _BACKWARDS[key] = cls.make(record, in_vars, out_cts) or False
-            if found is False:
-                return None
-        values = [c._value for c in out_cts.values()]
-        for b in eqns:
-            values += [r._value for r in b.residuals]
-        computed = found.run(*values)
-        return [
-            None
-            if result is None
-            else result[1]
-            if result[0] is None
-            else wrap(_as_ndarray(computed[result[0]]), result[1])
-            for result in found.results
-        ]
-
-    @classmethod
-    def make(
-        cls, record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
-    ) -> _Backward | None:
-        trace, token = _tracer.start("backward (remembered)")
-        try:
-            ins: list[int] = []
-            given: dict[int, Any] = {}
-            for v, c in out_cts.items():
-                ct = trace.new_tracer(c._key, c._value.shape)
-                ins.append(ct._var)
-                given[v] = ct
-            stand_in = LinearTrace(trace.name)
-            for b in record.eqns:
-                residuals = [
-                    trace.new_tracer(r._key, r._value.shape) for r in b.residuals
-                ]
-                ins += [r._var for r in residuals]
-                stand_in.eqns += _Block(b.lin, b.refs, b.base, residuals).equations()
-            cts = backward_pass(stand_in, in_vars, given)
-        except Exception:  # (transposed block by block instead)
-            return None
-        finally:
-            _tracer.stop(trace, token)
-        results: list[Any] = []
-        outs: list[int] = []
-        for c in cts:
-            if c is None:
-                results.append(None)
-            elif isinstance(c, Tracer) and c._trace is trace:
-                results.append((len(outs), c._key))
-                outs.append(c._var)
-            elif type(c) is ArrayImpl:
-                results.append((None, c))
-            else:
-                return None
-        program = Program(trace, ins, outs)
-        held = [r[1] for r in results if r is not None and r[0] is None]
-        if program.constant_bytes + _bytes_of(held) > _CONSTANTS_MAX:
-            return None
-        return cls(program.run, results)
+            ct = trace.new_tracer(c._key, c._value.shape)
+            ins.append(ct._var)
+            given[v] = ct
+        stand_in = LinearTrace(trace.name)
+        for b in record.eqns:
+            residuals = [trace.new_tracer(r._key, r._value.shape) for r in b.residuals]
+            ins += [r._var for r in residuals]
+            stand_in.eqns += _Block(b.lin, b.refs, b.base, residuals).equations()
+        cts = backward_pass(stand_in, in_vars, given)
+    except Exception:  # (transposed block by block instead)
+        return None
+    finally:
+        _tracer.stop(trace, token)
+    return _Transposed.compiled(trace, ins, cts)
 
 
 # Per record signature: the backward passes seen (an int), the remembered
