@@ -37,7 +37,7 @@ import contextvars
 import functools
 import operator
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, cast
 
 import numpy as np
 
@@ -142,7 +142,7 @@ class JVPTrace:
             return run(leaves)
         sig: list[Any] = [key, structure, _config.current()]
         for leaf in leaves:
-            t = type(leaf)
+            t = type(cast(object, leaf))
             if t is JVPTracer:
                 p = leaf.primal
                 tangent = leaf.tangent
@@ -394,7 +394,7 @@ class _Linearized:
                 inner.level, lin.level = trace.level, record.level
                 stand_ins: list[Any] = []
                 for i, leaf in enumerate(leaves):
-                    t = type(leaf)
+                    t = type(cast(object, leaf))
                     if t is JVPTracer or t is ArrayImpl:
                         value = leaf.primal if t is JVPTracer else leaf
                         s = primal_trace.new_tracer(value._key, value._value.shape)
@@ -497,7 +497,7 @@ class _Linearized:
             "out_tree": self.out_tree,
         }
         lines = ["def apply(trace, record, leaves):"]
-        values = []
+        values: list[str] = []
         for i in self.dynamic:
             lines.append(f"    l{i} = leaves[{i}]")
             traced = i in self.tangent_of
@@ -518,7 +518,7 @@ class _Linearized:
             residuals = "".join(f"a{p}, " for p in self.residuals)
             block = f"_Block(lin, [{', '.join(refs)}], base, [{residuals}])"
             lines.append(f"    record.eqns.append({block})")
-        results = []
+        results: list[str] = []
         for j, (pos, const, tangent) in enumerate(self.results):
             if pos is None:
                 scope[f"c{j}"] = const
