@@ -663,6 +663,37 @@ def test_vjp_and_jvp_agree(program: Any, seed: int) -> None:
         )
 
 
+@settings(max_examples=100, deadline=None)
+@given(programs(), st.integers(0, 2**32 - 1))
+def test_remembered_vjp_equals_the_direct_one(program: Any, seed: int) -> None:
+    """On random compositions, ``vjp`` run from linearizations and a
+    backward pass remembered on other values gives what it gives directly,
+    bit for bit (primal output and cotangents)."""
+    inputs, steps = program
+    f = _run(steps)
+    rng = np.random.default_rng(seed)
+    saved = ad.REMEMBER_AFTER
+    try:
+        with tl.enable_x64():
+            primals = [arr(x, "float64") for x in inputs]
+            others = [arr(rng.uniform(-2, 2, x.shape), "float64") for x in inputs]
+            ad.REMEMBER_AFTER = None
+            out, f_vjp = tl.vjp(f, *primals)
+            v = arr(rng.uniform(-1, 1, out.shape), "float64")
+            want = [out, *f_vjp(v)]
+            ad.REMEMBER_AFTER = 0
+            for _ in range(2):  # (calls, then the backward pass, remembered)
+                _, other_vjp = tl.vjp(f, *others)
+                other_vjp(v)
+            out, f_vjp = tl.vjp(f, *primals)
+            got = [out, *f_vjp(v)]
+    finally:
+        ad.REMEMBER_AFTER = saved
+    for w, g in zip(want, got, strict=True):
+        assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_linearize_gives_jvp_with_the_primal_computed_once() -> None:
     def f(x: Any, n: Any) -> Any:
         return {"a": tnp.sin(x) * n, "b": tnp.sum(x**2)}
