@@ -666,9 +666,9 @@ def test_vjp_and_jvp_agree(program: Any, seed: int) -> None:
 @settings(max_examples=100, deadline=None)
 @given(programs(), st.integers(0, 2**32 - 1))
 def test_remembered_vjp_equals_the_direct_one(program: Any, seed: int) -> None:
-    """On random compositions, ``vjp`` run from linearizations and a
-    backward pass remembered on other values gives what it gives directly,
-    bit for bit (primal output and cotangents)."""
+    """On random compositions, ``vjp`` and ``linearize`` run from
+    linearizations and a backward pass remembered on other values give what
+    they give directly, bit for bit (primal output, cotangents, tangent)."""
     inputs, steps = program
     f = _run(steps)
     rng = np.random.default_rng(seed)
@@ -677,16 +677,20 @@ def test_remembered_vjp_equals_the_direct_one(program: Any, seed: int) -> None:
         with tl.enable_x64():
             primals = [arr(x, "float64") for x in inputs]
             others = [arr(rng.uniform(-2, 2, x.shape), "float64") for x in inputs]
+            tangents = [arr(rng.uniform(-1, 1, x.shape), "float64") for x in inputs]
+
+            def both() -> list[Any]:
+                out, f_vjp = tl.vjp(f, *primals)
+                return [out, *f_vjp(v), tl.linearize(f, *primals)[1](*tangents)]
+
             ad.REMEMBER_AFTER = None
-            out, f_vjp = tl.vjp(f, *primals)
-            v = arr(rng.uniform(-1, 1, out.shape), "float64")
-            want = [out, *f_vjp(v)]
+            v = arr(rng.uniform(-1, 1, tl.eval_shape(f, *primals).shape), "float64")
+            want = both()
             ad.REMEMBER_AFTER = 0
             for _ in range(2):  # (calls, then the backward pass, remembered)
                 _, other_vjp = tl.vjp(f, *others)
                 other_vjp(v)
-            out, f_vjp = tl.vjp(f, *primals)
-            got = [out, *f_vjp(v)]
+            got = both()
     finally:
         ad.REMEMBER_AFTER = saved
     for w, g in zip(want, got, strict=True):
