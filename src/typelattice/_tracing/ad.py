@@ -169,17 +169,13 @@ class JVPTrace:
             else:  # a mutable or unknown value: not remembered
                 return run(leaves)
         sig_key = tuple(sig)
-        found = _REMEMBERED.get(sig_key, 0)
+        found = _REMEMBERED.get(sig_key)
         if type(found) is _Linearized:
             return found.apply(self, record, leaves)
-        if found is False or found < REMEMBER_AFTER:
-            if found is not False:
-                if len(_REMEMBERED) >= _REMEMBERED_MAX:
-                    _REMEMBERED.clear()
-                _REMEMBERED[sig_key] = found + 1
+        if not _sighted(_REMEMBERED, sig_key, found):
             return run(leaves)
         made = _Linearized.make(self, record, run, leaves)
-        _REMEMBERED[sig_key] = False if made is None else made
+        _keep(_REMEMBERED, sig_key, made)
         if made is None:
             return run(leaves)
         return made.apply(self, record, leaves)
@@ -327,6 +323,50 @@ _CONSTANTS_MAX: Final = 1 << 16
 _STATIC_LEAVES: Final = frozenset({int, bool, str, type(None), type(Ellipsis), type})
 
 
+# The bytes of the constant arrays that all remembered computations hold:
+# beyond _HELD_MAX, everything remembered is forgotten (to be remembered
+# anew as calls come).
+_held = 0
+_HELD_MAX: Final = 1 << 25
+
+
+def _sighted(
+    table: dict[tuple[Any, ...], Any], key: tuple[Any, ...], found: Any
+) -> bool:
+    """Count a sighting of a signature (``found``: its entry, the calls seen
+    so far or False or None); whether to remember it now."""
+    if found is False:
+        return False
+    seen = found or 0
+    if seen >= REMEMBER_AFTER:  # type: ignore[operator]
+        return True
+    if len(table) >= _REMEMBERED_MAX:
+        table.clear()
+    table[key] = seen + 1
+    return False
+
+
+def _keep(table: dict[tuple[Any, ...], Any], key: tuple[Any, ...], made: Any) -> None:
+    """Remember ``made`` (a linearization or a program, with its ``held``
+    bytes), or that the signature cannot be remembered (None)."""
+    if made is None:
+        table[key] = False
+        return
+    _hold(made.held)
+    table[key] = made
+
+
+def _hold(n: int) -> None:
+    """Count ``n`` more bytes held, forgetting everything first if that
+    would pass the limit."""
+    global _held
+    if _held + n > _HELD_MAX:
+        _REMEMBERED.clear()
+        _BACKWARDS.clear()
+        _held = 0
+    _held += n
+
+
 class _Linearized:
     """A namespace call's linearization at one signature, run on values.
 
@@ -345,6 +385,7 @@ class _Linearized:
         "apply",
         "dynamic",
         "eqns",
+        "held",
         "keys",
         "n_internal",
         "out_tree",
@@ -367,6 +408,7 @@ class _Linearized:
         self.results: list[tuple[int | None, Any, Any]] = []
         self.tangent_outs: list[tuple[int, ShapedArray]] | None = []
         self.n_internal = 0
+        self.held = 0
         self.out_tree: tree.TreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
         self.apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = _no_program
@@ -479,6 +521,7 @@ class _Linearized:
         )
         if held > _CONSTANTS_MAX:
             return None
+        self.held = held
         self.run = program.run
         self.apply = self._compile()
         return self
@@ -605,7 +648,9 @@ class _Block:
                 )
                 transposes = self.lin.transposes
                 if pattern not in transposes:
-                    transposes[pattern] = _Transposed.of(self.lin, pattern[1:])
+                    made = transposes[pattern] = _Transposed.of(self.lin, pattern[1:])
+                    if made is not None:
+                        _hold(made.held)
                 program = transposes[pattern]
                 if program is not None:
                     for v, _ in outs:
@@ -629,11 +674,12 @@ class _Transposed:
     and the residuals; ``results`` gives each input's cotangent as None
     (none), ``(output, key)`` or ``(None, constant)``."""
 
-    __slots__ = ("results", "run")
+    __slots__ = ("held", "results", "run")
 
-    def __init__(self, run: Callable[..., Any], results: list[Any]) -> None:
+    def __init__(self, run: Callable[..., Any], results: list[Any], held: int) -> None:
         self.run = run
         self.results = results
+        self.held = held  # (bytes of constant arrays)
 
     @classmethod
     def of(cls, lin: _Linearized, keys: tuple[Any, ...]) -> _Transposed | None:
@@ -681,10 +727,11 @@ class _Transposed:
             else:
                 return None
         program = Program(trace, ins, outs)
-        held = [r[1] for r in results if r is not None and r[0] is None]
-        if program.constant_bytes + _bytes_of(held) > _CONSTANTS_MAX:
+        consts = [r[1] for r in results if r is not None and r[0] is None]
+        held = program.constant_bytes + _bytes_of(consts)
+        if held > _CONSTANTS_MAX:
             return None
-        return cls(program.run, results)
+        return cls(program.run, results, held)
 
     def cotangents(self, values: list[Any]) -> list[Any]:
         """The inputs' cotangents (None for none) from the values of the
@@ -837,16 +884,13 @@ def _remembered_backward(
             return None
         sig += (b.lin, b.base, *b.refs)
     key = tuple(sig)
-    found = _BACKWARDS.get(key, 0)
+    found = _BACKWARDS.get(key)
     if type(found) is not _Transposed:
-        if found is False or found < REMEMBER_AFTER:
-            if found is not False:
-                if len(_BACKWARDS) >= _REMEMBERED_MAX:
-                    _BACKWARDS.clear()
-                _BACKWARDS[key] = found + 1
+        if not _sighted(_BACKWARDS, key, found):
             return None
-        found = _BACKWARDS[key] = _backward_program(record, in_vars, out_cts) or False
-        if found is False:
+        found = _backward_program(record, in_vars, out_cts)
+        _keep(_BACKWARDS, key, found)
+        if found is None:
             return None
     program: _Transposed = found
     values = [c._value for c in out_cts.values()]
