@@ -748,3 +748,32 @@ def test_remembering_holds_no_large_arrays() -> None:
     finally:
         tracemalloc.stop()
     assert held < 1_000_000
+
+
+def test_what_is_remembered_holds_bounded_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beyond its limit of constant bytes, what reverse mode remembers is
+    forgotten, then remembered anew: it never holds more."""
+    monkeypatch.setattr(ad, "_HELD_MAX", 64)
+    monkeypatch.setattr(ad, "_held", 0)
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.sin(x * 1.5) * 2.5)
+
+    remembered = 0
+    for n in range(1, 40):
+        x = tnp.ones(n, "float32")
+        for _ in range(3):
+            np.testing.assert_allclose(
+                np.asarray(tl.grad(f)(x)), 3.75 * np.cos(1.5), rtol=1e-6
+            )
+            kept = [v for v in ad._REMEMBERED.values() if type(v) is ad._Linearized]
+            remembered += len(kept)
+            held = sum(v.held for v in kept)
+            for key, v in ad._BACKWARDS.items():
+                if type(v) is ad._Transposed:
+                    lins = {id(k): k for k in key if type(k) is ad._Linearized}
+                    held += v.held + sum(k.held for k in lins.values())
+            assert held <= 64
+    assert remembered  # (remembered, forgotten, remembered anew)

@@ -175,7 +175,7 @@ class JVPTrace:
         if not _sighted(_REMEMBERED, sig_key, found):
             return run(leaves)
         made = _Linearized.make(self, record, run, leaves)
-        _keep(_REMEMBERED, sig_key, made)
+        _keep(_REMEMBERED, sig_key, made, 0 if made is None else made.held)
         if made is None:
             return run(leaves)
         return made.apply(self, record, leaves)
@@ -346,13 +346,15 @@ def _sighted(
     return False
 
 
-def _keep(table: dict[tuple[Any, ...], Any], key: tuple[Any, ...], made: Any) -> None:
-    """Remember ``made`` (a linearization or a program, with its ``held``
-    bytes), or that the signature cannot be remembered (None)."""
+def _keep(
+    table: dict[tuple[Any, ...], Any], key: tuple[Any, ...], made: Any, held: int
+) -> None:
+    """Remember ``made`` (a linearization or a program), which with its key
+    holds ``held`` bytes, or that the signature cannot be remembered (None)."""
     if made is None:
         table[key] = False
         return
-    _hold(made.held)
+    _hold(held)
     table[key] = made
 
 
@@ -889,7 +891,10 @@ def _remembered_backward(
         if not _sighted(_BACKWARDS, key, found):
             return None
         found = _backward_program(record, in_vars, out_cts)
-        _keep(_BACKWARDS, key, found)
+        # (its key holds the linearizations, whatever becomes of them)
+        lins = {id(b.lin): b.lin.held for b in eqns}
+        held = 0 if found is None else found.held + sum(lins.values())
+        _keep(_BACKWARDS, key, found, held)
         if found is None:
             return None
     program: _Transposed = found
