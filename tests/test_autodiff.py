@@ -757,6 +757,8 @@ def test_what_is_remembered_holds_bounded_memory(
     forgotten, then remembered anew: it never holds more."""
     monkeypatch.setattr(ad, "_HELD_MAX", 64)
     monkeypatch.setattr(ad, "_held", 0)
+    monkeypatch.setattr(ad, "_REMEMBERED", {})
+    monkeypatch.setattr(ad, "_BACKWARDS", {})
 
     def f(x: Any) -> Any:
         return tnp.sum(tnp.sin(x * 1.5) * 2.5)
