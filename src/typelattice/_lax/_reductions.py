@@ -72,11 +72,15 @@ Shape = tuple[int, ...]
 _F32: Final = np.dtype(np.float32)
 
 
+def _widens(dt: np.dtype[Any]) -> bool:
+    """Whether values of ``dt`` accumulate in float32: narrow floats do
+    (XLA does the same)."""
+    return _dtypes.kind_of(dt) == "f" and dt.itemsize < 4
+
+
 def _accumulating(x: NDArray) -> NDArray:
-    """Narrow floats accumulate in float32 (XLA does the same)."""
-    if _dtypes.kind_of(x.dtype) == "f" and x.dtype.itemsize < 4:
-        return x.astype(_F32)
-    return x
+    """``x`` in the dtype it accumulates in (see :func:`_widens`)."""
+    return x.astype(_F32) if _widens(x.dtype) else x
 
 
 def _check_axes(fname: str, x: ShapedArray, axes: Shape) -> None:
@@ -192,7 +196,7 @@ reduce_sum_p = _reduce("reduce_sum", "iufc", _sum, keep_weak=True)
 def _reduce_sum_fast(x: ShapedArray, *, axes: Shape) -> Callable[..., Any] | None:
     """The ufunc's reduction itself, where ``_sum`` needs no widening (what
     ``np.sum`` calls, without its Python layers)."""
-    if _accumulating(np.empty(0, x.dtype)).dtype != x.dtype:
+    if _widens(x.dtype):
         return None
     return functools.partial(np.add.reduce, axis=axes, dtype=x.dtype)
 
@@ -238,15 +242,14 @@ def _reduce_chooser_jvp(g: Any, ans: Any, x: Any, *, axes: Shape) -> Any:
 reduce_max_p = _reduce("reduce_max", "biufc", _extreme("max"), keep_weak=True)
 defjvp2(reduce_max_p, _reduce_chooser_jvp)
 reduce_min_p = _reduce("reduce_min", "biufc", _extreme("min"), keep_weak=True)
+defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
 def _extreme_fast(kind: str, ufunc: np.ufunc) -> Callable[..., Any]:
     def fast(x: ShapedArray, *, axes: Shape) -> Callable[..., Any] | None:
         """The ufunc's reduction itself, for real dtypes that need no
         widening (``_extreme`` without its Python layer)."""
-        if _dtypes.kind_of(x.dtype) not in "iuf":
-            return None
-        if _accumulating(np.empty(0, x.dtype)).dtype != x.dtype:
+        if _dtypes.kind_of(x.dtype) not in "iuf" or _widens(x.dtype):
             return None
         return functools.partial(
             ufunc.reduce, axis=axes, initial=_identity(kind, x.dtype)
@@ -257,7 +260,6 @@ def _extreme_fast(kind: str, ufunc: np.ufunc) -> Callable[..., Any]:
 
 reduce_max_p.def_fast(_extreme_fast("max", np.maximum))
 reduce_min_p.def_fast(_extreme_fast("min", np.minimum))
-defjvp2(reduce_min_p, _reduce_chooser_jvp)
 reduce_and_p = _reduce("reduce_and", "biu", _logical(np.bitwise_and), keep_weak=False)
 defjvp_zero(reduce_and_p)
 reduce_or_p = _reduce("reduce_or", "biu", _logical(np.bitwise_or), keep_weak=False)

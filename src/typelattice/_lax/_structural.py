@@ -124,14 +124,22 @@ def _broadcast_in_dim_abstract(
     return x.update(shape=shape)
 
 
+def _expanded(operand: Shape, shape: Shape, broadcast_dimensions: Shape) -> Shape:
+    """The operand's shape with the result's rank: its sizes at
+    ``broadcast_dimensions``, 1 elsewhere."""
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = operand[i]
+    return tuple(expanded)
+
+
 @broadcast_in_dim_p.def_impl
 def _broadcast_in_dim_impl(
     x: NDArray, *, shape: Shape, broadcast_dimensions: Shape
 ) -> NDArray:
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
-    return np.broadcast_to(x.reshape(expanded), shape)
+    return np.broadcast_to(
+        x.reshape(_expanded(x.shape, shape, broadcast_dimensions)), shape
+    )
 
 
 @broadcast_in_dim_p.def_fast
@@ -140,17 +148,14 @@ def _broadcast_in_dim_fast(
 ) -> Callable[[NDArray], NDArray]:
     """A read-only view, made directly on a C-contiguous operand (its
     strides known here: zero along the new and stretched axes)."""
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
+    into = _expanded(x.shape, shape, broadcast_dimensions)
     strides: list[int] = []
     step = x.dtype.itemsize
-    for size, have in zip(reversed(shape), reversed(expanded), strict=True):
+    for size, have in zip(reversed(shape), reversed(into), strict=True):
         strides.append(step if have == size else 0)
         step *= have
     strides.reverse()
     dt, full, grid = x.dtype, tuple(shape), tuple(strides)
-    into = tuple(expanded)
 
     def fast(v: NDArray) -> NDArray:
         if v.flags.c_contiguous:

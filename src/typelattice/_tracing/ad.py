@@ -663,9 +663,7 @@ class _Block:
                         self.refs, program.cotangents(values), strict=True
                     ):
                         if c is not None:
-                            cts[ref] = (
-                                c if ref not in cts else add_tangents(cts[ref], c)
-                            )
+                            _add_cotangent(cts, ref, c)
                     return
         for eqn in reversed(self.equations()):
             _transpose(eqn, cts)
@@ -744,13 +742,9 @@ class _Transposed:
             if result is None
             else result[1]
             if result[0] is None
-            else wrap(_as_ndarray(computed[result[0]]), result[1])
+            else wrap(computed[result[0]], result[1])
             for result in self.results
         ]
-
-
-def _as_ndarray(v: Any) -> np.ndarray[Any, Any]:
-    return v if type(v) is np.ndarray else np.asarray(v)
 
 
 # -- reverse mode: the linear record --------------------------------------------
@@ -970,7 +964,12 @@ def _transpose(
     for (v, _), c in zip(operands, prim.transpose(ct, *args, **params), strict=True):
         if v is None or c is None or type(c) is Zero:
             continue
-        cts[v] = c if v not in cts else add_tangents(cts[v], c)
+        _add_cotangent(cts, v, c)
+
+
+def _add_cotangent(cts: dict[int, Any], v: int, c: Any) -> None:
+    """Add ``c`` to the cotangent of variable ``v`` in ``cts``."""
+    cts[v] = c if v not in cts else add_tangents(cts[v], c)
 
 
 # -- the transformations --------------------------------------------------------

@@ -398,17 +398,6 @@ def flatten(obj: Any) -> tuple[list[Any], TreeDef]:
     return out, TreeDef(node, len(out))
 
 
-def _is_node(x: Any) -> bool:
-    t = x.__class__
-    return (
-        t is list
-        or t is dict
-        or x is None
-        or isinstance(x, tuple)
-        or bool(_NODES and t in _NODES)
-    )
-
-
 # Per call signature (the number of positional arguments, then the keyword
 # names as given), when every argument is a leaf: the structure of
 # ``(args, kwargs)`` and the keyword names in the order of its leaves.
@@ -424,11 +413,9 @@ def flatten_call(
     >>> flatten_call((1, 2), {'b': 3, 'a': 4}) == flatten(((1, 2), {'b': 3, 'a': 4}))
     True
     """
-    for x in args:
-        if _is_node(x):
-            return flatten((args, kwargs))
-    for x in kwargs.values():
-        if _is_node(x):
+    scratch: list[Any] = []
+    for node in (*_children(args, scratch), *_children(kwargs.values(), scratch)):
+        if node is not None:  # (a container among the arguments)
             return flatten((args, kwargs))
     key = (len(args), *kwargs)
     found = _CALLS.get(key)
