@@ -82,6 +82,28 @@ def test_argnums_naming_no_argument_raises() -> None:
         tl.grad(lambda a, b: tnp.sum(a * b), argnums=3)(arr([1.0]), arr([2.0]))
 
 
+@pytest.mark.parametrize(
+    ("argnums", "position", "fix"),
+    [((0, 0), 0, (0,)), ((1, 0, -1), 1, (1, 0)), ([-2, 0], 0, (0,))],
+)
+def test_argnums_naming_an_argument_twice_raises(
+    argnums: Any, position: int, fix: tuple[int, ...]
+) -> None:
+    # Differentiated twice, one of the two would get a gradient of zero.
+    f = lambda a, b: tnp.sum(a * a * b)  # noqa: E731
+    a, b = arr([1.0, 2.0]), arr([3.0, -4.0])
+    message = (
+        f"argnums={re.escape(repr(argnums))} names positional argument {position} "
+        f"more than once; .* pass argnums={re.escape(repr(fix))}"
+    )
+    for transform in (tl.grad, tl.value_and_grad):
+        with pytest.raises(ValueError, match=message):
+            transform(f, argnums=argnums)(a, b)
+    # The fix works.
+    fixed = tl.grad(f, argnums=fix)(a, b)
+    assert isinstance(fixed, tuple) and len(fixed) == len(fix)
+
+
 def test_keyword_arguments_are_not_differentiated() -> None:
     f = lambda a, *, scale: tnp.sum(a * scale)  # noqa: E731
     check(tl.grad(f)(arr([1.0, 2.0]), scale=arr([5.0, 6.0])), "float32", False, [5, 6])
@@ -185,6 +207,37 @@ def test_vjp_cotangent_must_match_the_output() -> None:
         f_vjp(arr([1.0, 1.0]))
     with pytest.raises(ValueError, match="dtype bfloat16"):
         f_vjp(arr([1.0, 1.0, 1.0], "bfloat16"))
+
+
+def test_vjp_takes_float0_cotangents_for_integer_and_bool_outputs() -> None:
+    def f(x: Any) -> Any:
+        floor = tnp.floor(x)
+        return {
+            "y": x * 2.0,
+            "n": floor.astype("int32"),
+            "pair": [tnp.sum(x * x), x > 0],
+            "k": tnp.asarray(3),
+        }
+
+    x = arr([1.5, -2.0])
+    _, f_vjp = tl.vjp(f, x)
+    ct = {
+        "y": arr([1.0, 10.0]),
+        "n": np.zeros(2, tl.float0),
+        "pair": [arr(1.0), np.zeros(2, dtype=tl.float0)],
+        "k": np.zeros((), tl.float0),
+    }
+    (g,) = f_vjp(ct)
+    check(g, "float32", False, [2.0 + 3.0, 20.0 - 4.0])
+    # An array of the output's own dtype still works (its values are unused).
+    (same,) = f_vjp(ct | {"n": arr([7, 7], "int32")})
+    np.testing.assert_array_equal(np.asarray(same), np.asarray(g))
+    with pytest.raises(ValueError, match=r"shape \(3,\) was given for an output of"):
+        f_vjp(ct | {"n": np.zeros(3, tl.float0)})
+    with pytest.raises(ValueError, match="bool and integer outputs only"):
+        f_vjp(ct | {"y": np.zeros(2, tl.float0)})
+    with pytest.raises(ValueError, match=r"or pass np.zeros\(\(2,\), typelattice"):
+        f_vjp(ct | {"n": arr([0.0, 0.0])})
 
 
 # -- integer arguments and outputs ----------------------------------------------

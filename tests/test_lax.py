@@ -182,6 +182,24 @@ def test_python_scalars_that_do_not_fit_raise_overflow(call: Callable[[], Any]) 
         call()
 
 
+def test_full_and_convert_element_type_take_a_python_scalar_as_a_value() -> None:
+    # Rounded to the dtype, as JAX, not first put in the default int32.
+    check(lax.full((), 2**31, "float32"), "float32", False, 2147483648.0)
+    check(lax.full((2,), 2**40 + 1, "bfloat16"), "bfloat16", False, [2.0**40] * 2)
+    check(lax.convert_element_type(2**31, "float32"), "float32", False, 2**31)
+    check(lax.full((), 2**31 - 1, "int32"), "int32", False, 2**31 - 1)
+    # Only a value the dtype cannot hold raises, with a fix that works.
+    with pytest.raises(OverflowError, match=r"lax.full: Python int 2147483648 .*int32"):
+        lax.full((), 2**31, "int32")
+    check(lax.full((), 2**31, "uint32"), "uint32", False, 2**31)
+    with pytest.raises(OverflowError, match=r"float32 .*dtype='float64'"):
+        lax.full((), 10**39, "float32")
+    with pytest.raises(OverflowError, match=r"Python float .* float16"):
+        lax.convert_element_type(1e5, "float16")
+    with tl.enable_x64():
+        check(lax.full((), 10**39, "float64"), "float64", False, 1e39)
+
+
 def test_strict_mode_scalars_still_take_the_dtype() -> None:
     with tl.dtype_promotion("strict"):
         check(lax.add(np.int8([1]), 2), "int8", False, [3])

@@ -248,6 +248,24 @@ def test_lowerings_give_the_eager_results(
     _same(fn(x), _lowered(fn, x), exact)
 
 
+def test_mean_counts_more_elements_than_its_dtype_holds_exactly() -> None:
+    # Over 2**31 float32 elements the count only rounds; eval_shape follows
+    # the lowering without making the array.
+    big = tl.ShapeDtypeStruct((2**31 + 5,), np.dtype("float32"))
+    value, tangent = tl.eval_shape(lambda x: tl.jvp(tnp.mean, (x,), (x,)), big)
+    assert (value.shape, value.dtype) == ((), np.dtype("float32"))
+    assert (tangent.shape, tangent.dtype) == ((), np.dtype("float32"))
+    # float16 holds no count past 65504: mean, var and std compute in
+    # float32, as they do eagerly.
+    x = tnp.asarray(np.linspace(-1, 2, 70_000).astype("float16"))
+    for fn in (tnp.mean, tnp.var, tnp.std):
+        _same(fn(x), _lowered(fn, x), exact=False)
+        value, tangent = tl.jvp(fn, (x,), (tnp.ones_like(x),))
+        assert value.dtype == tangent.dtype == np.dtype("float16")
+    g = tl.grad(lambda x: tnp.mean(x).astype("float32"))(x)
+    np.testing.assert_array_equal(np.asarray(g), np.float16(1 / 70_000))
+
+
 def test_a_lowering_is_used_under_jit_of_grad() -> None:
     x = tnp.asarray(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
 

@@ -2379,18 +2379,35 @@ def convert_element_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
     Array([  1,  -1, 127], dtype=int8)
     """
     dt = _new_dtype("convert_element_type", new_dtype)
-    if type(operand) in (int, float, builtins.complex):  # checked as a value
-        # As JAX: a Python complex becomes bool by its real part (warned
-        # below); other real types refuse it.
-        value = operand.real if _dtypes.kind_of(dt) == "b" else operand
-        _core.python_scalar_to(value, dt, "lax.convert_element_type")
-    x = to_array(operand, "convert_element_type", 0)
-    if x.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
+    return _convert(operand, dt, "convert_element_type", "new_dtype")
+
+
+def _convert(operand: ArrayLike, dt: DType, fname: str, use: str) -> Array:
+    """:func:`convert_element_type` to ``dt`` for ``lax.<fname>``, whose
+    argument ``use`` names the dtype (in the message of a Python scalar
+    that ``dt`` cannot hold)."""
+    complex_in = type(operand) is builtins.complex
+    if complex_in or type(operand) in (int, float):
+        # A Python scalar is converted as a value, straight to ``dt``
+        # (rounding allowed: 2**31 becomes float32 2147483648.0, as in JAX),
+        # never through the default dtype of its kind, which may not hold it;
+        # only a value that ``dt`` cannot hold raises. As JAX: a Python
+        # complex becomes bool by its real part (warned below); other real
+        # types refuse it.
+        value = operand.real if _dtypes.kind_of(dt) == "b" else operand  # type: ignore[union-attr]
+        exact = _core.python_scalar_to(value, dt, f"lax.{fname}", use)
+        x = to_array(exact, fname, 0)
+        source = "a Python complex"
+    else:
+        x = to_array(operand, fname, 0)
+        complex_in = x.dtype.kind == "c"
+        source = x.dtype.name
+    if complex_in and _dtypes.kind_of(dt) != "c":
         warnings.warn(
-            f"lax.convert_element_type: converting {x.dtype.name} to {dt.name} "
+            f"lax.{fname}: converting {source} to {dt.name} "
             "discards the imaginary part; take lax.real(x) first to say so",
             np.exceptions.ComplexWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False)  # type: ignore[no-any-return]
 

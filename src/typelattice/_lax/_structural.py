@@ -809,7 +809,7 @@ def full(
     if dtype is None:
         value = to_array(fill_value, "full", 1)
     else:
-        value = ew.convert_element_type(fill_value, dtype)
+        value = ew._convert(fill_value, ew._new_dtype("full", dtype), "full", "dtype")
     if value.shape:
         raise TypeError(
             f"full must be called with scalar fill_value, got fill_value.shape "

@@ -1021,15 +1021,39 @@ def _unpack(
 
 
 def _ct_like(ct: Any, aval: ShapedArray, where: str) -> Any:
-    """A cotangent given by the caller, checked against its output."""
+    """A cotangent given by the caller, checked against its output.
+
+    A bool or integer output's cotangent is float0 zeros of its shape, as
+    in JAX (an array of the output's own dtype is accepted too); nothing
+    flows back from it."""
+    if getattr(ct, "dtype", None) == float0:
+        if _dtypes.kind_of(aval.dtype) in "fc":
+            raise ValueError(
+                f"{where}: a float0 cotangent was given for an output of dtype "
+                f"{aval.dtype}; float0 is the cotangent of bool and integer "
+                f"outputs only: pass an array of dtype {aval.dtype} and shape "
+                f"{aval.shape}"
+            )
+        if tuple(ct.shape) != aval.shape:
+            raise ValueError(
+                f"{where}: a float0 cotangent of shape {tuple(ct.shape)} was "
+                f"given for an output of shape {aval.shape}; pass "
+                f"np.zeros({aval.shape}, typelattice.float0)"
+            )
+        return Zero(ShapedArray(aval.shape, float0, aval.weak_type))
     value = ct
     if not isinstance(value, Array):
         value = argument_value(ct, where, 0, _config.current().enable_x64)
     if tuple(value.shape) != aval.shape or value.dtype != aval.dtype:
+        or_float0 = (
+            ""
+            if _dtypes.kind_of(aval.dtype) in "fc"
+            else f" (or pass np.zeros({aval.shape}, typelattice.float0))"
+        )
         raise ValueError(
             f"{where}: a cotangent of shape {tuple(value.shape)} and dtype "
             f"{value.dtype} was given for an output of shape {aval.shape} and "
-            f"dtype {aval.dtype}; they must be equal"
+            f"dtype {aval.dtype}; they must be equal{or_float0}"
         )
     return value
 
@@ -1304,7 +1328,17 @@ def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int,
                 f"call with {nargs}; pass the arguments to differentiate "
                 "positionally"
             )
-    return tuple(n % nargs for n in nums)
+    positions = tuple(n % nargs for n in nums)
+    for k, n in enumerate(positions):
+        if n in positions[:k]:
+            # Each position is one input of the differentiated function: a
+            # repeat would get a gradient of zero next to the real one.
+            raise ValueError(
+                f"{where}: argnums={argnums!r} names positional argument {n} "
+                f"more than once; each argument is differentiated once: pass "
+                f"argnums={tuple(dict.fromkeys(positions))!r}"
+            )
+    return positions
 
 
 def _check_inputs(

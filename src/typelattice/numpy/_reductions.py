@@ -1013,7 +1013,9 @@ def _mean_lower(*args: Any, **kwargs: Any) -> Any:
 
     result = _lower.expected(mean, *args, **kwargs)
     given = _lowered_arguments(mean, args, kwargs)
-    x = _lower.like(given["a"], result)
+    # float16 and bfloat16 accumulate and divide in float32, as mean does
+    # (their count, 65505 elements or more, may not even fit float16).
+    x = _lower.like(given["a"], _Aval(_F32) if result.dtype in _UPCAST else result)
     axes = _lower.axes_of(given["axis"], x.ndim)
     where = given["where"]
     total = lax.reduce_sum(x if where is None else _lowered_masked(x, where, 0), axes)
@@ -1029,7 +1031,7 @@ def _variance(function: Any, root: bool) -> Callable[..., Any]:
         given = _lowered_arguments(function, args, kwargs)
         a = given["a"]
         complex_input = _dtypes.kind_of(_dtypes.dtype_of(a)) == "c"
-        dt = result.dtype
+        dt = _F32 if result.dtype in _UPCAST else result.dtype  # (as mean)
         if complex_input:
             dt = np.dtype(np.complex128 if dt == np.float64 else np.complex64)
         x = _lower.like(a, _Aval(dt))
