@@ -716,39 +716,82 @@ def test_vjp_and_jvp_agree(program: Any, seed: int) -> None:
         )
 
 
+def _no_backward_program(*args: Any) -> None:
+    return None  # (every remembered block transposed by its own program)
+
+
 @settings(max_examples=100, deadline=None)
-@given(programs(), st.integers(0, 2**32 - 1))
-def test_remembered_vjp_equals_the_direct_one(program: Any, seed: int) -> None:
+@given(programs(), st.integers(0, 2**32 - 1), st.sampled_from(["float32", "float64"]))
+def test_remembered_vjp_equals_the_direct_one(
+    program: Any, seed: int, dtype: str
+) -> None:
     """On random compositions, ``vjp`` and ``linearize`` run from
-    linearizations and a backward pass remembered on other values give what
-    they give directly, bit for bit (primal output, cotangents, tangent)."""
+    linearizations remembered on other values give what they give
+    directly, bit for bit (primal output, cotangents, tangent): with each
+    remembered call transposed by its own program, and with the whole
+    backward pass remembered. Values used several times gather cotangents
+    from several calls, in an order that float addition does not forgive."""
     inputs, steps = program
     f = _run(steps)
     rng = np.random.default_rng(seed)
-    saved = ad.REMEMBER_AFTER
+    saved = ad.REMEMBER_AFTER, ad._remembered_backward
     try:
         with tl.enable_x64():
-            primals = [arr(x, "float64") for x in inputs]
-            others = [arr(rng.uniform(-2, 2, x.shape), "float64") for x in inputs]
-            tangents = [arr(rng.uniform(-1, 1, x.shape), "float64") for x in inputs]
+            primals = [arr(x, dtype) for x in inputs]
+            others = [arr(rng.uniform(-2, 2, x.shape), dtype) for x in inputs]
+            tangents = [arr(rng.uniform(-1, 1, x.shape), dtype) for x in inputs]
 
             def both() -> list[Any]:
                 out, f_vjp = tl.vjp(f, *primals)
                 return [out, *f_vjp(v), tl.linearize(f, *primals)[1](*tangents)]
 
             ad.REMEMBER_AFTER = None
-            v = arr(rng.uniform(-1, 1, tl.eval_shape(f, *primals).shape), "float64")
+            v = arr(rng.uniform(-1, 1, tl.eval_shape(f, *primals).shape), dtype)
             want = both()
             ad.REMEMBER_AFTER = 0
+            ad._remembered_backward = _no_backward_program  # type: ignore[assignment]
+            _, other_vjp = tl.vjp(f, *others)
+            other_vjp(v)
+            by_blocks = both()
+            ad._remembered_backward = saved[1]
             for _ in range(2):  # (calls, then the backward pass, remembered)
                 _, other_vjp = tl.vjp(f, *others)
                 other_vjp(v)
-            got = both()
+            whole = both()
+    finally:
+        ad.REMEMBER_AFTER, ad._remembered_backward = saved
+    for got in (by_blocks, whole):
+        for w, g in zip(want, got, strict=True):
+            assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_a_remembered_gradient_has_the_bits_of_the_first() -> None:
+    """A value used by several remembered calls gathers their cotangents in
+    the order of a direct backward pass, whichever way each call is
+    transposed (``tanh(w)`` twice: the second call is remembered within
+    the first gradient already)."""
+    w = arr(np.linspace(-1, 1, 7))
+    g = tl.grad(lambda w: tnp.sum(tnp.tanh(w) + tnp.tanh(w) * w))
+    saved = ad.REMEMBER_AFTER
+    try:
+        ad.REMEMBER_AFTER = None
+        direct = np.asarray(g(w))
     finally:
         ad.REMEMBER_AFTER = saved
-    for w, g in zip(want, got, strict=True):
-        assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    ad._REMEMBERED.clear()
+    ad._BACKWARDS.clear()
+    for _ in range(4):  # (direct, by blocks, recorded, remembered whole)
+        np.testing.assert_array_equal(np.asarray(g(w)), direct)
+    # The same in any order of the arguments' uses, and with one passed twice.
+    h = tl.grad(lambda w: tnp.sum(tnp.tanh(w) * w + w * tnp.tanh(w) + w * w))
+    ad.REMEMBER_AFTER = None
+    try:
+        direct = np.asarray(h(w))
+    finally:
+        ad.REMEMBER_AFTER = saved
+    for _ in range(4):
+        np.testing.assert_array_equal(np.asarray(h(w)), direct)
 
 
 def test_linearize_gives_jvp_with_the_primal_computed_once() -> None:

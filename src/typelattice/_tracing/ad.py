@@ -637,33 +637,51 @@ class _Block:
     def transpose(self, cts: dict[int, Any]) -> None:
         """Move the cotangents of the outputs in ``cts`` to the arguments':
         by the remembered program of the transposed equations when they
-        are arrays, else equation by equation."""
+        are arrays, else equation by equation.
+
+        The program adds to what the arguments' cotangents hold already, in
+        the order of the equations, as transposing them one by one does:
+        float addition is not associative, and a remembered gradient has
+        the bits of a direct one."""
         outs = self.lin.tangent_outs
         if outs is not None:
-            got = [cts.get(self.var(v)) for v, _ in outs]
+            var, refs = self.var, self.refs
+            targets = [var(v) for v, _ in outs]
+            got = [cts.get(t) for t in targets]
             if all(c is None for c in got):
                 return
-            if all(c is None or type(c) is ArrayImpl for c in got):
+            # Per argument, the position of its first occurrence (an
+            # argument passed twice is one variable), and its cotangent so
+            # far (None for a repeat, or an output's: given as that).
+            first = tuple(refs.index(r) for r in refs)
+            held = [
+                cts.get(r) if first[k] == k and r not in targets else None
+                for k, r in enumerate(refs)
+            ]
+            if len(set(targets)) == len(targets) and all(
+                c is None or type(c) is ArrayImpl for c in got + held
+            ):
                 pattern = (
                     _config.current(),
-                    *(None if c is None else c._key for c in got),
+                    first,
+                    *(None if c is None else c._key for c in got + held),
                 )
                 transposes = self.lin.transposes
                 if pattern not in transposes:
-                    made = transposes[pattern] = _Transposed.of(self.lin, pattern[1:])
+                    shaped = [None if c is None else (c._key, c.shape) for c in held]
+                    made = _Transposed.of(self.lin, pattern[2 : 2 + len(got)], shaped, first)
+                    transposes[pattern] = made
                     if made is not None:
                         _hold(made.held)
                 program = transposes[pattern]
                 if program is not None:
-                    for v, _ in outs:
-                        cts.pop(self.var(v), None)
-                    values = [c._value for c in got if c is not None]
+                    for t in targets:
+                        cts.pop(t, None)
+                    values = [c._value for c in got + held if c is not None]
                     values += [r._value for r in self.residuals]
-                    for ref, c in zip(
-                        self.refs, program.cotangents(values), strict=True
-                    ):
-                        if c is not None:
-                            _add_cotangent(cts, ref, c)
+                    for k, c in enumerate(program.cotangents(values)):
+                        if c is not None:  # (it holds what was there)
+                            cts[refs[k]] = c
                     return
         for eqn in reversed(self.equations()):
             _transpose(eqn, cts)
@@ -682,25 +700,43 @@ class _Transposed:
         self.held = held  # (bytes of constant arrays)
 
     @classmethod
-    def of(cls, lin: _Linearized, keys: tuple[Any, ...]) -> _Transposed | None:
+    def of(
+        cls,
+        lin: _Linearized,
+        keys: tuple[Any, ...],
+        held: list[tuple[_core.Aval, tuple[int, ...]] | None],
+        first: tuple[int, ...],
+    ) -> _Transposed | None:
         """A linearization's, for the cotangents of the outputs whose key
-        is given (None: no cotangent)."""
+        is given (None: no cotangent), added to those its arguments hold
+        (``held``: key and shape, or None), the arguments at ``first``
+        being the same variable. Inputs: the outputs' cotangents, the
+        arguments', then the residuals."""
         outs = lin.tangent_outs
         assert outs is not None
         trace, token = _tracer.start("transpose (remembered)")
         try:
+            n = len(lin.tangent_of)
+
+            def var(v: int) -> int:
+                return first[v] if v < n else v
+
             ins: list[int] = []
             given: dict[int, Any] = {}
             for (v, aval), key in zip(outs, keys, strict=True):
                 if key is not None:
                     ct = trace.new_tracer(key, aval.shape)
                     ins.append(ct._var)
-                    given[v] = ct
+                    given[var(v)] = ct
+            for k, key_shape in enumerate(held):
+                if key_shape is not None:
+                    ct = trace.new_tracer(*key_shape)
+                    ins.append(ct._var)
+                    given[k] = ct
             residuals = [trace.new_tracer(*aval) for aval in lin.residual_avals]
             ins += [r._var for r in residuals]
             record = LinearTrace(trace.name)
-            n = len(lin.tangent_of)
-            record.eqns = _Block(lin, list(range(n)), 0, residuals).equations()
+            record.eqns = _Block(lin, list(first), 0, residuals).equations()
             cts = backward_pass(record, range(n), given)
         except Exception:  # (transposed equation by equation instead)
             return None
