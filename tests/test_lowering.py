@@ -322,3 +322,81 @@ def test_repeated_multiplications_have_no_derivative_in_the_factors() -> None:
     x = tnp.asarray([1.0, 2.0], dtype="float32")
     with pytest.raises(NotImplementedError, match="scatter_mul"):
         tl.grad(lambda v: tnp.sum(x.at[tnp.asarray([0, 0])].multiply(v)))(x)
+
+
+# -- indexing with arrays ---------------------------------------------------------
+
+INDEXED: list[tuple[str, Callable[..., Any]]] = [
+    ("x[i]", lambda x, i, j: x[i]),
+    ("x[i, 1:]", lambda x, i, j: x[i, 1:]),
+    ("x[:, j]", lambda x, i, j: x[:, j % 3]),
+    ("x[i, :, j] apart", lambda x, i, j: x[i[:2], :, j[0]]),
+    ("x[0, :, j]", lambda x, i, j: x[0, :, j]),
+    ("x[..., j]", lambda x, i, j: x[..., j]),
+    ("x[None, i, None]", lambda x, i, j: x[None, i, None]),
+    ("x[i][:, ::-1]", lambda x, i, j: x[i][:, ::-1]),
+    ("x[i, j] together", lambda x, i, j: x[i[:2], j % 3]),
+    ("take", lambda x, i, j: tnp.take(x, j)),
+    ("take clip", lambda x, i, j: tnp.take(x, j * 3, axis=1, mode="clip")),
+    ("take wrap", lambda x, i, j: tnp.take(x, j * 3, axis=2, mode="wrap")),
+    ("take fill", lambda x, i, j: tnp.take(x, j * 2, axis=2, mode="fill")),
+    (
+        "take fill_value",
+        lambda x, i, j: tnp.take(x, j * 2, axis=-1, mode="fill", fill_value=0.5),
+    ),
+    ("at get", lambda x, i, j: x.at[i, 1].get()),
+    ("at get clip", lambda x, i, j: x.at[:, j].get(mode="clip")),
+    ("at get fill", lambda x, i, j: x.at[i * 2].get(mode="fill", fill_value=0.25)),
+]
+
+
+@pytest.mark.parametrize("case", INDEXED, ids=[c[0] for c in INDEXED])
+def test_indexing_with_arrays_differentiates_under_jit(
+    case: tuple[str, Callable[..., Any]],
+) -> None:
+    """The indices (negative ones too) as jit arguments, traced: the values
+    and gradients are those of eager differentiation, which gives the
+    function's own values."""
+    _, fn = case
+    x = tnp.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7)
+    i = tnp.asarray([1, -1, 0, 1])
+    j = tnp.asarray([[0, 2], [3, -4]])
+
+    def loss(x: Any, i: Any, j: Any) -> Any:
+        y = fn(x, i, j)
+        return tnp.sum(tnp.sin(y) * tnp.arange(1.0, 1.0 + y.size).reshape(y.shape))
+
+    eager = fn(x, i, j)
+    _same(eager, _lowered(lambda x: fn(x, i, j), x), exact=True)
+    lowered_in_jit = tl.jit(lambda x, i, j: tl.vjp(lambda x: fn(x, i, j), x)[0])
+    _same(eager, lowered_in_jit(x, i, j), exact=True)
+    g = tl.grad(loss)(x, i, j)
+    assert np.abs(np.asarray(g)).max() > 0
+    for again in (tl.jit(tl.grad(loss))(x, i, j), tl.grad(loss)(x, i, j)):
+        _same(g, again, exact=True)
+
+
+def test_indices_out_of_bounds_raise_under_jit_of_grad() -> None:
+    """As without differentiation: when the jitted gradient runs."""
+    x = tnp.ones((4, 3), dtype="float32")
+    step = tl.jit(tl.grad(lambda x, i: tnp.sum(x[i] * tnp.take(x, i, axis=0))))
+    np.testing.assert_array_equal(
+        np.asarray(step(x, tnp.asarray([3, -4])))[:, 0], [2.0, 0.0, 0.0, 2.0]
+    )
+    for bad in ([0, 4], [-5]):
+        with pytest.raises(IndexError, match=f"index {bad[-1]} is out of bounds"):
+            step(x, tnp.asarray(bad))
+    clipped = tl.jit(tl.grad(lambda x, i: tnp.sum(tnp.take(x, i, axis=0, mode="clip"))))
+    np.testing.assert_array_equal(
+        np.asarray(clipped(x, tnp.asarray([7, -9])))[:, 0], [1.0, 0.0, 0.0, 1.0]
+    )
+
+
+def test_a_traced_boolean_mask_still_raises_under_jit_of_grad() -> None:
+    x = tnp.ones((4, 3), dtype="float32")
+    mask = tnp.asarray([True, False, True, True])
+    with pytest.raises(tl.ConcretizationTypeError, match="traced boolean mask"):
+        tl.jit(tl.grad(lambda x, m: tnp.sum(x[m])))(x, mask)
+    # A constant mask is a constant: it works.
+    g = tl.jit(tl.grad(lambda x: tnp.sum(x[mask] ** 2)))(x)
+    np.testing.assert_array_equal(np.asarray(g)[:, 0], [2.0, 0.0, 2.0, 2.0])

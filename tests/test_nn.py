@@ -569,3 +569,45 @@ def test_embed_and_batch_norm_train() -> None:
     grads = tl.grad(loss)(v["params"])
     assert grads["scale"].dtype == np.float32
     np.testing.assert_allclose(np.asarray(grads["bias"]), [0.0, 8.0, 16.0], rtol=1e-6)
+
+
+def test_an_embedding_model_trains_under_jit() -> None:
+    """The tokens are a jit argument (traced): the jitted step's loss and
+    gradients are eager value_and_grad's, and the loss falls."""
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, tokens: Any) -> Any:
+            rows = nn.Embed(12, 4)(tokens)  # (batch, length, 4)
+            return nn.Dense(1)(tnp.mean(rows, axis=1))[:, 0]
+
+    model = Model()
+    tokens = tnp.asarray([[1, 5, 2], [3, 3, 11], [0, 7, 5], [11, 2, 9]])
+    targets = tnp.asarray([1.0, -1.0, 0.5, 2.0])
+    params = model.init(random.key(0), tokens)["params"]
+
+    def loss(p: Any, tokens: Any, targets: Any) -> Any:
+        return tnp.mean((model.apply({"params": p}, tokens) - targets) ** 2)
+
+    step = tl.jit(tl.value_and_grad(loss))
+    value, grads = step(params, tokens, targets)
+    eager_value, eager_grads = tl.value_and_grad(loss)(params, tokens, targets)
+    np.testing.assert_array_equal(np.asarray(value), np.asarray(eager_value))
+    for g, e in zip(tree.leaves(grads), tree.leaves(eager_grads), strict=True):
+        assert (g.dtype, g.shape) == (e.dtype, e.shape)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-6, atol=1e-7)
+    rows = np.abs(np.asarray(grads["Embed_0"]["embedding"])).sum(axis=1)
+    used = sorted({int(t) for t in np.asarray(tokens).ravel()})
+    assert (rows[used] > 0).all() and (np.delete(rows, used) == 0).all()
+    first = float(value)
+    for _ in range(50):
+        value, grads = step(params, tokens, targets)
+        p_leaves, structure = tree.flatten(params)
+        updated = [
+            p - 0.2 * g for p, g in zip(p_leaves, tree.leaves(grads), strict=True)
+        ]
+        params = structure.unflatten(updated)
+    assert float(value) < first / 4
+    # Other tokens of the same shape reuse the traced step.
+    other, _ = step(params, tokens[::-1], targets)
+    assert np.isfinite(float(other))

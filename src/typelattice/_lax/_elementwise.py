@@ -2394,7 +2394,7 @@ def _convert(operand: ArrayLike, dt: DType, fname: str, use: str) -> Array:
         # only a value that ``dt`` cannot hold raises. As JAX: a Python
         # complex becomes bool by its real part (warned below); other real
         # types refuse it.
-        value = operand.real if _dtypes.kind_of(dt) == "b" else operand  # type: ignore[union-attr]
+        value = operand.real if _dtypes.kind_of(dt) == "b" else operand
         exact = _core.python_scalar_to(value, dt, f"lax.{fname}", use)
         x = to_array(exact, fname, 0)
         source = "a Python complex"

@@ -669,7 +669,9 @@ class _Block:
                 transposes = self.lin.transposes
                 if pattern not in transposes:
                     shaped = [None if c is None else (c._key, c.shape) for c in held]
-                    made = _Transposed.of(self.lin, pattern[2 : 2 + len(got)], shaped, first)
+                    made = _Transposed.of(
+                        self.lin, pattern[2 : 2 + len(got)], shaped, first
+                    )
                     transposes[pattern] = made
                     if made is not None:
                         _hold(made.held)

@@ -8,6 +8,8 @@ join several arrays promote them, as in jax.numpy."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -1553,14 +1555,111 @@ lowering(stack)(moves_elements(stack, 0))
 lowering(hstack)(moves_elements(hstack, 0))
 lowering(vstack)(moves_elements(vstack, 0))
 lowering(split)(moves_elements(split, 0))
-lowering(_getitem)(moves_elements(_getitem, 0))
-lowering(take)(moves_elements(take, 0))
 lowering(diagonal)(moves_elements(diagonal, 0))
 lowering(compress)(moves_elements(compress, 1))
 lowering(atleast_1d)(moves_elements(atleast_1d))
 lowering(atleast_2d)(moves_elements(atleast_2d))
 lowering(atleast_3d)(moves_elements(atleast_3d))
 lowering(broadcast_arrays)(moves_elements(broadcast_arrays))
+
+
+# Indexing with arrays (x[idx], take, x.at[idx].get) gathers at positions
+# that depend on the index's values, which jit and remembered calls know
+# only when they run: moves_elements, which reads the values, cannot
+# differentiate them there. Instead the function itself, applied to arrays
+# of each element's coordinate along one axis (broadcast views of an
+# arange: memory of the axis's length, not the data's; take along the
+# flattened array numbers every element), gives the coordinates each result
+# element comes from, as a namespace call on the index (recorded by jit and
+# replayed with its checks: an index out of bounds raises when it runs, as
+# without differentiation); a gather takes the elements there, with a
+# scatter-add as its transpose.
+
+
+_DATA_ARGUMENT: Final = "a"
+_INDEX_ARGUMENT: Final = {"_getitem": "key", "take": "indices", "_gather": "index"}
+
+
+@functools.cache
+def _signature(function: Any) -> inspect.Signature:
+    return inspect.signature(function._traced)
+
+
+def _arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
+    """``function``'s arguments by name, defaults included."""
+    bound = _signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _indexing_lower(function: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
+    """The lowering of ``function`` (``_getitem``, ``take`` or ``_gather``)
+    on data ``a``: a gather at the positions an index with arrays selects
+    (else by :func:`moves_elements`)."""
+    from typelattice import lax
+    from typelattice._tracing import tree
+    from typelattice._tracing.tracer import TransformTracer
+    from typelattice.numpy import _lower
+
+    given = _arguments(function, (a, *args), kwargs)
+    index = given[_INDEX_ARGUMENT[function.__name__]]
+    mode = given.get("mode")
+    fills = mode == "fill" if function is take else mode in ("fill", "drop")
+    fill_value = given.get("fill_value")
+    if (
+        not isinstance(a, Array)
+        or not any(isinstance(x, Array | np.ndarray) for x in tree.leaves(index))
+        or isinstance(fill_value, TransformTracer)
+        or (a.ndim == 0 and function is not take)
+    ):
+        return moves_elements(function, 0)(a, *args, **kwargs)
+    flat = function is take and given["axis"] is None
+    source = (math.prod(a.shape),) if flat else tuple(a.shape)
+    size = math.prod(source)
+    if size >= 2**31:
+        raise NotImplementedError(
+            f"typelattice.numpy.{function.__name__.lstrip('_')}: differentiating "
+            f"it on {size} elements is not supported (2**31 at most)"
+        )
+    coordinate = _core.aval(np.dtype(np.int32), False)
+    position: Any = None
+    outside: Any = None
+    for d, n in enumerate(source):
+        axis = [1] * len(source)
+        axis[d] = n
+        numbers = np.arange(n, dtype=np.int32).reshape(axis)
+        along = wrap(np.broadcast_to(numbers, source), coordinate)
+        # Out of bounds, 'fill' and 'drop' put -1 at every coordinate.
+        call = given | {_DATA_ARGUMENT: along}
+        if "fill_value" in call:
+            call["fill_value"] = -1 if fills else None
+        c = function(**call)
+        if fills and outside is None:
+            outside = lax.eq(c, -1)
+        stride = math.prod(source[d + 1 :])
+        term = c if stride == 1 else lax.mul(c, stride)
+        position = term if position is None else lax.add(position, term)
+    shape = tuple(position.shape)
+    data = lax.reshape(a, (size,))
+    out = _lower._take_flat(data, lax.reshape(position, (math.prod(shape),)))
+    out = lax.reshape(out, shape)
+    if fills:
+        where = "take" if function is take else "x.at[...].get"
+        fill = _fill_for(fill_value, a.dtype, where)
+        out = lax.select(outside, lax.full(shape, fill, a.dtype), out)
+    return _lower._cast(out, a.dtype, a.weak_type)
+
+
+def _getitem_lower(a: Any, key: Any) -> Any:
+    return _indexing_lower(_getitem, a, key)
+
+
+def _take_lower(*args: Any, **kwargs: Any) -> Any:
+    return _indexing_lower(take, *args, **kwargs)
+
+
+def _gather_lower(*args: Any, **kwargs: Any) -> Any:
+    return _indexing_lower(_gather, *args, **kwargs)
 
 
 def _sort_lower(
@@ -1662,7 +1761,9 @@ _SCATTERS: Final = {
 
 lowering(sort)(_sort_lower)
 lowering(_scatter)(_scatter_lower)
-lowering(_gather)(moves_elements(_gather, 0))
+lowering(_getitem)(_getitem_lower)
+lowering(take)(_take_lower)
+lowering(_gather)(_gather_lower)
 for _fn in (argsort, nonzero, argwhere, flatnonzero, searchsorted):
     lowering(_fn)(_lower_constant(_fn))
 del _fn
