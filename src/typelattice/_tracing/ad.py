@@ -55,6 +55,7 @@ from typelattice._tracing.primitive import (
     add_tangents,
     aval_of,
     float0,
+    full,
     zeros,
 )
 from typelattice._tracing.trace import NotDifferentiableError, Program
@@ -1419,7 +1420,7 @@ def value_and_grad(
         out_cts: dict[int, Any] = {}
         if isinstance(tangent, LinearTracer):
             aval = aval_of(primal)
-            out_cts[tangent.ref] = _one(primal, aval)
+            out_cts[tangent.ref] = _one(aval)
         cts = backward_pass(record, in_vars, out_cts, consume=True)
         grads = [
             _zeros_for(aval_of(p)) if c is None else c
@@ -1432,9 +1433,11 @@ def value_and_grad(
     return value_and_grad_fun
 
 
-def _one(like: Any, aval: ShapedArray) -> Any:
-    """A one of ``like``'s dtype and weak flag (the seed of ``grad``)."""
-    return wrap(np.ones((), aval.dtype), _core.aval(aval.dtype, aval.weak_type))
+def _one(aval: ShapedArray) -> Any:
+    """A one of ``aval``'s dtype and weak flag (the seed of ``grad``): under
+    jit or eval_shape, made by the program, so that what the transpose
+    rules make of it (a broadcast to the argument's shape...) is too."""
+    return full(aval, 1)
 
 
 def grad(

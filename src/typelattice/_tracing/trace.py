@@ -111,6 +111,7 @@ class Source:
             "_weak_always": _checked_weak_always,
             "_check": _core.check_operand,
             "_asarray": np.asarray,
+            "_full": np.full,
             "_refs": sys.getrefcount,
             "_sole": _SOLE,
         }
