@@ -308,14 +308,14 @@ class Primitive:
             for x, v in zip(args, values, strict=True)
         ]
         out, fast = self.evaluate_eagerly(avals, params)
-        if ACTIVE and args and _grows(out, values):
+        if ACTIVE and args:
             # Constants made larger (a broadcast, a pad) while jit or
             # eval_shape runs are made by the program when it runs: tracing
             # allocates nothing of their size, and the program holds only
             # the small operands (the seed of jit(grad(f)), a Python
             # scalar broadcast by a lowering).
             trace = current_trace()
-            if trace is not None:
+            if trace is not None and _grows(out, values):
                 return record(trace, self, args, params)
         if fast is not None:
             result = _core.ignore_fp_errors(fast, *values)
@@ -331,7 +331,7 @@ class Primitive:
 def _grows(out: Any, values: list[Any]) -> bool:
     """Whether a result (or one of several) has more elements than every
     operand."""
-    largest = max(v.size for v in values)
+    largest: int = max(v.size for v in values)
     if type(out) is ShapedArray:
         return math.prod(out.shape) > largest
     return any(math.prod(o.shape) > largest for o in out)
@@ -437,7 +437,7 @@ class Filled(Equation):
 
     __slots__ = ("out", "value")
 
-    def __init__(self, value: np.generic, out: int) -> None:
+    def __init__(self, value: Any, out: int) -> None:
         self.value = value
         self.out = out
 
@@ -578,7 +578,7 @@ def full(aval: ShapedArray, value: complex) -> Any:
     >>> full(ShapedArray((2,), np.dtype('float32')), 1)
     Array([1., 1.], dtype=float32)
     """
-    fill = np.asarray(value, aval.dtype)[()]
+    fill = np.asarray(value, aval.dtype)[()]  # (a NumPy scalar)
     key = _core.aval(aval.dtype, aval.weak_type)
     trace = current_trace() if ACTIVE else None
     if trace is None:
