@@ -849,9 +849,10 @@ def test_remembering_holds_no_large_arrays() -> None:
 def test_what_is_remembered_holds_bounded_memory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Beyond its limit of constant bytes, what reverse mode remembers is
-    forgotten, then remembered anew: it never holds more."""
-    monkeypatch.setattr(ad, "_HELD_MAX", 64)
+    """Beyond its limit of bytes (constants and programs), what reverse mode
+    remembers is forgotten, then remembered anew: it never holds more."""
+    bound = 64_000  # (a few remembered calls)
+    monkeypatch.setattr(ad, "_HELD_MAX", bound)
     monkeypatch.setattr(ad, "_held", 0)
     monkeypatch.setattr(ad, "_REMEMBERED", {})
     monkeypatch.setattr(ad, "_BACKWARDS", {})
@@ -860,6 +861,7 @@ def test_what_is_remembered_holds_bounded_memory(
         return tnp.sum(tnp.sin(x * 1.5) * 2.5)
 
     remembered = 0
+    before, forgotten = 0, False
     for n in range(1, 40):
         x = tnp.ones(n, "float32")
         for _ in range(3):
@@ -873,5 +875,127 @@ def test_what_is_remembered_holds_bounded_memory(
                 if type(v) is ad._Transposed:
                     lins = {id(k): k for k in key if type(k) is ad._Linearized}
                     held += v.held + sum(k.held for k in lins.values())
-            assert held <= 64
+            assert held <= bound
+            forgotten = forgotten or held < before
+            before = held
     assert remembered  # (remembered, forgotten, remembered anew)
+    assert forgotten
+
+
+def _long_loss(n: int) -> Any:
+    """A loss of ``n`` namespace calls (elementwise, on a small array)."""
+
+    def loss(x: Any) -> Any:
+        for _ in range(n):
+            x = tnp.sin(x)
+        return tnp.sum(x)
+
+    return loss
+
+
+def test_remembered_programs_count_toward_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long loss differentiated at many new shapes leaves compiled programs
+    (code, globals, per-equation structures) behind each time: they count
+    toward the bound, so the memory held by what is remembered stays under
+    it (as tracemalloc measures it)."""
+    import gc
+    import tracemalloc
+
+    bound = 1 << 19
+    monkeypatch.setattr(ad, "_HELD_MAX", bound)
+    monkeypatch.setattr(ad, "_held", 0)
+    monkeypatch.setattr(ad, "_REMEMBERED", {})
+    monkeypatch.setattr(ad, "_BACKWARDS", {})
+    g = tl.grad(_long_loss(300))
+    g(tnp.ones(1, "float32"))  # (first-use caches)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        most = 0
+        for n in range(2, 14):
+            x = tnp.ones(n, "float32")
+            for _ in range(3):  # (calls, then the backward pass, remembered)
+                g(x)
+            gc.collect()
+            most = max(most, tracemalloc.get_traced_memory()[0] - start)
+    finally:
+        tracemalloc.stop()
+    # Unbounded, the programs of 12 shapes held about 2 MB.
+    assert most < bound + (1 << 18)
+
+
+def test_a_long_backward_pass_is_not_compiled_whole() -> None:
+    """Remembering the backward pass of a loss of thousands of operations
+    costs no spike: its third gradient (when a backward pass is
+    remembered) needs about the memory of its first."""
+    import tracemalloc
+
+    g = tl.grad(_long_loss(5000))
+    x = tnp.ones(8, "float32")
+    peaks: list[int] = []
+    tracemalloc.start()
+    try:
+        for _ in range(3):
+            tracemalloc.reset_peak()
+            start, _ = tracemalloc.get_traced_memory()
+            got = g(x)
+            peaks.append(tracemalloc.get_traced_memory()[1] - start)
+    finally:
+        tracemalloc.stop()
+    # Compiled whole, the third took 40 MB at once.
+    assert peaks[2] < 2 * peaks[0] + (1 << 20), peaks
+    want = tl.grad(_long_loss(5000))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_jit_of_grad_holds_no_constant_of_the_arguments_size() -> None:
+    """The seed of ``grad`` and what the transpose rules make of it
+    (ones broadcast to the argument's shape) are computed by the program:
+    the jitted gradient holds nothing of the argument's size."""
+    import gc
+    import tracemalloc
+
+    x = tnp.ones((1000, 1000), "float32")  # 4 MB
+    keep = x > 0.5
+    g = tl.jit(tl.grad(lambda x: tnp.sum(tnp.where(keep, tnp.sin(x) * 2, 0.0))))
+    tracemalloc.start()
+    try:
+        got = g(x)
+        del got
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000
+    assert "const:float32[1000,1000]" not in repr(g.program(x))
+    np.testing.assert_array_equal(np.asarray(g(x)), 2 * np.cos(np.float32(1)))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: tnp.sum(tnp.sin(x) * 2),
+        lambda x: tnp.mean(x**2),
+        lambda x: tnp.sum(tnp.tanh(x @ tnp.ones((50_000, 2), "float32"))),
+        lambda x: tnp.sum(tnp.where(x > 0, x, 0.0)),
+        lambda x: tnp.sum(x[1:, ::2] * 3.0) + tnp.max(x[7]),
+    ],
+    ids=["sum", "mean", "matmul", "where", "indexing"],
+)
+def test_eval_shape_of_grad_allocates_nothing(f: Any) -> None:
+    """The gradient of a function of 10 GB of float32, evaluated for its
+    shape only: nothing of that size is made."""
+    import tracemalloc
+
+    x = tl.ShapeDtypeStruct((50_000, 50_000), "float32")
+    tracemalloc.start()
+    try:
+        got = tl.eval_shape(tl.grad(f), x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got == x
+    assert peak < 4_000_000

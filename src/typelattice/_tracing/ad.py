@@ -55,9 +55,10 @@ from typelattice._tracing.primitive import (
     add_tangents,
     aval_of,
     float0,
+    full,
     zeros,
 )
-from typelattice._tracing.trace import NotDifferentiableError, Program
+from typelattice._tracing.trace import NotDifferentiableError, Program, code_bytes
 from typelattice._tracing.tracer import (
     ACTIVE,
     Tracer,
@@ -174,7 +175,7 @@ class JVPTrace:
             return found.apply(self, record, leaves)
         if not _sighted(_REMEMBERED, sig_key, found):
             return run(leaves)
-        made = _Linearized.make(self, record, run, leaves)
+        made = _Linearized.make(self, record, run, leaves, sig_key)
         _keep(_REMEMBERED, sig_key, made, 0 if made is None else made.held)
         if made is None:
             return run(leaves)
@@ -323,11 +324,23 @@ _CONSTANTS_MAX: Final = 1 << 16
 _STATIC_LEAVES: Final = frozenset({int, bool, str, type(None), type(Ellipsis), type})
 
 
-# The bytes of the constant arrays that all remembered computations hold:
-# beyond _HELD_MAX, everything remembered is forgotten (to be remembered
-# anew as calls come).
+# The bytes that all remembered computations hold: their constant arrays,
+# their compiled programs (code, globals, per-equation structures) and
+# their keys. Beyond _HELD_MAX, everything remembered is forgotten (to be
+# remembered anew as calls come); one computation that would hold more is
+# not remembered.
 _held = 0
 _HELD_MAX: Final = 1 << 25
+# About the bytes of one remembered linear equation (its tuple, operands
+# and parameters), and of one element of a key (a pointer, and an int).
+_EQUATION_BYTES: Final = 256
+_KEY_ITEM_BYTES: Final = 40
+# A backward pass of more linear equations than this is not compiled as
+# one program: compiling costs about 10 KB of memory and 0.1-0.2 ms per
+# equation at once, its program would hold about 0.5 KB per equation, and
+# it runs only about 10 us per equation faster than the blocks' own
+# remembered transposes, which run instead.
+_BACKWARD_MAX: Final = 4096
 
 
 def _sighted(
@@ -342,8 +355,15 @@ def _sighted(
         return True
     if len(table) >= _REMEMBERED_MAX:
         table.clear()
+    if found is None:
+        _hold(_key_bytes(key))
     table[key] = seen + 1
     return False
+
+
+def _key_bytes(key: tuple[Any, ...]) -> int:
+    """About the bytes a table's key holds."""
+    return 64 + _KEY_ITEM_BYTES * len(key)
 
 
 def _keep(
@@ -351,7 +371,7 @@ def _keep(
 ) -> None:
     """Remember ``made`` (a linearization or a program), which with its key
     holds ``held`` bytes, or that the signature cannot be remembered (None)."""
-    if made is None:
+    if made is None or held > _HELD_MAX:
         table[key] = False
         return
     _hold(held)
@@ -423,10 +443,12 @@ class _Linearized:
         record: LinearTrace,
         run: Callable[[list[Any]], Any],
         leaves: list[Any],
+        sig_key: tuple[Any, ...],
     ) -> _Linearized | None:
         """Run the lowering on stand-ins: a jit trace's tracers for the
         primal values, a fresh linear record for the tangents (None when it
-        cannot be remembered)."""
+        cannot be remembered); ``sig_key`` is its key, counted in what it
+        holds."""
         self = cls()
         primal_trace, token = _tracer.start(f"{trace.name} (remembered)")
         primal_trace.stands_in = True
@@ -523,15 +545,23 @@ class _Linearized:
         )
         if held > _CONSTANTS_MAX:
             return None
-        self.held = held
         self.run = program.run
-        self.apply = self._compile()
+        self.apply, source = self._compile()
+        self.held = (
+            held
+            + program.code_bytes
+            + code_bytes(source)
+            + _EQUATION_BYTES * len(self.eqns)
+            + _key_bytes(sig_key)
+        )
         return self
 
-    def _compile(self) -> Callable[[JVPTrace, LinearTrace, list[Any]], Any]:
+    def _compile(
+        self,
+    ) -> tuple[Callable[[JVPTrace, LinearTrace, list[Any]], Any], str]:
         """``apply(trace, record, leaves)``: the call's result on ``leaves``,
         its equations added to ``record`` as one :class:`_Block`; written
-        out for this linearization (it runs on every call)."""
+        out for this linearization (it runs on every call); and its source."""
         scope: dict[str, Any] = {
             "run": self.run,
             "lin": self,
@@ -582,10 +612,10 @@ class _Linearized:
             lines.append(f"    return {results[0]}")
         else:
             lines.append(f"    return out_tree.unflatten([{', '.join(results)}])")
-        code = compile("\n".join(lines) + "\n", "<typelattice.grad call>", "exec")
-        exec(code, scope)
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, "<typelattice.grad call>", "exec"), scope)
         apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = scope["apply"]
-        return apply
+        return apply, source
 
 
 def _bytes_of(values: list[Any]) -> int:
@@ -699,7 +729,7 @@ class _Transposed:
     def __init__(self, run: Callable[..., Any], results: list[Any], held: int) -> None:
         self.run = run
         self.results = results
-        self.held = held  # (bytes of constant arrays)
+        self.held = held  # (bytes of its constant arrays and its program)
 
     @classmethod
     def of(
@@ -769,7 +799,7 @@ class _Transposed:
         held = program.constant_bytes + _bytes_of(consts)
         if held > _CONSTANTS_MAX:
             return None
-        return cls(program.run, results, held)
+        return cls(program.run, results, held + program.code_bytes)
 
     def cotangents(self, values: list[Any]) -> list[Any]:
         """The inputs' cotangents (None for none) from the values of the
@@ -913,10 +943,14 @@ def _remembered_backward(
         if type(c) is not ArrayImpl:
             return None
         sig += (v, c._key, c._value.shape)
+    n = 0
     for b in eqns:
         if type(b) is not _Block:
             return None
+        n += len(b.lin.eqns)
         sig += (b.lin, b.base, *b.refs)
+    if n > _BACKWARD_MAX:  # (transposed block by block)
+        return None
     key = tuple(sig)
     found = _BACKWARDS.get(key)
     if type(found) is not _Transposed:
@@ -926,6 +960,7 @@ def _remembered_backward(
         # (its key holds the linearizations, whatever becomes of them)
         lins = {id(b.lin): b.lin.held for b in eqns}
         held = 0 if found is None else found.held + sum(lins.values())
+        held += _key_bytes(key)
         _keep(_BACKWARDS, key, found, held)
         if found is None:
             return None
@@ -1491,7 +1526,7 @@ def value_and_grad(
         out_cts: dict[int, Any] = {}
         if isinstance(tangent, LinearTracer):
             aval = aval_of(primal)
-            out_cts[tangent.ref] = _one(primal, aval)
+            out_cts[tangent.ref] = _one(aval)
         cts = backward_pass(record, in_vars, out_cts, consume=True)
         grads = [
             _zeros_for(aval_of(p)) if c is None else c
@@ -1504,9 +1539,11 @@ def value_and_grad(
     return value_and_grad_fun
 
 
-def _one(like: Any, aval: ShapedArray) -> Any:
-    """A one of ``like``'s dtype and weak flag (the seed of ``grad``)."""
-    return wrap(np.ones((), aval.dtype), _core.aval(aval.dtype, aval.weak_type))
+def _one(aval: ShapedArray) -> Any:
+    """A one of ``aval``'s dtype and weak flag (the seed of ``grad``): under
+    jit or eval_shape, made by the program, so that what the transpose
+    rules make of it (a broadcast to the argument's shape...) is too."""
+    return full(aval, 1)
 
 
 def grad(

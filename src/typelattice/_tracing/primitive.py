@@ -73,6 +73,7 @@ of one abstract value).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -81,7 +82,13 @@ import numpy as np
 from typelattice import _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._tracing.trace import Equation, Source, _short
-from typelattice._tracing.tracer import Trace, Tracer, current_trace, innermost_trace
+from typelattice._tracing.tracer import (
+    ACTIVE,
+    Trace,
+    Tracer,
+    current_trace,
+    innermost_trace,
+)
 
 __all__ = [
     "PRIMITIVES",
@@ -100,6 +107,7 @@ __all__ = [
     "defjvp_zero",
     "deflinear",
     "float0",
+    "full",
     "instantiate",
     "is_undefined",
     "tangent_aval",
@@ -300,6 +308,15 @@ class Primitive:
             for x, v in zip(args, values, strict=True)
         ]
         out, fast = self.evaluate_eagerly(avals, params)
+        if ACTIVE and args:
+            # Constants made larger (a broadcast, a pad) while jit or
+            # eval_shape runs are made by the program when it runs: tracing
+            # allocates nothing of their size, and the program holds only
+            # the small operands (the seed of jit(grad(f)), a Python
+            # scalar broadcast by a lowering).
+            trace = current_trace()
+            if trace is not None and _grows(out, values):
+                return record(trace, self, args, params)
         if fast is not None:
             result = _core.ignore_fp_errors(fast, *values)
         else:
@@ -309,6 +326,15 @@ class Primitive:
                 _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
             )
         return _owned(result, out.weak_type, values)
+
+
+def _grows(out: Any, values: list[Any]) -> bool:
+    """Whether a result (or one of several) has more elements than every
+    operand."""
+    largest: int = max(v.size for v in values)
+    if type(out) is ShapedArray:
+        return math.prod(out.shape) > largest
+    return any(math.prod(o.shape) > largest for o in out)
 
 
 # Primitive.evaluate's memory (dropped whole when full).
@@ -403,6 +429,31 @@ class PrimitiveEquation(Equation):
             if v in operands and src.avals[v][1] == shape:
                 return self._source(src, fn, into=v)
         return self._source(src, fn)
+
+
+class Filled(Equation):
+    """An array of one value, made by the program when it runs (the zeros
+    and the seed of the differentiation rules, traced)."""
+
+    __slots__ = ("out", "value")
+
+    def __init__(self, value: Any, out: int) -> None:
+        self.value = value
+        self.out = out
+
+    def inputs(self) -> Sequence[int]:
+        return ()
+
+    def outputs(self) -> Sequence[int]:
+        return (self.out,)
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        return f"{var(self.out)} = full({self.value!r})"
+
+    def source(self, src: Source) -> str:
+        _, shape = src.avals[self.out]
+        value = src.constant(self.value)
+        return f"v{self.out} = _full({shape!r}, {value})"
 
 
 def _constant_aval(value: Any) -> ShapedArray:
@@ -519,9 +570,26 @@ def aval_of(x: Any) -> ShapedArray:
     return ShapedArray(tuple(x.shape), x.dtype, x.weak_type)
 
 
-def zeros(aval: ShapedArray) -> ArrayImpl:
-    """An array of zeros of ``aval``: a constant, made from the abstract
-    value alone.
+def full(aval: ShapedArray, value: complex) -> Any:
+    """An array of ``value`` of ``aval``, made from the abstract value alone:
+    a constant, or while jit or eval_shape runs, a tracer that the program
+    fills when it runs (tracing allocates nothing of its size).
+
+    >>> full(ShapedArray((2,), np.dtype('float32')), 1)
+    Array([1., 1.], dtype=float32)
+    """
+    fill = np.asarray(value, aval.dtype)[()]  # (a NumPy scalar)
+    key = _core.aval(aval.dtype, aval.weak_type)
+    trace = current_trace() if ACTIVE else None
+    if trace is None:
+        return wrap(np.full(aval.shape, fill), key)
+    tracer = trace.new_tracer(key, aval.shape)
+    trace.record(Filled(fill, tracer._var))
+    return tracer
+
+
+def zeros(aval: ShapedArray) -> Any:
+    """An array of zeros of ``aval`` (see :func:`full`).
 
     Raises:
       TypeError: ``aval`` is of :data:`float0`, which holds no values.
@@ -531,9 +599,11 @@ def zeros(aval: ShapedArray) -> ArrayImpl:
             "a tangent of a bool or integer value is symbolic (Zero) and has no "
             "array of zeros; rules must not instantiate it"
         )
-    return wrap(
-        np.zeros(aval.shape, aval.dtype), _core.aval(aval.dtype, aval.weak_type)
-    )
+    if not ACTIVE or current_trace() is None:
+        return wrap(
+            np.zeros(aval.shape, aval.dtype), _core.aval(aval.dtype, aval.weak_type)
+        )
+    return full(aval, 0)
 
 
 def instantiate(t: Any) -> Any:

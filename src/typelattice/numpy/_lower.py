@@ -208,7 +208,6 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
             with enable_x64():
                 return [np.real(o._value) for o in tree.leaves(fn(*a, **k))]
 
-        first, second = numbered(1), numbered(total + 2)
         shaped = expected(function, *args, **kwargs)
         out_leaves, out_tree = tree.flatten(shaped)
         sources: dict[Any, Any] = {}
@@ -223,7 +222,20 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
                 sources[dt] = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
             return sources[dt]
 
-        results: list[Any] = []
+        if _computes_nothing():
+            # Under eval_shape nothing runs, and the element numbers (arrays
+            # of the data's size) are not needed: a gather of the right
+            # shapes, from element 0, has the same abstract values.
+            results: list[Any] = []
+            for o in out_leaves:
+                flat = lax.full((math.prod(o.shape),), 0, "int32")
+                taken = _take_flat(source_in(o.dtype), flat) if total else None
+                out = lax.full(tuple(o.shape), 0, o.dtype) if taken is None else taken
+                out = lax.reshape(out, tuple(o.shape))
+                results.append(_cast(out, o.dtype, o.weak_type))
+            return out_tree.unflatten(results)
+        first, second = numbered(1), numbered(total + 2)
+        results = []
         for o, v1, v2 in zip(out_leaves, first, second, strict=True):
             dt = o.dtype
             moved = (v2 - v1) == total + 1
@@ -246,6 +258,15 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
         return out_tree.unflatten(results)
 
     return lower
+
+
+def _computes_nothing() -> bool:
+    """Whether the trace running is only evaluated (eval_shape): what is
+    recorded in it never runs."""
+    from typelattice._tracing.tracer import current_trace
+
+    trace = current_trace()
+    return trace is not None and trace.abstract_only
 
 
 def _cast(x: Array, dtype: Any, weak: bool = False) -> Array:

@@ -966,7 +966,11 @@ def _lowered_count(x: Any, axes: tuple[int, ...], where: Any) -> Any:
 
     if where is None:
         n = math.prod(x.shape[a] for a in axes)
-        return lax.full((), n, x.dtype)
+        # (as a float: a count past the default integer's range still
+        # converts, exactly below 2**53, to the floating dtype)
+        return lax.full(
+            (), float(n) if _dtypes.kind_of(x.dtype) in "fc" else n, x.dtype
+        )
     ones = _lowered_masked(lax.full(x.shape, 1, x.dtype), where, 0)
     return lax.reduce_sum(ones, axes)
 
