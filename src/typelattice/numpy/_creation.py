@@ -225,14 +225,15 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
 
 
 @traced(abstract.full_size)
-def convert_to(x: Any, dtype: Any, where: str) -> Array:
+def convert_to(x: Any, dtype: Any, where: str, fix: str | None = None) -> Array:
     """``x`` converted to ``dtype`` given to ``where`` (a function's
     ``dtype=``): a strong result, refusing values the dtype cannot hold as
     every conversion but :func:`astype` does (see docs/semantics.md, "Data
-    safety")."""
+    safety"). The message ends with ``fix`` when it is given (for an Array
+    ``x``), else with a ``dtype=`` that holds the values."""
     dt = _requested(dtype, where)
     if isinstance(x, ArrayImpl):
-        return from_numpy(_core.checked_cast(x._value, dt, where))
+        return from_numpy(_core.checked_cast(x._value, dt, where, fix))
     return _asarray(x, dt, None, where)
 
 
@@ -777,8 +778,8 @@ def _astype_lower(
     return _lower.finish(_lower.like(x, result), result)
 
 
-def _convert_to_lower(x: Any, dtype: Any, where: str) -> Any:
-    result = _lower.expected(convert_to, x, dtype, where)
+def _convert_to_lower(x: Any, dtype: Any, where: str, fix: str | None = None) -> Any:
+    result = _lower.expected(convert_to, x, dtype, where, fix)
     return _lower.finish(_lower.like(x, result), result)
 
 
