@@ -507,7 +507,8 @@ def _add_mode(p: argparse.ArgumentParser, lattice_help: str) -> None:
         "--lattice",
         default=None,
         metavar="FILE",
-        help=lattice_help + " (a TOML or JSON file, see 'typelattice check')",
+        help=lattice_help
+        + " (a TOML or JSON regular file of at most 1 MiB, see 'typelattice check')",
     )
 
 
@@ -670,9 +671,13 @@ def _parser() -> argparse.ArgumentParser:
         "kind (cycles, pairs with several minimal common upper bounds, pairs "
         f"with none) and prints the first {_SHOWN}. Exit status 0 for a "
         "lattice, 1 otherwise. The same file works as --lattice in table, draw "
-        "and explain.",
+        "and explain. A lattice file is a regular file (a symbolic link to one "
+        "is followed) of at most 1 MiB; anything else is an error (exit status "
+        "2).",
     )
-    check.add_argument("file", metavar="FILE", help="the .toml or .json file")
+    check.add_argument(
+        "file", metavar="FILE", help="the .toml or .json file (at most 1 MiB)"
+    )
     check.add_argument(
         "--partial",
         action="store_true",
