@@ -11,10 +11,13 @@ ulps.
 Dtypes (mixed precision): the state (momentum, first and second moments)
 has each parameter's dtype, whatever the gradient's; a gradient is converted
 to its parameter's dtype before it is used (a bfloat16 gradient of a
-float32 parameter is accumulated in float32); the updates have the
-parameter's dtype; the step count is an int32 scalar. Everything made here
-is strong (never weakly typed). Python-float hyperparameters are weak, so
-they take the parameter's dtype. optax instead lets the state's dtype follow
+float32 parameter is accumulated in float32), by the namespace's checked
+conversion: a value the parameter's dtype cannot hold raises OverflowError
+naming the gradient and the parameter, where optax's astype gives inf; the
+updates have the parameter's dtype; the step count is an int32 scalar.
+Everything made here is strong (never weakly typed). Python-float
+hyperparameters are weak, so they take the parameter's dtype. optax instead
+lets the state's dtype follow
 promotion with the gradient's (a float32 gradient turns a bfloat16
 parameter's momentum into float32).
 
@@ -636,6 +639,8 @@ def apply_updates(params: Any, updates: Any) -> Any:
       ValueError: the trees' structures or shapes differ.
       TypeError: a parameter is not floating or complex, or an update is
         complex for a real parameter.
+      OverflowError: an update holds a value its parameter's dtype cannot
+        hold (a float32 update of -1e5 for a float16 parameter).
 
     >>> import typelattice.numpy as tnp
     >>> params = {'w': tnp.ones(2, 'bfloat16')}
