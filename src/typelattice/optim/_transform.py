@@ -17,9 +17,8 @@ naming the gradient and the parameter, where optax's astype gives inf; the
 updates have the parameter's dtype; the step count is an int32 scalar.
 Everything made here is strong (never weakly typed). Python-float
 hyperparameters are weak, so they take the parameter's dtype. optax instead
-lets the state's dtype follow
-promotion with the gradient's (a float32 gradient turns a bfloat16
-parameter's momentum into float32).
+lets the state's dtype follow promotion with the gradient's (a float32
+gradient turns a bfloat16 parameter's momentum into float32).
 
 The update functions use only ``typelattice.numpy`` operations and branch
 only on what is static (structures, dtypes, shapes, hyperparameters), so
