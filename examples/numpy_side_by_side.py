@@ -10,6 +10,7 @@ Run: python examples/numpy_side_by_side.py
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ import numpy as np
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from typelattice._cli import run_main
 
 LABEL = 18  # width of the expression column
 CELL = 28  # width of the NumPy column
@@ -109,4 +111,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Ends as the typelattice command does: quietly when the reader of the
+    # output goes away (| head).
+    sys.exit(run_main(main))

@@ -5,9 +5,12 @@ Run: python examples/promotion_tour.py
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 import typelattice as tl
+from typelattice._cli import run_main
 
 
 def show(label: str, *args: object) -> None:
@@ -48,4 +51,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Ends as the typelattice command does: quietly when the reader of the
+    # output goes away (| head).
+    sys.exit(run_main(main))

@@ -9,8 +9,8 @@ Two models are trained on generated data (nothing is downloaded):
 
 Each is trained twice from the same initial parameters: computing in
 bfloat16 (layers with ``dtype='bfloat16'``, parameters kept in float32 by
-``param_dtype``) and in float32. The script prints the loss per epoch with a
-progress bar, the final accuracies of both runs, and the dtypes of the
+``param_dtype``) and in float32. The script prints the loss per epoch (with
+a progress bar on a terminal), the final accuracies of both runs, and the dtypes of the
 activations, parameters, gradients and optimiser state of the mixed run:
 the parameters, their gradients and the optimiser's state stay float32
 while the layers compute in bfloat16.
@@ -34,6 +34,7 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import nn, optim, random
+from typelattice._cli import progress_on, run_main
 from typelattice._tracing import tree
 
 # -- data -------------------------------------------------------------------------
@@ -112,12 +113,17 @@ def batches(n: int, size: int, rng: np.random.Generator) -> Iterator[Any]:
 
 
 def progress(epoch: int, epochs: int, done: int, total: int, loss: float) -> None:
-    width = 24
-    filled = width * done // total
-    bar = "#" * filled + "." * (width - filled)
-    end = "\n" if done == total else ""
-    print(f"\r  epoch {epoch + 1:2d}/{epochs} [{bar}] loss {loss:.4f}", end=end)
-    sys.stdout.flush()
+    """The epoch's progress bar, redrawn in place on a terminal; in a pipe
+    or a log file, one line when the epoch ends (no carriage returns)."""
+    line = f"  epoch {epoch + 1:2d}/{epochs}"
+    if progress_on(sys.stdout):
+        width = 24
+        filled = width * done // total
+        bar = "#" * filled + "." * (width - filled)
+        end = "\n" if done == total else ""
+        print(f"\r{line} [{bar}] loss {loss:.4f}", end=end, flush=True)
+    elif done == total:
+        print(f"{line} loss {loss:.4f}", flush=True)
 
 
 def train(
@@ -237,4 +243,10 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
 
 
 if __name__ == "__main__":
-    main()
+
+    def run() -> None:
+        main()
+
+    # Ends as the typelattice command does: quietly when the reader of the
+    # output goes away (| head).
+    sys.exit(run_main(run))

@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -627,6 +628,89 @@ def test_unreadable_and_empty_lattice_files(
             status, out, err = run(argv, capsys)
             assert status == 2 and out == "" and match in err
             assert err.count("\n") == 1
+
+
+def _deep(tmp_path: Path, name: str) -> Path:
+    """A file nested deeper than a parser's recursion goes."""
+    path = tmp_path / name
+    nested = "[" * 100_000 + "]" * 100_000
+    if name.endswith(".json"):
+        path.write_text('{"edges": {"a": ' + nested + "}}")
+    else:
+        path.write_text("[edges]\na = " + nested + "\n")
+    return path
+
+
+def _link(tmp_path: Path, target: str) -> Path:
+    if not Path(target).exists():
+        pytest.skip(f"no {target} here")
+    path = tmp_path / "link.toml"
+    try:
+        path.symlink_to(target)
+    except OSError:
+        pytest.skip("no symbolic links here")
+    return path
+
+
+def _fifo(tmp_path: Path) -> Path:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    path = tmp_path / "fifo.toml"
+    os.mkfifo(path)
+    return path
+
+
+def _directory(tmp_path: Path) -> Path:
+    path = tmp_path / "dir.toml"
+    path.mkdir()
+    return path
+
+
+def _large(tmp_path: Path) -> Path:
+    path = tmp_path / "large.toml"
+    path.write_text("# comment\n" * 200_000)  # 2 MB
+    return path
+
+
+# What is not a lattice file, and what the one line says.
+NOT_LATTICE_FILES = {
+    "deep_json": (lambda t: _deep(t, "deep.json"), "it nests too deeply"),
+    "deep_toml": (lambda t: _deep(t, "deep.toml"), "it nests too deeply"),
+    "directory": (_directory, "Is a directory"),
+    "fifo": (_fifo, "not a regular file (a FIFO)"),
+    "dev_zero": (lambda t: _link(t, "/dev/zero"), "(a character device)"),
+    "proc": (lambda t: _link(t, "/proc/self/status"), "not a regular file (such"),
+    "large": (_large, "2000000 bytes, more than a lattice file may have (1048576"),
+}
+
+
+@pytest.mark.parametrize("command", ["check", "table"])
+@pytest.mark.parametrize("kind", list(NOT_LATTICE_FILES))
+def test_what_is_not_a_lattice_file_is_one_line_with_status_2(
+    kind: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Status 1 would mean 'not a lattice'; a file that cannot be one is an
+    error, found without reading more than the size limit (a FIFO is not
+    waited for, /dev/zero not read until memory runs out)."""
+    make, match = NOT_LATTICE_FILES[kind]
+    path = make(tmp_path)
+    argv = (
+        ["check", str(path)]
+        if command == "check"
+        else ["table", "--lattice", str(path)]
+    )
+    status, out, err = run(argv, capsys)
+    assert status == 2 and out == ""
+    assert err.startswith(f"typelattice: error: {path}: ") and match in err
+    assert err.count("\n") == 1
+
+
+def test_a_symbolic_link_to_a_lattice_file_is_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _link(tmp_path, str(LATTICES / "jax_standard.toml"))
+    status, out, _ = run(["check", str(path)], capsys)
+    assert status == 0 and out.startswith(f"{path}: a lattice")
 
 
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
+# The arguments each script is run with here: the shortest run.
+ARGS = {"train_mixed_precision.py": ("--quick",)}
 
 
 def run_example(name: str) -> str:
@@ -71,11 +78,77 @@ def test_train_mixed_precision_quick() -> None:
 
 
 def run_example_args(name: str, *args: str) -> str:
+    return run_piped(name, *args)[0]
+
+
+@functools.cache
+def run_piped(name: str, *args: str) -> tuple[str, str]:
+    """Standard output and error of ``examples/<name>`` run with ``args``,
+    both pipes, as written (no newline translation: a carriage return
+    stays one)."""
     done = subprocess.run(
         [sys.executable, "-W", "error", str(EXAMPLES / name), *args],
         capture_output=True,
-        text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    return done.stdout.decode(), err
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_closed_pipe_ends_each_example_quietly(name: str) -> None:
+    """As ``python examples/x.py | head -1`` once head has gone: the
+    example ends as the typelattice command does, with 141 (a tool stopped
+    by SIGPIPE) and nothing on stderr, not with a BrokenPipeError."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-W", "error", str(EXAMPLES / name), *ARGS.get(name, ())],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_output_into_a_pipe_has_no_carriage_returns(name: str) -> None:
+    """Progress is drawn only on a terminal: a pipe or a log file gets
+    whole lines."""
+    out, err = run_piped(name, *ARGS.get(name, ()))
+    assert out and "\r" not in out + err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no pseudo-terminals")
+def test_progress_is_drawn_on_a_terminal() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    name = "train_mixed_precision.py"
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-W", "error", str(EXAMPLES / name), "--quick"],
+            stdout=follower,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # (the terminal closes when the script ends)
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.wait(timeout=300) == 0
+    finally:
+        os.close(leader)
+    out = b"".join(chunks).decode()
+    assert "\r  epoch  1/2 [" in out and "] loss " in out

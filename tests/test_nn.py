@@ -611,3 +611,178 @@ def test_an_embedding_model_trains_under_jit() -> None:
     # Other tokens of the same shape reuse the traced step.
     other, _ = step(params, tokens[::-1], targets)
     assert np.isfinite(float(other))
+
+
+# -- parameters given to apply are checked against what init makes ------------------
+
+
+def _grad_apply(layer: nn.Module) -> Any:
+    def loss(variables: Any, x: Any) -> Any:
+        return layer.apply(variables, x).sum()
+
+    return tl.grad(loss)
+
+
+APPLIES = {
+    "eager": lambda layer: layer.apply,
+    "jit": lambda layer: tl.jit(layer.apply),
+    "grad": _grad_apply,
+}
+
+
+def _with(variables: Any, path: tuple[str, ...], value: Any) -> Any:
+    """``variables`` with the leaf at ``path`` replaced (copied dicts)."""
+    out = {k: v for k, v in variables.items()}
+    if len(path) == 1:
+        out[path[0]] = value
+    else:
+        out[path[0]] = _with(variables[path[0]], path[1:], value)
+    return out
+
+
+# (layer, input shape, the parameter changed, its wrong shape, its right shape)
+WRONG_SHAPES = [
+    (nn.Conv(8, (3, 3)), (1, 6, 6, 1), ("kernel",), (5, 5, 1, 8), (3, 3, 1, 8)),
+    (nn.Dense(5), (2, 4), ("bias",), (4, 5), (5,)),
+    (nn.DenseGeneral((2, 3)), (2, 4), ("kernel",), (4, 3, 2), (4, 2, 3)),
+    (nn.Embed(10, 3), (4,), ("embedding",), (3, 10), (10, 3)),
+    (nn.LayerNorm(), (2, 4), ("scale",), (5,), (4,)),
+    (MLP(4), (2, 3), ("head", "kernel"), (3, 2), (4, 2)),
+]
+
+
+@pytest.mark.parametrize("run", list(APPLIES))
+@pytest.mark.parametrize(
+    ("layer", "shape", "path", "wrong", "right"),
+    WRONG_SHAPES,
+    ids=[type(case[0]).__name__ for case in WRONG_SHAPES],
+)
+def test_a_parameter_of_another_shape_raises_naming_it_and_both_shapes(
+    layer: nn.Module,
+    shape: tuple[int, ...],
+    path: tuple[str, ...],
+    wrong: tuple[int, ...],
+    right: tuple[int, ...],
+    run: str,
+) -> None:
+    """As Flax's ScopeParamShapeError: where the shapes would broadcast (a
+    5x5 kernel in a 3x3 convolution) the layer would otherwise compute
+    something else without a word."""
+    x = tnp.zeros(shape, "int32") if isinstance(layer, nn.Embed) else tnp.ones(shape)
+    variables = layer.init(KEY, x)
+    APPLIES[run](layer)(variables, x)  # the variables init made are taken
+    bad = _with(variables, ("params", *path), tnp.ones(wrong))
+    shown = "/".join(path)
+    with pytest.raises(nn.ScopeParamShapeError) as err:
+        APPLIES[run](layer)(bad, x)
+    assert str(err.value).startswith(
+        f"the parameter '{shown}' has shape {wrong}, but {type(layer).__name__}"
+        if len(path) == 1
+        else f"the parameter '{shown}' has shape {wrong}, but Dense"
+    )
+    assert f"makes it {right} here" in str(err.value)
+    assert "model.init(key, x)" in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+def test_parameters_of_another_dtype_are_taken() -> None:
+    """Only shapes are compared (as Flax): parameters cast for mixed
+    precision are given on purpose."""
+    layer = nn.Dense(3)
+    x = tnp.ones((2, 4))
+    variables = layer.init(KEY, x)
+    half = tree.tree_map(lambda p: p.astype("bfloat16"), variables)
+    assert layer.apply(half, x.astype("bfloat16")).dtype == tl.dtype("bfloat16")
+
+
+def test_a_user_initialiser_is_checked_too() -> None:
+    class Scaled(nn.Module):
+        @nn.compact
+        def __call__(self, x: Any) -> Any:
+            def init(key: Any, n: int) -> Any:
+                return random.normal(key, (n, 2))
+
+            return x @ self.param("w", init, x.shape[-1])
+
+    x = tnp.ones((1, 3))
+    variables = Scaled().init(KEY, x)
+    assert Scaled().apply(variables, x).shape == (1, 2)
+    with pytest.raises(
+        nn.ScopeParamShapeError,
+        match=r"'w' has shape \(2, 2\), but Scaled makes it \(3, 2\)",
+    ):
+        Scaled().apply({"params": {"w": tnp.ones((2, 2))}}, x)
+
+
+def test_an_initialiser_that_reads_the_key_is_taken_as_given() -> None:
+    """Its shape cannot be found without running it: the given parameter
+    is used as it is (what apply did before it checked)."""
+
+    class FromSeed(nn.Module):
+        @nn.compact
+        def __call__(self, x: Any) -> Any:
+            def init(key: Any) -> Any:
+                seed = int(np.asarray(random.key_data(key)).sum())
+                return tnp.asarray(np.random.default_rng(seed).normal(size=3))
+
+            return x * self.param("w", init)
+
+    x = tnp.ones(3)
+    variables = FromSeed().init(KEY, x)
+    out = FromSeed().apply(variables, x)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(variables["params"]["w"]))
+
+
+def test_float64_parameters_beyond_float32_raise_in_32_bit_mode() -> None:
+    """NumPy float64 parameters (a checkpoint) become float32 as asarray
+    makes them: rounded, but a value float32 cannot hold raises instead of
+    becoming inf."""
+    layer = nn.Dense(2)
+    x = tnp.ones((1, 3))
+    variables = layer.init(KEY, x)
+    kernel = np.asarray(variables["params"]["kernel"], np.float64)
+    ok = _with(variables, ("params", "kernel"), kernel)
+    np.testing.assert_array_equal(
+        np.asarray(layer.apply(ok, x)), np.asarray(layer.apply(variables, x))
+    )
+    kernel[0, 1] = 1e39
+    bad = _with(variables, ("params", "kernel"), kernel)
+    with pytest.raises(
+        OverflowError,
+        match=r"the parameter 'kernel' \(float64 becomes float32 with "
+        r"enable_x64=False\): value 1e\+39 does not fit in float32.*enable_x64",
+    ):
+        layer.apply(bad, x)
+
+
+def test_nested_lists_are_taken_as_arrays_of_the_parameter_s_dtype() -> None:
+    """A checkpoint read from JSON: lists become arrays of the dtype init
+    would give, values checked."""
+    layer = nn.Dense(2, param_dtype="float16")
+    x = tnp.ones((1, 3), "float16")
+    variables = layer.init(KEY, x)
+    as_json = tree.tree_map(lambda p: np.asarray(p, np.float32).tolist(), variables)
+    assert isinstance(as_json["params"]["kernel"], list)
+    out = layer.apply(as_json, x)
+    assert out.dtype == tl.dtype("float16")
+    np.testing.assert_array_equal(
+        np.asarray(out), np.asarray(layer.apply(variables, x))
+    )
+    too_big = _with(as_json, ("params", "bias"), [1.0, 1e6])
+    with pytest.raises(
+        OverflowError,
+        match=r"the parameter 'bias': value 1000000.0 does not fit in float16.*"
+        r"param_dtype='float32'",
+    ):
+        layer.apply(too_big, x)
+    wrong = _with(as_json, ("params", "bias"), [1.0, 2.0, 3.0])
+    with pytest.raises(nn.ScopeParamShapeError, match=r"'bias' has shape \(3,\)"):
+        layer.apply(wrong, x)
+    ragged = _with(as_json, ("params", "bias"), [[1.0], [1.0, 2.0]])
+    with pytest.raises(ValueError, match="the parameter 'bias'"):
+        layer.apply(ragged, x)
+    with pytest.raises(
+        TypeError,
+        match=r"the parameter 'kernel' is a list of traced numbers.*before jit",
+    ):
+        tl.jit(layer.apply)(as_json, x)

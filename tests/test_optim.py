@@ -488,6 +488,97 @@ def test_bad_learning_rates_and_masks_are_refused() -> None:
         opt.update(params, opt.init(params), params)
 
 
+# -- data safety --------------------------------------------------------------------
+
+# A gradient the parameter's dtype cannot hold (it would become inf): per
+# parameter dtype, the gradient's dtype and such a value.
+TOO_LARGE = [
+    ("float16", "float32", 1e6),
+    ("bfloat16", "float32", 3.4e38),
+    ("float32", "float64", 1e39),  # under enable_x64
+]
+OPTIMISERS = {
+    "sgd": lambda: optim.sgd(1e-3),
+    "sgd_momentum": lambda: optim.sgd(1e-3, momentum=0.9, nesterov=True),
+    "adam": lambda: optim.adam(1e-3),
+    "adamw": lambda: optim.adamw(1e-3),
+}
+
+
+def _step(opt: optim.GradientTransformation) -> Callable[..., Any]:
+    def step(params: Any, state: Any, grads: Any) -> Any:
+        updates, state = opt.update(grads, state, params)
+        return optim.apply_updates(params, updates), state
+
+    return step
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", list(OPTIMISERS))
+@pytest.mark.parametrize(
+    ("param_dtype", "grad_dtype", "big"), TOO_LARGE, ids=[c[0] for c in TOO_LARGE]
+)
+def test_a_gradient_the_parameter_cannot_hold_raises(
+    param_dtype: str, grad_dtype: str, big: float, name: str, jitted: bool
+) -> None:
+    """Converting a gradient to its parameter's dtype follows data safety:
+    a value that would become inf raises, naming the gradient, the
+    parameter and a fix, where optax goes on with -inf or NaN."""
+    with tl.enable_x64(grad_dtype == "float64"):
+        opt = OPTIMISERS[name]()
+        params = {"layer": [tnp.ones(2, param_dtype)]}
+        grads = {"layer": [tnp.asarray([big, 1.0], grad_dtype)]}
+        step = tl.jit(_step(opt)) if jitted else _step(opt)
+        state = opt.init(params)
+        step(params, state, {"layer": [tnp.ones(2, grad_dtype)]})  # values that fit
+        with pytest.raises(OverflowError) as err:
+            step(params, state, grads)
+    message = str(err.value)
+    assert message.startswith(
+        f"{name.split('_')[0]}'s update (grads['layer'][0] converted to the dtype "
+        "of params['layer'][0]): value "
+    )
+    assert f"does not fit in {param_dtype} (it would become inf)" in message
+    assert f"Fix: keep params['layer'][0] in {grad_dtype}" in message
+    assert "scale the loss down" in message
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+def test_an_update_the_parameter_cannot_hold_raises(jitted: bool) -> None:
+    params = {"w": tnp.ones(2, "float16")}
+    apply = tl.jit(optim.apply_updates) if jitted else optim.apply_updates
+    with pytest.raises(
+        OverflowError,
+        match=r"apply_updates \(updates\['w'\] converted to the dtype of "
+        r"params\['w'\]\): value -100000.0 does not fit in float16 .*Fix: keep "
+        r"params\['w'\] in float32.*smaller learning rate",
+    ):
+        apply(params, {"w": tnp.asarray([-1e5, 1.0])})
+    # Only the value that does not fit is refused: rounding is not.
+    out = apply(params, {"w": tnp.asarray([-1000.0, 1e-9])})
+    np.testing.assert_array_equal(np.asarray(out["w"]), np.float16([-999.0, 1.0]))
+
+
+def test_gradients_that_round_are_not_refused() -> None:
+    """65519 rounds to float16's largest value and 1e-9 to zero: rounding
+    is what a conversion does, so neither raises."""
+    params = tnp.zeros(2, "float16")
+    opt = optim.sgd(1.0, momentum=0.5)
+    _, state = opt.update(tnp.asarray([65519.0, 1e-9]), opt.init(params), params)
+    np.testing.assert_array_equal(np.asarray(state.trace), np.float16([65504.0, 0]))
+
+
+def test_a_schedule_value_the_parameter_cannot_hold_raises() -> None:
+    params = tnp.ones(2, "float16")
+    opt = optim.sgd(lambda count: 1e6 + count)
+    with pytest.raises(
+        OverflowError,
+        match=r"sgd's update \(the learning rate schedule's value\): value "
+        r"1000000.0 does not fit in float16",
+    ):
+        opt.update(tnp.ones(2, "float16"), opt.init(params), params)
+
+
 # -- nothing given is changed -------------------------------------------------------
 
 

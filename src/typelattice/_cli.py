@@ -25,14 +25,14 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from typelattice import _config, _dtypes, _tables
 from typelattice._lattice import Lattice, LatticeError, ProblemScan
 
-__all__ = ["main"]
+__all__ = ["main", "progress_on", "run_main"]
 
 # _compare.LIBRARIES, written out so that building the parser (every run,
 # even 'table') does not import the comparison code.
@@ -135,7 +135,7 @@ class _Progress:
 
     def __init__(self, stream: IO[str], delay: float = 1.0) -> None:
         self.stream = stream
-        self.tty = stream.isatty()
+        self.tty = progress_on(stream)
         self.start = time.monotonic()
         self.state = ("", 0, 0)
         self.shown = False
@@ -507,7 +507,8 @@ def _add_mode(p: argparse.ArgumentParser, lattice_help: str) -> None:
         "--lattice",
         default=None,
         metavar="FILE",
-        help=lattice_help + " (a TOML or JSON file, see 'typelattice check')",
+        help=lattice_help
+        + " (a TOML or JSON regular file of at most 1 MiB, see 'typelattice check')",
     )
 
 
@@ -670,9 +671,13 @@ def _parser() -> argparse.ArgumentParser:
         "kind (cycles, pairs with several minimal common upper bounds, pairs "
         f"with none) and prints the first {_SHOWN}. Exit status 0 for a "
         "lattice, 1 otherwise. The same file works as --lattice in table, draw "
-        "and explain.",
+        "and explain. A lattice file is a regular file (a symbolic link to one "
+        "is followed) of at most 1 MiB; anything else is an error (exit status "
+        "2).",
     )
-    check.add_argument("file", metavar="FILE", help="the .toml or .json file")
+    check.add_argument(
+        "file", metavar="FILE", help="the .toml or .json file (at most 1 MiB)"
+    )
     check.add_argument(
         "--partial",
         action="store_true",
@@ -715,10 +720,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+
+    def run() -> int:
+        try:
+            if getattr(args, "mode", None) is not None:
+                _config.validate("dtype_promotion", args.mode)
+            status: int = args.run(args)
+        except BrokenPipeError:
+            raise  # (an OSError, but no error of the user's: see run_main)
+        except (_Fail, TypeError, ValueError, ImportError, OSError) as err:
+            if isinstance(err, OSError) and err.filename is not None:
+                message = f"{err.filename}: {err.strerror}"
+            else:
+                message = str(err).replace("\n", " ")
+            print(f"typelattice: error: {message}", file=sys.stderr)
+            return 2
+        return status
+
+    return run_main(run)
+
+
+def run_main(run: Callable[[], int | None]) -> int:
+    """``run()``'s exit status (0 for None), ended as a command-line tool
+    ends: quietly with 141 when the reader of standard output goes away
+    (``| head``), as for a tool stopped by SIGPIPE, and with 130 on Ctrl-C.
+    The command line and the example scripts end this way.
+
+    Args:
+      run: the program; it writes to ``sys.stdout``.
+
+    Returns:
+      The exit status.
+
+    >>> run_main(lambda: print('done'))
+    done
+    0
+    """
     try:
-        if getattr(args, "mode", None) is not None:
-            _config.validate("dtype_promotion", args.mode)
-        status: int = args.run(args)
+        status = run()
         # Written out here, so that a closed pipe shows up below and not in
         # the interpreter's flush at exit.
         sys.stdout.flush()
@@ -727,14 +766,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _CLOSED_PIPE
     except KeyboardInterrupt:
         return 130
-    except (_Fail, TypeError, ValueError, ImportError, OSError) as err:
-        if isinstance(err, OSError) and err.filename is not None:
-            message = f"{err.filename}: {err.strerror}"
-        else:
-            message = str(err).replace("\n", " ")
-        print(f"typelattice: error: {message}", file=sys.stderr)
-        return 2
-    return status
+    return 0 if status is None else status
+
+
+def progress_on(stream: IO[str]) -> bool:
+    """Whether to draw progress on ``stream``: only on a terminal, where a
+    line can be redrawn with ``\\r``; pipes and log files get whole lines.
+
+    Args:
+      stream: where the progress would go.
+
+    Returns:
+      True for a terminal.
+
+    >>> import io
+    >>> progress_on(io.StringIO())
+    False
+    """
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # (no isatty, or closed)
+        return False
 
 
 def _detach_stdout() -> None:

@@ -272,9 +272,10 @@ def fix_for(dt: DType, lo: Any, hi: Any, use: str) -> str:
     ``use`` says how: ``'operands'`` (convert an operation's array operands
     to a dtype that also holds ``dt``'s values), ``'array'`` (convert the
     array an update or a fill value goes into), ``'dtype'``,
-    ``'new_dtype'`` or ``'preferred_element_type'`` (pass it as that argument instead of
-    ``dt``), ``'default'`` (``dt`` was inferred: pass a ``dtype=``, or run in
-    64-bit mode where the default holds it).
+    ``'new_dtype'``, ``'preferred_element_type'`` or ``'param_dtype'`` (pass
+    it as that argument instead of ``dt``), ``'default'`` (``dt`` was
+    inferred: pass a ``dtype=``, or run in 64-bit mode where the default
+    holds it).
     """
     wider = wider_dtype(dt, lo, hi, keep_range=use in ("operands", "array"))
     if wider is None:
@@ -284,7 +285,13 @@ def fix_for(dt: DType, lo: Any, hi: Any, use: str) -> str:
         )
     name = wider.name
     x64 = _config.current().enable_x64
-    if use in ("dtype", "new_dtype", "default", "preferred_element_type"):
+    if use in (
+        "dtype",
+        "new_dtype",
+        "default",
+        "preferred_element_type",
+        "param_dtype",
+    ):
         keyword = "dtype" if use == "default" else use
         how = f"give a {keyword} that holds it, e.g. {keyword}='{name}'"
     elif use == "array":

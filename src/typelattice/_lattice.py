@@ -15,7 +15,10 @@ lattice is made of such pairs. Their join simply does not exist, and
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import tomllib
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -107,6 +110,65 @@ class LatticeProblem:
 
     def __str__(self) -> str:
         return self.message
+
+
+#: The largest lattice file read, in bytes (1 MiB). Lattices are small (the
+#: 25 types of the extended table take about 1 kB); the limit keeps a wrong
+#: path (a disk image, a log) from being read into memory.
+MAX_FILE_BYTES = 1 << 20
+
+_NOT_REGULAR = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _read_small_file(p: Path) -> bytes:
+    """The bytes of the regular file ``p`` (a symbolic link is followed):
+    ValueError for anything else, or for more than MAX_FILE_BYTES.
+
+    Checked on the open file, not the path, so that nothing is read, nor
+    waited for, before the check: a FIFO opens without blocking, and
+    /dev/zero would never end. Files whose size the system does not know
+    (/proc and /sys report 0 or 4096 bytes) are not regular files either:
+    reading must give the size that fstat reports.
+    """
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):  # (what reading it would say)
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(p))
+        kind = next((what for test, what in _NOT_REGULAR if test(info.st_mode)), None)
+        if kind is not None or not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"{p}: not a regular file ({kind or 'a special file'}); give the "
+                "path of a .toml or .json lattice file"
+            )
+        limit = MAX_FILE_BYTES
+        if info.st_size > limit:
+            raise ValueError(
+                f"{p}: {info.st_size} bytes, more than a lattice file may have "
+                f"({limit} bytes, 1 MiB); is it the right file?"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > limit:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    if size != info.st_size:
+        raise ValueError(
+            f"{p}: reading it gives {'more than ' if size > limit else ''}{size} "
+            f"bytes where the file system reports {info.st_size}: not a regular "
+            "file (such as those of /proc), or one that changed while read; "
+            "give the path of a .toml or .json lattice file"
+        )
+    return b"".join(chunks)
 
 
 def _is_name_lists(value: object) -> TypeGuard[dict[str, list[str]]]:
@@ -857,8 +919,11 @@ class Lattice(Generic[N]):
           ``(edges, labels)``, as in the file.
 
         Raises:
-          ValueError: if the file cannot be parsed or is not of that shape
-            (also when it cannot be read, an ``OSError``).
+          ValueError: if the file cannot be parsed or is not of that shape,
+            is not a regular file (a device such as ``/dev/zero``, a FIFO,
+            a ``/proc`` file; a symbolic link to a regular file is
+            followed), or is larger than 1 MiB.
+          OSError: if it cannot be opened or is a directory.
 
         >>> import pathlib, tempfile
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "chain.json"
@@ -867,13 +932,19 @@ class Lattice(Generic[N]):
         ({'int': ['float']}, {'int': 'i'})
         """
         p = Path(path)
+        raw = _read_small_file(p)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = raw.decode("utf-8")
             data: object = (
                 json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
             )
         except ValueError as err:  # not UTF-8, not JSON, not TOML
             raise ValueError(f"{p}: cannot parse lattice file: {err}") from None
+        except RecursionError:  # (both parsers recurse per level of nesting)
+            raise ValueError(
+                f"{p}: cannot parse lattice file: it nests too deeply; a lattice "
+                'file is a table of lists of names, e.g. edges = {a = ["b"]}'
+            ) from None
         table = cast("dict[object, object]", data) if isinstance(data, dict) else {}
         edges = table.get("edges")
         if not _is_name_lists(edges):

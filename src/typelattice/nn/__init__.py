@@ -55,7 +55,7 @@ from typelattice.nn._attention import (
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
-from typelattice.nn._module import Module, Variable, compact
+from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from typelattice.nn._stochastic import Dropout
 
@@ -73,6 +73,7 @@ __all__ = [
     "Module",
     "MultiHeadDotProductAttention",
     "RMSNorm",
+    "ScopeParamShapeError",
     "Variable",
     "celu",
     "compact",

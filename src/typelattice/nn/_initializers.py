@@ -15,8 +15,10 @@ initialiser's ``dtype`` argument, else float32 (float64 under
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import numpy as np
@@ -107,6 +109,49 @@ class Initializer(Protocol):
         Array([1., 1.], dtype=float32)
         """
         ...
+
+
+# -- what Module.apply may remember ------------------------------------------------
+
+# The initialisers made here (zeros, ones, and the functions the factories
+# return). The shapes and dtypes of their results depend only on their
+# arguments and the configuration: their hyperparameters are fixed when
+# they are made. Module.apply compares a given parameter with the abstract
+# result of its initialiser (eval_shape), and may remember that result for
+# these; a user's function may depend on anything (its globals, its own
+# state), so it is evaluated each time, as Flax does.
+_MADE_HERE: Final[weakref.WeakSet[Callable[..., Any]]] = weakref.WeakSet()
+
+
+def _made_here(init: Initializer) -> Initializer:
+    _MADE_HERE.add(init)
+    return init
+
+
+def shaped_by_arguments(init: object) -> bool:
+    """Whether ``init``'s result's shape and dtype follow from its arguments
+    and the configuration alone (an initialiser of this module, or one
+    :class:`Reshaped` from such)."""
+    if isinstance(init, Reshaped):
+        return shaped_by_arguments(init.init)
+    try:
+        return init in _MADE_HERE
+    except TypeError:  # (unhashable)
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class Reshaped:
+    """``init`` drawing a parameter of shape ``drawn``, reshaped to the
+    shape asked for: DenseGeneral's kernel and bias, which initialisers see
+    as matrices (as in Flax). Equal when made from the same ``init`` and
+    ``drawn``, so that Module.apply's memory finds it again."""
+
+    init: Callable[..., Array]
+    drawn: tuple[int, ...]
+
+    def __call__(self, key: Array, shape: Sequence[int], dtype: Any = None) -> Array:
+        return tnp.reshape(self.init(key, self.drawn, dtype), tuple(shape))
 
 
 # -- dtypes -------------------------------------------------------------------
@@ -203,7 +248,7 @@ def constant(value: ArrayLike, dtype: DTypeLike | None = None) -> Initializer:
         dims = _shape(shape, "constant")
         return tnp.full(dims, value, _param_dtype(dtype, "constant"))
 
-    return init
+    return _made_here(init)
 
 
 # -- simple distributions -----------------------------------------------------------
@@ -234,7 +279,7 @@ def normal(stddev: float = 1e-2, dtype: DTypeLike | None = None) -> Initializer:
         work = _work_dtype(dt, "normal", complex_ok=True)
         return (random.normal(key, shape, work) * stddev).astype(dt)
 
-    return init
+    return _made_here(init)
 
 
 def uniform(scale: float = 1e-2, dtype: DTypeLike | None = None) -> Initializer:
@@ -262,7 +307,7 @@ def uniform(scale: float = 1e-2, dtype: DTypeLike | None = None) -> Initializer:
         work = _work_dtype(dt, "uniform", complex_ok=False)
         return (random.uniform(key, shape, work) * scale).astype(dt)
 
-    return init
+    return _made_here(init)
 
 
 def truncated_normal(
@@ -302,7 +347,7 @@ def truncated_normal(
         x = random.truncated_normal(key, lower, upper, shape, work)
         return (x * stddev).astype(dt)
 
-    return init
+    return _made_here(init)
 
 
 # -- variance scaling -----------------------------------------------------------------
@@ -446,7 +491,7 @@ def variance_scaling(
             x = _complex_polar(radius * stddev, angle_key, work)
         return x.astype(dt)
 
-    return init
+    return _made_here(init)
 
 
 def glorot_uniform(
@@ -697,7 +742,7 @@ def orthogonal(
         q = tnp.moveaxis(q.reshape(*rest, n_cols), -1, axis)
         return (q * scale).astype(dt)
 
-    return init
+    return _made_here(init)
 
 
 def delta_orthogonal(
@@ -743,4 +788,7 @@ def delta_orthogonal(
         middle = tuple((k - 1) // 2 for k in dims[:-2])
         return tnp.zeros(dims, dt).at[middle].set(centre)
 
-    return init
+    return _made_here(init)
+
+
+_MADE_HERE.update((zeros, ones))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typelattice.numpy as tnp
 from typelattice.nn import _dtypes, initializers
+from typelattice.nn._initializers import Reshaped
 from typelattice.nn._module import Module, compact
 from typelattice.numpy import Array
 
@@ -164,22 +165,14 @@ class DenseGeneral(Module):
             math.prod(batch_shape) * math.prod(contracted),
             math.prod(features),
         )
-        kernel_init = self.kernel_init
-
-        def init_kernel(key: Array, shape: tuple[int, ...], dtype: Any) -> Array:
-            return tnp.reshape(kernel_init(key, flat, dtype), shape)
-
+        init_kernel = Reshaped(self.kernel_init, flat)
         kernel = self.param(
             "kernel", init_kernel, batch_shape + contracted + features, self.param_dtype
         )
         bias: Array | None = None
         if self.use_bias:
-            bias_init = self.bias_init
-
-            def init_bias(key: Array, shape: tuple[int, ...], dtype: Any) -> Array:
-                size = math.prod(batch_shape) * flat[1]
-                return tnp.reshape(bias_init(key, (size,), dtype), shape)
-
+            size = math.prod(batch_shape) * flat[1]
+            init_bias = Reshaped(self.bias_init, (size,))
             bias = self.param(
                 "bias", init_bias, batch_shape + features, self.param_dtype
             )

@@ -21,6 +21,7 @@ a ``@compact`` method, so that calling a module twice reuses its parameters.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import inspect
@@ -28,10 +29,22 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
 
-from typelattice import random
-from typelattice.numpy import Array
+import numpy as np
 
-__all__ = ["Module", "Variable", "compact"]
+from typelattice import _config, random
+from typelattice._array import ArrayImpl, from_python_or_numpy
+from typelattice._tracing import tree
+from typelattice._tracing.jit import eval_shape
+from typelattice._tracing.tracer import (
+    ConcretizationTypeError,
+    Tracer,
+    TransformTracer,
+)
+from typelattice.nn._initializers import shaped_by_arguments
+from typelattice.numpy import Array
+from typelattice.numpy._creation import convert_to
+
+__all__ = ["Module", "ScopeParamShapeError", "Variable", "compact"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,6 +124,26 @@ class _Scope:
         for name in self.path:
             node = node.setdefault(name, {})
         return node  # type: ignore[no-any-return]
+
+
+class ScopeParamShapeError(ValueError):
+    """A parameter given to ``apply`` whose shape differs from the one
+    ``init`` makes for it (Flax's error of this name): variables made for
+    another model, other settings, or input of another shape.
+
+    >>> from typelattice import nn
+    >>> import typelattice.numpy as tnp
+    >>> variables = {'params': {'kernel': tnp.ones((4, 3)), 'bias': tnp.ones(3)}}
+    >>> nn.Dense(3).apply(variables, tnp.ones((1, 2)))
+    Traceback (most recent call last):
+    ...
+    typelattice.nn.ScopeParamShapeError: the parameter 'kernel' has shape (4, 3), \
+but Dense makes it (2, 3) here, from its settings and its input's shape. Fix: \
+pass the variables that init returned for this model and input shape \
+(model.init(key, x)), or give the layer the settings the parameters were made with.
+    """
+
+    __module__ = "typelattice.nn"  # where users catch it
 
 
 class Variable(Generic[T]):
@@ -345,7 +378,17 @@ class Module:
             the dtype.
 
         Returns:
-          The parameter's value.
+          The parameter's value. Under ``apply``, the value given is
+          checked against what ``init_fn`` would make (its shape, found
+          without computing it): NumPy arrays become Arrays as
+          ``asarray`` makes them, and nested lists and Python numbers
+          (a checkpoint read from JSON) Arrays of the dtype ``init_fn``
+          would give, values checked (OverflowError for one the dtype
+          cannot hold).
+
+        Raises:
+          ScopeParamShapeError: under ``apply``, a given parameter whose
+            shape differs from the one ``init_fn`` makes.
 
         >>> from typelattice import nn, random
         >>> class Bias(nn.Module):
@@ -358,7 +401,11 @@ class Module:
         scope = self._require_scope("param")
         found = scope.lookup(_PARAMS)
         if found is not None and name in found:
-            return found[name]  # type: ignore[no-any-return]
+            if scope.run.initializing:  # (made by this init)
+                return found[name]  # type: ignore[no-any-return]
+            path = (*scope.path, name)
+            layer = type(self).__name__
+            return _given(found[name], init_fn, init_args, path, layer)  # type: ignore[no-any-return]
         if not scope.run.mutable(_PARAMS):
             where = "/".join((*scope.path, name))
             raise ValueError(
@@ -626,6 +673,99 @@ def _bind_tree(value: Any, scope: _Scope, name: str) -> Any:
     if isinstance(value, dict):
         return {k: _bind_tree(v, scope, f"{name}_{k}") for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
     return value
+
+
+# -- checking a given parameter ------------------------------------------------------
+
+# What init_fn(key, *init_args) gives, abstractly, by (init_fn, init_args,
+# configuration), for the initialisers whose result follows from those alone
+# (initializers.shaped_by_arguments): eval_shape traces the initialiser,
+# which takes milliseconds where apply takes microseconds. The oldest
+# entries go first beyond _REMEMBERED.
+_EXPECTED: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+_REMEMBERED = 512
+
+
+def _expected(init_fn: Callable[..., Any], init_args: tuple[Any, ...]) -> Any:
+    """What ``init_fn(key, *init_args)`` gives, shapes and dtypes only
+    (ShapeDtypeStruct leaves); None when it needs the key's value."""
+    memo: Any = (init_fn, init_args, _config.current())
+    try:
+        return _EXPECTED[memo]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable arguments
+        memo = None
+
+    def init(key: Array) -> Any:
+        return init_fn(key, *init_args)
+
+    init.__name__ = getattr(init_fn, "__name__", "init")
+    try:
+        out = eval_shape(init, _key())
+    except ConcretizationTypeError:
+        return None  # (the initialiser reads the key's value)
+    if memo is not None and shaped_by_arguments(init_fn):
+        _EXPECTED[memo] = out
+        if len(_EXPECTED) > _REMEMBERED:
+            _EXPECTED.popitem(last=False)
+    return out
+
+
+@functools.cache
+def _key() -> Array:
+    """The key the initialisers are evaluated with (abstractly: only its
+    shape and dtype matter)."""
+    return random.key(0)
+
+
+def _given(
+    value: Any,
+    init_fn: Callable[..., Any],
+    init_args: tuple[Any, ...],
+    path: tuple[str, ...],
+    layer: str,
+) -> Any:
+    """The parameter ``value`` given to apply at ``path``, checked against
+    what ``init_fn`` makes: a ScopeParamShapeError for another shape; NumPy
+    values, nested lists and Python numbers as Arrays (checked)."""
+    expected = _expected(init_fn, init_args)
+    if not _is_array_like(expected):
+        return value  # (a tree of arrays, or unknown: taken as given)
+    where = f"the parameter {'/'.join(path)!r}"
+    if type(value) is not ArrayImpl and not isinstance(value, Array):
+        numpy_value = from_python_or_numpy(value, where)
+        if isinstance(value, np.ndarray | np.generic) and numpy_value is not None:
+            value = numpy_value  # its own dtype, 64-bit values narrowed (checked)
+        else:  # lists, tuples, Python numbers: the parameter's dtype
+            _no_traced_numbers(value, where)
+            value = convert_to(value, expected.dtype, where, use="param_dtype")
+    shape, want = tuple(value.shape), tuple(expected.shape)
+    if shape != want:  # (Flax compares shapes only: a parameter cast to
+        # bfloat16 for mixed precision is given on purpose)
+        raise ScopeParamShapeError(
+            f"{where} has shape {shape}, but {layer} makes it {want} here, from "
+            "its settings and its input's shape. Fix: pass the variables that "
+            "init returned for this model and input shape (model.init(key, x)), "
+            "or give the layer the settings the parameters were made with."
+        )
+    return value
+
+
+def _no_traced_numbers(value: Any, where: str) -> None:
+    """Refuse a list of traced numbers: jit and grad see each number of a
+    list as an argument of its own, which no array is made of."""
+    if any(isinstance(x, Tracer | TransformTracer) for x in tree.leaves(value)):
+        raise TypeError(
+            f"{where} is a {type(value).__name__} of traced numbers: under jit "
+            "and grad each number of a list is an argument of its own. Fix: "
+            "convert the parameters to arrays once, before jit or grad (with "
+            "typelattice.numpy.asarray on each list)."
+        )
+
+
+def _is_array_like(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
 def merge_param(name: str, attribute: T | None, argument: T | None) -> T:

@@ -125,7 +125,10 @@ def array(
     return out
 
 
-def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
+def _asarray(
+    a: Any, dtype: Any, copy: bool | None, where: str, use: str = "dtype"
+) -> Array:
+    # (use: what the fix in a message proposes, as _core.fix_for's.)
     target = None if dtype is None else _requested(dtype, where)
     t = type(a)  # pyright: ignore[reportUnknownVariableType]
     if isinstance(a, Array):
@@ -138,12 +141,13 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
         if converted is not None:
             return converted
     elif t is bool or t in _PY:
-        return from_numpy(_core.python_scalar_to(a, target, where, "dtype"))
+        return from_numpy(_core.python_scalar_to(a, target, where, use))
     elif isinstance(a, np.ndarray | np.generic):
-        value = _core.checked_cast(_core.from_numpy(a, where, 0), target, where)
+        raw = _core.from_numpy(a, where, 0)
+        value = _core.checked_cast(raw, target, where, use=use)
         return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
-        return from_numpy(_from_sequence(a, target, where))  # pyright: ignore[reportUnknownArgumentType]
+        return from_numpy(_from_sequence(a, target, where, use))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(a, str | bytes) or a is None:
         raise TypeError(
             f"{where}: cannot convert {a!r} to an array: only numbers, arrays "
@@ -162,7 +166,9 @@ def _asarray(a: Any, dtype: Any, copy: bool | None, where: str) -> Array:
     raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")
 
 
-def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -> Any:
+def _from_sequence(
+    a: Sequence[Any], target: np.dtype[Any] | None, where: str, use: str = "dtype"
+) -> Any:
     leaves: list[Any] = []
     _leaves(a, leaves)
     for leaf in leaves:
@@ -171,7 +177,6 @@ def _from_sequence(a: Sequence[Any], target: np.dtype[Any] | None, where: str) -
                 f"{where}: lists may hold numbers and arrays, got "
                 f"{type(leaf).__name__} {leaf!r:.60}"
             )
-    use = "dtype"
     if target is None:
         use = "default"
         if leaves:
@@ -225,15 +230,19 @@ def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any
 
 
 @traced(abstract.full_size)
-def convert_to(x: Any, dtype: Any, where: str) -> Array:
+def convert_to(
+    x: Any, dtype: Any, where: str, fix: str | None = None, use: str = "dtype"
+) -> Array:
     """``x`` converted to ``dtype`` given to ``where`` (a function's
     ``dtype=``): a strong result, refusing values the dtype cannot hold as
     every conversion but :func:`astype` does (see docs/semantics.md, "Data
-    safety")."""
+    safety"). The message ends with ``fix`` when it is given (for an Array
+    ``x``), else with a dtype that holds the values, proposed for ``use``
+    (see ``_core.fix_for``: ``'dtype'``, ``'param_dtype'``...)."""
     dt = _requested(dtype, where)
     if isinstance(x, ArrayImpl):
-        return from_numpy(_core.checked_cast(x._value, dt, where))
-    return _asarray(x, dt, None, where)
+        return from_numpy(_core.checked_cast(x._value, dt, where, fix, use))
+    return _asarray(x, dt, None, where, use)
 
 
 @traced(abstract.copying)
@@ -777,8 +786,10 @@ def _astype_lower(
     return _lower.finish(_lower.like(x, result), result)
 
 
-def _convert_to_lower(x: Any, dtype: Any, where: str) -> Any:
-    result = _lower.expected(convert_to, x, dtype, where)
+def _convert_to_lower(
+    x: Any, dtype: Any, where: str, fix: str | None = None, use: str = "dtype"
+) -> Any:
+    result = _lower.expected(convert_to, x, dtype, where, fix, use)
     return _lower.finish(_lower.like(x, result), result)
 
 

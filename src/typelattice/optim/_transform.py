@@ -11,12 +11,14 @@ ulps.
 Dtypes (mixed precision): the state (momentum, first and second moments)
 has each parameter's dtype, whatever the gradient's; a gradient is converted
 to its parameter's dtype before it is used (a bfloat16 gradient of a
-float32 parameter is accumulated in float32); the updates have the
-parameter's dtype; the step count is an int32 scalar. Everything made here
-is strong (never weakly typed). Python-float hyperparameters are weak, so
-they take the parameter's dtype. optax instead lets the state's dtype follow
-promotion with the gradient's (a float32 gradient turns a bfloat16
-parameter's momentum into float32).
+float32 parameter is accumulated in float32), by the namespace's checked
+conversion: a value the parameter's dtype cannot hold raises OverflowError
+naming the gradient and the parameter, where optax's astype gives inf; the
+updates have the parameter's dtype; the step count is an int32 scalar.
+Everything made here is strong (never weakly typed). Python-float
+hyperparameters are weak, so they take the parameter's dtype. optax instead
+lets the state's dtype follow promotion with the gradient's (a float32
+gradient turns a bfloat16 parameter's momentum into float32).
 
 The update functions use only ``typelattice.numpy`` operations and branch
 only on what is static (structures, dtypes, shapes, hyperparameters), so
@@ -33,6 +35,7 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice._tracing import tree
+from typelattice.numpy._creation import convert_to
 from typelattice.optim._schedules import Schedule
 from typelattice.typing import Array
 
@@ -203,18 +206,48 @@ def _convert(flat: _Params, i: int, name: str, like: Array, where: str) -> Array
             f"{where}: {flat.at(i, name)} is {x.dtype}, but its parameter is "
             f"{like.dtype}; give real values (typelattice.numpy.real(x))"
         )
-    return _cast(x, like.dtype)
+    into = f"{where} ({flat.at(i, name)} converted to the dtype of {flat.at(i)})"
+    return _checked(x, like.dtype, into, _fix(x, like, flat.at(i), name))
+
+
+def _fix(x: Array, like: Array, param: str, name: str) -> str:
+    """What to do about gradients (``name`` ``'grads'``) or updates that
+    the dtype of the parameter ``param`` cannot hold: a wider parameter
+    (``x``'s dtype holds them), or smaller values."""
+    wide = x.dtype.name
+    keep = f"keep {param} in {wide} (.astype('{wide}') before init)"
+    if name == "grads":
+        smaller = "scale the loss down"
+        if tl.isdtype(like.dtype, "real floating"):
+            top = float(tl.finfo(like.dtype).max)
+            smaller += (
+                f", or clip the gradients into {like.dtype}'s range first "
+                f"(typelattice.numpy.clip(g, {-top}, {top}))"
+            )
+    else:
+        smaller = "or make the updates smaller (a smaller learning rate, "
+        smaller += "clipped gradients)"
+    return f"Fix: {keep}, {smaller}."
 
 
 def _inexact(dtype: np.dtype[Any]) -> bool:
     return tl.isdtype(dtype, ("real floating", "complex floating"))
 
 
-def _cast(x: Array, dtype: np.dtype[Any]) -> Array:
-    """``x`` as a strong Array of ``dtype`` (itself when it is one)."""
+def _strong(x: Array) -> Array:
+    """``x`` as a strong Array (itself when it is one)."""
+    return x.astype(x.dtype) if x.weak_type else x
+
+
+def _checked(x: Array, dtype: np.dtype[Any], where: str, fix: str) -> Array:
+    """``x`` as a strong Array of ``dtype`` (itself when it is one), by the
+    namespace's checked conversion: a value ``dtype`` cannot hold (a finite
+    float that would become inf) raises OverflowError, at run time under
+    jit too. Note: optax converts with astype, which gives inf; we raise
+    (docs/semantics.md, "Data safety")."""
     if x.dtype == dtype and not x.weak_type:
         return x
-    return x.astype(dtype)
+    return convert_to(x, dtype, where, fix)
 
 
 def _zeros_like(flat: _Params) -> Any:
@@ -253,7 +286,7 @@ def _check_learning_rate(learning_rate: object, where: str) -> None:
 
 
 def _scale_by_learning_rate(
-    updates: list[Array], learning_rate: float | Schedule, count: Array
+    updates: list[Array], learning_rate: float | Schedule, count: Array, where: str
 ) -> list[Array]:
     """``-learning_rate * u`` for each update, in the update's dtype. A
     schedule is read at ``count``, the number of updates made before this
@@ -262,7 +295,12 @@ def _scale_by_learning_rate(
         step = -learning_rate  # weak: the update's dtype
         return [step * u for u in updates]
     value = tnp.asarray(learning_rate(count))
-    return [(-value).astype(u.dtype) * u for u in updates]
+    into = f"{where} (the learning rate schedule's value)"
+    out: list[Array] = []
+    for u in updates:
+        fix = f"Fix: give a schedule whose values fit in {u.dtype}."
+        out.append(-_checked(value, u.dtype, into, fix) * u)
+    return out
 
 
 def _leaves_of(state_tree: Any, treedef: tree.TreeDef, name: str, where: str) -> Any:
@@ -347,7 +385,7 @@ def sgd(
                 out = [g + momentum * t for g, t in zip(grads, new, strict=True)]
             else:
                 out = new
-        out = _scale_by_learning_rate(out, learning_rate, state.count)
+        out = _scale_by_learning_rate(out, learning_rate, state.count, where)
         return treedef.unflatten(out), SgdState(_increment(state.count), trace)
 
     return GradientTransformation(init, update)
@@ -475,7 +513,7 @@ def _adam_like(
                     u + weight_decay * p if use else u
                     for u, p, use in zip(out, flat_params.leaves, keep, strict=True)
                 ]
-        out = _scale_by_learning_rate(out, learning_rate, state.count)
+        out = _scale_by_learning_rate(out, learning_rate, state.count, where)
         new_state = AdamState(count, treedef.unflatten(mu), treedef.unflatten(nu))
         return treedef.unflatten(out), new_state
 
@@ -600,6 +638,8 @@ def apply_updates(params: Any, updates: Any) -> Any:
       ValueError: the trees' structures or shapes differ.
       TypeError: a parameter is not floating or complex, or an update is
         complex for a real parameter.
+      OverflowError: an update holds a value its parameter's dtype cannot
+        hold (a float32 update of -1e5 for a float16 parameter).
 
     >>> import typelattice.numpy as tnp
     >>> params = {'w': tnp.ones(2, 'bfloat16')}
@@ -611,7 +651,7 @@ def apply_updates(params: Any, updates: Any) -> Any:
     ups = _flatten(updates)
     _same_structure(ups.treedef, flat.treedef, "updates", "parameters", where)
     out = [
-        _cast(p, p.dtype) + _convert(ups, i, "updates", p, where)
+        _strong(p) + _convert(ups, i, "updates", p, where)
         for i, p in enumerate(flat.leaves)
     ]
     return flat.treedef.unflatten(out)
