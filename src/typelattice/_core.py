@@ -319,6 +319,8 @@ def _became(bad: Any, dt: DType) -> str:
     if _dtypes.kind_of(dt) == "c":
         out = ignore_fp_errors(np.asarray(complex(bad)).astype, dt)
         return str(complex(out))
+    if isinstance(bad, complex):
+        bad = bad.real  # a real dtype: the imaginary part is zero (checked)
     out = ignore_fp_errors(np.asarray(float(bad)).astype, dt)
     return str(float(out.astype(np.float64)))
 

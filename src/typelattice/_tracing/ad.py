@@ -132,12 +132,31 @@ class JVPTrace:
         run: Callable[[list[Any]], Any],
         leaves: list[Any],
         structure: Hashable,
+        evaluate: Callable[[list[Any]], Any],
     ) -> Any:
-        """A namespace function's lowering, ``run(leaves)``: in reverse mode
-        on known values, from its remembered linearization when the call
-        has been seen (see :class:`_Linearized`)."""
+        """A namespace function on ``leaves``: its value is the function's
+        own, ``evaluate`` on the primal values (as it is computed without
+        differentiation: the same checks, errors and bits); its tangents
+        are those of its lowering, ``run(leaves)`` (in reverse mode from its
+        remembered linearization when the call has been seen: see
+        :class:`_Linearized`)."""
         if not self.alive:
             _dead(self)
+        value = evaluate(
+            [
+                leaf.primal if type(leaf) is JVPTracer and leaf._trace is self else leaf
+                for leaf in leaves
+            ]
+        )
+        return _with_value(self, self._lowered(key, run, leaves, structure), value, key)
+
+    def _lowered(
+        self,
+        key: Hashable,
+        run: Callable[[list[Any]], Any],
+        leaves: list[Any],
+        structure: Hashable,
+    ) -> Any:
         record = self.record
         if record is None or REMEMBER_AFTER is None:  # (forward mode: values)
             return run(leaves)
@@ -214,6 +233,48 @@ class JVPTrace:
         if type(tangent) is Zero:
             return primal
         return JVPTracer(self, primal, tangent)
+
+
+def _aval_key(x: Any) -> tuple[Any, ...]:
+    return (tuple(x.shape), np.dtype(x.dtype), bool(x.weak_type))
+
+
+def _with_value(trace: JVPTrace, lowered: Any, value: Any, key: Hashable) -> Any:
+    """The lowering's results with the primal values replaced by ``value``,
+    the function's own results (same structure, shapes, dtypes and weak
+    flags: the lowerings are written to give them, and the tests check)."""
+    t = type(lowered)
+    if t is JVPTracer and type(value) is ArrayImpl and lowered._trace is trace:
+        # One array (every elementwise function): written out.
+        p = lowered.primal
+        if type(p) is ArrayImpl and (
+            p._key != value._key or p._value.shape != value._value.shape
+        ):
+            raise AssertionError(
+                f"the lowering of {key!r} gives {_aval_key(p)}, the "
+                f"function {_aval_key(value)}"
+            )
+        return JVPTracer(trace, value, lowered.tangent)
+    if t is ArrayImpl and type(value) is ArrayImpl:
+        return value
+    out, structure = tree.flatten(lowered)
+    want, want_structure = tree.flatten(value)
+    if structure != want_structure:
+        raise AssertionError(
+            f"the lowering of {key!r} gives {structure}, the function {want_structure}"
+        )
+    merged: list[Any] = []
+    for o, w in zip(out, want, strict=True):
+        if type(o) is JVPTracer and o._trace is trace:
+            if _aval_key(o.primal) != _aval_key(w):
+                raise AssertionError(
+                    f"the lowering of {key!r} gives {_aval_key(o.primal)}, the "
+                    f"function {_aval_key(w)}"
+                )
+            merged.append(JVPTracer(trace, w, o.tangent))
+        else:
+            merged.append(w)
+    return structure.unflatten(merged)
 
 
 class JVPTracer(TransformTracer):
@@ -844,6 +905,7 @@ class LinearTrace:
         run: Callable[[list[Any]], Any],
         leaves: list[Any],
         structure: Hashable,
+        evaluate: Callable[[list[Any]], Any],
     ) -> Any:
         """A namespace function's lowering applied to tangents: recorded."""
         return run(leaves)

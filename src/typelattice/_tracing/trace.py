@@ -395,7 +395,12 @@ def _call(
     leaves, treedef = tree.flatten_call(args, kwargs)
     for x in leaves:
         if isinstance(x, TransformTracer):
-            return _lower(fn, name, args, kwargs, leaves, treedef)
+
+            def evaluate(leaves: list[Any]) -> Any:
+                args, kwargs = treedef.unflatten(leaves)
+                return _call(fn, name, rule, creation, args, kwargs)
+
+            return _lower(fn, name, args, kwargs, leaves, treedef, evaluate)
     tracers = [x for x in leaves if isinstance(x, Tracer)]
     if not tracers:
         trace = None if creation is None else abstract.creation_trace()
@@ -463,9 +468,11 @@ def _lower(
     kwargs: Any,
     leaves: list[Any],
     treedef: tree.TreeDef,
+    evaluate: Callable[[list[Any]], Any],
 ) -> Any:
     """``fn`` on arguments among which a differentiation tracer: by its
-    lowering (run by the innermost differentiation trace), or, without one,
+    lowering (run by the innermost differentiation trace, which takes the
+    value from ``evaluate``, ``fn`` on the primal values), or, without one,
     by running it (its own code then calls namespace functions that have
     lowerings, or fails as below)."""
     lower = LOWERINGS.get(fn)
@@ -476,7 +483,7 @@ def _lower(
             return lower(*args, **kwargs)
 
         trace = innermost_trace(leaves)
-        return trace.process_lowering(fn, run, leaves, treedef)
+        return trace.process_lowering(fn, run, leaves, treedef, evaluate)
     try:
         return fn(*args, **kwargs)
     except NotDifferentiableError as err:
@@ -551,6 +558,11 @@ class ElementwiseOp(Protocol):
         """The function on ``args`` computed with primitives."""
         ...
 
+    def evaluate(self, args: tuple[Any, ...]) -> Array:
+        """The function on ``args`` as computed without differentiation
+        (recorded when one is a tracer)."""
+        ...
+
 
 def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
     """Record ``op`` on ``args`` (at least one a tracer): resolved now; or,
@@ -561,8 +573,11 @@ def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
             def run(leaves: list[Any]) -> Any:
                 return op.lower(tuple(leaves))
 
+            def evaluate(leaves: list[Any]) -> Any:
+                return op.evaluate(tuple(leaves))
+
             result: Array = innermost_trace(args).process_lowering(
-                op, run, args, len(args)
+                op, run, list(args), len(args), evaluate
             )
             return result
     tracers = [a for a in args if isinstance(a, Tracer)]

@@ -346,10 +346,11 @@ class TransformTracer(Array):
     with the primitives (their lowering) instead of NumPy.
 
     Their traces have a ``level`` (see :func:`innermost_trace`) and a
-    method ``process_lowering(key, run, leaves, structure)``: run a
-    namespace function's lowering, ``run(leaves)``, on the flattened
-    arguments ``leaves`` (``key`` names the function, ``structure`` how the
-    leaves make its arguments)."""
+    method ``process_lowering(key, run, leaves, structure, evaluate)``:
+    a namespace function on the flattened arguments ``leaves``, whose
+    derivatives come from its lowering, ``run(leaves)``, and whose values
+    from ``evaluate`` on the primal values (``key`` names the function,
+    ``structure`` how the leaves make its arguments)."""
 
     __slots__ = ()
 

@@ -499,7 +499,12 @@ def full_like(
     Array([255, 255], dtype=uint8)
     """
     dt, weak, dims = _like(a, dtype, shape, "full_like")
-    if isinstance(fill_value, Array):
+    if isinstance(fill_value, ArrayImpl):
+        # Its value, not np.asarray: under jit the shape rule runs this on
+        # stand-ins, which refuse conversion (their values are checked when
+        # the program runs).
+        fill = _core.checked_cast(fill_value._value, dt, "full_like")
+    elif isinstance(fill_value, Array):
         fill = _core.checked_cast(np.asarray(fill_value), dt, "full_like")
     elif type(fill_value) in _PY or type(fill_value) is bool:
         fill = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")

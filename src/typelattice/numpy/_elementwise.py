@@ -92,6 +92,7 @@ class Op:
 
     __slots__ = (
         "accept",
+        "function",
         "lowered",
         "fn",
         "fp_int",
@@ -121,6 +122,8 @@ class Op:
         lower: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
+        # The namespace function made of it (make_unary, make_binary).
+        self.function: Callable[..., Array] | None = None
         self.lowered = lower
         self.fn = fn
         self.nin = nin
@@ -144,6 +147,17 @@ class Op:
         """The function on ``args`` (a differentiation tracer among them)
         computed with primitives: :func:`lower`."""
         return lower(self, args)
+
+    def evaluate(self, args: tuple[Any, ...]) -> Array:
+        """The function on ``args`` as computed without differentiation:
+        the namespace function made of it, or :func:`apply` (both record
+        the call when one of the arguments is a tracer)."""
+        if self.function is not None:
+            return self.function(*args)
+        for a in args:
+            if isinstance(a, Tracer | TransformTracer):
+                return _trace.elementwise(self, args)
+        return apply(self, args)
 
 
 _PROMOTE_ONLY: dict[str, Op] = {}
@@ -608,11 +622,13 @@ def _fast(op: Op, fn: Callable[..., Array]) -> Callable[..., Array]:
     arrays and Python scalars with a cached plan (it calls ``fn`` for
     everything else)."""
     if _speedups is None or not _FAST:
+        op.function = fn
         return fn
     fast = _speedups.FastElementwise(op, fn)
     functools.update_wrapper(fast, fn)
     fast._op = op  # pyright: ignore[reportAttributeAccessIssue]
-    return cast("Callable[..., Array]", fast)
+    op.function = cast("Callable[..., Array]", fast)
+    return op.function
 
 
 # ArrayImpl's operators: (namespace function, reflected).

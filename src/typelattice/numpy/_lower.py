@@ -41,7 +41,13 @@ def floor_mod(x: Array, y: Array) -> Array:
 
 def logaddexp(x: Array, y: Array) -> Array:
     """``max(x, y) + log1p(exp(-|x - y|))``; NaN where ``x - y`` is (two
-    infinities of one sign give that infinity)."""
+    infinities of one sign give that infinity). Complex operands: the one
+    of larger real part plus ``log1p(exp(other - it))``, as computed
+    eagerly."""
+    if _is_complex(x):
+        first = lax.ge(lax.real(x), lax.real(y))
+        big, small = lax.select(first, x, y), lax.select(first, y, x)
+        return lax.add(big, lax.log1p(lax.exp(lax.sub(small, big))))
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
     safe = lax.select(lax.ne(delta, delta), _full_like(delta, 0), delta)
@@ -52,7 +58,11 @@ def logaddexp(x: Array, y: Array) -> Array:
 
 
 def logaddexp2(x: Array, y: Array) -> Array:
-    """``max(x, y) + log2(1 + 2**-|x - y|)``."""
+    """``max(x, y) + log2(1 + 2**-|x - y|)``; complex operands: by
+    :func:`logaddexp` of ``x * ln 2`` and ``y * ln 2``, divided by ``ln 2``."""
+    if _is_complex(x):
+        ln2 = _full_like(x, math.log(2))
+        return lax.div(logaddexp(lax.mul(x, ln2), lax.mul(y, ln2)), ln2)
     amax = lax.max(x, y)
     delta = lax.sub(x, y)
     safe = lax.select(lax.ne(delta, delta), _full_like(delta, 0), delta)
@@ -192,16 +202,23 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
                 f"it on {total} elements is not supported (2**30 at most)"
             )
 
+        # Element numbers as float64 (exact below 2**53, and any value the
+        # function writes can be stored beside them), complex128 where a
+        # complex value is written, in 64-bit mode so that nothing narrows
+        # them.
+        complex_values = any(
+            isinstance(leaf, complex) or _dtypes.kind_of(getattr(leaf, "dtype", "f")) == "c"
+            for leaf in leaves
+        )
+        number_dtype = np.dtype(np.complex128 if complex_values else np.float64)
+
         def numbered(base: int) -> Any:
-            # Element numbers as float64 (exact below 2**53, and any value
-            # the function writes can be stored beside them), in 64-bit mode
-            # so that nothing narrows them.
             filled = list(leaves)
             start = base
             for (pos, x), n in zip(data, sizes, strict=True):
-                numbers: Any = np.arange(start, start + n, dtype=np.float64)
+                numbers: Any = np.arange(start, start + n, dtype=number_dtype)
                 numbers = numbers.reshape(x.shape)
-                filled[pos] = wrap(numbers, aval(np.dtype(np.float64), False))
+                filled[pos] = wrap(numbers, aval(number_dtype, False))
                 start += n
             a, k = treedef.unflatten(filled)
             k = {key: v for key, v in k.items() if key != "dtype"}
