@@ -305,6 +305,7 @@ def _made_arrays() -> dict[str, Callable[[], tnp.Array]]:
         "python scalar": lambda: tnp.asarray(2.5),
         "bfloat16": lambda: tnp.asarray([1, 2, 3], dtype="bfloat16"),
         "int4": lambda: tnp.asarray([1, -2, 3], dtype="int4"),
+        "float8": lambda: tnp.asarray([1.5, -2.0], dtype="float8_e4m3fn"),
         "zero-size": lambda: tnp.zeros((0, 3)),
         "operator": lambda: x + 1,
         "ufunc": lambda: tnp.sin(x),
@@ -398,7 +399,7 @@ def test_no_public_route_makes_an_arrays_memory_writable(
         exported = export(x)
     except (BufferError, ValueError):
         # DLPack and Python's buffers have no code for ml_dtypes' types.
-        assert x.dtype.name in ("bfloat16", "int4")
+        assert x.dtype.name in ("bfloat16", "int4", "float8_e4m3fn")
         return
     found = reachable(exported)
     for obj in found:
@@ -434,6 +435,7 @@ def _layouts() -> list[np.ndarray[Any, Any]]:
         base[1, 2, 3:4],
         np.arange(5, dtype=np.float32).astype(ml_dtypes.bfloat16)[::-2],
         np.arange(6).astype(ml_dtypes.int4).reshape(2, 3),
+        np.arange(4, dtype=np.float32).astype(ml_dtypes.float8_e4m3fn)[1:],
         np.arange(4, dtype=np.complex64)[1::2],
         np.broadcast_to(np.arange(3.0), (4, 3)),
     ]

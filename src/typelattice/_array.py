@@ -198,14 +198,15 @@ class _ReadOnlyMemory:
     def __array_interface__(self) -> dict[str, Any]:
         interface = self._value.__array_interface__
         interface["data"] = (interface["data"][0], True)  # read-only
+        # Raw bytes: NumPy cannot read back the type strings of ml_dtypes'
+        # types ('<f1'); the caller views them as the dtype.
+        interface["typestr"] = f"|V{self._value.itemsize}"
+        del interface["descr"]
         return interface
 
 
 def _read_only_view(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    out = np.asarray(_ReadOnlyMemory(value))
-    if out.dtype != value.dtype:  # ml_dtypes' types travel as raw bytes
-        out = out.view(value.dtype)
-    return out
+    return np.asarray(_ReadOnlyMemory(value)).view(value.dtype)
 
 
 read_only: Callable[[np.ndarray[Any, Any]], np.ndarray[Any, Any]] = (
