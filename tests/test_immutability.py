@@ -16,12 +16,16 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import typelattice as tl
+import typelattice.nn as nn
 import typelattice.numpy as tnp
+import typelattice.random as tr
 from support import arr
+from typelattice import _array
 from typelattice._array import ArrayImpl
 
 
@@ -285,6 +289,186 @@ def test_pickle_out_of_band_buffers_are_read_only_and_not_shared() -> None:
     mine[0][:4] = b"\xff\xff\xff\xff"
     unchanged(y, [1, 2, 3])
     unchanged(x, [1, 2, 3])
+
+
+# -- no public route makes an Array's memory writable ------------------------
+# NumPy lets anyone holding an ndarray that owns its memory turn WRITEABLE
+# back on, and np.asarray(x).base used to be the Array's own ndarray.
+
+
+def _made_arrays() -> dict[str, Callable[[], tnp.Array]]:
+    x = tnp.asarray(np.arange(6, dtype=np.float32))
+    return {
+        "list": lambda: tnp.asarray([1.0, 2.0, 3.0]),
+        "numpy": lambda: tnp.asarray(np.arange(6, dtype=np.int32)),
+        "0-d": lambda: tnp.asarray(np.float32(2.5)),
+        "python scalar": lambda: tnp.asarray(2.5),
+        "bfloat16": lambda: tnp.asarray([1, 2, 3], dtype="bfloat16"),
+        "int4": lambda: tnp.asarray([1, -2, 3], dtype="int4"),
+        "float8": lambda: tnp.asarray([1.5, -2.0], dtype="float8_e4m3fn"),
+        "zero-size": lambda: tnp.zeros((0, 3)),
+        "operator": lambda: x + 1,
+        "ufunc": lambda: tnp.sin(x),
+        "reduction": lambda: tnp.sum(x.reshape(2, 3), axis=0),
+        "reshape": lambda: x.reshape(2, 3),
+        "transpose": lambda: x.reshape(2, 3).T,
+        "slice": lambda: x[1::2],
+        "reversed": lambda: x[::-1],
+        "at-set": lambda: x.at[0].set(9.0),
+        "jit": lambda: tl.jit(lambda a: a * 2)(x),
+        "jit-identity": lambda: tl.jit(lambda a: a)(x),
+        "grad": lambda: tl.grad(lambda a: (a * a).sum())(x),
+        "random": lambda: tr.normal(tr.key(0), (2, 3)),
+        "nn-param": lambda: nn.Dense(2).init(tr.key(0), tnp.ones((1, 3)))["params"][
+            "kernel"
+        ],
+        "unpickled": lambda: pickle.loads(pickle.dumps(x)),
+    }
+
+
+def _pickle_buffer(x: tnp.Array) -> Any:
+    buffers: list[pickle.PickleBuffer] = []
+    pickle.dumps(x, protocol=5, buffer_callback=buffers.append)
+    return buffers[0] if buffers else np.asarray(x)  # strided: pickled in-band
+
+
+EXPORTS: dict[str, Callable[[tnp.Array], Any]] = {
+    "asarray": np.asarray,
+    "array copy=False": lambda x: np.array(x, copy=False),
+    "__array__": lambda x: x.__array__(),
+    "__array__ copy=False": lambda x: x.__array__(copy=False),
+    "from_dlpack": np.from_dlpack,
+    "memoryview": lambda x: memoryview(np.asarray(x)),
+    "numpy function": lambda x: np.expand_dims(x, 0),  # type: ignore[arg-type]
+    "pickle buffer": _pickle_buffer,
+}
+
+
+def reachable(start: Any) -> list[Any]:
+    """Everything public NumPy and Python lead to from an exported object:
+    bases, the ``obj`` of memoryviews, the raw memory of pickle buffers, the
+    buffer and the array interface of a base that is not an array, and its
+    public attributes."""
+    found: list[Any] = []
+    todo = [start]
+    while todo:
+        obj = todo.pop()
+        if obj is None or any(obj is f for f in found):
+            continue
+        found.append(obj)
+        if isinstance(obj, np.ndarray):
+            todo.append(obj.base)  # pyright: ignore[reportUnknownMemberType]
+        elif isinstance(obj, memoryview):
+            todo.append(obj.obj)
+        elif isinstance(obj, pickle.PickleBuffer):
+            todo += [obj.raw(), memoryview(obj)]
+        else:
+            try:
+                todo += [memoryview(obj), np.frombuffer(obj, np.uint8)]
+            except TypeError:  # no buffer
+                pass
+            if hasattr(obj, "__array_interface__"):
+                todo.append(np.asarray(obj))
+            todo += [getattr(obj, n) for n in dir(obj) if not n.startswith("_")]
+    return found
+
+
+def assert_never_writable(obj: Any) -> None:
+    if isinstance(obj, np.ndarray):
+        assert not obj.flags.writeable
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            obj.setflags(write=True)
+        if obj.size:
+            with pytest.raises(ValueError, match="read-only"):
+                obj[...] = 0
+    elif isinstance(obj, memoryview):
+        assert obj.readonly
+    else:
+        assert not callable(obj), f"{obj!r}: a base gives out a method"
+
+
+@pytest.mark.parametrize("export", EXPORTS.values(), ids=EXPORTS.keys())
+@pytest.mark.parametrize("make", _made_arrays().values(), ids=_made_arrays().keys())
+def test_no_public_route_makes_an_arrays_memory_writable(
+    make: Callable[[], tnp.Array], export: Callable[[tnp.Array], Any]
+) -> None:
+    x = make()
+    view = x.reshape(-1)
+    before = np.array(x)
+    try:
+        exported = export(x)
+    except (BufferError, ValueError):
+        # DLPack and Python's buffers have no code for ml_dtypes' types.
+        assert x.dtype.name in ("bfloat16", "int4", "float8_e4m3fn")
+        return
+    found = reachable(exported)
+    for obj in found:
+        assert_never_writable(obj)
+    # At least the exported array and what it is over.
+    assert len(found) >= 2
+    np.testing.assert_array_equal(np.asarray(x), before)
+    np.testing.assert_array_equal(np.asarray(view), before.reshape(-1))
+
+
+def test_exports_are_views_of_the_arrays_memory() -> None:
+    # No copy: every export reads the same bytes.
+    x = arr([[1, 2, 3], [4, 5, 6]])
+    first, second = np.asarray(x), np.asarray(x.T)
+    assert np.shares_memory(first, second)
+    assert first.base is not second.base
+    # An export's layout is its own: changing it changes no other export.
+    first.shape = (3, 2)
+    assert np.asarray(x).shape == (2, 3)
+    unchanged(x, [[1, 2, 3], [4, 5, 6]])
+
+
+def _layouts() -> list[np.ndarray[Any, Any]]:
+    base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    return [
+        base,
+        base[::-1, :, ::-2],
+        base.transpose(2, 0, 1),
+        base[:, 1],
+        base[0, 0, 0:0],
+        np.zeros((0, 5)),
+        np.array(3.5),
+        base[1, 2, 3:4],
+        np.arange(5, dtype=np.float32).astype(ml_dtypes.bfloat16)[::-2],
+        np.arange(6).astype(ml_dtypes.int4).reshape(2, 3),
+        np.arange(4, dtype=np.float32).astype(ml_dtypes.float8_e4m3fn)[1:],
+        np.arange(4, dtype=np.complex64)[1::2],
+        np.broadcast_to(np.arange(3.0), (4, 3)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "read_only",
+    [
+        pytest.param(_array._read_only_view, id="python"),
+        pytest.param(
+            _array.read_only,
+            id="extension",
+            marks=pytest.mark.skipif(
+                _array.read_only is _array._read_only_view,
+                reason="the C extension is not built",
+            ),
+        ),
+    ],
+)
+@pytest.mark.parametrize("value", _layouts(), ids=lambda v: f"{v.dtype}{v.strides}")
+def test_read_only_views_keep_the_layout(
+    read_only: Callable[[np.ndarray[Any, Any]], np.ndarray[Any, Any]],
+    value: np.ndarray[Any, Any],
+) -> None:
+    out = read_only(value)
+    assert (out.shape, out.dtype) == (value.shape, value.dtype)
+    if value.size:
+        assert out.strides == value.strides
+        assert out.ctypes.data == value.ctypes.data  # the same memory, not a copy
+    np.testing.assert_array_equal(out, value, strict=True)
+    for obj in reachable(out):
+        assert_never_writable(obj)
+        assert obj is not value
 
 
 # -- results never share the caller's memory --------------------------------

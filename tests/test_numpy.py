@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import operator
 import pickle
-from typing import Any
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -548,6 +550,155 @@ def test_comparison_with_none_or_string_is_false() -> None:
     x = tnp.asarray([1])
     assert (x == None) is False  # noqa: E711 - the operator is what is tested
     assert (x != "a") is True
+
+
+# -- operands of types the operators do not know -----------------------------
+# As jax.Array: NotImplemented, so that the other operand's own method runs.
+
+# (operator, how Python names it in its TypeError, the other operand's method
+# Python then calls)
+BINARY_OPERATORS: list[tuple[Callable[[Any, Any], Any], str, str]] = [
+    (operator.add, "+", "__radd__"),
+    (operator.sub, "-", "__rsub__"),
+    (operator.mul, "*", "__rmul__"),
+    (operator.truediv, "/", "__rtruediv__"),
+    (operator.floordiv, "//", "__rfloordiv__"),
+    (operator.mod, "%", "__rmod__"),
+    (divmod, "divmod()", "__rdivmod__"),
+    (operator.pow, "** or pow()", "__rpow__"),
+    (operator.matmul, "@", "__rmatmul__"),
+    (operator.and_, "&", "__rand__"),
+    (operator.or_, "|", "__ror__"),
+    (operator.xor, "^", "__rxor__"),
+    (operator.lshift, "<<", "__rlshift__"),
+    (operator.rshift, ">>", "__rrshift__"),
+    (operator.lt, "<", "__gt__"),
+    (operator.le, "<=", "__ge__"),
+    (operator.gt, ">", "__lt__"),
+    (operator.ge, ">=", "__le__"),
+    (operator.eq, "==", "__eq__"),
+    (operator.ne, "!=", "__ne__"),
+]
+OPERATOR_IDS = [symbol for _, symbol, _ in BINARY_OPERATORS]
+
+
+class Reflecting:
+    """An operand that answers every operator itself, recording the call and
+    returning the array it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+
+def _answer(name: str) -> Callable[[Reflecting, Any], Any]:
+    def method(self: Reflecting, other: Any) -> Any:
+        self.calls.append((name, other))
+        return other
+
+    return method
+
+
+for _, _, _method in BINARY_OPERATORS:
+    setattr(Reflecting, _method, _answer(_method))
+
+
+def in_each_mode(fn: Callable[[tnp.Array], Any], x: tnp.Array) -> dict[str, Any]:
+    """``fn(x)`` run on x, under jit and under grad (whose result is
+    ``fn``'s, through has_aux)."""
+    return {
+        "eager": fn(x),
+        "jit": tl.jit(fn)(x),
+        "grad": tl.grad(lambda a: (a.sum(), fn(a)), has_aux=True)(x)[1],
+    }
+
+
+@pytest.mark.parametrize(("op", "symbol", "method"), BINARY_OPERATORS, ids=OPERATOR_IDS)
+def test_operators_leave_unknown_operands_to_their_own_methods(
+    op: Callable[[Any, Any], Any], symbol: str, method: str
+) -> None:
+    x = arr([1.0, 2.0], "float32")
+    other = Reflecting()
+    for mode, out in in_each_mode(lambda a: op(a, other), x).items():
+        name, given = other.calls.pop()
+        assert name == method, mode
+        assert isinstance(given, tnp.Array), mode
+        check(out, "float32", False, [1.0, 2.0])
+    assert not other.calls
+
+
+@pytest.mark.parametrize(("op", "symbol", "method"), BINARY_OPERATORS, ids=OPERATOR_IDS)
+def test_operators_with_unknown_operands_raise_pythons_type_error(
+    op: Callable[[Any, Any], Any], symbol: str, method: str
+) -> None:
+    x = arr([1.0, 2.0], "float32")
+    unknown = object()
+
+    def both_orders(a: tnp.Array) -> tnp.Array:
+        if op in (operator.eq, operator.ne):  # Python compares identities
+            assert op(a, unknown) is (op is operator.ne)
+            assert op(unknown, a) is (op is operator.ne)
+            return a
+        with pytest.raises(TypeError, match=re.escape(symbol)) as info:
+            op(a, unknown)
+        assert "'object'" in str(info.value)
+        with pytest.raises(TypeError, match=re.escape(symbol)):
+            op(unknown, a)
+        return a
+
+    for out in in_each_mode(both_orders, x).values():
+        check(out, "float32", False, [1.0, 2.0])
+
+
+def test_every_binary_operator_returns_not_implemented() -> None:
+    x = arr([1, 2], "int32")
+    operations = {"add", "sub", "mul", "truediv", "floordiv", "mod", "divmod"}
+    operations |= {"pow", "matmul", "and", "or", "xor", "lshift", "rshift"}
+    operations |= {"lt", "le", "gt", "ge", "eq", "ne"}
+    binary = [
+        n
+        for n in dir(x)
+        if n.startswith("__")
+        and n.endswith("__")
+        and (n[2:-2] in operations or n[2] == "r" and n[3:-2] in operations)
+    ]
+    assert len(binary) == 34, binary
+
+    def each(a: tnp.Array) -> tnp.Array:
+        for name in binary:
+            assert getattr(a, name)(object()) is NotImplemented, name
+            assert getattr(a, name)(None) is NotImplemented, name
+        return a
+
+    in_each_mode(each, arr([1.0, 2.0], "float32"))
+    each(x)
+
+
+def test_lists_and_tuples_are_refused_with_the_fix() -> None:
+    # Not NotImplemented (as JAX): Python would repeat the list x times.
+    x = tnp.asarray(2)
+    for call in (
+        lambda: [1, 2] * x,
+        lambda: x * (1, 2),
+        lambda: x + [1, 2],
+        lambda: (1,) + x,
+    ):
+        with pytest.raises(TypeError, match=r"typelattice\.numpy\.asarray"):
+            call()
+    with pytest.raises(TypeError, match=r"set \(\{1\}\)"):
+        x | {1}  # noqa: B018 - the operator is what is tested
+    with pytest.raises(TypeError, match=r"dict \(\{1: 2\}\)"):
+        {1: 2} == x  # noqa: B015
+
+
+def test_a_named_tuple_with_its_own_operators_gets_them() -> None:
+    class Pair(NamedTuple):
+        a: int
+        b: int
+
+        def __radd__(self, other: Any) -> str:
+            return "Pair.__radd__"
+
+    assert arr([1, 2]) + Pair(1, 2) == "Pair.__radd__"
 
 
 def test_reduction_edge_cases() -> None:

@@ -306,8 +306,9 @@ def test_pure_python_mode_gives_plain_functions() -> None:
         "import inspect, typelattice.numpy as tnp; "
         "from typelattice._array import ArrayImpl; "
         "x = tnp.asarray([1, 2, 3], dtype='int8'); "
-        "print(inspect.isfunction(tnp.add), ArrayImpl.__add__ is tnp.add); "
-        "print(repr(x + 2), repr(2.5 * x))"
+        "print(inspect.isfunction(tnp.add), inspect.isfunction(ArrayImpl.__add__)); "
+        "print(repr(x + 2), repr(2.5 * x)); "
+        "print(x.__add__(object()) is NotImplemented, x.__sub__(None))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -321,6 +322,7 @@ def test_pure_python_mode_gives_plain_functions() -> None:
         "True True",
         "Array([3, 4, 5], dtype=int8) "
         "Array([2.5, 5. , 7.5], dtype=float32, weak_type=True)",
+        "True NotImplemented",
     ]
 
 

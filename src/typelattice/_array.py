@@ -7,10 +7,10 @@ functions.
 The array's memory is its own or another Array's (reshape and transpose give
 views), never memory a caller can still change: functions whose NumPy result
 can be a view of a NumPy argument copy that argument (``_core.unshared``).
-It is never handed out writable: NumPy, DLPack and pickle get read-only views
-of memory made read-only at that moment (so the flag cannot be turned back
-on), and NumPy's ufunc methods and ``out=`` are refused (``ufunc.at`` writes
-even into read-only memory).
+It is never handed out writable: NumPy, DLPack and pickle get read-only
+ndarrays over it whose last base refuses writable buffers (:data:`read_only`),
+so no NumPy call can turn the flag back on; and NumPy's ufunc methods and
+``out=`` are refused (``ufunc.at`` writes even into read-only memory).
 
 This module and :mod:`typelattice._core` are the array layer: tracing
 (:mod:`typelattice._tracing`) and the namespace (:mod:`typelattice.numpy`)
@@ -22,12 +22,14 @@ build on them, and they import neither.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from typelattice import _config, _core, _dtypes
 from typelattice._basearray import Array
+from typelattice._promotion import _speedups
 
 __all__ = ["ArrayImpl", "from_numpy", "from_python_or_numpy", "wrap"]
 
@@ -178,20 +180,48 @@ def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
     return ArrayImpl(value, weak)
 
 
-def read_only(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """A read-only view of an Array's memory, as NumPy and other libraries
-    get it.
+class _ReadOnlyMemory:
+    """An Array's memory as NumPy gets it without the C extension: through
+    ``__array_interface__``, marked read-only.
 
-    The memory itself is made read-only (each array of the view chain,
-    which is an Array's and never written again), so the view's flag cannot
-    be turned back on: NumPy allows that over writable memory.
+    It has no buffer, so NumPy cannot make an array over it writable. (The
+    extension's ``ReadOnlyMemory`` also hides the ndarray it holds; this
+    one keeps it in a private slot.)
     """
-    base: object = value
-    while isinstance(base, np.ndarray):
-        if base.flags.writeable:  # reading costs a quarter of setting
-            base.setflags(write=False)
-        base = base.base
-    return value.view()
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: np.ndarray[Any, Any]) -> None:
+        self._value = value  # keeps the memory alive
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        interface = self._value.__array_interface__
+        interface["data"] = (interface["data"][0], True)  # read-only
+        # Raw bytes: NumPy cannot read back the type strings of ml_dtypes'
+        # types ('<f1'); the caller views them as the dtype.
+        interface["typestr"] = f"|V{self._value.itemsize}"
+        del interface["descr"]
+        return interface
+
+
+def _read_only_view(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return np.asarray(_ReadOnlyMemory(value)).view(value.dtype)
+
+
+read_only: Callable[[np.ndarray[Any, Any]], np.ndarray[Any, Any]] = (
+    _read_only_view if _speedups is None else _speedups.read_only_view
+)
+"""A read-only ndarray of an Array's memory, as NumPy and other libraries
+get it (``value``: the Array's ndarray).
+
+NumPy lets whoever holds an ndarray that owns its memory turn its WRITEABLE
+flag back on, and reaches that ndarray from every view of it through
+``.base``. So what is handed out is never the Array's ndarray nor a view of
+it: it is an ndarray over the same memory whose last base is an object that
+refuses writable buffers (which NumPy asks for before setting WRITEABLE) and
+does not give the Array's ndarray out.
+"""
 
 
 _new_object = object.__new__

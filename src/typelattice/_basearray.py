@@ -203,110 +203,177 @@ class Array:
 
     # -- operators -----------------------------------------------------------
     # Python operators on arrays and scalars, both orders (NumPy's names).
+    # An operand of a type they do not know gets NotImplemented, so that its
+    # own reflected method runs, or Python's TypeError (see _defers_to).
 
     def __add__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.add(self, other)
 
     def __radd__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.add(other, self)
 
     def __sub__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.subtract(self, other)
 
     def __rsub__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.subtract(other, self)
 
     def __mul__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.multiply(self, other)
 
     def __rmul__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.multiply(other, self)
 
     def __truediv__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.true_divide(self, other)
 
     def __rtruediv__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.true_divide(other, self)
 
     def __floordiv__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.floor_divide(self, other)
 
     def __rfloordiv__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.floor_divide(other, self)
 
     def __mod__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.remainder(self, other)
 
     def __rmod__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.remainder(other, self)
 
     def __divmod__(self, other: ArrayLike) -> tuple[Array, Array]:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.divmod(self, other)
 
     def __rdivmod__(self, other: ArrayLike) -> tuple[Array, Array]:
+        if _defers_to(other):
+            # mypy accepts NotImplemented from __divmod__, not from this one.
+            return NotImplemented  # type: ignore[no-any-return]
         return _ufuncs.divmod(other, self)
 
     def __pow__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.power(self, other)
 
     def __rpow__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.power(other, self)
 
     def __matmul__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _linalg.matmul(self, other)
 
     def __rmatmul__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _linalg.matmul(other, self)
 
     def __and__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_and(self, other)
 
     def __rand__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_and(other, self)
 
     def __or__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_or(self, other)
 
     def __ror__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_or(other, self)
 
     def __xor__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_xor(self, other)
 
     def __rxor__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.bitwise_xor(other, self)
 
     def __lshift__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.left_shift(self, other)
 
     def __rlshift__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.left_shift(other, self)
 
     def __rshift__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.right_shift(self, other)
 
     def __rrshift__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.right_shift(other, self)
 
     def __lt__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.less(self, other)
 
     def __le__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.less_equal(self, other)
 
     def __gt__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.greater(self, other)
 
     def __ge__(self, other: ArrayLike) -> Array:
+        if _defers_to(other):
+            return NotImplemented
         return _ufuncs.greater_equal(self, other)
 
     def __eq__(self, other: ArrayLike) -> Array:  # type: ignore[override]
-        if other is None or isinstance(other, str):  # pyright: ignore[reportUnnecessaryComparison]
-            return NotImplemented  # Python then says False, as JAX does
+        if _defers_to(other):  # None, a string: Python then says False, as JAX
+            return NotImplemented
         return _ufuncs.equal(self, other)
 
     def __ne__(self, other: ArrayLike) -> Array:  # type: ignore[override]
-        if other is None or isinstance(other, str):  # pyright: ignore[reportUnnecessaryComparison]
+        if _defers_to(other):
             return NotImplemented
         return _ufuncs.not_equal(self, other)
 
@@ -1190,6 +1257,24 @@ class Array:
             return fn(*inputs)
         plain = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
         return ufunc(*plain, **kwargs)
+
+
+# The operand types Array's binary operators compute with, as jax.Array's:
+# arrays (tracers too), NumPy's arrays and scalars, Python's numbers (a bool
+# is an int). Lists, tuples, sets and dicts go to the function, whose
+# TypeError says how to convert them (JAX raises too; NotImplemented would
+# let Python repeat a list by an integer array's __index__). Any other type
+# gets NotImplemented: its reflected method runs, or Python raises
+# "unsupported operand type(s)".
+_OPERANDS: Final = (Array, int, float, complex, np.generic, np.ndarray)
+_REFUSED: Final = (list, tuple, set, dict)
+
+
+def _defers_to(other: object) -> bool:
+    """Whether an operator returns NotImplemented for ``other``."""
+    # type(), not isinstance: a subclass of tuple (a NamedTuple) may define
+    # operators of its own.
+    return not isinstance(other, _OPERANDS) and type(other) not in _REFUSED
 
 
 # NumPy's ufuncs whose ufunc.at has a functional update on x.at[idx].

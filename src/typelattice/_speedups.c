@@ -45,7 +45,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 5
+#define API_VERSION 6
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -913,6 +913,8 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
 #define REUSE_MIN_BYTES (256 * 1024)
 
 static PyObject *str_shape;
+static PyObject *str_strides;
+static PyObject *str_read_only; /* ReadOnlyMemory's refusal */
 static PyObject *str_nbytes;
 static PyObject *str_base;
 static PyObject *str_flags;
@@ -2209,6 +2211,154 @@ configure_jit(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_RETURN_NONE;
 }
 
+/* -- read-only memory for NumPy ------------------------------------------------
+ *
+ * NumPy lets anyone holding an ndarray that owns its memory turn its
+ * WRITEABLE flag back on, and an Array's ndarray usually owns its memory.
+ * So NumPy never gets that ndarray, nor a view of it (whose .base would be
+ * it): read_only_view(value) gives an ndarray of value's shape, dtype and
+ * strides over the same bytes whose base is a ReadOnlyMemory. Before NumPy
+ * sets WRITEABLE on an array, it asks the array's last base for a writable
+ * buffer; a ReadOnlyMemory refuses. It has no attributes and no methods,
+ * and it is not tracked by the garbage collector (it references only an
+ * ndarray made before it, which cannot reference it back), so nothing
+ * public reaches the ndarray through it. Buffers it hands out (memoryview,
+ * np.frombuffer) are read-only and name it, not the ndarray, as their obj.
+ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer owner;  /* of the ndarray: holds the reference to it */
+    char *start;      /* the lowest byte the ndarray's elements cover */
+    Py_ssize_t len;   /* the bytes from start its elements cover */
+} ReadOnlyMemory;
+
+static int
+ReadOnlyMemory_getbuffer(ReadOnlyMemory *self, Py_buffer *view, int flags)
+{
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+        /* NumPy asks first on every export: a message made once. */
+        PyErr_SetObject(PyExc_BufferError, str_read_only);
+        view->obj = NULL;
+        return -1;
+    }
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->start, self->len,
+                             1, flags);
+}
+
+static void
+ReadOnlyMemory_dealloc(ReadOnlyMemory *self)
+{
+    if (self->owner.obj != NULL) {
+        PyBuffer_Release(&self->owner);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs ReadOnlyMemory_as_buffer = {
+    .bf_getbuffer = (getbufferproc)ReadOnlyMemory_getbuffer,
+};
+
+static PyTypeObject ReadOnlyMemory_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "typelattice._speedups.ReadOnlyMemory",
+    .tp_basicsize = sizeof(ReadOnlyMemory),
+    .tp_dealloc = (destructor)ReadOnlyMemory_dealloc,
+    .tp_as_buffer = &ReadOnlyMemory_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .tp_doc = PyDoc_STR("The read-only memory of an Array, as NumPy sees it "
+                        "(the base of the arrays numpy.asarray(x) gives)."),
+};
+
+/* A tuple of n Py_ssize_t values (new reference). */
+static PyObject *
+ssize_tuple(const Py_ssize_t *values, int n)
+{
+    PyObject *tuple = PyTuple_New(n);
+
+    if (tuple == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PyLong_FromSsize_t(values[i]);
+
+        if (item == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, item);
+    }
+    return tuple;
+}
+
+static PyObject *
+read_only_view(PyObject *Py_UNUSED(module), PyObject *value)
+{
+    ReadOnlyMemory *memory;
+    Py_buffer *owner;
+    Py_ssize_t low = 0, high = 0, offset = 0;
+    int empty = 0;
+    PyObject *args[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *out = NULL;
+
+    if (ndarray_type == NULL || Py_TYPE(value) != (PyTypeObject *)ndarray_type) {
+        PyErr_Format(PyExc_TypeError, "read_only_view takes a numpy.ndarray, "
+                                      "not %R", value);
+        return NULL;
+    }
+    memory = PyObject_New(ReadOnlyMemory, &ReadOnlyMemory_Type);
+    if (memory == NULL) {
+        return NULL;
+    }
+    owner = &memory->owner;
+    owner->obj = NULL;
+    /* Shape and strides, never a format: NumPy has none for ml_dtypes'. */
+    if (PyObject_GetBuffer(value, owner, PyBUF_STRIDES) < 0) {
+        owner->obj = NULL;
+        goto done;
+    }
+    for (int i = 0; i < owner->ndim; i++) {
+        Py_ssize_t span = (owner->shape[i] - 1) * owner->strides[i];
+
+        if (owner->shape[i] == 0) {
+            empty = 1;
+        }
+        else if (span < 0) {
+            low += span;
+        }
+        else {
+            high += span;
+        }
+    }
+    if (empty) {
+        memory->start = owner->buf;
+        memory->len = 0;
+    }
+    else {
+        memory->start = (char *)owner->buf + low;
+        memory->len = high - low + owner->itemsize;
+        offset = -low;
+    }
+    /* numpy.ndarray(shape, dtype, buffer, offset, strides) */
+    args[0] = ssize_tuple(owner->shape, owner->ndim);
+    args[1] = PyObject_GetAttr(value, str_dtype);
+    args[2] = Py_NewRef((PyObject *)memory);
+    args[3] = PyLong_FromSsize_t(offset);
+    /* NumPy's buffer gives a zero-size array strides of 0. */
+    args[4] = empty ? PyObject_GetAttr(value, str_strides)
+                    : ssize_tuple(owner->strides, owner->ndim);
+    if (args[0] != NULL && args[1] != NULL && args[3] != NULL &&
+        args[4] != NULL) {
+        out = PyObject_Vectorcall(ndarray_type, args, 5, NULL);
+    }
+    for (int i = 0; i < 5; i++) {
+        Py_XDECREF(args[i]);
+    }
+done:
+    Py_DECREF(memory);
+    return out;
+}
+
 /* -- module functions ---------------------------------------------------------- */
 
 static PyObject *
@@ -2344,6 +2494,12 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
 }
 
 static PyMethodDef module_methods[] = {
+    {"read_only_view", read_only_view, METH_O,
+     PyDoc_STR("read_only_view(value)\n--\n\n"
+               "An ndarray of value's shape, dtype and strides over its "
+               "memory, read-only for good: its base is a ReadOnlyMemory, "
+               "which refuses writable buffers and does not give value "
+               "out.")},
     {"reuses_temporaries", reuses_temporaries, METH_NOARGS,
      PyDoc_STR("reuses_temporaries()\n--\n\n"
                "Whether elementwise functions compute into the buffers of "
@@ -2439,6 +2595,10 @@ PyInit__speedups(void)
         intern(&str_run, "run") < 0 || intern(&str_single, "single") < 0 ||
         intern(&str_results, "results") < 0 ||
         intern(&str_shape, "shape") < 0 ||
+        intern(&str_strides, "strides") < 0 ||
+        intern(&str_read_only,
+               "an Array's memory is read-only (Arrays are immutable): "
+               "copy it for a writable array, numpy.array(x)") < 0 ||
         intern(&str_nbytes, "nbytes") < 0 || intern(&str_base, "base") < 0 ||
         intern(&str_flags, "flags") < 0 ||
         intern(&str_owndata, "owndata") < 0 ||
@@ -2452,7 +2612,8 @@ PyInit__speedups(void)
     }
     if (PyType_Ready(&FastPath_Type) < 0 ||
         PyType_Ready(&FastElementwise_Type) < 0 ||
-        PyType_Ready(&JitCall_Type) < 0) {
+        PyType_Ready(&JitCall_Type) < 0 ||
+        PyType_Ready(&ReadOnlyMemory_Type) < 0) {
         return NULL;
     }
     module = PyModule_Create(&speedups_module);

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Final, Literal
 
+import numpy as np
+
 API_VERSION: Final[int]
 #: The plans' conversion codes by name (_elementwise.Conversion).
 CONVERSIONS: Final[dict[str, int]]
@@ -24,6 +26,11 @@ def set_global_memos(
 ) -> None:
     """Set the global state's memos, whether its rank_promotion is 'allow',
     and the state itself."""
+
+def read_only_view(value: np.ndarray[Any, Any], /) -> np.ndarray[Any, Any]:
+    """An ndarray of ``value``'s shape, dtype and strides over its memory,
+    read-only for good: its base is a ``ReadOnlyMemory``, which refuses
+    writable buffers and does not give ``value`` out."""
 
 def reuses_temporaries() -> bool:
     """Whether elementwise functions compute into the buffers of temporary

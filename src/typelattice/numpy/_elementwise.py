@@ -21,7 +21,7 @@ import numpy as np
 
 from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
-from typelattice._basearray import Array
+from typelattice._basearray import Array, _defers_to
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
 from typelattice._promotion import _speedups
@@ -668,6 +668,18 @@ _OPERATORS: Final = {
 }
 
 
+def _forward(fn: Callable[[Any, Any], Array], dunder: str) -> Callable[..., Any]:
+    """Array's operator ``dunder`` calling ``fn`` with no module lookup."""
+
+    def operator(self: Array, other: Any) -> Any:
+        if _defers_to(other):  # as Array's operator
+            return NotImplemented
+        return fn(self, other)
+
+    functools.update_wrapper(operator, getattr(Array, dunder))
+    return operator
+
+
 def install_operators(functions: Mapping[str, Any]) -> None:
     """Give ArrayImpl C versions of its elementwise operators, when built.
 
@@ -681,7 +693,7 @@ def install_operators(functions: Mapping[str, Any]) -> None:
         # (Array's go through a module lookup, which costs on every call).
         for dunder, (name, swap) in _OPERATORS.items():
             if not swap and dunder in ("__add__", "__sub__", "__mul__", "__truediv__"):
-                setattr(ArrayImpl, dunder, functions[name])
+                setattr(ArrayImpl, dunder, _forward(functions[name], dunder))
         return
     for dunder, (name, swap) in _OPERATORS.items():
         fn = functions[name]
