@@ -132,9 +132,11 @@ class Nudged:
         self._up = up
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._ufunc(*args, **kwargs)
         inputs = args[: self._ufunc.nin]
+        if "out" in kwargs:  # the result may overwrite an input
+            inputs = tuple(np.array(x, copy=True) for x in inputs)
         exact = _exact_inputs(self._name, inputs)
+        result = self._ufunc(*args, **kwargs)
         if np.asarray(result).dtype.kind == "V":
             # ml_dtypes' loops (bfloat16, float8) compute in float32 and
             # round: the last bit moves there.
@@ -157,10 +159,10 @@ class Nudged:
         return getattr(self._ufunc, attr)
 
 
-def _nudged_math(fn: Callable[[float], float], name: str, up: bool) -> Any:
-    def call(x: float) -> float:
-        y = fn(x)
-        if x == 0 or not math.isfinite(x) or y == 0 or not math.isfinite(y):
+def _nudged_math(fn: Callable[..., float], name: str, up: bool) -> Any:
+    def call(*args: float) -> float:
+        y = fn(*args)
+        if any(x == 0 or not math.isfinite(x) for x in (*args, y)):
             return y
         moved[f"math.{name}"] += 1
         for _ in range(ULPS):
