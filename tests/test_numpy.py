@@ -308,7 +308,9 @@ class TestNoSilentChanges:
             arr([2], "int32") ** -1
         with pytest.raises(TypeError):
             tnp.power(arr([2], "int8"), arr([-1], "int8"))
-        check(arr([2], "float32") ** -1, "float32", False, [0.5])
+        half = arr([2], "float32") ** -1
+        check(half, "float32", False)
+        np.testing.assert_allclose(np.asarray(half), [0.5], rtol=5e-7)  # pow: 4 ulps
 
     def test_scatter_refuses_values_that_would_change(self) -> None:
         x = arr([1, 2, 3], "int8")

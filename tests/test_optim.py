@@ -160,7 +160,10 @@ def test_jit_traces_update_once_for_all_steps() -> None:
 def test_schedules_match_optax(name: str) -> None:
     want = GOLDEN["schedules"][name]
     got = REC.schedule_values(namespace(), name)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    # A value that cancels to about 0 (the end of a cosine) is known to a few
+    # float32 ulps of the schedule's scale: its cos() may be off by one.
+    atol = 4 * float(np.finfo(np.float32).eps) * max(abs(v) for v in want)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=atol)
     # Python ints and traced counts give the same values.
     function, kwargs = REC.SCHEDULES[name]
     schedule = getattr(optim, function)(**kwargs)

@@ -360,7 +360,7 @@ float_power = make_binary(Op("float_power", np.power, 2, to="inexact", lower=lax
 _doc(
     float_power,
     "``x`` raised to the power ``y``, computed in an inexact type.",
-    ">>> tnp.float_power(tnp.asarray([2, 3], dtype='int32'), 2)\n"
+    ">>> tnp.float_power(tnp.asarray([2, 3], dtype='int32'), 2).round(4)\n"
     "Array([4., 9.], dtype=float32)",
 )
 logaddexp = cast(
@@ -380,8 +380,8 @@ logaddexp = cast(
 _doc(
     logaddexp,
     "``log(exp(x) + exp(y))`` elementwise, without overflow for large inputs.",
-    ">>> tnp.logaddexp(tnp.asarray([0.0, 1000.0], dtype='float32'), 0.0)\n"
-    "Array([6.931472e-01, 1.000000e+03], dtype=float32)",
+    ">>> tnp.logaddexp(tnp.asarray([0.0, 100.0], dtype='float32'), 0.0).round(4)\n"
+    "Array([  0.6931, 100.    ], dtype=float32)",
 )
 logaddexp2 = cast(
     "ufunc",
@@ -400,8 +400,8 @@ logaddexp2 = cast(
 _doc(
     logaddexp2,
     "``log2(2**x + 2**y)`` elementwise, without overflow for large inputs.",
-    ">>> tnp.logaddexp2(tnp.asarray([1.0, 3.0], dtype='float16'), 1.0)\n"
-    "Array([2.   , 3.322], dtype=float16)",
+    ">>> tnp.logaddexp2(tnp.asarray([1.0, 3.0], dtype='float16'), 1.0).round(1)\n"
+    "Array([2. , 3.3], dtype=float16)",
 )
 arctan2 = make_binary(
     Op("arctan2", _arctan2, 2, accept="fc", to="inexact", lower=lax.atan2)
@@ -410,8 +410,8 @@ _doc(
     arctan2,
     "The arc tangent of ``x / y``, in the quadrant given by the signs of both "
     "(``atan2`` is the same function).",
-    ">>> tnp.arctan2(tnp.asarray([1.0, -1.0], dtype='float32'), -1.0)\n"
-    "Array([ 2.3561945, -2.3561945], dtype=float32)",
+    ">>> tnp.arctan2(tnp.asarray([1.0, -1.0], dtype='float32'), -1.0).round(4)\n"
+    "Array([ 2.3562, -2.3562], dtype=float32)",
 )
 hypot = make_binary(
     Op(
@@ -428,8 +428,8 @@ hypot = make_binary(
 _doc(
     hypot,
     "``sqrt(x**2 + y**2)`` elementwise, without overflow in the squares.",
-    ">>> tnp.hypot(tnp.asarray([3.0, 5.0], dtype='float32'), 4.0)\n"
-    "Array([5.       , 6.4031243], dtype=float32)",
+    ">>> tnp.hypot(tnp.asarray([3.0, 5.0], dtype='float32'), 4.0).round(4)\n"
+    "Array([5.    , 6.4031], dtype=float32)",
 )
 copysign = make_binary(
     Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_lower.copysign)
@@ -819,35 +819,39 @@ cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact", lower=lax.cbr
 _doc(
     cbrt,
     "The cube root of ``x``, negative for negative ``x``.",
-    ">>> tnp.cbrt(tnp.asarray([-8.0, 27.0], dtype='float32'))\n"
+    ">>> tnp.cbrt(tnp.asarray([-8.0, 27.0], dtype='float32')).round(4)\n"
     "Array([-2.,  3.], dtype=float32)",
 )
 exp = make_unary(Op("exp", np.exp, 1, to="inexact", lower=lax.exp))
 _doc(
     exp,
     "``e`` raised to the power ``x``.",
-    ">>> tnp.exp(tnp.asarray([0.0, 1.0], dtype='float16'))\n"
-    "Array([1.   , 2.719], dtype=float16)",
+    ">>> tnp.exp(tnp.asarray([0.0, 1.0], dtype='float16')).round(1)\n"
+    "Array([1. , 2.7], dtype=float16)",
 )
 exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact", lower=lax.exp2))
 _doc(
     exp2,
     "2 raised to the power ``x``.",
-    ">>> tnp.exp2(tnp.asarray([0, 3], dtype='int8'))\nArray([1., 8.], dtype=float32)",
+    ">>> tnp.exp2(tnp.asarray([0, 3], dtype='int8')).round(4)\n"
+    "Array([1., 8.], dtype=float32)",
 )
 expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact", lower=lax.expm1))
 _doc(
     expm1,
     "``exp(x) - 1``, accurate for ``x`` near zero.",
-    ">>> tnp.expm1(tnp.asarray([0.0, 1e-5], dtype='float32'))\n"
-    "Array([0.000000e+00, 1.000005e-05], dtype=float32)",
+    ">>> tnp.expm1(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 1.7183], dtype=float32)\n"
+    ">>> x = tnp.asarray(2e-4, dtype='float32')\n"
+    ">>> (tnp.expm1(x) / x).round(5)  # 1 + x/2 + ...: no digits lost to exp(x)'s 1\n"
+    "Array(1.0001, dtype=float32)",
 )
 log = make_unary(Op("log", np.log, 1, to="inexact", lower=lax.log))
 _doc(
     log,
     "The natural logarithm of ``x``.",
-    ">>> tnp.log(tnp.asarray([1.0, 2.718282], dtype='float32'))\n"
-    "Array([0.       , 1.0000001], dtype=float32)",
+    ">>> tnp.log(tnp.asarray([1.0, 2.718282], dtype='float32')).round(4)\n"
+    "Array([0., 1.], dtype=float32)",
 )
 log2 = make_unary(
     Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL, lower=_lower.log2)
@@ -855,9 +859,9 @@ log2 = make_unary(
 _doc(
     log2,
     "The base-2 logarithm of ``x``.",
-    ">>> tnp.log2(tnp.asarray([1, 8], dtype='int32'))\n"
+    ">>> tnp.log2(tnp.asarray([1, 8], dtype='int32')).round(4)\n"
     "Array([0., 3.], dtype=float32)\n"
-    ">>> tnp.log2(8.0)\n"
+    ">>> tnp.log2(8.0).round(4)\n"
     "Array(3., dtype=float32)",
 )
 log10 = make_unary(
@@ -866,71 +870,74 @@ log10 = make_unary(
 _doc(
     log10,
     "The base-10 logarithm of ``x``.",
-    ">>> tnp.log10(tnp.asarray([1.0, 100.0], dtype='float32'))\n"
+    ">>> tnp.log10(tnp.asarray([1.0, 100.0], dtype='float32')).round(4)\n"
     "Array([0., 2.], dtype=float32)",
 )
 log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact", lower=lax.log1p))
 _doc(
     log1p,
     "``log(1 + x)``, accurate for ``x`` near zero.",
-    ">>> tnp.log1p(tnp.asarray([0.0, 1e-5], dtype='float32'))\n"
-    "Array([0.00000e+00, 9.99995e-06], dtype=float32)",
+    ">>> tnp.log1p(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 0.6931], dtype=float32)\n"
+    ">>> x = tnp.asarray(2e-4, dtype='float32')\n"
+    ">>> (tnp.log1p(x) / x).round(5)  # 1 - x/2 + ...: no digits lost to 1 + x\n"
+    "Array(0.9999, dtype=float32)",
 )
 sin = make_unary(Op("sin", np.sin, 1, to="inexact", lower=lax.sin))
 _doc(
     sin,
     "The sine of ``x`` (radians).",
-    ">>> tnp.sin(tnp.asarray([0.0, 1.5707964], dtype='float32'))\n"
+    ">>> tnp.sin(tnp.asarray([0.0, 1.5707964], dtype='float32')).round(4)\n"
     "Array([0., 1.], dtype=float32)",
 )
 cos = make_unary(Op("cos", np.cos, 1, to="inexact", lower=lax.cos))
 _doc(
     cos,
     "The cosine of ``x`` (radians).",
-    ">>> tnp.cos(tnp.asarray([0, 1], dtype='int8'))\n"
-    "Array([1.       , 0.5403023], dtype=float32)",
+    ">>> tnp.cos(tnp.asarray([0, 1], dtype='int8')).round(4)\n"
+    "Array([1.    , 0.5403], dtype=float32)",
 )
 tan = make_unary(Op("tan", np.tan, 1, to="inexact", lower=lax.tan))
 _doc(
     tan,
     "The tangent of ``x`` (radians).",
-    ">>> tnp.tan(tnp.asarray([0.0, 0.7853982], dtype='float32'))\n"
+    ">>> tnp.tan(tnp.asarray([0.0, 0.7853982], dtype='float32')).round(4)\n"
     "Array([0., 1.], dtype=float32)",
 )
 arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact", lower=lax.asin))
 _doc(
     arcsin,
     "The inverse sine of ``x``, in radians (``asin`` is the same function).",
-    ">>> tnp.arcsin(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
-    "Array([0.       , 1.5707964], dtype=float32)",
+    ">>> tnp.arcsin(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 1.5708], dtype=float32)",
 )
 arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact", lower=lax.acos))
 _doc(
     arccos,
     "The inverse cosine of ``x``, in radians (``acos`` is the same function).",
-    ">>> tnp.arccos(tnp.asarray([1.0, 0.0], dtype='float32'))\n"
-    "Array([0.       , 1.5707964], dtype=float32)",
+    ">>> tnp.arccos(tnp.asarray([1.0, 0.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 1.5708], dtype=float32)",
 )
 arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact", lower=lax.atan))
 _doc(
     arctan,
     "The inverse tangent of ``x``, in radians (``atan`` is the same function).",
-    ">>> tnp.arctan(tnp.asarray([0, 1], dtype='int16'))\n"
-    "Array([0.       , 0.7853982], dtype=float32)",
+    ">>> tnp.arctan(tnp.asarray([0, 1], dtype='int16')).round(4)\n"
+    "Array([0.    , 0.7854], dtype=float32)",
 )
 sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact", lower=lax.sinh))
 _doc(
     sinh,
     "The hyperbolic sine of ``x``.",
-    ">>> tnp.sinh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
-    "Array([0.       , 1.1752012], dtype=float32)",
+    ">>> tnp.sinh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 1.1752], dtype=float32)",
 )
 cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact", lower=lax.cosh))
 _doc(
     cosh,
     "The hyperbolic cosine of ``x``.",
-    ">>> tnp.cosh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
-    "Array([1.       , 1.5430806], dtype=float32)",
+    ">>> tnp.cosh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([1.    , 1.5431], dtype=float32)",
 )
 tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact", lower=lax.tanh))
 _doc(
@@ -943,22 +950,22 @@ arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact", lower=lax.asinh)
 _doc(
     arcsinh,
     "The inverse hyperbolic sine of ``x`` (``asinh`` is the same function).",
-    ">>> tnp.arcsinh(tnp.asarray([0.0, 1.0], dtype='float32'))\n"
-    "Array([0.       , 0.8813736], dtype=float32)",
+    ">>> tnp.arcsinh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
+    "Array([0.    , 0.8814], dtype=float32)",
 )
 arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact", lower=lax.acosh))
 _doc(
     arccosh,
     "The inverse hyperbolic cosine of ``x`` (``acosh`` is the same function).",
-    ">>> tnp.arccosh(tnp.asarray([1.0, 2.0], dtype='float32'))\n"
-    "Array([0.      , 1.316958], dtype=float32)",
+    ">>> tnp.arccosh(tnp.asarray([1.0, 2.0], dtype='float32')).round(4)\n"
+    "Array([0.   , 1.317], dtype=float32)",
 )
 arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact", lower=lax.atanh))
 _doc(
     arctanh,
     "The inverse hyperbolic tangent of ``x`` (``atanh`` is the same function).",
-    ">>> tnp.arctanh(tnp.asarray([0.0, 0.5], dtype='float32'))\n"
-    "Array([0.        , 0.54930615], dtype=float32)",
+    ">>> tnp.arctanh(tnp.asarray([0.0, 0.5], dtype='float32')).round(4)\n"
+    "Array([0.    , 0.5493], dtype=float32)",
 )
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
@@ -1062,7 +1069,7 @@ _doc(
     "(``absolute`` is the same function).",
     ">>> tnp.abs(tnp.asarray([-3, 2], dtype='int8'))\n"
     "Array([3, 2], dtype=int8)\n"
-    ">>> tnp.abs(tnp.asarray([3+4j], dtype='complex64'))\n"
+    ">>> tnp.abs(tnp.asarray([3+4j], dtype='complex64')).round(4)\n"
     "Array([5.], dtype=float32)",
 )
 _real = make_unary(Op("real", np.real, 1, out="real", lower=_lower.real))

@@ -130,10 +130,10 @@ def exponential_decay(
         zero or ``transition_begin`` is negative.
 
     >>> schedule = exponential_decay(1.0, transition_steps=10, decay_rate=0.5)
-    >>> [float(schedule(n)) for n in (0, 10, 20)]
+    >>> [round(float(schedule(n)), 3) for n in (0, 10, 20)]
     [1.0, 0.5, 0.25]
     >>> stairs = exponential_decay(1.0, 10, 0.5, staircase=True, end_value=0.375)
-    >>> [float(stairs(n)) for n in (9, 10, 25)]
+    >>> [round(float(stairs(n)), 3) for n in (9, 10, 25)]
     [1.0, 0.5, 0.375]
     """
     if transition_steps <= 0:
