@@ -24,18 +24,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <structmember.h> /* T_OBJECT_EX: the slots of __slots__ */
-#include <stdint.h>
-
-/* Telling temporaries from named values: see "reusing the buffers of
-   temporaries" below. Python.h has defined _GNU_SOURCE, which dladdr and
-   dl_iterate_phdr need. */
-#if PY_VERSION_HEX < 0x030E0000 && defined(__GLIBC__)
-#define WALKS_THE_C_STACK 1
-#include <dlfcn.h>
-#include <link.h>
-#include <unwind.h>
-#include <opcode.h> /* the instructions whose operands can be reused */
-#endif
 
 #ifdef Py_GIL_DISABLED
 /* The lookups below hold borrowed references from dicts, which is only safe
@@ -560,7 +548,6 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
-    int is_operator; /* an Array operator (given swap), not a function */
 } FastElementwise;
 
 static PyObject *str_astype;
@@ -874,11 +861,19 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
  * returns. As NumPy does for its own arrays (temporary elision), a plan then
  * computes its result into the temporary's buffer, fn(..., out=buffer),
  * instead of allocating a new one, and the result Array takes the buffer
- * over. Arrays are immutable, so this is only done when nobody can ever see
- * the buffer change:
+ * over. Arrays are immutable, so this is only done where it is proven that
+ * nobody can ever see the buffer change:
  *
- * - the operand is exactly an ArrayImpl, referenced once, by the caller's
- *   evaluation stack (a named Array has a second reference: its name);
+ * - the operand is exactly an ArrayImpl whose one reference is a strong
+ *   one on the evaluation stack of the running Python frame, as Python
+ *   3.14's PyUnstable_Object_IsUniqueReferencedTemporary finds it (a named
+ *   Array has a second reference: its name). A reference count of 1 alone
+ *   proves nothing: the one reference may belong to a C object that passes
+ *   the Array on without counting it and looks at it afterwards (the
+ *   arguments a functools.partial stores, the dict behind a mapping proxy,
+ *   an element of a NumPy object array). Before 3.14 nothing says where
+ *   that reference is, so nothing is reused there (REUSES_TEMPORARIES 0,
+ *   reuses_temporaries() False): every result gets a new buffer;
  * - its ndarray is referenced once, by the ArrayImpl: no view of it exists
  *   (a view references its base), no other Array holds it, and no weak
  *   reference to it;
@@ -888,28 +883,18 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
  * - fn is a ufunc with one result, which computes straight into the
  *   buffer: an element is read before the result's element is written;
  * - the buffer is at least REUSE_MIN_BYTES (NumPy's threshold): below it a
- *   new allocation is cheaper than these checks;
- * - the call comes from the interpreter, with no C code of another library
- *   between: such code may pass an object it alone references (a NumPy
- *   object array's element, say) and look at it afterwards. Python 3.14
- *   answers this with PyUnstable_Object_IsUniqueReferencedTemporary, which
- *   looks for the object on the caller's evaluation stack. Before 3.14 the C
- *   stack is walked, as NumPy does: every frame up to the interpreter loop
- *   must be Python's or this module's. Python's own C code passes on
- *   references it does not hold as well (the items of a tuple in f(*args),
- *   the arguments a functools.partial stores, the elements tuple comparison
- *   and list.sort compare), so the instruction the innermost Python frame
- *   runs must also be one whose operands are on its stack and nowhere else:
- *   a binary or unary operator running an Array operator (not a function
- *   that another class made its operator: a functools.partial holding an
- *   Array), or a call of this very function (the interpreter loop calls it
- *   with nothing between). Where neither is possible, nothing is reused.
+ *   new allocation is cheaper than these checks.
  *
  * NumPy is asked for casting='safe': if fn's result dtype would not be the
  * buffer's, it refuses before computing anything, and the result goes to a
  * new array as usual.
+ *
+ * Compiled programs (typelattice.jit) reuse buffers on their own terms, by
+ * the program's liveness, in the Python code they generate
+ * (_tracing/primitive.py, PrimitiveEquation.source_reusing).
  */
 
+#define REUSES_TEMPORARIES (PY_VERSION_HEX >= 0x030E0000)
 #define REUSE_MIN_BYTES (256 * 1024)
 
 static PyObject *str_shape;
@@ -924,248 +909,23 @@ static PyObject *str_nout;
 static PyObject *str_safe;
 static PyObject *out_kwnames; /* ("out", "casting") */
 
-#if PY_VERSION_HEX >= 0x030E0000
-
-static int
-sole_reference(PyObject *x)
-{
-    return PyUnstable_Object_IsUniqueReferencedTemporary(x);
-}
-
-static int
-called_by_the_interpreter(int Py_UNUSED(is_operator))
-{
-    return 1; /* sole_reference has checked the caller's stack */
-}
-
-#elif defined(WALKS_THE_C_STACK)
-
-static int
-sole_reference(PyObject *x)
-{
-    return Py_REFCNT(x) == 1;
-}
-
-/* Code addresses [start, end): the executable segments of a loaded object
- * (found by find_code from an address inside them), or one function. */
-typedef struct {
-    uintptr_t inside;
-    uintptr_t start;
-    uintptr_t end;
-} code_range;
-
-static code_range python_code; /* libpython, or the executable holding it */
-static code_range own_code;    /* this module */
-static code_range eval_loop;   /* _PyEval_EvalFrameDefault */
-static code_range vectorcall;  /* PyObject_Vectorcall (a function from 3.12) */
-static int stack_walk_ready;   /* 0: not set up yet; 1: ready; -1: impossible */
-
-static int
-find_code(struct dl_phdr_info *info, size_t Py_UNUSED(size), void *data)
-{
-    code_range *range = data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    int i, found = 0;
-
-    for (i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start, end;
-
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) {
-            continue;
-        }
-        start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
-        end = start + (uintptr_t)ph->p_memsz;
-        found |= range->inside >= start && range->inside < end;
-        lo = start < lo ? start : lo;
-        hi = end > hi ? end : hi;
-    }
-    if (found) {
-        range->start = lo;
-        range->end = hi;
-    }
-    return found;
-}
-
-static int
-in_code(const code_range *range, uintptr_t pc)
-{
-    return pc >= range->start && pc < range->end;
-}
-
-/* The extent of Python's function called name into range: 1, or 0 when
- * it is not found (or not Python's). */
-static int
-find_function(const char *name, code_range *range)
-{
-    Dl_info info;
-    ElfW(Sym) *symbol = NULL;
-    void *fn = dlsym(RTLD_DEFAULT, name);
-
-    if (fn == NULL || !in_code(&python_code, (uintptr_t)fn) ||
-        !dladdr1(fn, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
-        symbol == NULL || symbol->st_size == 0) {
-        return 0;
-    }
-    range->start = (uintptr_t)fn;
-    range->end = range->start + (uintptr_t)symbol->st_size;
-    return 1;
-}
-
-/* Finds what the stack walk needs, once: 1 when it can run, else 0. */
-static int
-set_up_stack_walk(void)
-{
-    if (stack_walk_ready != 0) {
-        return stack_walk_ready > 0;
-    }
-    stack_walk_ready = -1;
-    python_code.inside = (uintptr_t)&PyNumber_Add;
-    own_code.inside = (uintptr_t)&set_up_stack_walk;
-    /* The loop's own extent (code the compiler moved out of it, such as its
-       cold paths, counts as Python's other code: the walk goes on). */
-    if (!dl_iterate_phdr(find_code, &python_code) ||
-        !dl_iterate_phdr(find_code, &own_code) ||
-        !find_function("_PyEval_EvalFrameDefault", &eval_loop)) {
-        return 0;
-    }
-    /* Inline in 3.11's headers; without it, calls count as going through
-       other code (nothing is wrongly reused). */
-    find_function("PyObject_Vectorcall", &vectorcall);
-    stack_walk_ready = 1;
-    return 1;
-}
-
-/* The state of a stack walk: Python's frames seen, how many of them are
- * neither the interpreter loop nor PyObject_Vectorcall (the loop calls this
- * function directly when there are none), and the answer once known. */
-typedef struct {
-    int frames;
-    int between;
-    int verdict; /* -1 until known */
-} stack_walk;
-
-#define MAX_FRAMES 16
-
-static _Unwind_Reason_Code
-visit_frame(struct _Unwind_Context *context, void *data)
-{
-    stack_walk *walk = data;
-    uintptr_t pc = (uintptr_t)_Unwind_GetIP(context);
-
-    if (in_code(&own_code, pc)) {
-        return _URC_NO_REASON;
-    }
-    if (!in_code(&python_code, pc) || ++walk->frames > MAX_FRAMES) {
-        walk->verdict = 0; /* another library's code, or too deep to tell */
-        return _URC_END_OF_STACK;
-    }
-    if (in_code(&eval_loop, pc)) {
-        walk->verdict = 1;
-        return _URC_END_OF_STACK;
-    }
-    walk->between += !in_code(&vectorcall, pc);
-    return _URC_NO_REASON;
-}
-
-/* The opcode of the instruction the innermost Python frame runs, or -1. */
-static int
-current_opcode(void)
-{
-    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
-    PyCodeObject *code;
-    PyObject *bytes;
-    int lasti, opcode = -1;
-
-    if (frame == NULL) {
-        PyErr_Clear();
-        return -1;
-    }
-    lasti = PyFrame_GetLasti(frame);
-    code = PyFrame_GetCode(frame);
-    bytes = PyCode_GetCode(code); /* cached by the code object */
-    Py_DECREF(code);
-    if (bytes == NULL) {
-        PyErr_Clear();
-        return -1;
-    }
-    if (lasti >= 0 && lasti < PyBytes_GET_SIZE(bytes)) {
-        opcode = (unsigned char)PyBytes_AS_STRING(bytes)[lasti];
-    }
-    Py_DECREF(bytes);
-    return opcode;
-}
-
-/* Whether the operands come straight from the evaluation stack of the
- * innermost Python frame: every C frame between here and the interpreter
- * loop is this module's or Python's own (as NumPy checks before it elides a
- * temporary; the walk stops at the first frame that decides), and the
- * instruction running is an operator that runs an Array operator
- * (is_operator: not a function some other type's operator stands for), or
- * a call of this function with nothing between (see "reusing the buffers of
- * temporaries"). */
-static int
-called_by_the_interpreter(int is_operator)
-{
-    stack_walk walk = {0, 0, -1};
-    int opcode;
-
-    if (!set_up_stack_walk()) {
-        return 0;
-    }
-    _Unwind_Backtrace(visit_frame, &walk);
-    if (walk.verdict != 1) {
-        return 0;
-    }
-    opcode = current_opcode();
-    if (opcode == CALL) {
-        return walk.between == 0;
-    }
-    return is_operator && (opcode == BINARY_OP || opcode == UNARY_NEGATIVE ||
-#ifdef UNARY_POSITIVE
-           opcode == UNARY_POSITIVE || /* CALL_INTRINSIC_1 from 3.12 */
-#endif
-           opcode == UNARY_INVERT);
-}
-
-#else
-
-static int
-sole_reference(PyObject *Py_UNUSED(x))
-{
-    return 0; /* no way to tell a temporary here: never reuse */
-}
-
-static int
-called_by_the_interpreter(int Py_UNUSED(is_operator))
-{
-    return 0;
-}
-
-#endif
-
-/* Whether this build and platform can tell temporaries (reuses_temporaries). */
-static int
-can_tell_temporaries(void)
-{
-#if PY_VERSION_HEX >= 0x030E0000
-    return 1;
-#elif defined(WALKS_THE_C_STACK)
-    return set_up_stack_walk();
-#else
-    return 0;
-#endif
-}
-
-/* Whether arg is an Array referenced only by the caller's evaluation stack,
- * whose ndarray value only it references. The cheap checks, made before
- * the operands are converted (which references them). */
+/* Whether arg is an Array whose only reference is the caller's evaluation
+ * stack, and whose ndarray value only it references (see "reusing the
+ * buffers of temporaries"). The cheap checks, made before the operands are
+ * converted (which references them). */
 static int
 temporary(PyObject *arg, PyObject *value)
 {
+#if REUSES_TEMPORARIES
     return Py_TYPE(arg) == array_type &&
            Py_TYPE(value) == (PyTypeObject *)ndarray_type &&
-           Py_REFCNT(value) == 1 && sole_reference(arg);
+           Py_REFCNT(value) == 1 &&
+           PyUnstable_Object_IsUniqueReferencedTemporary(arg);
+#else
+    (void)arg;
+    (void)value;
+    return 0;
+#endif
 }
 
 /* An attribute that is an int, or -1 (never with an exception). */
@@ -1229,12 +989,11 @@ scalar_or_same_shape(PyObject *operand, PyObject *value)
 /* The buffer of the temporary operand value (see temporary()) when fn's
  * result can go into it, else NULL (never with an exception). conv is the
  * operand's conversion, other the other operand converted (NULL for a
- * unary plan), is_operator whether an Array operator runs (not a
- * function). Borrowed. */
+ * unary plan). Borrowed. */
 static PyObject *
 result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
               PyObject *out_key, PyObject *fn, PyObject *other,
-              Py_ssize_t nin, int is_operator)
+              Py_ssize_t nin)
 {
     PyObject *out_dtype = PyTuple_GET_ITEM(out_key, 0);
     PyObject *attr;
@@ -1267,10 +1026,7 @@ result_buffer(PyObject *value, PyObject *conv, PyObject *cd,
         Py_XDECREF(writeable);
     }
     PyErr_Clear();
-    if (!ok || !called_by_the_interpreter(is_operator)) {
-        return NULL;
-    }
-    return value;
+    return ok ? value : NULL;
 }
 
 /* fn(*args) (n of them) with NumPy's floating point warnings off when fp,
@@ -1343,11 +1099,11 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
         PyObject *args[2] = {cx, cy};
         if (temporary_x) {
             buffer = result_buffer(vx, PyTuple_GET_ITEM(convs, 0), cd, out_key,
-                                   fn, cy, 2, self->is_operator);
+                                   fn, cy, 2);
         }
         if (buffer == NULL && temporary_y) {
             buffer = result_buffer(vy, PyTuple_GET_ITEM(convs, 1), cd, out_key,
-                                   fn, cx, 2, self->is_operator);
+                                   fn, cx, 2);
         }
         out = compute(fn, args, 2, buffer, fp);
     }
@@ -1479,8 +1235,7 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *v)
         return NULL;
     }
     if (is_temporary) {
-        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1,
-                               self->is_operator);
+        buffer = result_buffer(v, conv, cd, out_key, fn, NULL, 1);
     }
     out = compute(fn, &cv, 1, buffer, PyTuple_GET_ITEM(plan, 3) == Py_True);
     Py_DECREF(cv);
@@ -1599,7 +1354,6 @@ FastElementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->name = name;
     self->dict = NULL;
     self->swap = swap;
-    self->is_operator = swap_obj != NULL;
     self->vectorcall = nin == 1 ? (vectorcallfunc)unary_vectorcall
                                 : (vectorcallfunc)binary_vectorcall;
     return (PyObject *)self;
@@ -2364,7 +2118,7 @@ done:
 static PyObject *
 reuses_temporaries(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
 {
-    return PyBool_FromLong(can_tell_temporaries());
+    return PyBool_FromLong(REUSES_TEMPORARIES);
 }
 
 static PyObject *
@@ -2503,8 +2257,9 @@ static PyMethodDef module_methods[] = {
     {"reuses_temporaries", reuses_temporaries, METH_NOARGS,
      PyDoc_STR("reuses_temporaries()\n--\n\n"
                "Whether elementwise functions compute into the buffers of "
-               "temporary arrays here: whether this Python and platform let "
-               "the extension tell a temporary from a named array.")},
+               "temporary arrays here: whether this Python lets the "
+               "extension prove that nothing else can see a temporary "
+               "(CPython 3.14 and later).")},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      PyDoc_STR("configure(scope, ndarray, generic, dtype)\n--\n\n"
                "Set the ContextVar holding the scoped configuration and "

@@ -34,7 +34,8 @@ def read_only_view(value: np.ndarray[Any, Any], /) -> np.ndarray[Any, Any]:
 
 def reuses_temporaries() -> bool:
     """Whether elementwise functions compute into the buffers of temporary
-    arrays here (this Python and platform can tell a temporary)."""
+    arrays here: on CPython 3.14 and later, where Python can prove that
+    nothing else holds one."""
 
 def configure_jit(
     trace_var: ContextVar[Any],

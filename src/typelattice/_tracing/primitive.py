@@ -417,7 +417,16 @@ class PrimitiveEquation(Equation):
         """A ufunc whose operands and result share one dtype computes into
         a dying operand of the result's shape, when nothing else holds that
         array (as NumPy reuses temporaries in expressions): a program
-        allocates less, as the eager code it replaces."""
+        allocates less, as the eager code it replaces.
+
+        Why nobody can see the buffer change: ``dying`` never holds the
+        program's inputs or outputs (their names live to the end), and the
+        line checks when it runs that the array's one reference is its name
+        (so it is no input, constant or output under another name, and no
+        view of it exists: a view references its base) and that it is no
+        view itself (base None: its memory is nobody else's). The array was
+        made by the program's own operations, whose calls have returned, so
+        no code outside holds it without counting."""
         fn, avals = self._function(src)
         if not isinstance(fn, np.ufunc) or fn.nout != 1 or self.prim.multiple_results:
             return self._source(src, fn)
