@@ -148,18 +148,9 @@ class JVPTrace:
                 for leaf in leaves
             ]
         )
-        return _with_value(self, self._lowered(key, run, leaves, structure), value, key)
-
-    def _lowered(
-        self,
-        key: Hashable,
-        run: Callable[[list[Any]], Any],
-        leaves: list[Any],
-        structure: Hashable,
-    ) -> Any:
         record = self.record
         if record is None or REMEMBER_AFTER is None:  # (forward mode: values)
-            return run(leaves)
+            return _with_value(self, run(leaves), value, key)
         sig: list[Any] = [key, structure, _config.current()]
         for leaf in leaves:
             t = type(cast(object, leaf))
@@ -172,7 +163,7 @@ class JVPTrace:
                     or type(tangent) is not LinearTracer
                     or tangent._trace is not record
                 ):
-                    return run(leaves)
+                    return _with_value(self, run(leaves), value, key)
                 sig += (True, p._key, p._value.shape)
             elif t is ArrayImpl:
                 sig += (False, leaf._key, leaf._value.shape)
@@ -187,18 +178,20 @@ class JVPTrace:
             ):
                 sig += (t, leaf.start, leaf.stop, leaf.step)
             else:  # a mutable or unknown value: not remembered
-                return run(leaves)
+                return _with_value(self, run(leaves), value, key)
         sig_key = tuple(sig)
         found = _REMEMBERED.get(sig_key)
         if type(found) is _Linearized:
-            return found.apply(self, record, leaves)
+            return found.apply(self, record, leaves, value)
         if not _sighted(_REMEMBERED, sig_key, found):
-            return run(leaves)
+            return _with_value(self, run(leaves), value, key)
         made = _Linearized.make(self, record, run, leaves, sig_key)
         _keep(_REMEMBERED, sig_key, made, 0 if made is None else made.held)
         if made is None:
-            return run(leaves)
-        return made.apply(self, record, leaves)
+            return _with_value(self, run(leaves), value, key)
+        # Checked once: every call of this signature gives the same avals.
+        _check_avals(made, value, key)
+        return made.apply(self, record, leaves, value)
 
     def process_primitive(
         self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
@@ -237,6 +230,19 @@ class JVPTrace:
 
 def _aval_key(x: Any) -> tuple[Any, ...]:
     return (tuple(x.shape), np.dtype(x.dtype), bool(x.weak_type))
+
+
+def _check_avals(lin: _Linearized, value: Any, key: Hashable) -> None:
+    """That the function's results ``value`` have the avals of its
+    remembered lowering's (see :func:`_with_value`)."""
+    want, structure = tree.flatten(value)
+    got = [_aval_key(w) if isinstance(w, Array) else None for w in want]
+    if structure != lin.out_tree or any(
+        g is not None and g != w for g, w in zip(lin.lowered, got, strict=True)
+    ):
+        raise AssertionError(
+            f"the lowering of {key!r} gives {lin.lowered}, the function {got}"
+        )
 
 
 def _with_value(trace: JVPTrace, lowered: Any, value: Any, key: Hashable) -> Any:
@@ -453,8 +459,10 @@ def _hold(n: int) -> None:
 class _Linearized:
     """A namespace call's linearization at one signature, run on values.
 
-    ``run(*values)`` computes the primal outputs and the residuals from the
-    primal values of the array arguments (the leaves at ``dynamic``).
+    ``run(*values)`` computes the residuals from the primal values of the
+    array arguments (the leaves at ``dynamic``); the call's value is the
+    function's own (:meth:`JVPTrace.process_lowering`), so the program
+    computes nothing else.
     ``eqns`` are the linear equations, their variables numbered from the
     tangents of the arguments at ``tangent_of`` (then the call's own), their
     operands ``(0, var, aval)``, ``(1, residual, None)`` or
@@ -470,6 +478,7 @@ class _Linearized:
         "eqns",
         "held",
         "keys",
+        "lowered",
         "n_internal",
         "out_tree",
         "residual_avals",
@@ -494,7 +503,11 @@ class _Linearized:
         self.held = 0
         self.out_tree: tree.TreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
-        self.apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = _no_program
+        self.apply: Callable[[JVPTrace, LinearTrace, list[Any], Any], Any] = (
+            _no_program
+        )
+        # The avals of the stand-ins' results (None for other leaves).
+        self.lowered: list[tuple[Any, ...] | None] = []
         self.transposes: dict[Hashable, _Transposed | None] = {}
 
     @classmethod
@@ -597,9 +610,9 @@ class _Linearized:
                     ops.append((1, residual_at[pos], None))
             self.eqns.append((prim, params, ops, out_vars))
         self.n_internal = lin.nvars - len(self.tangent_of)
-        self.keys = [primal_trace.avals[v][0] for v in outs]
+        self.keys = [primal_trace.avals[outs[p]][0] for p in self.residuals]
         self.residual_avals = [primal_trace.avals[outs[p]] for p in self.residuals]
-        program = Program(primal_trace, ins, outs)
+        program = Program(primal_trace, ins, [outs[p] for p in self.residuals])
         held = program.constant_bytes + _bytes_of(
             [a for _, _, ops, _ in self.eqns for k, a, _ in ops if k == 2]
             + [c for _, c, _ in self.results]
@@ -608,6 +621,9 @@ class _Linearized:
             return None
         self.run = program.run
         self.apply, source = self._compile()
+        self.lowered = [
+            _aval_key(o) if isinstance(o, Array) else None for o in out_leaves
+        ]
         self.held = (
             held
             + program.code_bytes
@@ -619,10 +635,11 @@ class _Linearized:
 
     def _compile(
         self,
-    ) -> tuple[Callable[[JVPTrace, LinearTrace, list[Any]], Any], str]:
-        """``apply(trace, record, leaves)``: the call's result on ``leaves``,
-        its equations added to ``record`` as one :class:`_Block`; written
-        out for this linearization (it runs on every call); and its source."""
+    ) -> tuple[Callable[[JVPTrace, LinearTrace, list[Any], Any], Any], str]:
+        """``apply(trace, record, leaves, value)``: the call's result on
+        ``leaves``, of value ``value`` (the function's), its equations added
+        to ``record`` as one :class:`_Block`; written out for this
+        linearization (it runs on every call); and its source."""
         scope: dict[str, Any] = {
             "run": self.run,
             "lin": self,
@@ -631,8 +648,9 @@ class _Linearized:
             "_JVPTracer": JVPTracer,
             "_LinearTracer": LinearTracer,
             "out_tree": self.out_tree,
+            "_flatten": tree.flatten,
         }
-        lines = ["def apply(trace, record, leaves):"]
+        lines = ["def apply(trace, record, leaves, value):"]
         values: list[str] = []
         for i in self.dynamic:
             lines.append(f"    l{i} = leaves[{i}]")
@@ -646,19 +664,21 @@ class _Linearized:
 
         lines.append(f"    base = record.nvars - {n}")
         lines.append(f"    record.nvars = base + {n + self.n_internal}")
-        lines.append(f"    o = run({''.join(v + ', ' for v in values)})")
+        if self.keys:
+            lines.append(f"    o = run({''.join(v + ', ' for v in values)})")
         for k, key in enumerate(self.keys):
             scope[f"k{k}"] = key
             lines.append(f"    a{k} = _wrap(o[{k}], k{k})")
         if self.eqns:
-            residuals = "".join(f"a{p}, " for p in self.residuals)
+            residuals = "".join(f"a{k}, " for k in range(len(self.residuals)))
             block = f"_Block(lin, [{', '.join(refs)}], base, [{residuals}])"
             lines.append(f"    record.eqns.append({block})")
+        assert self.out_tree is not None
+        if not self.out_tree.is_leaf:
+            lines.append("    v = _flatten(value)[0]")
         results: list[str] = []
-        for j, (pos, const, tangent) in enumerate(self.results):
-            if pos is None:
-                scope[f"c{j}"] = const
-            primal = f"c{j}" if pos is None else f"a{pos}"
+        for j, (_, _, tangent) in enumerate(self.results):
+            primal = "value" if self.out_tree.is_leaf else f"v[{j}]"
             if tangent is None:
                 results.append(primal)
             else:
@@ -668,14 +688,13 @@ class _Linearized:
                     f"_JVPTracer(trace, {primal}, "
                     f"_LinearTracer(record, {var(v)}, t{j}))"
                 )
-        assert self.out_tree is not None
         if self.out_tree.is_leaf:
             lines.append(f"    return {results[0]}")
         else:
             lines.append(f"    return out_tree.unflatten([{', '.join(results)}])")
         source = "\n".join(lines) + "\n"
         exec(compile(source, "<typelattice.grad call>", "exec"), scope)
-        apply: Callable[[JVPTrace, LinearTrace, list[Any]], Any] = scope["apply"]
+        apply: Callable[[JVPTrace, LinearTrace, list[Any], Any], Any] = scope["apply"]
         return apply, source
 
 
