@@ -249,7 +249,7 @@ def _with_value(trace: JVPTrace, lowered: Any, value: Any, key: Hashable) -> Any
     """The lowering's results with the primal values replaced by ``value``,
     the function's own results (same structure, shapes, dtypes and weak
     flags: the lowerings are written to give them, and the tests check)."""
-    t = type(lowered)
+    t: type[object] = type(cast(object, lowered))
     if t is JVPTracer and type(value) is ArrayImpl and lowered._trace is trace:
         # One array (every elementwise function): written out.
         p = lowered.primal
@@ -503,9 +503,7 @@ class _Linearized:
         self.held = 0
         self.out_tree: tree.TreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
-        self.apply: Callable[[JVPTrace, LinearTrace, list[Any], Any], Any] = (
-            _no_program
-        )
+        self.apply: Callable[[JVPTrace, LinearTrace, list[Any], Any], Any] = _no_program
         # The avals of the stand-ins' results (None for other leaves).
         self.lowered: list[tuple[Any, ...] | None] = []
         self.transposes: dict[Hashable, _Transposed | None] = {}

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from typelattice import _dtypes, lax
+from typelattice._basearray import Array as BaseArray
 from typelattice._tracing import tree
 
 Array = Any
@@ -207,7 +208,8 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
         # complex value is written, in 64-bit mode so that nothing narrows
         # them.
         complex_values = any(
-            isinstance(leaf, complex) or _dtypes.kind_of(getattr(leaf, "dtype", "f")) == "c"
+            isinstance(leaf, complex)
+            or (isinstance(leaf, BaseArray) and _dtypes.kind_of(leaf.dtype) == "c")
             for leaf in leaves
         )
         number_dtype = np.dtype(np.complex128 if complex_values else np.float64)
