@@ -17,8 +17,8 @@ import numpy as np
 
 from typelattice import _config, _core, _dtypes, lax
 from typelattice._array import ArrayImpl, wrap
-from typelattice._lax._elementwise import integer_power
 from typelattice._basearray import Array
+from typelattice._lax._elementwise import integer_power
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower, _ufunc
