@@ -714,16 +714,7 @@ def _integer_pow_abstract(x: ShapedArray, *, y: int) -> ShapedArray:
 
 @integer_pow_p.def_impl
 def _integer_pow_impl(x: NDArray, *, y: int) -> NDArray:
-    return integer_power(x, y)
-
-
-def integer_power(x: NDArray, y: int) -> NDArray:
-    """``x ** y`` on NumPy for a Python int ``y``, by repeated squaring in
-    ``x``'s dtype (float16 and bfloat16 in float32; integers wrap), as XLA
-    computes ``integer_pow``: exact wherever the products are, and the same
-    on every CPU (NumPy's ``power`` runs a SIMD ``pow`` that may differ in
-    the last bit). ``typelattice.numpy.power`` computes a concrete integer
-    exponent with it too."""
+    # Repeated squaring in the operand's dtype (integers wrap), as XLA.
     base = _widen(x, _Wide.F32)
     acc = np.ones_like(base)
     n = builtins.abs(y)

@@ -1568,7 +1568,7 @@ def value_and_grad(
         argument without ``allow_int``.
 
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> tl.value_and_grad(lambda x: (x ** 2).sum())(tnp.asarray([1.0, 2.0]))
+    >>> tl.value_and_grad(lambda x: (x * x).sum())(tnp.asarray([1.0, 2.0]))
     (Array(5., dtype=float32), Array([2., 4.], dtype=float32))
     """
     where = f"grad({getattr(fun, '__name__', 'fun')})"

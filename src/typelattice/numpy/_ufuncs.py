@@ -18,7 +18,6 @@ import numpy as np
 from typelattice import _config, _core, _dtypes, lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
-from typelattice._lax._elementwise import integer_power
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower, _ufunc
@@ -704,11 +703,35 @@ def _integer_scalar(x: Any) -> int | None:
 
 def _integer_power(base: np.ndarray[Any, Any], exponent: int) -> Any:
     """``base ** exponent`` in ``base``'s dtype, for a concrete integer
-    exponent, as JAX's ``integer_pow`` (and ``lax.integer_pow``, whose
-    implementation this is): by repeated squaring, whatever the exponent
-    (NumPy's ``power`` would convert it to the base's dtype, which may not
-    hold it, and its SIMD ``pow`` differs between CPUs in the last bit)."""
-    return integer_power(base, exponent)
+    exponent, as JAX's ``integer_pow``.
+
+    NumPy converts the exponent to the base's dtype, which may not hold it:
+    ``uint8 ** 300`` raises NumPy's bare OverflowError, ``float16 ** 70001``
+    computes ``x ** inf`` and ``bfloat16 ** 257`` computes ``x ** 256``,
+    both losing the sign of a negative base. Such exponents are applied by
+    repeated squaring in the base's dtype, as JAX does.
+    """
+    dt = base.dtype
+    n = -exponent if exponent < 0 else exponent  # (abs is this module's)
+    if _dtypes.kind_of(dt) in "iu":
+        lo, hi = _dtypes.value_range(dt)
+        exact = lo <= exponent <= hi
+    else:  # float64 holds every integer up to 2**53; each float holds fewer
+        exact = n <= 2**53 and _core.converted(np.asarray(float(exponent)), dt).astype(
+            np.complex128
+        ).real == float(exponent)
+    if exact:
+        return np.power(base, exponent)
+    result, square = None, base
+    while True:
+        if n & 1:
+            result = square if result is None else result * square
+        n >>= 1
+        if not n:
+            break
+        square = square * square
+    assert result is not None  # exponent 0 is exact in every dtype
+    return np.ones_like(result) / result if exponent < 0 else result
 
 
 def _negative_power_error() -> TypeError:
