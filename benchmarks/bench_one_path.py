@@ -21,8 +21,12 @@ typelattice is faster), the target ratio, and PASS or MISS:
   ``jax.jit``'s first call: a new function each time, best of a few, after
   one discarded first call on each side (so one-time library set-up is not
   counted); target: typelattice at least 4x faster;
-- Flax's ResNet18 and WMT Transformer rows of the table need Flax models
-  ported to ``typelattice.nn``; they are listed as skipped.
+- Flax's ResNet18 (its ImageNet example's model: BatchNorm in training
+  mode, SGD with Nesterov momentum), one jitted training step on 8 images
+  of 64x64, written once and run with ``flax.linen`` + ``jax.jit`` + optax
+  and with ``typelattice.nn`` + ``typelattice.jit`` + ``typelattice.optim``
+  from the same initial variables; Flax's WMT Transformer is not ported
+  (listed as skipped).
 
 Inputs are made once, outside the timed calls (NumPy arrays, typelattice
 arrays, ``jax.numpy`` arrays, torch tensors sharing NumPy's memory); every
@@ -32,8 +36,8 @@ tolerances; the MLP rows: the loss, the gradients or the parameters after
 one step from the same initial parameters). A row whose results disagree
 prints WRONG and makes the exit status 1; a missed target does not change
 the exit status (it is a report, not a test). A row whose reference library
-is not installed is skipped with a note: JAX and torch are optional (``pip
-install -e '.[bench]'``).
+is not installed is skipped with a note: JAX, torch, Flax and optax are
+optional (``pip install -e '.[bench]'``).
 
 One thread each: the script sets ``OPENBLAS_NUM_THREADS``,
 ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``XLA_FLAGS`` (single-threaded
