@@ -83,8 +83,7 @@ __version__ = "0.1.0"
 # The tools (tables, live comparisons, drawings, explanations) load on first
 # use, so that `import typelattice` costs only what promotion needs.
 _LAZY: dict[str, str] = {
-    # The arrays' base class (a leaf module: its methods load the array
-    # namespace on first use).
+    # The arrays' base class (a leaf module: it loads no array code).
     "Array": "typelattice._basearray",
     **dict.fromkeys(
         [
@@ -126,6 +125,10 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typelattice' has no attribute {name!r}")
+    if module.startswith("typelattice._tracing"):
+        # The transformations make arrays and tracers, whose operators and
+        # methods the array namespace sets as it loads: it loads first.
+        _importlib.import_module("typelattice.numpy")
     value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -31,7 +31,7 @@ from typelattice import _config, _core, _dtypes
 from typelattice._basearray import Array
 from typelattice._promotion import _speedups
 
-__all__ = ["ArrayImpl", "from_numpy", "from_python_or_numpy", "wrap"]
+__all__ = ["ArrayImpl", "from_numpy", "from_python_or_numpy", "operand", "wrap"]
 
 
 class ArrayImpl(Array):
@@ -265,4 +265,30 @@ def from_python_or_numpy(a: Any, where: str) -> ArrayImpl | None:
     return None
 
 
-_core._ArrayImpl.append(ArrayImpl)
+def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
+    """``(value, key)`` of one argument of an operation.
+
+    The value is an ndarray or a Python scalar. The key decides the plan: an
+    array's ``(dtype, weak)`` pair, or the type of a Python scalar.
+
+    Raises:
+      TypeError: lists, tuples, strings, objects, non-numeric arrays (as JAX).
+    """
+    t = type(x)  # pyright: ignore[reportUnknownVariableType]
+    if t is ArrayImpl:
+        return x._value, x._key
+    if t in _core._PY_SCALARS or t is bool:
+        return x, t
+    if isinstance(x, np.ndarray | np.generic):
+        value = _core.from_numpy(x, fname, pos)
+        return value, _core.aval(value.dtype, False)
+    if isinstance(x, ArrayImpl):
+        return x._value, x._key
+    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+        # Subclasses of Python scalars (IntEnum...) are strong, as in JAX.
+        value = _core.from_numpy(np.asarray(x), fname, pos)
+        return value, _core.aval(value.dtype, False)
+    if hasattr(x, "__array__") and not isinstance(x, list | tuple | str):
+        value = _core.from_array_like(x, fname, pos)
+        return value, _core.aval(value.dtype, False)
+    raise _core._not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]

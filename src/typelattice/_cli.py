@@ -29,7 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from typelattice import _config, _dtypes, _tables
+from typelattice import __version__, _config, _dtypes, _explain, _tables
+from typelattice import _draw as draw
 from typelattice._lattice import Lattice, LatticeError, ProblemScan
 
 __all__ = ["main", "progress_on", "run_main"]
@@ -306,8 +307,6 @@ def _heading(title: str, fmt: str) -> str:
 
 
 def _draw(args: argparse.Namespace) -> int:
-    from typelattice import _draw as draw
-
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".svg", ".png", ".dot"):
         raise _Fail(f"{args.output}: the file name must end in .svg, .png or .dot")
@@ -333,8 +332,6 @@ def _draw(args: argparse.Namespace) -> int:
 
 
 def _explain_cmd(args: argparse.Namespace) -> int:
-    from typelattice import _explain
-
     if len(args.inputs) < 2:
         raise _Fail("explain needs at least two types, e.g. explain int8 uint8")
     lattice = _load(args.lattice) if args.lattice else None
@@ -546,8 +543,6 @@ def _add_color(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from typelattice import __version__
-
     parser = _Parser(
         prog="typelattice",
         description="See, explain and compare dtype promotion lattices: JAX's "

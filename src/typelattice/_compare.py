@@ -28,7 +28,9 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from typelattice import _dtypes
+from typelattice import __version__, _dtypes
+from typelattice import numpy as tnp
+from typelattice._config import enable_x64
 from typelattice._tables import DEFAULT_CODES, NO_JOIN, Table, format_rows
 
 __all__ = [
@@ -211,10 +213,7 @@ def _array_api_strict() -> _Adapter:
 
 
 def _typelattice() -> _Adapter:
-    import typelattice
-
     # Measured like the others: through the array namespace's zeros and add.
-    tnp = importlib.import_module("typelattice.numpy")
 
     def zero(dt: np.dtype[Any]) -> object:
         return tnp.zeros((), dtype=dt)
@@ -224,14 +223,14 @@ def _typelattice() -> _Adapter:
         # target cannot represent, and float8_e8m0fnu has no zero. The
         # dtype, which is all that is measured, does not depend on it.
         one: dict[type, object] = {int: 1, float: 1.0, complex: 1 + 0j}
-        x = one.get(type(x), x)
-        y = one.get(type(y), y)
-        return tnp.add(x, y)
+        a: Any = one.get(type(x), x)
+        b: Any = one.get(type(y), y)
+        return tnp.add(a, b)
 
     def scope(x64: bool) -> contextlib.AbstractContextManager[object]:
-        return typelattice.enable_x64(x64)
+        return enable_x64(x64)
 
-    return _Adapter(typelattice.__version__, zero, add, _dtype_result, scope, True)
+    return _Adapter(__version__, zero, add, _dtype_result, scope, True)
 
 
 _ADAPTERS: Final[dict[str, Callable[[], _Adapter]]] = {

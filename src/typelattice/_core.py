@@ -26,14 +26,11 @@ import math
 import operator
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn
 
 import numpy as np
 
 from typelattice import _config, _dtypes, _promotion
-
-if TYPE_CHECKING:
-    from typelattice._array import ArrayImpl
 
 __all__ = [
     "Aval",
@@ -45,7 +42,6 @@ __all__ = [
     "convert",
     "from_array_like",
     "ignore_fp_errors",
-    "operand",
     "python_scalar_to",
     "result_of",
     "unshared",
@@ -601,35 +597,6 @@ def from_numpy(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
     return value
 
 
-def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
-    """``(value, key)`` of one argument of an operation.
-
-    The value is an ndarray or a Python scalar. The key decides the plan: an
-    array's ``(dtype, weak)`` pair, or the type of a Python scalar.
-
-    Raises:
-      TypeError: lists, tuples, strings, objects, non-numeric arrays (as JAX).
-    """
-    t = type(x)  # pyright: ignore[reportUnknownVariableType]
-    if t is _ArrayImpl[0]:
-        return x._value, x._key
-    if t in _PY_SCALARS or t is bool:
-        return x, t
-    if isinstance(x, np.ndarray | np.generic):
-        value = from_numpy(x, fname, pos)
-        return value, aval(value.dtype, False)
-    if isinstance(x, _ArrayImpl[0]):
-        return x._value, x._key
-    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
-        # Subclasses of Python scalars (IntEnum...) are strong, as in JAX.
-        value = from_numpy(np.asarray(x), fname, pos)
-        return value, aval(value.dtype, False)
-    if hasattr(x, "__array__") and not isinstance(x, list | tuple | str):
-        value = from_array_like(x, fname, pos)
-        return value, aval(value.dtype, False)
-    raise _not_arraylike(fname, pos, x)  # pyright: ignore[reportUnknownArgumentType]
-
-
 def from_array_like(x: Any, fname: str, pos: int) -> np.ndarray[Any, Any]:
     """An object with ``__array__`` (not a NumPy array) as new memory.
 
@@ -653,10 +620,6 @@ def unshared(value: np.ndarray[Any, Any], x: Any) -> np.ndarray[Any, Any]:
     if isinstance(x, np.ndarray) and np.may_share_memory(value, x):  # pyright: ignore[reportUnknownArgumentType]
         return value.copy()
     return value
-
-
-# Filled by _array at import (a one-element list avoids an import cycle).
-_ArrayImpl: list[type[ArrayImpl]] = []
 
 
 def key_dtype(key: object, x64: bool) -> DType:

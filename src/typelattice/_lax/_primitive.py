@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _array, _config, _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing.primitive import (
@@ -115,7 +115,7 @@ def to_array(x: Any, fname: str, pos: int, like: DType | None = None) -> Any:
         return x
     if isinstance(x, Array):  # a tracer: its trace processes the primitive
         return x
-    value, key = _core.operand(x, f"lax.{fname}", pos)
+    value, key = _array.operand(x, f"lax.{fname}", pos)
     if key is bool:
         return wrap(np.asarray(value), _core.aval(np.dtype(bool), False))
     if not isinstance(key, _core.Aval):  # a Python scalar's subclass

@@ -37,7 +37,7 @@ from typing import Any, Final, Protocol, TypeVar, cast
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _array, _config, _core, _dtypes
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
 from typelattice._core import Conversion, Plan
@@ -592,7 +592,7 @@ def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
             shapes.append(a._shape)
             items.append(a)
         else:
-            v, k = _core.operand(a, name, i)
+            v, k = _array.operand(a, name, i)
             keys.append(k)
             shapes.append(np.shape(v))
             items.append(v)

@@ -16,7 +16,7 @@ import numpy as np
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice import random
+from typelattice import lax, random
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._activation import softmax
 from typelattice.nn._linear import DenseGeneral, default_kernel_init
@@ -237,7 +237,6 @@ class MultiHeadDotProductAttention(Module):
         self, query: Array, key: Array, value: Array, mask: Any
     ) -> tuple[Array, Array, Any]:
         """One step of autoregressive decoding (see ``decode``)."""
-        from typelattice import lax
 
         initialized = self.has_variable("cache", "cached_key")
         cached_key = self.variable(

@@ -15,16 +15,13 @@ Array([1.5, 3.5], dtype=float32)
 Array(1.5, dtype=float32, weak_type=True)
 """
 
-import sys as _sys
-
 import numpy as _np
 
-from typelattice import _array, _basearray, _core
 from typelattice._basearray import Array
 from typelattice._core import RankPromotionWarning
 from typelattice._dtypes import can_cast, finfo, iinfo, isdtype, issubdtype
 from typelattice._promotion import promote_types, result_type
-from typelattice.numpy import _creation, _linalg, _reductions, _shape, _ufuncs
+from typelattice.numpy._array_methods import register_array_methods
 from typelattice.numpy._creation import (
     ScalarType,
     arange,
@@ -495,15 +492,6 @@ __all__ = [
     "uint4",
 ]
 
-# Array's operators and methods are these modules' functions.
-_basearray.bind_namespace(
-    _array=_array,
-    _core=_core,
-    _creation=_creation,
-    _linalg=_linalg,
-    _namespace=_sys.modules[__name__],
-    _reductions=_reductions,
-    _shape=_shape,
-    _ufuncs=_ufuncs,
-)
-del _sys
+# Array's operators and methods, set on the concrete array and the tracers.
+register_array_methods()
+del register_array_methods

@@ -14,10 +14,11 @@ from typing import Any, Final
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes, _promotion
+from typelattice import _array, _config, _core, _dtypes, _promotion
 from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
+from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower
 
@@ -119,9 +120,7 @@ def array(
     """
     out = _asarray(object, dtype, copy, "array")
     if ndmin > out.ndim:
-        from typelattice.numpy._shape import reshape
-
-        out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     return out
 
 
@@ -278,7 +277,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
         return from_numpy(_cast(x._value, dt))
     if type(x) in _PY or type(x) is bool:
         return _asarray(x, dt, None, "astype")
-    value, _ = _core.operand(x, "astype", 0)
+    value, _ = _array.operand(x, "astype", 0)
     return from_numpy(_cast(np.asarray(value), dt))
 
 
@@ -399,7 +398,7 @@ def _like(
     if isinstance(a, Array):
         dt, weak, own = a.dtype, a.weak_type, a.shape
     else:
-        v, key = _core.operand(a, where, 0)
+        v, key = _array.operand(a, where, 0)
         state = _config.current()
         dt = _core.key_dtype(key, state.enable_x64)
         weak, own = _core.key_weak(key), np.shape(v)
@@ -509,7 +508,7 @@ def full_like(
     elif type(fill_value) in _PY or type(fill_value) is bool:
         fill = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")
     else:
-        value = np.asarray(_core.operand(fill_value, "full_like", 1)[0])
+        value = np.asarray(_array.operand(fill_value, "full_like", 1)[0])
         fill = _core.checked_cast(value, dt, "full_like")
     return wrap(np.broadcast_to(fill, dims).copy(), _core.aval(dt, weak))
 
@@ -801,8 +800,6 @@ def _convert_to_lower(
 def _full_like_lower(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Any:
-    from typelattice._tracing.ad import stop_gradient
-
     result = _lower.expected(full_like, a, fill_value, dtype, shape)
     if not isinstance(fill_value, Array):
         return full_like(stop_gradient(a), fill_value, dtype, shape)
@@ -834,9 +831,6 @@ def _linspace_lower(
     """linspace is linear in ``start`` and ``stop``: its values, computed as
     they are, plus the weights of each end times that end's deviation from
     its own value (zero, with the derivative the weights give)."""
-    from typelattice._tracing.ad import stop_gradient
-    from typelattice.numpy import _shape, _ufuncs
-
     values = linspace(
         stop_gradient(start), stop_gradient(stop), num, endpoint, retstep, dtype, axis
     )
@@ -848,11 +842,13 @@ def _linspace_lower(
     lo, hi = asarray(start), asarray(stop)
     ndim = max(lo.ndim, hi.ndim)
     weights = asarray(fraction.reshape((num,) + (1,) * ndim), dtype=samples.dtype)
-    shift_lo = _ufuncs.subtract(lo, stop_gradient(lo))
-    shift_hi = _ufuncs.subtract(hi, stop_gradient(hi))
+    shift_lo = lo - stop_gradient(lo)
+    shift_hi = hi - stop_gradient(hi)
     moved = (1 - weights) * shift_lo + weights * shift_hi
-    if ndim:
-        moved = _shape.moveaxis(moved, 0, axis)
+    if ndim:  # the samples' axis to ``axis`` (moveaxis)
+        order = list(range(1, ndim + 1))
+        order.insert(axis % (ndim + 1), 0)
+        moved = moved.transpose(order)
     out = astype(samples + moved, samples.dtype)
     if not retstep:
         return out

@@ -13,19 +13,22 @@ conversion of the operands that need it, and the ufunc.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _array, _config, _core, _dtypes
+from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, wrap
-from typelattice._basearray import Array, _defers_to
+from typelattice._basearray import Array
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
+from typelattice._lax._elementwise import _cast
 from typelattice._promotion import _speedups
 from typelattice._tracing import trace as _trace
+from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.tracer import Tracer, TransformTracer
 
 if TYPE_CHECKING:
@@ -281,7 +284,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     values: list[Any] = []
     keys: list[object] = []
     for i, a in enumerate(args):
-        v, k = _core.operand(a, name, i)
+        v, k = _array.operand(a, name, i)
         values.append(v)
         keys.append(k)
     state = _state()
@@ -310,12 +313,12 @@ ZERO_DERIVATIVE: Final = _zero_derivative
 
 def _key_of(a: Any, name: str, pos: int) -> tuple[Any, object]:
     """An operand of a lowering and its plan key: tracers as they are,
-    other values as :func:`_core.operand` gives them."""
+    other values as :func:`_array.operand` gives them."""
     if isinstance(a, Tracer | TransformTracer):
         return a, _core.aval(a.dtype, a.weak_type)
     if type(a) is ArrayImpl:
         return a, a._key
-    return _core.operand(a, name, pos)
+    return _array.operand(a, name, pos)
 
 
 def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
@@ -331,21 +334,11 @@ def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
     return None
 
 
-@functools.cache
-def _lowering_tools() -> tuple[Any, Callable[[Any], Any]]:
-    """typelattice.lax and stop_gradient, loaded when first differentiating."""
-    from typelattice import lax
-    from typelattice._tracing.ad import stop_gradient
-
-    return lax, stop_gradient
-
-
 def lower(op: Op, args: tuple[Any, ...]) -> Array:
     """``op`` on ``args`` with primitives: the operands are promoted by the
     function's plan (conversions range-checked as eagerly, when the values
     are known) and broadcast, then ``op.lowered`` computes, and the result
     takes the plan's dtype and weak flag."""
-    lax, stop_gradient = _lowering_tools()
     name = op.name
     items: list[Any] = []
     keys: list[object] = []
@@ -403,14 +396,8 @@ def lower(op: Op, args: tuple[Any, ...]) -> Array:
         operands.append(v)
     out = fn(*operands)
     if out.dtype != out_dt or out.weak_type != out_weak:
-        out = _lax_cast(out, out_dt, out_weak)
+        out = _cast(out, out_dt, out_weak)
     return out  # type: ignore[no-any-return]
-
-
-def _lax_cast(x: Any, dtype: DType, weak: bool) -> Any:
-    from typelattice._lax._elementwise import _cast
-
-    return _cast(x, dtype, weak)
 
 
 def convert_value(
@@ -490,7 +477,7 @@ def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
         elif isinstance(x, Tracer | TransformTracer):
             return _trace.elementwise(op, (x,))
         else:
-            v, k = _core.operand(x, name, 0)
+            v, k = _array.operand(x, name, 0)
         scope = _scope.get()
         state = _config._global if scope is None else scope.resolve()
         memo = state.memo
@@ -538,7 +525,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         elif isinstance(x, Tracer | TransformTracer):
             return _trace.elementwise(op, (x, y))
         else:
-            vx, kx = _core.operand(x, name, 0)
+            vx, kx = _array.operand(x, name, 0)
         ty = type(y)  # pyright: ignore[reportUnknownVariableType]
         if ty is ArrayImpl:
             vy = y._value
@@ -549,7 +536,7 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
         elif isinstance(y, Tracer | TransformTracer):
             return _trace.elementwise(op, (x, y))
         else:
-            vy, ky = _core.operand(y, name, 1)
+            vy, ky = _array.operand(y, name, 1)
         scope = _scope.get()
         state = _config._global if scope is None else scope.resolve()
         memo = state.memo
@@ -631,77 +618,24 @@ def _fast(op: Op, fn: Callable[..., Array]) -> Callable[..., Array]:
     return op.function
 
 
-# ArrayImpl's operators: (namespace function, reflected).
-_OPERATORS: Final = {
-    "__add__": ("add", False),
-    "__radd__": ("add", True),
-    "__sub__": ("subtract", False),
-    "__rsub__": ("subtract", True),
-    "__mul__": ("multiply", False),
-    "__rmul__": ("multiply", True),
-    "__truediv__": ("true_divide", False),
-    "__rtruediv__": ("true_divide", True),
-    "__floordiv__": ("floor_divide", False),
-    "__rfloordiv__": ("floor_divide", True),
-    "__mod__": ("remainder", False),
-    "__rmod__": ("remainder", True),
-    "__and__": ("bitwise_and", False),
-    "__rand__": ("bitwise_and", True),
-    "__or__": ("bitwise_or", False),
-    "__ror__": ("bitwise_or", True),
-    "__xor__": ("bitwise_xor", False),
-    "__rxor__": ("bitwise_xor", True),
-    "__lshift__": ("left_shift", False),
-    "__rlshift__": ("left_shift", True),
-    "__rshift__": ("right_shift", False),
-    "__rrshift__": ("right_shift", True),
-    "__lt__": ("less", False),
-    "__le__": ("less_equal", False),
-    "__gt__": ("greater", False),
-    "__ge__": ("greater_equal", False),
-    "__eq__": ("equal", False),
-    "__ne__": ("not_equal", False),
-    "__neg__": ("negative", False),
-    "__pos__": ("positive", False),
-    "__abs__": ("abs", False),
-    "__invert__": ("invert", False),
-}
+def fast_operator(
+    fn: Callable[..., Any], fallback: Callable[..., Any], reflected: bool
+) -> Callable[..., Any] | None:
+    """An operator of ArrayImpl computing ``fn`` in C, when the extension is
+    built and ``fn`` is one of its elementwise functions; else None.
 
-
-def _forward(fn: Callable[[Any, Any], Array], dunder: str) -> Callable[..., Any]:
-    """Array's operator ``dunder`` calling ``fn`` with no module lookup."""
-
-    def operator(self: Array, other: Any) -> Any:
-        if _defers_to(other):  # as Array's operator
-            return NotImplemented
-        return fn(self, other)
-
-    functools.update_wrapper(operator, getattr(Array, dunder))
-    return operator
-
-
-def install_operators(functions: Mapping[str, Any]) -> None:
-    """Give ArrayImpl C versions of its elementwise operators, when built.
-
-    Each runs its function's plans directly (no Python frame for ``x + 2``)
-    and calls Array's Python operator, with the same arguments, for anything
-    else; so every answer and error is the Python one. ``functions``: the
-    namespace's functions by name.
+    It runs ``fn``'s plans directly (no Python frame for ``x + 2``) and calls
+    ``fallback``, the Python operator, with the same arguments for anything
+    else; so every answer and error is the Python one. ``reflected``: the
+    operator applies ``fn`` to ``(other, self)`` (``__radd__``).
     """
     if _speedups is None or not _FAST:
-        # Pure Python: the forward operators call the functions directly
-        # (Array's go through a module lookup, which costs on every call).
-        for dunder, (name, swap) in _OPERATORS.items():
-            if not swap and dunder in ("__add__", "__sub__", "__mul__", "__truediv__"):
-                setattr(ArrayImpl, dunder, _forward(functions[name], dunder))
-        return
-    for dunder, (name, swap) in _OPERATORS.items():
-        fn = functions[name]
-        if type(fn) is not _speedups.FastElementwise:
-            continue
-        fast = _speedups.FastElementwise(fn.op, getattr(Array, dunder), swap)
-        functools.update_wrapper(fast, getattr(Array, dunder))
-        setattr(ArrayImpl, dunder, fast)
+        return None
+    if not isinstance(fn, _speedups.FastElementwise):
+        return None
+    fast = _speedups.FastElementwise(cast(Any, fn).op, fallback, reflected)
+    functools.update_wrapper(fast, fallback)
+    return cast("Callable[..., Any]", fast)
 
 
 # FastElementwise reads ArrayImpl's slots and sets NumPy's error state through its

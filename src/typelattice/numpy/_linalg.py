@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from typelattice import _core, _dtypes
+from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, wrap
+from typelattice._array import wrap as wrap_array
 from typelattice._basearray import Array
 from typelattice._core import Conversion
+from typelattice._lax._indexing import take_along_axis
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower
+from typelattice.numpy._creation import _cast, _requested  # pyright: ignore[reportPrivateUsage]
 from typelattice.numpy._elementwise import promote, promotion_op
 
 if TYPE_CHECKING:
@@ -51,10 +55,6 @@ def _product(
                 f"got shape {v.shape}"
             )
     if preferred_element_type is not None:
-        from typelattice.numpy._creation import (
-            _requested,  # pyright: ignore[reportPrivateUsage]
-        )
-
         out_dt = _requested(preferred_element_type, name)
         _check_preferred(name, cd, out_dt)
         out_key = _core.aval(out_dt, False)
@@ -95,10 +95,6 @@ def _product(
         use = "preferred_element_type"
         return wrap(_core.checked_cast(np.asarray(out), out_dt, name, use=use), out_key)
     if from_complex:
-        from typelattice.numpy._creation import (
-            _cast,  # pyright: ignore[reportPrivateUsage]
-        )
-
         return wrap(_cast(np.asarray(out), out_dt), out_key)
     return wrap(
         np.asarray(_core.ignore_fp_errors(np.asarray(out).astype, out_dt, copy=False)),
@@ -355,7 +351,6 @@ _LETTERS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
     """``einsum('terms->output', *arrays)`` with primitives (arrays of one
     dtype; no label repeated within a term)."""
-    from typelattice import lax
 
     terms = list(terms)
     arrays = list(arrays)
@@ -408,9 +403,6 @@ def _diagonal(term: str, x: Any) -> tuple[str, Any]:
     """A term with repeated labels (``'ii'``) reduced to each label once,
     ``x`` to the elements where their indices agree: a gather of the
     elements ``np.einsum`` picks from an array of element numbers."""
-    from typelattice import lax
-    from typelattice._array import wrap as wrap_array
-    from typelattice._lax._indexing import take_along_axis
 
     kept = "".join(dict.fromkeys(term))
     size = int(math.prod(x.shape))
@@ -426,7 +418,6 @@ def _diagonal(term: str, x: Any) -> tuple[str, Any]:
 
 def _broadcast_labels(x: Any, term: str, sizes: dict[str, int]) -> Any:
     """``x`` with its axes of size 1 broadcast to their labels' sizes."""
-    from typelattice import lax
 
     shape = tuple(sizes[lab] for lab in term)
     if shape == tuple(x.shape):
@@ -435,8 +426,6 @@ def _broadcast_labels(x: Any, term: str, sizes: dict[str, int]) -> Any:
 
 
 def _sum_unneeded(term: str, x: Any, keep: set[str]) -> tuple[str, Any]:
-    from typelattice import lax
-
     drop = tuple(i for i, lab in enumerate(term) if lab not in keep)
     if not drop:
         return term, x
@@ -546,8 +535,6 @@ def _inner_spec(na: int, nb: int) -> str:
 def _vdot_lower(
     a: Any, b: Any, *, preferred_element_type: DTypeLike | None = None
 ) -> Any:
-    from typelattice import lax
-
     result = _lower.expected(vdot, a, b, preferred_element_type=preferred_element_type)
     x, y = _lower.like(a, result), _lower.like(b, result)
     x = lax.reshape(x, (x.size,))
@@ -558,8 +545,6 @@ def _vdot_lower(
 
 
 def _outer_lower(a: Any, b: Any, out: None = None) -> Any:
-    from typelattice import lax
-
     result = _lower.expected(outer, a, b)
     x, y = _lower.like(a, result), _lower.like(b, result)
     x = lax.reshape(x, (x.size,))

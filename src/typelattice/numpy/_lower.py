@@ -17,9 +17,25 @@ from typing import Any
 
 import numpy as np
 
-from typelattice import _dtypes, lax
+from typelattice import _dtypes
+from typelattice import _lax as lax
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array as ArrayType
 from typelattice._basearray import Array as BaseArray
-from typelattice._tracing import tree
+from typelattice._config import enable_x64
+from typelattice._core import aval
+from typelattice._lax import _elementwise
+from typelattice._lax._indexing import take_along_axis
+from typelattice._tracing import abstract, tree
+from typelattice._tracing.ad import stop_gradient
+from typelattice._tracing.tracer import (
+    ConcretizationTypeError,
+    Trace,
+    Tracer,
+    TransformTracer,
+    current_trace,
+    dummy,
+)
 
 Array = Any
 
@@ -85,16 +101,6 @@ def hypot(x: Array, y: Array) -> Array:
     out = lax.mul(big, lax.sqrt(lax.add(lax.mul(ratio, ratio), 1)))
     inf = lax.bitwise_or(lax.eq(ax, np.inf), lax.eq(ay, np.inf))
     return lax.select(inf, _full_like(big, np.inf), out)
-
-
-def copysign(x: Array, y: Array) -> Array:
-    """``|x|`` with the sign bit of ``y`` (a constant of the derivative)."""
-    from typelattice._tracing.ad import stop_gradient
-    from typelattice.numpy._ufuncs import copysign as signed
-
-    ax = lax.abs(x)
-    negative = lax.lt(signed(_full_like(ax, 1), stop_gradient(y)), 0)
-    return lax.select(negative, lax.neg(ax), ax)
 
 
 def fmax(x: Array, y: Array) -> Array:
@@ -164,7 +170,6 @@ def _number_data(
 ) -> tuple[list[tuple[int, Any]], list[Any], tree.TreeDef]:
     """The data arrays among the arguments: (leaf position, array) pairs,
     and the flattened arguments."""
-    from typelattice._basearray import Array as ArrayType
 
     selected = range(len(args)) if positions is None else positions
     leaves, treedef = tree.flatten((args, kwargs))
@@ -186,9 +191,6 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
     """The lowering of a namespace function that moves elements of its
     arguments at ``positions`` (each an array or a sequence of arrays; all
     positional arguments when none are given)."""
-    from typelattice._array import wrap
-    from typelattice._config import enable_x64
-    from typelattice._core import aval
 
     fn = function._traced
     chosen = positions or None
@@ -282,21 +284,17 @@ def moves_elements(function: Any, *positions: int) -> Callable[..., Any]:
 def _computes_nothing() -> bool:
     """Whether the trace running is only evaluated (eval_shape): what is
     recorded in it never runs."""
-    from typelattice._tracing.tracer import current_trace
 
     trace = current_trace()
     return trace is not None and trace.abstract_only
 
 
 def _cast(x: Array, dtype: Any, weak: bool = False) -> Array:
-    from typelattice._lax import _elementwise
-
     return _elementwise._cast(x, np.dtype(dtype), weak)  # pyright: ignore[reportPrivateUsage]
 
 
 def _take_flat(source: Array, index: Array) -> Array:
     """``source[index]`` for a 1-d source and 1-d integer index, a gather."""
-    from typelattice._lax._indexing import take_along_axis
 
     return take_along_axis(source, index, 0)
 
@@ -323,16 +321,6 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     flags and shapes, and every error the function raises for them. By the
     function's shape rule, as jit evaluates it (no computation on the
     real sizes), else on stand-ins of full size."""
-    from typelattice._array import ArrayImpl
-    from typelattice._core import aval
-    from typelattice._tracing import abstract
-    from typelattice._tracing.tracer import (
-        ConcretizationTypeError,
-        Trace,
-        Tracer,
-        TransformTracer,
-        dummy,
-    )
 
     rule = function._rule
     if rule is not abstract.full_size:
@@ -365,7 +353,6 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return function._traced(*a, **k)
     except ConcretizationTypeError:  # it reads values: give it zeros
-        from typelattice._array import wrap
 
         def zeros(leaf: Any) -> Any:
             if isinstance(leaf, Tracer | TransformTracer):
@@ -380,7 +367,6 @@ def expected(function: Any, *args: Any, **kwargs: Any) -> Any:
 def constant(function: Any) -> Callable[..., Any]:
     """The lowering of a function whose derivative is zero (integer or
     bool results, piecewise constant values): the function on the values."""
-    from typelattice._tracing.ad import stop_gradient
 
     def lower(*args: Any, **kwargs: Any) -> Any:
         a, k = stop_gradient((args, kwargs))
@@ -392,9 +378,6 @@ def constant(function: Any) -> Callable[..., Any]:
 def like(x: Any, result: Any) -> Array:
     """``x`` (an array or value) as an array of ``result``'s dtype, with
     ``result``'s weak flag when it is an array already."""
-    from typelattice._array import wrap
-    from typelattice._basearray import Array as ArrayType
-    from typelattice._core import aval
 
     if isinstance(x, ArrayType):
         return _cast(x, result.dtype, x.weak_type)

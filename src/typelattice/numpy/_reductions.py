@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _array, _config, _core, _dtypes
+from typelattice import _lax as lax
 from typelattice._array import from_numpy
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
+from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower
+from typelattice.numpy._creation import _requested, asarray  # pyright: ignore[reportPrivateUsage]
+from typelattice.numpy._shape import diagonal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,7 +41,7 @@ _UPCAST: Final = frozenset(
 
 
 def _input(a: Any, name: str) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
-    v, key = _core.operand(a, name, 0)
+    v, key = _array.operand(a, name, 0)
     dt = _core.key_dtype(key, _config.current().enable_x64)
     if not isinstance(v, np.ndarray):
         v = _core.python_scalar_to(v, dt, name)
@@ -66,7 +70,7 @@ def _axis(axis: Any, ndim: int, name: str) -> int | tuple[int, ...] | None:
 def _where(where: Any, name: str) -> Any:
     if where is None:
         return True
-    v, _ = _core.operand(where, name, 0)
+    v, _ = _array.operand(where, name, 0)
     return np.asarray(v, dtype=bool)
 
 
@@ -84,10 +88,6 @@ def _promote_integer(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
 
 
 def _explicit(dtype: Any, name: str) -> np.dtype[Any]:
-    from typelattice.numpy._creation import (
-        _requested,  # pyright: ignore[reportPrivateUsage]
-    )
-
     return _requested(dtype, name)
 
 
@@ -565,7 +565,7 @@ def _extreme(
             )
         kwargs["where"] = _where(where, name)
     if initial is not None:
-        start, _ = _core.operand(initial, name, 1)
+        start, _ = _array.operand(initial, name, 1)
         kwargs["initial"] = _core.convert(start, dt, f"{name} (initial=)")
     try:
         res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
@@ -931,7 +931,6 @@ def trace(
     Array(3, dtype=int32)
     """
     _no_out(out, "trace")
-    from typelattice.numpy._shape import diagonal
 
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -952,9 +951,6 @@ def _lowered_arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
 
 def _lowered_masked(x: Any, where: Any, fill: Any) -> Any:
     """``x`` where ``where`` holds, ``fill`` elsewhere."""
-    from typelattice import lax
-    from typelattice._tracing.ad import stop_gradient
-    from typelattice.numpy._creation import asarray
 
     mask = _lower.broadcast(asarray(stop_gradient(where), dtype=bool), tuple(x.shape))
     return lax.select(mask, x, lax.full(x.shape, fill, x.dtype))
@@ -962,7 +958,6 @@ def _lowered_masked(x: Any, where: Any, fill: Any) -> Any:
 
 def _lowered_count(x: Any, axes: tuple[int, ...], where: Any) -> Any:
     """The number of elements reduced, as an array of ``x``'s dtype."""
-    from typelattice import lax
 
     if where is None:
         n = math.prod(x.shape[a] for a in axes)
@@ -984,7 +979,6 @@ def _lowered_extreme(dt: np.dtype[Any], largest: bool) -> Any:
 
 def _reduction(function: Any, kind: str) -> Callable[..., Any]:
     """The lowering of sum, prod, max or min (``kind``)."""
-    from typelattice import lax
 
     reduce = {
         "sum": lax.reduce_sum,
@@ -1013,8 +1007,6 @@ def _reduction(function: Any, kind: str) -> Callable[..., Any]:
 
 
 def _mean_lower(*args: Any, **kwargs: Any) -> Any:
-    from typelattice import lax
-
     result = _lower.expected(mean, *args, **kwargs)
     given = _lowered_arguments(mean, args, kwargs)
     # float16 and bfloat16 accumulate and divide in float32, as mean does
@@ -1028,7 +1020,6 @@ def _mean_lower(*args: Any, **kwargs: Any) -> Any:
 
 def _variance(function: Any, root: bool) -> Callable[..., Any]:
     """The lowering of var (std with ``root``)."""
-    from typelattice import lax
 
     def lower(*args: Any, **kwargs: Any) -> Any:
         result = _lower.expected(function, *args, **kwargs)
@@ -1072,8 +1063,6 @@ class _Aval:
 
 
 def _lowered_cumulative(function: Any, prim: Callable[..., Any]) -> Callable[..., Any]:
-    from typelattice import lax
-
     def lower(*args: Any, **kwargs: Any) -> Any:
         result = _lower.expected(function, *args, **kwargs)
         given = _lowered_arguments(function, args, kwargs)
@@ -1095,8 +1084,6 @@ def _ptp_lower(
 
 
 def _trace_lower(*args: Any, **kwargs: Any) -> Any:
-    from typelattice.numpy._shape import diagonal
-
     result = _lower.expected(trace, *args, **kwargs)
     given = _lowered_arguments(trace, args, kwargs)
     diag = diagonal(given["a"], given["offset"], given["axis1"], given["axis2"])
@@ -1104,8 +1091,6 @@ def _trace_lower(*args: Any, **kwargs: Any) -> Any:
 
 
 def _register() -> None:
-    from typelattice import lax
-
     lowering(sum)(_reduction(sum, "sum"))
     lowering(prod)(_reduction(prod, "prod"))
     lowering(max)(_reduction(max, "max"))

@@ -17,12 +17,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _array, _config, _core, _dtypes
+from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
-from typelattice._tracing import abstract
+from typelattice._lax._indexing import take_along_axis
+from typelattice._tracing import abstract, tree
+from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
-from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
+from typelattice._tracing.tracer import (
+    ConcretizationTypeError,
+    Placeholder,
+    TransformTracer,
+)
+from typelattice.numpy import _lower
+from typelattice.numpy._creation import _requested, convert_to
 from typelattice.numpy._elementwise import promote, promotion_op
 from typelattice.numpy._lower import constant as _lower_constant
 from typelattice.numpy._lower import moves_elements
@@ -37,7 +46,7 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
     """The single array argument of a shape function: value and key."""
     if type(a) is ArrayImpl:
         return a._value, a._key
-    v, key = _core.operand(a, name, 0)
+    v, key = _array.operand(a, name, 0)
     if isinstance(key, _core.Aval):
         # Shape functions return views: not of the caller's mutable array.
         return _core.unshared(np.asarray(v), a), key
@@ -641,8 +650,6 @@ def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
 
 
 def _astype(x: Array, dtype: Any, where: str) -> Array:
-    from typelattice.numpy._creation import convert_to
-
     return convert_to(x, dtype, where)
 
 
@@ -914,7 +921,7 @@ def take(
     v, key = _one(a, "take")
     if isinstance(indices, list | tuple):
         raise TypeError("take: indices must be an array, not a list; use asarray")
-    iv, _ = _core.operand(indices, "take", 1)
+    iv, _ = _array.operand(indices, "take", 1)
     idx = np.asarray(iv)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
@@ -1033,7 +1040,7 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
     """``value`` converted to ``dt``, which must not change it: its promotion
     with a strong ``dt`` must be ``dt`` (a float into an integer array is
     refused), and a Python scalar must fit (range checked)."""
-    v, vkey = _core.operand(value, where, 1)
+    v, vkey = _array.operand(value, where, 1)
     state = _config.current()
     joined, _ = _core.result_of([_core.aval(dt, False), vkey], state)
     if joined != dt:
@@ -1167,8 +1174,6 @@ def argsort(
 
 
 def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
-    from typelattice.numpy._creation import _requested
-
     return _requested(dtype, where)
 
 
@@ -1243,7 +1248,7 @@ def _nonzero(
             raise ValueError(
                 f"{name}: fill_value must be a scalar (or a tuple of them)"
             )
-        fv, fkey = _core.operand(fill, name, 1)
+        fv, fkey = _array.operand(fill, name, 1)
         out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
         head = i[:size].astype(out_dt)
         pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, name))
@@ -1426,7 +1431,7 @@ def searchsorted(
         )
     order = None
     if sorter is not None:
-        sv, _ = _core.operand(sorter, "searchsorted", 2)
+        sv, _ = _array.operand(sorter, "searchsorted", 2)
         order = np.asarray(sv)
         if order.dtype.kind not in "iu" or order.shape != sorted_.shape:
             raise ValueError(
@@ -1476,7 +1481,7 @@ def compress(
             f"compress with a traced condition {condition!r}: the result's "
             "length is not known while tracing; give size= (and fill_value=)"
         )
-    cv, _ = _core.operand(condition, "compress", 0)
+    cv, _ = _array.operand(condition, "compress", 0)
     cond = np.asarray(cv).astype(bool)
     if cond.ndim != 1:
         raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}")
@@ -1596,10 +1601,6 @@ def _indexing_lower(function: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
     """The lowering of ``function`` (``_getitem``, ``take`` or ``_gather``)
     on data ``a``: a gather at the positions an index with arrays selects
     (else by :func:`moves_elements`)."""
-    from typelattice import lax
-    from typelattice._tracing import tree
-    from typelattice._tracing.tracer import TransformTracer
-    from typelattice.numpy import _lower
 
     given = _arguments(function, (a, *args), kwargs)
     index = given[_INDEX_ARGUMENT[function.__name__]]
@@ -1672,9 +1673,6 @@ def _sort_lower(
     descending: bool = False,
 ) -> Any:
     """The elements gathered in the order of their values' argsort."""
-    from typelattice._lax._indexing import take_along_axis
-    from typelattice._tracing.ad import stop_gradient
-    from typelattice.numpy import _lower
 
     result = _lower.expected(
         sort, a, axis, kind=kind, order=order, stable=stable, descending=descending
@@ -1700,8 +1698,6 @@ def _scatter_lower(
     a scatter of the values at the flat positions ``index`` selects (found
     by indexing an array of element numbers), with the primitive that
     combines them (its rules differentiate it)."""
-    from typelattice import lax
-    from typelattice.numpy import _lower
 
     args = (x, index, values, ufunc, name, mode, wrap_negative, label)
     if ufunc is None:

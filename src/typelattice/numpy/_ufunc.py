@@ -26,12 +26,15 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from typelattice import _core, _dtypes
+from typelattice import _array, _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
-from typelattice.numpy import _elementwise
+from typelattice.numpy import _creation, _elementwise, _reductions, _shape
+from typelattice.numpy._reductions import _axis, _explicit, _input
+from typelattice.numpy._reductions import _where as mask_of
+from typelattice.numpy._shape import _fitting, _index, _one, _scatter, reshape
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -292,8 +295,6 @@ def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
 
 
 def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
-    from typelattice.numpy._shape import _fitting
-
     if np.ndim(initial):
         raise ValueError(f"{where}: initial must be a scalar")
     return np.asarray(_fitting(initial, dt, where, "start from"))[()]
@@ -321,7 +322,6 @@ def _logsumexp(
 
 def _reduce_axis(v: np.ndarray[Any, Any], axis: Any, where: str) -> Any:
     """``axis`` checked: an int, a tuple of ints, or None (every axis)."""
-    from typelattice.numpy._reductions import _axis
 
     if axis is not None and v.ndim == 0:
         raise ValueError(
@@ -340,12 +340,9 @@ def _generic_reduce(
     initial: Any,
     where: Any,
 ) -> Array:
-    from typelattice.numpy._reductions import _explicit, _input
-    from typelattice.numpy._reductions import _where as mask_of
-
     name = f"{op.name}.reduce"
     v, _ = _input(a, name)
-    key = _core.operand(a, name, 0)[1]
+    key = _array.operand(a, name, 0)[1]
     key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
     dt = _explicit(dtype, name) if dtype is not None else _result_dtype(op, key)
     values, fn = _in_dtype(op, v, dt, name)
@@ -412,7 +409,6 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
             return _generic_reduce(
                 op, identity, a, axis, dtype, keepdims, initial, where
             )
-        from typelattice.numpy import _creation, _reductions
 
         v, _ = _reductions._input(a, where_)
         _reduce_axis(v, axis, where_)
@@ -448,12 +444,11 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
     ) -> Array:
         where_ = f"{name}.accumulate"
         _no_out(out, where_)
-        from typelattice.numpy import _reductions
 
         if delegate is not None:
             return getattr(_reductions, delegate)(a, axis, dtype)  # type: ignore[no-any-return]
         v, _ = _reductions._input(a, where_)
-        key = _core.operand(a, where_, 0)[1]
+        key = _array.operand(a, where_, 0)[1]
         key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
         dt = (
             _reductions._explicit(dtype, where_)
@@ -481,8 +476,6 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
 
 def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     def outer(A: ArrayLike, B: ArrayLike, /) -> Array:
-        from typelattice.numpy._shape import _one, reshape
-
         a, _ = _one(A, f"{name}.outer")
         b, _ = _one(B, f"{name}.outer")
         first = reshape(A, a.shape + (1,) * b.ndim)
@@ -515,14 +508,13 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
                 f"{where_}: {name} takes two operands; give the values: "
                 f"tnp.{name}.at(a, indices, b, inplace=False)"
             )
-        from typelattice.numpy._shape import _fitting, _index, _one, _scatter
 
         if update is not None:
             return _scatter(a, indices, b, update, name, label=where_)
         # Other functions, as JAX: the result has the function's dtype for
         # a and b (strong); both are converted to it first.
         target, key = _one(a, where_)
-        bv, bkey = _core.operand(b, where_, 1)
+        bv, bkey = _array.operand(b, where_, 1)
         state = _elementwise._state()
         plan = _elementwise.build_plan(op, (key, bkey), state)
         cd, dt = plan.cd, plan.out_key[0]
@@ -559,15 +551,13 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
     ) -> Array:
         where_ = f"{name}.reduceat"
         _no_out(out, where_)
-        from typelattice.numpy._reductions import _explicit
-        from typelattice.numpy._shape import _one
 
         v, key = _one(a, where_)
         if isinstance(indices, list | tuple):
             raise TypeError(
                 f"{where_}: indices must be an array, not a list; use asarray"
             )
-        iv, _ = _core.operand(indices, where_, 1)
+        iv, _ = _array.operand(indices, where_, 1)
         idx = np.asarray(iv)
         if idx.dtype.kind not in "iu":
             raise TypeError(f"{where_}: indices must be integers, got {idx.dtype}")
@@ -632,7 +622,6 @@ def _lowerings(fn: Any, name: str) -> None:
     """The methods' lowerings (for differentiation), where they delegate
     to functions that have one: reduce and accumulate of add, multiply,
     maximum and minimum, and every outer."""
-    from typelattice.numpy import _reductions, _shape
 
     reducer = _REDUCERS.get(name)
     if reducer in ("sum", "prod", "max", "min"):
@@ -653,8 +642,6 @@ def _lowerings(fn: Any, name: str) -> None:
                     a, axis, dtype, keepdims=keepdims, initial=initial, where=where
                 )
             if dtype is not None:
-                from typelattice.numpy import _creation
-
                 a = _creation.convert_to(a, dtype, f"{name}.reduce")
             return target(a, axis, keepdims=keepdims, initial=initial, where=where)
 

@@ -15,23 +15,26 @@ from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes, lax
+from typelattice import _array, _config, _core, _dtypes
+from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
+from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
 from typelattice.numpy import _lower, _ufunc
+from typelattice.numpy._creation import asarray
 from typelattice.numpy._elementwise import (
     ZERO_DERIVATIVE,
     Op,
     apply,
     finish,
-    install_operators,
     make_binary,
     make_unary,
     promote,
     run,
 )
+from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
 from typelattice.numpy._ufunc import ufunc
 
 if TYPE_CHECKING:
@@ -431,8 +434,19 @@ _doc(
     ">>> tnp.hypot(tnp.asarray([3.0, 5.0], dtype='float32'), 4.0).round(4)\n"
     "Array([5.    , 6.4031], dtype=float32)",
 )
+
+
+def _copysign_lower(x: Array, y: Array) -> Array:
+    """``|x|`` with the sign bit of ``y`` (a constant of the derivative), the
+    sign bit read by copysign itself."""
+    ax = lax.abs(x)
+    one = _lower._full_like(ax, 1)  # pyright: ignore[reportPrivateUsage]
+    negative = lax.lt(copysign(one, stop_gradient(y)), 0)
+    return lax.select(negative, lax.neg(ax), ax)
+
+
 copysign = make_binary(
-    Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_lower.copysign)
+    Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_copysign_lower)
 )
 _doc(
     copysign,
@@ -1245,10 +1259,8 @@ def clip(
 @traced(abstract.copying)
 def positive_or_copy(x: ArrayLike) -> Array:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
-    v, key = _core.operand(x, "clip", 0)
+    v, key = _array.operand(x, "clip", 0)
     if not isinstance(key, _core.Aval):
-        from typelattice.numpy._creation import asarray
-
         return asarray(x)
     return wrap(_core.unshared(np.asarray(v), x), key)
 
@@ -1318,8 +1330,6 @@ def where(
     (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
-
         return _nonzero(condition, size, fill_value, "where")
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
@@ -1328,7 +1338,7 @@ def where(
             "where: size and fill_value are for where(condition) alone (the "
             "nonzero form), not with x and y"
         )
-    cv, _ = _core.operand(condition, "where", 0)
+    cv, _ = _array.operand(condition, "where", 0)
     cond = np.asarray(cv, dtype=bool)
     (vx, vy), plan = promote(_WHERE, (x, y))
     out_key = plan.out_key
@@ -1364,7 +1374,6 @@ def _attach_ufunc_methods() -> None:
 
 
 _attach_ufunc_methods()
-install_operators(globals())
 
 
 # -- lowerings (for differentiation) --------------------------------------------
@@ -1393,9 +1402,6 @@ def _where_lower(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
-    from typelattice._tracing.ad import stop_gradient
-    from typelattice.numpy._creation import asarray
-
     if x is None and y is None:  # the indices of the nonzero elements
         return where(stop_gradient(condition), size=size, fill_value=fill_value)
     result = _lower.expected(where, condition, x, y, size=size, fill_value=fill_value)
