@@ -499,7 +499,7 @@ _MEMO_LIMIT: Final = 20_000
 
 # -- the optional C accelerator ---------------------------------------------------
 
-_SPEEDUPS_API: Final = 6  # the extension's API_VERSION this module speaks
+_SPEEDUPS_API: Final = 7  # the extension's API_VERSION this module speaks
 
 
 def _load_speedups() -> tuple[ModuleType | None, str]:

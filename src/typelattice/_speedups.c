@@ -33,7 +33,7 @@
 
 /* Bumped whenever the interface _promotion uses changes, so a stale build
    (an editable install compiled from older sources) is ignored. */
-#define API_VERSION 6
+#define API_VERSION 7
 
 enum kind { RESULT_TYPE, LATTICE_RESULT_TYPE, PROMOTE_TYPES };
 
@@ -1472,6 +1472,478 @@ static PyTypeObject FastElementwise_Type = {
     .tp_new = FastElementwise_new,
 };
 
+static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
+
+/* -- primitives bound eagerly ------------------------------------------------- */
+
+/*
+ * FastPrimitive(fallback, primitive=None, nargs=-1) binds a primitive of
+ * typelattice.lax on arrays, reading the plans the Python code made
+ * (_tracing/primitive.py: Primitive.eager, a dict of EagerPlan by
+ * eager_key). Without primitive it is Primitive.bind itself (a method: the
+ * primitive is the first argument, keywords are the parameters); with one it
+ * is a public function of typelattice.lax whose arguments are exactly the
+ * primitive's nargs operands (lax.add: to_arrays returns arrays as they are,
+ * then the primitive is bound); keywords are then never handled here, and
+ * it binds in C only while Primitive.bind is the C one.
+ *
+ * It answers only when no trace runs in any thread (tracer.ACTIVE is empty),
+ * every operand is exactly an ArrayImpl and the primitive has a plan for
+ * their signature: the key is built as eager_key builds it -- the operands'
+ * interned avals, their shapes, then the (name, value) pairs of the
+ * parameters in the order given -- and the plan's function is called as
+ * Primitive.bind calls it (the operands' values, and the parameters when
+ * the plan says so, with NumPy's floating point warnings off). Its result
+ * is wrapped as _owned_as wraps it: an ndarray that owns its memory, is no
+ * operand and has the plan's dtype is taken as it is, with the plan's
+ * out_key; anything else is given to _owned_as itself. So every answer is
+ * the Python one by construction; a call without a plan (the first of its
+ * signature, or one whose checks fail), with another operand, an
+ * unhashable parameter or several results is handed to fallback with the
+ * arguments as given.
+ */
+
+#define BIND_MAX_OPERANDS 8
+
+/* Set by configure_bind(). */
+static PyTypeObject *bind_array_type; /* ArrayImpl */
+static Py_ssize_t bind_value_offset;
+static Py_ssize_t bind_key_offset;
+static PyTypeObject *primitive_type; /* Primitive */
+static Py_ssize_t eager_offset;      /* its eager slot */
+static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
+static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
+static PyObject *bind_fp_ignore;     /* its value with every warning off */
+static PyObject *bind_owned;         /* primitive._owned_as */
+static PyObject *bind_ndarray;       /* numpy.ndarray */
+static PyObject *str_bind;
+static PyTypeObject FastPrimitive_Type;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback;
+    PyObject *dict;
+    PyObject *primitive; /* NULL: Primitive.bind */
+    Py_ssize_t nargs;    /* the operands of a public function */
+} FastPrimitive;
+
+/* Whether the ndarray out owns its memory (out.flags.owndata). -1: error. */
+static int
+owns_data(PyObject *out)
+{
+    PyObject *flags = PyObject_GetAttr(out, str_flags);
+    PyObject *owndata;
+    int owns;
+
+    if (flags == NULL) {
+        return -1;
+    }
+    owndata = PyObject_GetAttr(flags, str_owndata);
+    Py_DECREF(flags);
+    if (owndata == NULL) {
+        return -1;
+    }
+    owns = PyObject_IsTrue(owndata);
+    Py_DECREF(owndata);
+    return owns;
+}
+
+/* The Array of the plan's result out (see FastPrimitive), as _owned_as
+ * makes it; values are the n operands' ndarrays. */
+static PyObject *
+bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
+            Py_ssize_t n)
+{
+    PyObject *want = PyTuple_GET_ITEM(out_key, 0);
+    PyObject *list, *obj, *odt;
+    Py_ssize_t i;
+    int ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
+
+    for (i = 0; ok && i < n; i++) {
+        ok = out != values[i];
+    }
+    if (ok) {
+        ok = owns_data(out);
+        if (ok < 0) {
+            return NULL;
+        }
+    }
+    if (ok) {
+        odt = PyObject_GetAttr(out, str_dtype);
+        if (odt == NULL) {
+            return NULL;
+        }
+        ok = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
+        Py_DECREF(odt);
+        if (ok < 0) {
+            return NULL;
+        }
+    }
+    if (ok) {
+        obj = bind_array_type->tp_alloc(bind_array_type, 0);
+        if (obj == NULL) {
+            return NULL;
+        }
+        *(PyObject **)((char *)obj + bind_value_offset) = Py_NewRef(out);
+        *(PyObject **)((char *)obj + bind_key_offset) = Py_NewRef(out_key);
+        return obj;
+    }
+    list = PyList_New(n);
+    if (list == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyList_SET_ITEM(list, i, Py_NewRef(values[i]));
+    }
+    {
+        PyObject *args[3] = {out, out_key, list};
+        obj = PyObject_Vectorcall(bind_owned, args, 3, NULL);
+    }
+    Py_DECREF(list);
+    return obj;
+}
+
+/* The primitive prim bound eagerly on the n operands args, with the
+ * parameters kwnames (their values follow the operands in args).
+ * NULL with an exception: error; NULL without one: ask Python. */
+static PyObject *
+bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
+             PyObject *kwnames)
+{
+    PyObject *values[2 * BIND_MAX_OPERANDS]; /* operands, then parameters */
+    PyObject *eager, *key, *plan, *fn, *out_key, *token, *out;
+    PyObject *type, *exc, *traceback;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t i;
+    int with_params, reset;
+
+    if (bind_array_type == NULL || PyList_GET_SIZE(bind_active) != 0 ||
+        Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
+        nkw > BIND_MAX_OPERANDS) {
+        return NULL;
+    }
+    eager = *(PyObject **)((char *)prim + eager_offset);
+    if (eager == NULL || !PyDict_CheckExact(eager)) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (Py_TYPE(args[i]) != bind_array_type) {
+            return NULL;
+        }
+        values[i] = *(PyObject **)((char *)args[i] + bind_value_offset);
+        if (values[i] == NULL ||
+            *(PyObject **)((char *)args[i] + bind_key_offset) == NULL) {
+            return NULL;
+        }
+    }
+    key = PyTuple_New(2 * n + nkw);
+    if (key == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *shape = PyObject_GetAttr(values[i], str_shape);
+
+        if (shape == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(
+            key, i,
+            Py_NewRef(*(PyObject **)((char *)args[i] + bind_key_offset)));
+        PyTuple_SET_ITEM(key, n + i, shape);
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *item =
+            PyTuple_Pack(2, PyTuple_GET_ITEM(kwnames, i), args[n + i]);
+
+        if (item == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, 2 * n + i, item);
+        values[n + i] = args[n + i];
+    }
+    plan = PyDict_GetItemWithError(eager, key);
+    Py_DECREF(key);
+    if (plan == NULL) {
+        /* As Python: an unhashable parameter is looked up no further. */
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+        }
+        return NULL;
+    }
+    /* EagerPlan(fn, with_params, out_key, out) */
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 4) {
+        return NULL;
+    }
+    fn = PyTuple_GET_ITEM(plan, 0);
+    with_params = PyTuple_GET_ITEM(plan, 1) == Py_True;
+    out_key = PyTuple_GET_ITEM(plan, 2);
+    if (!PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
+        return NULL; /* several results (None) */
+    }
+    Py_INCREF(plan); /* (fn and out_key live while the call runs) */
+    token = PyContextVar_Set(bind_fp_var, bind_fp_ignore);
+    if (token == NULL) {
+        Py_DECREF(plan);
+        return NULL;
+    }
+    if (with_params) {
+        out = PyObject_Vectorcall(fn, values, n, nkw ? kwnames : NULL);
+    }
+    else {
+        out = PyObject_Vectorcall(fn, values, n, NULL);
+    }
+    PyErr_Fetch(&type, &exc, &traceback);
+    reset = PyContextVar_Reset(bind_fp_var, token);
+    Py_DECREF(token);
+    if (out == NULL) {
+        PyErr_Restore(type, exc, traceback);
+        Py_DECREF(plan);
+        return NULL;
+    }
+    if (reset < 0) {
+        Py_DECREF(out);
+        Py_DECREF(plan);
+        return NULL;
+    }
+    {
+        PyObject *result = bind_result(out, out_key, values, n);
+
+        Py_DECREF(out);
+        Py_DECREF(plan);
+        return result;
+    }
+}
+
+/* Whether Primitive.bind is still a FastPrimitive: a public function may
+ * bind in C only then (code that replaces Primitive.bind, to record the
+ * bindings, sees those of the public functions too). */
+static int
+binds_in_c(void)
+{
+    PyObject *bind;
+
+    if (primitive_type == NULL) {
+        return 0;
+    }
+    bind = _PyType_Lookup(primitive_type, str_bind); /* (borrowed) */
+    return bind != NULL && Py_TYPE(bind) == &FastPrimitive_Type &&
+           ((FastPrimitive *)bind)->primitive == NULL;
+}
+
+static PyObject *
+fast_primitive_vectorcall(FastPrimitive *self, PyObject *const *args,
+                          size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *result;
+
+    if (self->primitive == NULL) { /* Primitive.bind(prim, *args, **params) */
+        if (nargs >= 1) {
+            result = bind_eagerly(args[0], args + 1, nargs - 1, kwnames);
+            if (result != NULL || PyErr_Occurred()) {
+                return result;
+            }
+        }
+    }
+    else if (nargs == self->nargs &&
+             (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) &&
+             binds_in_c()) {
+        result = bind_eagerly(self->primitive, args, nargs, NULL);
+        if (result != NULL || PyErr_Occurred()) {
+            return result;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+FastPrimitive_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"fallback", "primitive", "nargs", NULL};
+    PyObject *fallback;
+    PyObject *primitive = Py_None;
+    Py_ssize_t nargs = -1;
+    FastPrimitive *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|On:FastPrimitive",
+                                     keywords, &fallback, &primitive,
+                                     &nargs)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_Format(PyExc_TypeError, "fallback must be callable, not %R",
+                     fallback);
+        return NULL;
+    }
+    if (primitive != Py_None &&
+        (nargs < 0 || nargs > BIND_MAX_OPERANDS)) {
+        PyErr_Format(PyExc_ValueError,
+                     "nargs must be the primitive's number of operands, 0 "
+                     "to %d, got %zd",
+                     BIND_MAX_OPERANDS, nargs);
+        return NULL;
+    }
+    self = (FastPrimitive *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->fallback = Py_NewRef(fallback);
+    self->primitive = primitive == Py_None ? NULL : Py_NewRef(primitive);
+    self->nargs = nargs;
+    self->dict = NULL;
+    self->vectorcall = (vectorcallfunc)fast_primitive_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+FastPrimitive_traverse(FastPrimitive *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    Py_VISIT(self->primitive);
+    return 0;
+}
+
+static int
+FastPrimitive_clear(FastPrimitive *self)
+{
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->primitive);
+    return 0;
+}
+
+static void
+FastPrimitive_dealloc(FastPrimitive *self)
+{
+    PyObject_GC_UnTrack(self);
+    FastPrimitive_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+FastPrimitive_repr(FastPrimitive *self)
+{
+    return PyUnicode_FromFormat("<C fast path of %R>", self->fallback);
+}
+
+static PyObject *
+FastPrimitive_reduce(FastPrimitive *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyObject_GetAttr((PyObject *)self, str_qualname);
+}
+
+static PyObject *
+FastPrimitive_get_fallback(FastPrimitive *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->fallback);
+}
+
+static PyObject *
+FastPrimitive_get_primitive(FastPrimitive *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->primitive == NULL ? Py_None : self->primitive);
+}
+
+static PyMethodDef FastPrimitive_methods[] = {
+    {"__reduce__", (PyCFunction)FastPrimitive_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef FastPrimitive_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"fallback", (getter)FastPrimitive_get_fallback, NULL,
+     "The Python function, called with the same arguments when the fast "
+     "path cannot answer.",
+     NULL},
+    {"primitive", (getter)FastPrimitive_get_primitive, NULL,
+     "The primitive a public function binds; None for Primitive.bind.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject FastPrimitive_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "typelattice._speedups.FastPrimitive",
+    .tp_basicsize = sizeof(FastPrimitive),
+    .tp_dealloc = (destructor)FastPrimitive_dealloc,
+    .tp_vectorcall_offset = offsetof(FastPrimitive, vectorcall),
+    .tp_repr = (reprfunc)FastPrimitive_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = PyDoc_STR(
+        "FastPrimitive(fallback, primitive=None, nargs=-1)\n--\n\n"
+        "Primitive.bind (no primitive), or a public function binding "
+        "primitive to its nargs operands, run from the primitive's eager "
+        "plans on arrays; calls fallback, with the same arguments, whenever "
+        "it cannot."),
+    .tp_traverse = (traverseproc)FastPrimitive_traverse,
+    .tp_clear = (inquiry)FastPrimitive_clear,
+    .tp_methods = FastPrimitive_methods,
+    .tp_getset = FastPrimitive_getset,
+    .tp_descr_get = FastElementwise_get,
+    .tp_dictoffset = offsetof(FastPrimitive, dict),
+    .tp_new = FastPrimitive_new,
+};
+
+static PyObject *
+configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
+               Py_ssize_t nargs)
+{
+    Py_ssize_t value_at, key_at, eager_at;
+
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure_bind(array_type, value_slot, key_slot, "
+                        "primitive_type, eager_slot, active, fp_var, "
+                        "fp_ignore, owned, ndarray) takes 10 arguments");
+        return NULL;
+    }
+    if (!PyType_Check(args[0]) || !PyType_Check(args[3]) ||
+        !PyType_Check(args[9])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "array_type, primitive_type and ndarray must be types");
+        return NULL;
+    }
+    if (slot_offset(args[0], args[1], &value_at) < 0 ||
+        slot_offset(args[0], args[2], &key_at) < 0 ||
+        slot_offset(args[3], args[4], &eager_at) < 0) {
+        return NULL;
+    }
+    if (!PyList_CheckExact(args[5])) {
+        PyErr_Format(PyExc_TypeError, "active must be a list, not %R",
+                     args[5]);
+        return NULL;
+    }
+    if (!PyContextVar_CheckExact(args[6])) {
+        PyErr_Format(PyExc_TypeError, "fp_var must be a ContextVar, not %R",
+                     args[6]);
+        return NULL;
+    }
+    if (!PyCallable_Check(args[8])) {
+        PyErr_Format(PyExc_TypeError, "%R is not callable", args[8]);
+        return NULL;
+    }
+    bind_value_offset = value_at;
+    bind_key_offset = key_at;
+    eager_offset = eager_at;
+    Py_XSETREF(primitive_type, (PyTypeObject *)Py_NewRef(args[3]));
+    Py_XSETREF(bind_active, Py_NewRef(args[5]));
+    Py_XSETREF(bind_fp_var, Py_NewRef(args[6]));
+    Py_XSETREF(bind_fp_ignore, Py_NewRef(args[7]));
+    Py_XSETREF(bind_owned, Py_NewRef(args[8]));
+    Py_XSETREF(bind_ndarray, Py_NewRef(args[9]));
+    /* Last: FastPrimitive is idle until bind_array_type is set. */
+    Py_XSETREF(bind_array_type, (PyTypeObject *)Py_NewRef(args[0]));
+    Py_RETURN_NONE;
+}
+
 /* -- jit calls ------------------------------------------------------------------ */
 
 /*
@@ -2276,6 +2748,16 @@ static PyMethodDef module_methods[] = {
                "Set the ContextVar holding the trace running here, the "
                "dtypes of Python scalar arguments (int32, int64, float32, "
                "float64, complex64, complex128, bool) and numpy.asarray.")},
+    {"configure_bind", (PyCFunction)(void (*)(void))configure_bind,
+     METH_FASTCALL,
+     PyDoc_STR("configure_bind(array_type, value_slot, key_slot, "
+               "primitive_type, eager_slot, active, fp_var, fp_ignore, "
+               "owned, ndarray)\n--\n\n"
+               "Set what FastPrimitive works with: the array type and its "
+               "slots, the primitive type and its slot of eager plans, the "
+               "list of traces running, NumPy's error-state ContextVar and "
+               "its 'ignore' value, the Python wrapping of results and "
+               "numpy.ndarray.")},
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,
      METH_FASTCALL,
      PyDoc_STR("configure_binary(array_type, value_slot, key_slot, fp_var, "
@@ -2358,7 +2840,8 @@ PyInit__speedups(void)
         intern(&str_flags, "flags") < 0 ||
         intern(&str_owndata, "owndata") < 0 ||
         intern(&str_writeable, "writeable") < 0 ||
-        intern(&str_nout, "nout") < 0 || intern(&str_safe, "safe") < 0) {
+        intern(&str_nout, "nout") < 0 || intern(&str_safe, "safe") < 0 ||
+        intern(&str_bind, "bind") < 0) {
         return NULL;
     }
     out_kwnames = Py_BuildValue("(ss)", "out", "casting");
@@ -2368,6 +2851,7 @@ PyInit__speedups(void)
     if (PyType_Ready(&FastPath_Type) < 0 ||
         PyType_Ready(&FastElementwise_Type) < 0 ||
         PyType_Ready(&JitCall_Type) < 0 ||
+        PyType_Ready(&FastPrimitive_Type) < 0 ||
         PyType_Ready(&ReadOnlyMemory_Type) < 0) {
         return NULL;
     }
@@ -2385,7 +2869,9 @@ PyInit__speedups(void)
         PyModule_AddObjectRef(module, "FastElementwise",
                               (PyObject *)&FastElementwise_Type) < 0 ||
         PyModule_AddObjectRef(module, "JitCall", (PyObject *)&JitCall_Type) <
-            0) {
+            0 ||
+        PyModule_AddObjectRef(module, "FastPrimitive",
+                              (PyObject *)&FastPrimitive_Type) < 0) {
         Py_DECREF(module);
         return NULL;
     }

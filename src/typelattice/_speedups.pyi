@@ -105,3 +105,37 @@ class JitCall:
     def __get__(self, obj: object, owner: type | None = None) -> Any: ...
     @property
     def fallback(self) -> Callable[..., Any]: ...
+
+def configure_bind(
+    array_type: type,
+    value_slot: Any,
+    key_slot: Any,
+    primitive_type: type,
+    eager_slot: Any,
+    active: list[Any],
+    fp_var: ContextVar[Any],
+    fp_ignore: object,
+    owned: Callable[..., Any],
+    ndarray: type,
+    /,
+) -> None:
+    """Set the array and primitive types and their slots, the list of
+    traces running, NumPy's error state and the wrapping of results."""
+
+class FastPrimitive:
+    """``Primitive.bind`` (no ``primitive``), or a public function binding
+    ``primitive`` to its ``nargs`` operands, run from the primitive's eager
+    plans on arrays; calls ``fallback`` with the same arguments otherwise."""
+
+    def __init__(
+        self,
+        fallback: Callable[..., Any],
+        primitive: object = None,
+        nargs: int = -1,
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any: ...
+    @property
+    def fallback(self) -> Callable[..., Any]: ...
+    @property
+    def primitive(self) -> object: ...

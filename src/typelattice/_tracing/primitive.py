@@ -19,6 +19,19 @@ and the abstract evaluation's weak flag. The tests check, for every recorded
 call, that the implementation's dtype and shape are the ones the abstract
 evaluation announced.
 
+Eagerly, what the abstract evaluation decides depends only on the operands'
+dtypes, weak flags and shapes and on the parameters, so it is decided once
+per such signature: an :class:`EagerPlan` (the function to call and the
+result's abstract value), kept on the primitive. A call whose signature has
+a plan runs the plan's function and wraps its result, nothing else; a call
+whose checks fail has no plan and raises every time. When the C accelerator
+is built, ``Primitive.bind`` and the public functions of :mod:`typelattice.lax`
+whose arguments are all operands read the same plans in C
+(``_speedups.FastPrimitive``): they call the plan's function and wrap its
+result as :func:`_owned_as` does, and hand every other call (a tracer or any
+other operand, a signature without a plan, a trace running anywhere) to the
+Python functions here.
+
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
 instead (:class:`Trace`'s ``process_primitive``): a jit or eval_shape trace
@@ -75,12 +88,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Final, NamedTuple
+from contextvars import ContextVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import numpy as np
 
 from typelattice import _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, _new_object, wrap
+from typelattice._core import _EXTOBJ, _IGNORE
+from typelattice._promotion import _speedups
 from typelattice._tracing.trace import Equation, Source, _short
 from typelattice._tracing.tracer import (
     ACTIVE,
@@ -157,6 +173,31 @@ class ShapedArray(NamedTuple):
 AbstractEval = Callable[..., Any]
 Impl = Callable[..., Any]
 
+
+class EagerPlan(NamedTuple):
+    """How :meth:`Primitive.bind` computes on arrays of one signature
+    (operands' dtypes, weak flags and shapes, and parameters) whose checks
+    passed. ``_speedups.c`` reads it by position: keep the order.
+
+    >>> from typelattice._lax._elementwise import add_p
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.zeros(3, 'float32')
+    >>> add_p.eager_plan([x, x], {})
+    EagerPlan(fn=<ufunc 'add'>, with_params=False, out_key=Aval(float32), \
+out=ShapedArray(float32[3]))
+    """
+
+    #: The primitive's plain NumPy function for these operands (see
+    #: :meth:`Primitive.def_fast`), else its implementation.
+    fn: Callable[..., Any]
+    #: Whether ``fn`` takes the parameters (the implementation does).
+    with_params: bool
+    #: The result's interned (dtype, weak flag); None for several results.
+    out_key: _core.Aval | None
+    #: The abstract evaluation's result (a tuple for several results).
+    out: Any
+
+
 #: Every primitive, by name, in the order of definition.
 PRIMITIVES: dict[str, Primitive] = {}
 
@@ -184,6 +225,7 @@ class Primitive:
 
     __slots__ = (
         "abstract_eval",
+        "eager",
         "impl",
         "jvp",
         "multiple_results",
@@ -201,6 +243,10 @@ class Primitive:
     transpose: Callable[..., Any] | None
     noop: Callable[..., bool] | None
     fast: Callable[..., Callable[..., Any] | None] | None
+    #: The eager plans by signature (see :meth:`eager_plan`); one dict for
+    #: the primitive's life (the C accelerator holds it), emptied when full
+    #: or when a rule changes.
+    eager: dict[tuple[Any, ...], EagerPlan]
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         if name in PRIMITIVES:
@@ -213,6 +259,7 @@ class Primitive:
         self.transpose = None
         self.noop = None
         self.fast = None
+        self.eager = {}
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -220,10 +267,12 @@ class Primitive:
 
     def def_impl(self, impl: Impl) -> Impl:
         self.impl = impl
+        self.eager.clear()
         return impl
 
     def def_abstract_eval(self, rule: AbstractEval) -> AbstractEval:
         self.abstract_eval = rule
+        self.eager.clear()
         return rule
 
     def def_jvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
@@ -251,22 +300,31 @@ class Primitive:
         _EVALUATED[key] = out
         return out
 
-    def evaluate_eagerly(
-        self, avals: list[ShapedArray], params: dict[str, Any]
-    ) -> tuple[Any, Callable[..., Any] | None]:
-        """:meth:`evaluate`, and the plain NumPy function of :meth:`def_fast`
-        for these operands (None: the implementation), remembered alike."""
-        key = (self, "eager", *avals, *params.items())
-        try:
-            return _EVALUATED[key]  # type: ignore[no-any-return]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable parameter: not remembered
-            return self.evaluate(avals, params), None
+    def eager_plan(self, args: Sequence[Any], params: dict[str, Any]) -> EagerPlan:
+        """The plan of this primitive on arrays (``ArrayImpl``) ``args`` and
+        ``params``: the abstract evaluation runs (and raises on invalid
+        operands), then the plan is remembered under :func:`eager_key`,
+        unless a parameter is unhashable."""
+        if self.impl is None or self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        avals = [ShapedArray(x._value.shape, *x._key) for x in args]
+        out = self.evaluate(avals, params)
         fast = None if self.fast is None else self.fast(*avals, **params)
-        found = (self.evaluate(avals, params), fast)
-        _EVALUATED[key] = found
-        return found
+        out_key = None
+        if not self.multiple_results:
+            out_key = _core.aval(out.dtype, out.weak_type)
+        if fast is None:
+            plan = EagerPlan(self.impl, True, out_key, out)
+        else:
+            plan = EagerPlan(fast, False, out_key, out)
+        try:
+            key = eager_key(args, params)
+            if len(self.eager) >= _EVALUATED_MAX:
+                self.eager.clear()
+            self.eager[key] = plan
+        except TypeError:  # an unhashable parameter: not remembered
+            pass
+        return plan
 
     def def_fast(
         self, rule: Callable[..., Callable[..., Any] | None]
@@ -274,8 +332,10 @@ class Primitive:
         """``rule(*avals, **params)``: a plain NumPy function computing the
         primitive for operands of these abstract values (the same values
         as the implementation, without its checks and conversions), or None.
-        Programs (jit) call it instead of the implementation."""
+        Programs (jit) and eager calls call it instead of the
+        implementation."""
         self.fast = rule
+        self.eager.clear()
         return rule
 
     def def_noop(self, test: Callable[..., bool]) -> Callable[..., bool]:
@@ -300,14 +360,11 @@ class Primitive:
                 if trace.level < 0:  # jit or eval_shape
                     return record(trace, self, args, params)
                 return trace.process_primitive(self, args, params)
-        if self.impl is None or self.abstract_eval is None:
-            raise NotImplementedError(f"primitive {self.name} has no rules")
+        try:
+            plan = self.eager[eager_key(args, params)]
+        except (KeyError, TypeError):  # (TypeError: an unhashable parameter)
+            plan = self.eager_plan(args, params)
         values = [x._value for x in args]
-        avals = [
-            ShapedArray(v.shape, v.dtype, x._key[1])
-            for x, v in zip(args, values, strict=True)
-        ]
-        out, fast = self.evaluate_eagerly(avals, params)
         if ACTIVE and args:
             # Constants made larger (a broadcast, a pad) while jit or
             # eval_shape runs are made by the program when it runs: tracing
@@ -315,17 +372,41 @@ class Primitive:
             # the small operands (the seed of jit(grad(f)), a Python
             # scalar broadcast by a lowering).
             trace = current_trace()
-            if trace is not None and _grows(out, values):
+            if trace is not None and _grows(plan.out, values):
                 return record(trace, self, args, params)
-        if fast is not None:
-            result = _core.ignore_fp_errors(fast, *values)
-        else:
-            result = _core.ignore_fp_errors(self.impl, *values, **params)
-        if self.multiple_results:
+        token = _EXTOBJ.set(_IGNORE)  # (as _core.ignore_fp_errors)
+        try:
+            if plan.with_params:
+                result = plan.fn(*values, **params)
+            else:
+                result = plan.fn(*values)
+        finally:
+            _EXTOBJ.reset(token)
+        if plan.out_key is None:
             return tuple(
-                _owned(v, a.weak_type, values) for v, a in zip(result, out, strict=True)
+                _owned(v, a.weak_type, values)
+                for v, a in zip(result, plan.out, strict=True)
             )
-        return _owned(result, out.weak_type, values)
+        return _owned_as(result, plan.out_key, values)
+
+
+def eager_key(args: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...]:
+    """The signature of arrays ``args`` (``ArrayImpl``) and ``params`` under
+    which :class:`EagerPlan` s are remembered: the operands' interned
+    (dtype, weak flag), then their shapes, then the parameters' items in
+    the order given (``_speedups.c`` builds the same tuple). Raises
+    TypeError when a parameter is unhashable (when it is looked up)."""
+    # One and two operands are most calls: spelled out, they cost half.
+    n = len(args)
+    key: tuple[Any, ...]
+    if n == 2:
+        x, y = args
+        key = (x._key, y._key, x._value.shape, y._value.shape)
+    elif n == 1:
+        key = (args[0]._key, args[0]._value.shape)
+    else:
+        key = (*[x._key for x in args], *[x._value.shape for x in args])
+    return (*key, *params.items()) if params else key
 
 
 def _grows(out: Any, values: list[Any]) -> bool:
@@ -496,10 +577,73 @@ def record(
 def _owned(value: Any, weak: bool, inputs: list[Any]) -> ArrayImpl:
     """A result as an array that owns its buffer: never a view of an
     operand, which may be a NumPy array the caller can still write to."""
-    value = np.asarray(value)
-    if not value.flags.owndata or any(value is x for x in inputs):
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    if not value.flags.owndata or _is_one_of(value, inputs):
         value = value.copy()
     return wrap(value, _core.aval(value.dtype, weak))
+
+
+def _owned_as(value: Any, key: _core.Aval, inputs: list[Any]) -> ArrayImpl:
+    """:func:`_owned` of ``key``'s weak flag, with ``key`` itself when the
+    value has its dtype (the usual case: no lookup)."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    if not value.flags.owndata or _is_one_of(value, inputs):
+        value = value.copy()
+    dt = value.dtype
+    if dt is not key[0] and dt != key[0]:
+        key = _core.aval(dt, key[1])
+    out: ArrayImpl = _new_object(ArrayImpl)
+    out._value = value
+    out._key = key
+    return out
+
+
+def _is_one_of(value: Any, inputs: list[Any]) -> bool:
+    for x in inputs:
+        if value is x:
+            return True
+    return False
+
+
+# With the C accelerator, Primitive.bind and the public functions marked by
+# binds_operands read the eager plans in C (_speedups.FastPrimitive); it
+# reads ArrayImpl's and Primitive's slots, sets NumPy's error state through
+# its ContextVar and wraps results as _owned_as does (calling it for any
+# result it does not take as it is).
+FAST_BIND: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
+if _speedups is not None and FAST_BIND:
+    _speedups.configure_bind(
+        ArrayImpl,
+        vars(ArrayImpl)["_value"],
+        vars(ArrayImpl)["_key"],
+        Primitive,
+        vars(Primitive)["eager"],
+        ACTIVE,
+        _EXTOBJ,
+        _IGNORE,
+        _owned_as,
+        np.ndarray,
+    )
+    _bind = _speedups.FastPrimitive(Primitive.bind)
+    functools.update_wrapper(_bind, Primitive.bind)
+    setattr(Primitive, "bind", _bind)  # noqa: B010 (a method replaced)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def binds_operands(prim: Primitive, fn: _F) -> _F:
+    """The public function ``fn``, whose positional arguments are exactly
+    the operands of ``prim`` (keywords, if any, are options): on arrays
+    (``ArrayImpl``) it returns ``prim.bind(*args)``. With the C
+    accelerator, such calls bind in C without ``fn``'s frame (while
+    ``Primitive.bind`` is the C one); every other call runs ``fn``."""
+    if _speedups is None or not FAST_BIND:
+        return fn
+    fast = _speedups.FastPrimitive(fn, prim, fn.__code__.co_argcount)
+    functools.update_wrapper(fast, fn)
+    return fast  # type: ignore[no-any-return]
 
 
 # -- differentiation: symbolic values and rule helpers ------------------------

@@ -1,0 +1,360 @@
+"""Primitives bound eagerly in C (typelattice._speedups.FastPrimitive) answer
+as the Python code.
+
+When the extension is built, ``Primitive.bind`` and the public functions of
+typelattice.lax whose arguments are exactly their primitive's operands
+(``lax.add``, ``lax.exp``...) are FastPrimitive objects: on arrays whose
+signature has an eager plan they call the plan's function and wrap its
+result in C, and they call the Python function for anything else. These
+tests make the same calls through both and require the same outcome: the
+result's type, dtype, weak flag, shape and bytes, or the exception's type and
+message, and the warnings; and NumPy's error state left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from typelattice import _promotion, lax
+from typelattice._array import ArrayImpl
+from typelattice._lax._elementwise import add_p, convert_element_type_p, exp_p, neg_p
+from typelattice._lax._reductions import reduce_sum_p
+from typelattice._tracing.primitive import Primitive
+
+BUILT = _promotion._speedups is not None
+needs_c = pytest.mark.skipif(not BUILT, reason=_promotion.SPEEDUPS)
+
+
+def array(value: Any, dtype: Any, weak: bool = False) -> ArrayImpl:
+    return ArrayImpl(np.asarray(value, dtype=dtype), weak_type=weak)
+
+
+F16_MAX = float(np.finfo(np.float16).max)
+F32_MAX = float(np.finfo(np.float32).max)
+
+# Arrays of every kind, 0-d and weak ones, values that overflow, divide by
+# zero or are invalid for the math functions (NumPy would warn), and shapes
+# that broadcast, and that do not.
+ARRAYS: list[ArrayImpl] = [
+    array([True, False, True], bool),
+    array([-2, 0, 5], "int8"),
+    array([0, 7, 255], "uint8"),
+    array([-3, 0, 9], "int32"),
+    array(4, "int32", weak=True),
+    array([1, 65535, 0], "uint16"),
+    array([0.5, -1.5, F16_MAX], "float16"),
+    array([0.5, -1.5, 3.0], ml_dtypes.bfloat16),
+    array([0.25, -0.0, F32_MAX], "float32"),
+    array([-1.0, 0.0, 100.0], "float32"),
+    array(2.5, "float32", weak=True),
+    array([2.5, 0.0, -7.0], "float32", weak=True),
+    array([1 + 2j, -1j, 3], "complex64"),
+    array([[1.0], [2.0]], "float32"),  # broadcasts against the (3,) operands
+    array([[1.0, 2.0, 3.0]], "float32"),
+    array([1.0, 2.0], "float32"),  # does not
+]
+
+
+def describe(value: object) -> object:
+    """What must be equal between the two paths."""
+    if isinstance(value, ArrayImpl):
+        v = value._value
+        owns = v.flags.owndata
+        return ("Array", type(v), v.dtype, value.weak_type, v.shape, v.tobytes(), owns)
+    if isinstance(value, tuple):
+        return tuple(describe(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return (type(value), repr(value))
+
+
+def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> object:
+    errstate = np.geterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result: object = ("returns", describe(fn(*args, **kwargs)))
+        except Exception as err:
+            result = ("raises", type(err), str(err))
+    assert np.geterr() == errstate, (fn, args)
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+@contextlib.contextmanager
+def python_path() -> Iterator[None]:
+    """Every binding in Python: Primitive.bind is its Python function (the
+    public functions bind in C only while Primitive.bind is the C one)."""
+    fast = vars(Primitive)["bind"]
+    if type(fast) is not getattr(_promotion._speedups, "FastPrimitive", None):
+        yield
+        return
+    Primitive.bind = fast.fallback  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Primitive.bind = fast  # type: ignore[method-assign]
+
+
+def both(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """The same outcome in Python and in C, whichever path made the plan."""
+    with python_path():
+        first = outcome(fn, *args, **kwargs)  # (makes the plan, if any)
+    assert outcome(fn, *args, **kwargs) == first, (fn, args, kwargs)
+    with python_path():
+        assert outcome(fn, *args, **kwargs) == first, (fn, args, kwargs)
+
+
+def fast_functions(nargs: int) -> dict[str, Any]:
+    """lax's functions of ``nargs`` operands bound in C, by name."""
+    if _promotion._speedups is None:
+        return {}
+    fast_type = _promotion._speedups.FastPrimitive
+    return {
+        name: fn
+        for name, fn in vars(lax).items()
+        if type(fn) is fast_type and fn.primitive is not None
+        if len(inspect.signature(fn).parameters) >= nargs
+        and sum(
+            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            for p in inspect.signature(fn).parameters.values()
+        )
+        == nargs
+    }
+
+
+@needs_c
+def test_the_operand_functions_bind_in_c() -> None:
+    unary, binary = fast_functions(1), fast_functions(2)
+    assert {"neg", "exp", "sqrt", "is_finite", "real", "clz"} <= set(unary)
+    assert {"add", "mul", "div", "max", "eq", "shift_left", "complex"} <= set(binary)
+    assert set(fast_functions(3)) == {"clamp"}
+    # Functions whose arguments are not all operands keep their Python code.
+    assert inspect.isfunction(lax.convert_element_type)
+    assert inspect.isfunction(lax.integer_pow)
+    assert inspect.isfunction(lax.reduce_sum)
+
+
+@needs_c
+def test_a_call_with_a_plan_runs_no_python_code() -> None:
+    x = array([1.0, 2.0, 3.0], "float32")
+    lax.add(x, x), lax.exp(x), add_p.bind(x, x)  # (the plans)
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        lax.add(x, x), lax.exp(x), add_p.bind(x, x)
+    finally:
+        sys.setprofile(None)
+    assert calls == []
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(fast_functions(1)))
+def test_unary_functions_answer_as_python(name: str) -> None:
+    fn = getattr(lax, name)
+    for x in ARRAYS:
+        both(fn, x)
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(fast_functions(2)))
+def test_binary_functions_answer_as_python(name: str) -> None:
+    fn = getattr(lax, name)
+    for x in ARRAYS:
+        for y in ARRAYS:
+            both(fn, x, y)
+
+
+@needs_c
+def test_clamp_answers_as_python() -> None:
+    for lo in ARRAYS[::3]:
+        for x in ARRAYS:
+            both(lax.clamp, lo, x, ARRAYS[-4])
+
+
+@needs_c
+def test_operands_other_than_arrays_go_to_python() -> None:
+    x = array([1.0, 2.0, 3.0], "float32")
+    for other in (
+        2,
+        2.5,
+        True,
+        1j,
+        np.float32(1.5),
+        np.ones(3, "float32"),
+        [1, 2],
+        None,
+    ):
+        both(lax.add, x, other)
+        both(lax.add, other, x)
+        both(lax.exp, other)
+    both(lax.add, x)  # the wrong number of operands
+    both(lax.add, x, x, x)
+    both(lax.add, x=x, y=x)
+    both(lax.exp, x, accuracy=None)
+    both(lax.exp, x, accuracy="high")
+    both(lax.mul, x, x, out_dtype="float32")
+
+
+# Functions with parameters: their Python code checks the arguments, then
+# Primitive.bind (C) binds with the parameters as keywords.
+PARAMETRIZED: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+    (lax.convert_element_type, ("float16",)),
+    (lax.convert_element_type, ("int8",)),
+    (lax.convert_element_type, (np.dtype("bool"),)),
+    (lax.convert_element_type, (ml_dtypes.bfloat16,)),
+    (lax.integer_pow, (3,)),
+    (lax.integer_pow, (-2,)),
+    (lax.reduce_sum, ((0,),)),
+    (lax.reduce_sum, ((),)),
+    (lax.reduce_max, ((0,),)),
+    (lax.reduce_prod, ((0,),)),
+    (lax.argmax, (0, "int32")),
+    (lax.cumsum, (0,)),
+    (lax.broadcast_in_dim, ((4, 3), (1,))),
+    (lax.broadcast_in_dim, ((2, 3), ())),
+    (lax.reshape, ((3,),)),  # to its own shape: never the operand itself
+    (lax.reshape, ((3, 1),)),
+    (lax.transpose, ((0,),)),
+    (lax.rev, ((0,),)),
+    (lax.rev, ((),)),
+    (lax.expand_dims, ((0,),)),
+    (lax.slice, ((1,), (3,))),
+    (lax.pad, (0, [(1, 2, 0)])),
+    (lax.sort, ()),
+]
+
+
+@needs_c
+@pytest.mark.parametrize(
+    ("fn", "params"),
+    PARAMETRIZED,
+    ids=[f"{fn.__name__}{params}" for fn, params in PARAMETRIZED],
+)
+def test_functions_with_parameters_answer_as_python(
+    fn: Callable[..., Any], params: tuple[Any, ...]
+) -> None:
+    for x in ARRAYS:
+        both(fn, x, *params)
+
+
+@needs_c
+def test_bind_answers_as_python() -> None:
+    x, y = array([1.0, 2.0, F32_MAX], "float32"), array(2.0, "float32", weak=True)
+    f16 = np.dtype("float16")
+    calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = [
+        (add_p, (x, y), {}),
+        (add_p, (y, y), {}),
+        (add_p, (x,), {}),
+        (add_p, (), {}),
+        (add_p, (x, y), {"unknown": 1}),
+        (exp_p, (x,), {}),
+        (convert_element_type_p, (x,), {"new_dtype": f16, "weak_type": False}),
+        (convert_element_type_p, (x,), {"weak_type": True, "new_dtype": f16}),
+        (convert_element_type_p, (y,), {"new_dtype": f16, "weak_type": True}),
+        # An unhashable parameter: no plan is remembered, the answer is the same.
+        (reduce_sum_p, (x,), {"axes": [0]}),
+        (reduce_sum_p, (x,), {"axes": (0,)}),
+    ]
+    for prim, args, params in calls:
+        both(prim.bind, *args, **params)
+
+
+@needs_c
+def test_results_are_new_arrays_that_own_their_memory() -> None:
+    x = array([1.0, 2.0, 3.0], "float32")
+    for out in (lax.add(x, x), lax.neg(x), add_p.bind(x, x), lax.reshape(x, (3,))):
+        assert type(out) is ArrayImpl
+        assert out._value is not x._value
+        assert out._value.flags.owndata
+
+
+@needs_c
+def test_under_a_trace_the_python_code_binds() -> None:
+    """While a trace runs, constants that grow are made by the program, as
+    in Python: the C path answers only when no trace runs anywhere."""
+    c = array([1.0, 2.0], "float32")
+
+    def f(t: Any) -> Any:
+        return lax.add(lax.add(c, c), t), lax.broadcast_in_dim(c, (3, 2), (1,))
+
+    x = array([0.5, 0.5], "float32")
+    with python_path():
+        want = outcome(tl.jit(f), x)
+        shape = outcome(tl.eval_shape, f, x)
+    assert outcome(tl.jit(f), x) == want
+    assert outcome(tl.eval_shape, f, x) == shape
+    assert outcome(tl.grad(lambda t: lax.reduce_sum(lax.exp(t), (0,))), x)[0] == (
+        "returns",
+        describe(lax.exp(x)),
+    )
+
+
+@needs_c
+def test_replacing_bind_sees_every_binding() -> None:
+    """Code that replaces Primitive.bind (to record the bindings) sees the
+    public functions' too."""
+    seen: list[str] = []
+    inner = Primitive.bind
+
+    def bind(self: Primitive, *args: Any, **params: Any) -> Any:
+        seen.append(self.name)
+        return inner(self, *args, **params)
+
+    x = array([1.0, 2.0], "float32")
+    lax.add(x, x)  # (a plan)
+    Primitive.bind = bind  # type: ignore[method-assign]
+    try:
+        lax.add(x, x)
+        lax.exp(x)
+        tnp.sin(x)
+    finally:
+        Primitive.bind = inner  # type: ignore[method-assign]
+    assert seen[:2] == ["add", "exp"]
+
+
+def test_a_new_rule_drops_the_plans() -> None:
+    x = array([1.0, 2.0], "float32")
+    lax.neg(x)
+    assert neg_p.eager
+    neg_p.def_impl(neg_p.impl)  # type: ignore[arg-type]
+    assert not neg_p.eager
+    assert lax.neg(x).tolist() == [-1.0, -2.0]
+
+
+def test_pure_python_mode_gives_plain_functions() -> None:
+    code = (
+        "import inspect, typelattice.numpy as tnp; "
+        "from typelattice import lax; "
+        "from typelattice._tracing.primitive import Primitive; "
+        "x = tnp.asarray([1, 2, 3], dtype='int8'); "
+        "print(inspect.isfunction(lax.add), inspect.isfunction(Primitive.bind)); "
+        "print(repr(lax.add(x, x)), repr(lax.neg(2.0)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TYPELATTICE_NO_SPEEDUPS": "1"},
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "True True",
+        "Array([2, 4, 6], dtype=int8) Array(-2., dtype=float32, weak_type=True)",
+    ]
