@@ -24,9 +24,9 @@ import pytest
 
 import typelattice
 import typelattice.numpy as tnp
-from typelattice import _basearray
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import TRACED, traced
+from typelattice.numpy import _array_methods
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
 SOURCES = pathlib.Path(typelattice.__file__).parent
@@ -49,9 +49,10 @@ def _namespace_functions(namespace: ModuleType) -> dict[str, Any]:
 
 
 def _array_entry_points() -> dict[str, Any]:
-    """The namespace functions Array's methods call by their modules'
-    names (``_shape._getitem``...), private ones included."""
-    source = inspect.getsource(_basearray)
+    """The namespace functions Array's methods (the table of
+    ``typelattice.numpy._array_methods``) call by their modules' names
+    (``_shape._getitem``...), private ones included."""
+    source = inspect.getsource(_array_methods)
     found: dict[str, Any] = {}
     for module, name in set(re.findall(r"\b(_[a-z]+)\.(\w+)\(", source)):
         if module in ("_creation", "_linalg", "_reductions", "_shape", "_ufuncs"):
