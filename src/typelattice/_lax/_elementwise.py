@@ -41,6 +41,7 @@ from typelattice._lax._primitive import (
     Zero,
     aval_of,
     binds_operands,
+    broadcast_in_dim_p,
     check_accepts,
     check_same_dtypes,
     defbilinear,
@@ -51,6 +52,8 @@ from typelattice._lax._primitive import (
     deflinear,
     instantiate,
     is_undefined,
+    reduce_sum_p,
+    reshape_p,
     to_array,
     to_arrays,
     zeros,
@@ -261,9 +264,6 @@ def _broadcast_shape(x: Any, shape: tuple[int, ...]) -> Array:
     to the result's ``shape``."""
     if tuple(x.shape) == shape:
         return x  # type: ignore[no-any-return]
-    # Imported here: the structural primitives are built on this module.
-    from typelattice._lax._structural import broadcast_in_dim_p
-
     dims = tuple(range(len(shape))) if x.ndim else ()
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)  # type: ignore[no-any-return]
 
@@ -278,11 +278,6 @@ def _unbroadcast(aval: ShapedArray, ct: Any) -> Array:
     cotangent ``ct`` of the (broadcast) result: summed over the axes the
     operand was broadcast along; ``aval``'s dtype and weak flag."""
     if tuple(ct.shape) != aval.shape:
-        # Imported here: the reductions and structural primitives are built
-        # on this module.
-        from typelattice._lax._reductions import reduce_sum_p
-        from typelattice._lax._structural import reshape_p
-
         if not aval.shape:
             axes = tuple(range(ct.ndim))
         else:

@@ -51,6 +51,7 @@ from typelattice._lax._primitive import (
     instantiate,
     ints_of,
     is_undefined,
+    reshape_p,
     to_array,
     to_arrays,
     zeros,
@@ -729,7 +730,7 @@ def _scatter_transpose(
         i32 = np.dtype(np.int32)
         count = int(np.prod(u_aval.shape))
         ids = st.iota_p.bind(dtype=i32, shape=(count,), dimension=0)
-        ids = st.reshape_p.bind(ids, new_sizes=u_aval.shape, dimensions=None)
+        ids = reshape_p.bind(ids, new_sizes=u_aval.shape, dimensions=None)
         nobody = ew._like(ShapedArray(tuple(ct.shape), i32), -1)
         last = scatter_p.bind(nobody, indices, ids, dimension_numbers=dn, mode=mode)
         won = ew.eq(_gather_back(last, indices, u_aval.shape, dn, mode, -1), ids)
@@ -825,7 +826,7 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
         operand_batching_dims=others,
         start_indices_batching_dims=others,
     )
-    column = st.reshape_p.bind(indices, new_sizes=(*indices.shape, 1), dimensions=None)
+    column = reshape_p.bind(indices, new_sizes=(*indices.shape, 1), dimensions=None)
     return gather_p.bind(
         x,
         column,

@@ -3,6 +3,14 @@ and the checks whose messages follow ``jax.lax``. The :class:`Primitive`
 type, abstract values and the conventions of the differentiation rules are
 in :mod:`typelattice._tracing.primitive` (re-exported here).
 
+Three primitives are declared here, before the families that give them
+their rules: ``broadcast_in_dim`` and ``reshape`` (rules in ``_structural``)
+and ``reduce_sum`` (rules in ``_reductions``). The elementwise rules
+broadcast tangents and sum cotangents over broadcast axes with them, and
+the structural transposes sum, while those families are built on the
+elementwise one: declared below them all, every family imports only the
+ones before it.
+
 The public functions convert their arguments (:func:`to_arrays`) and bind.
 There is no implicit promotion: operands of one primitive that must agree
 must have one dtype. Only a Python scalar adapts: it takes the dtype of the
@@ -60,6 +68,7 @@ __all__ = [
     "add_tangents",
     "aval_of",
     "binds_operands",
+    "broadcast_in_dim_p",
     "check_accepts",
     "check_same_dtypes",
     "defbilinear",
@@ -72,6 +81,8 @@ __all__ = [
     "instantiate",
     "ints_of",
     "is_undefined",
+    "reduce_sum_p",
+    "reshape_p",
     "tangent_aval",
     "to_array",
     "to_arrays",
@@ -80,6 +91,12 @@ __all__ = [
 
 DType = np.dtype[Any]
 _PY_SCALARS: Final = (int, float, complex)
+
+# The primitives that rules of an earlier family bind (see the module's
+# notes): declared once here, their rules registered by their own family.
+broadcast_in_dim_p: Final = Primitive("broadcast_in_dim")
+reshape_p: Final = Primitive("reshape")
+reduce_sum_p: Final = Primitive("reduce_sum")
 
 
 # -- operands ---------------------------------------------------------------

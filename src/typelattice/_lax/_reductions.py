@@ -37,12 +37,15 @@ from typelattice._lax._primitive import (
     ShapedArray,
     UndefinedPrimal,
     Zero,
+    broadcast_in_dim_p,
     check_accepts,
     defjvp,
     defjvp2,
     defjvp_zero,
     deflinear,
     ints_of,
+    reduce_sum_p,
+    reshape_p,
     to_array,
 )
 
@@ -109,10 +112,11 @@ def _identity(kind: str, dt: np.dtype[Any]) -> Any:
 
 
 def _reduce(
-    name: str, kinds: str, fn: Callable[..., Any], *, keep_weak: bool
+    prim: Primitive, kinds: str, fn: Callable[..., Any], *, keep_weak: bool
 ) -> Primitive:
-    """A reduction primitive over ``axes``, result of the operand's dtype."""
-    prim = Primitive(name)
+    """``prim`` made a reduction over ``axes``, result of the operand's
+    dtype: its abstract evaluation and implementation registered."""
+    name = prim.name
 
     @prim.def_abstract_eval
     def _abstract(x: ShapedArray, *, axes: Shape) -> ShapedArray:
@@ -189,7 +193,9 @@ def _products_of_others(x: Any, axis: int) -> Any:
     return ew.mul(before, after)
 
 
-reduce_sum_p = _reduce("reduce_sum", "iufc", _sum, keep_weak=True)
+# reduce_sum_p is declared in _primitive: the elementwise and structural
+# rules sum cotangents with it.
+_reduce(reduce_sum_p, "iufc", _sum, keep_weak=True)
 
 
 @reduce_sum_p.def_fast
@@ -204,14 +210,14 @@ def _reduce_sum_fast(x: ShapedArray, *, axes: Shape) -> Callable[..., Any] | Non
 def _reduce_sum_transpose(ct: Any, x: UndefinedPrimal, *, axes: Shape) -> list[Any]:
     shape = x.aval.shape
     return [
-        st.broadcast_in_dim_p.bind(
+        broadcast_in_dim_p.bind(
             ct, shape=shape, broadcast_dimensions=_kept_axes(len(shape), axes)
         )
     ]
 
 
 deflinear(reduce_sum_p, _reduce_sum_transpose)
-reduce_prod_p = _reduce("reduce_prod", "iufc", _prod, keep_weak=True)
+reduce_prod_p = _reduce(Primitive("reduce_prod"), "iufc", _prod, keep_weak=True)
 
 
 def _reduce_prod_jvp(g: Any, x: Any, *, axes: Shape) -> Any:
@@ -220,8 +226,8 @@ def _reduce_prod_jvp(g: Any, x: Any, *, axes: Shape) -> Any:
     kept = _kept_axes(x.ndim, axes)
     flat_shape = (*(x.shape[d] for d in kept), math.prod(x.shape[d] for d in axes))
     order = (*kept, *axes)
-    flat_x = st.reshape_p.bind(x, new_sizes=flat_shape, dimensions=order)
-    flat_g = st.reshape_p.bind(g, new_sizes=flat_shape, dimensions=order)
+    flat_x = reshape_p.bind(x, new_sizes=flat_shape, dimensions=order)
+    flat_g = reshape_p.bind(g, new_sizes=flat_shape, dimensions=order)
     others = _products_of_others(flat_x, len(kept))
     return reduce_sum_p.bind(ew.mul(flat_g, others), axes=(len(kept),))
 
@@ -231,7 +237,7 @@ defjvp(reduce_prod_p, _reduce_prod_jvp)
 
 def _reduce_chooser_jvp(g: Any, ans: Any, x: Any, *, axes: Shape) -> Any:
     # The mean of the tangents of the elements equal to the result, as JAX.
-    at = st.broadcast_in_dim_p.bind(
+    at = broadcast_in_dim_p.bind(
         ans, shape=tuple(x.shape), broadcast_dimensions=_kept_axes(x.ndim, axes)
     )
     chosen = ew._mask(ew.eq(x, at), g)
@@ -239,9 +245,13 @@ def _reduce_chooser_jvp(g: Any, ans: Any, x: Any, *, axes: Shape) -> Any:
     return ew.div(total, reduce_sum_p.bind(chosen, axes=axes))
 
 
-reduce_max_p = _reduce("reduce_max", "biufc", _extreme("max"), keep_weak=True)
+reduce_max_p = _reduce(
+    Primitive("reduce_max"), "biufc", _extreme("max"), keep_weak=True
+)
 defjvp2(reduce_max_p, _reduce_chooser_jvp)
-reduce_min_p = _reduce("reduce_min", "biufc", _extreme("min"), keep_weak=True)
+reduce_min_p = _reduce(
+    Primitive("reduce_min"), "biufc", _extreme("min"), keep_weak=True
+)
 defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
@@ -260,11 +270,17 @@ def _extreme_fast(kind: str, ufunc: np.ufunc) -> Callable[..., Any]:
 
 reduce_max_p.def_fast(_extreme_fast("max", np.maximum))
 reduce_min_p.def_fast(_extreme_fast("min", np.minimum))
-reduce_and_p = _reduce("reduce_and", "biu", _logical(np.bitwise_and), keep_weak=False)
+reduce_and_p = _reduce(
+    Primitive("reduce_and"), "biu", _logical(np.bitwise_and), keep_weak=False
+)
 defjvp_zero(reduce_and_p)
-reduce_or_p = _reduce("reduce_or", "biu", _logical(np.bitwise_or), keep_weak=False)
+reduce_or_p = _reduce(
+    Primitive("reduce_or"), "biu", _logical(np.bitwise_or), keep_weak=False
+)
 defjvp_zero(reduce_or_p)
-reduce_xor_p = _reduce("reduce_xor", "biu", _logical(np.bitwise_xor), keep_weak=False)
+reduce_xor_p = _reduce(
+    Primitive("reduce_xor"), "biu", _logical(np.bitwise_xor), keep_weak=False
+)
 defjvp_zero(reduce_xor_p)
 
 

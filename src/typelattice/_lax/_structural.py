@@ -35,6 +35,7 @@ from typelattice._lax._primitive import (
     UndefinedPrimal,
     Zero,
     aval_of,
+    broadcast_in_dim_p,
     check_accepts,
     check_same_dtypes,
     defjvp_zero,
@@ -42,6 +43,8 @@ from typelattice._lax._primitive import (
     instantiate,
     ints_of,
     is_undefined,
+    reduce_sum_p,
+    reshape_p,
     to_array,
     to_arrays,
     zeros,
@@ -86,7 +89,9 @@ def _shape_of(fname: str, what: str, shape: Any) -> Shape:
 
 # -- broadcast_in_dim -------------------------------------------------------
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim")
+# broadcast_in_dim_p, reshape_p and reduce_sum_p are declared in _primitive
+# (the elementwise rules bind them); their rules are registered here and in
+# _reductions.
 
 
 @broadcast_in_dim_p.def_noop
@@ -177,9 +182,6 @@ def _broadcast_in_dim_transpose(
     ct: Any, x: UndefinedPrimal, *, shape: Shape, broadcast_dimensions: Shape
 ) -> list[Any]:
     # Sum over the new axes and the axes of size 1 that were stretched.
-    # Imported here: the reductions are built on this module.
-    from typelattice._lax._reductions import reduce_sum_p
-
     dims = broadcast_dimensions
     stretched = [d for i, d in enumerate(dims) if x.aval.shape[i] != shape[d]]
     axes = tuple(sorted({*(d for d in range(len(shape)) if d not in dims), *stretched}))
@@ -245,8 +247,6 @@ def broadcast(operand: ArrayLike, sizes: Sequence[int]) -> Array:
 
 
 # -- reshape, transpose, squeeze, rev ---------------------------------------
-
-reshape_p = Primitive("reshape")
 
 
 @reshape_p.def_noop
@@ -691,9 +691,6 @@ def _pad_transpose(
     )
     out: list[Any] = [_as_aval(t_x, x_aval) if is_undefined(x) else None, None]
     if is_undefined(padding_value):
-        # Imported here: the reductions are built on this module.
-        from typelattice._lax._reductions import reduce_sum_p
-
         every = tuple(range(ct.ndim))
         rest = ew.sub(
             reduce_sum_p.bind(ct, axes=every), reduce_sum_p.bind(t_x, axes=every)
