@@ -91,6 +91,7 @@ __all__ = [
 
 DType = np.dtype[Any]
 _PY_SCALARS: Final = (int, float, complex)
+_STRONG_BOOL: Final = _core.aval(np.dtype(bool), False)
 
 # The primitives that rules of an earlier family bind (see the module's
 # notes): declared once here, their rules registered by their own family.
@@ -119,17 +120,25 @@ def to_array(x: Any, fname: str, pos: int, like: DType | None = None) -> Any:
     if t is ArrayImpl:
         return x
     if t in _PY_SCALARS:
+        # How scalars of type t meet ``like``, remembered per configuration
+        # as the namespace's plans are: the dtype, the interned key, and
+        # the range in which the value converts exactly as
+        # python_scalar_to would convert it, without its checks.
         state = _config.current()
-        dt = _core.key_dtype(t, state.enable_x64)
-        if like is not None:
-            # Remembered per configuration, as the namespace's plans are.
-            memo_key = ("lax.holds", like, t)
-            holds = state.memo.get(memo_key)
-            if holds is None:
-                holds = state.memo[memo_key] = _holds(like, t, state)
-            if holds:
-                dt = like
-        return wrap(_core.python_scalar_to(x, dt, f"lax.{fname}"), _core.aval(dt, True))
+        memo_key = ("lax.scalar", like, t)
+        conv = state.memo.get(memo_key)
+        if conv is None:
+            conv = state.memo[memo_key] = _scalar_conversion(like, t, state)
+        dt, key, lo, hi = conv
+        if t is complex:
+            fits = lo <= x.real <= hi and lo <= x.imag <= hi
+        else:
+            fits = lo <= x <= hi
+        if fits:
+            return wrap(np.asarray(x, dt), key)
+        return wrap(_core.python_scalar_to(x, dt, f"lax.{fname}"), key)
+    if t is bool:
+        return wrap(np.asarray(x), _STRONG_BOOL)
     if isinstance(x, ArrayImpl):
         return x
     if isinstance(x, Array):  # a tracer: its trace processes the primitive
@@ -141,6 +150,36 @@ def to_array(x: Any, fname: str, pos: int, like: DType | None = None) -> Any:
         value = np.asarray(value)
         key = _core.aval(value.dtype, False)
     return wrap(value, key)
+
+
+def _scalar_conversion(
+    like: DType | None, t: type, state: _config.State
+) -> tuple[DType, _core.Aval, int | float, int | float]:
+    """How :func:`to_array` converts Python scalars of type ``t`` (int,
+    float or complex) that meet arrays of dtype ``like``: their dtype, its
+    weak key, and a range [lo, hi] (of each part of a complex) inside
+    which ``numpy.asarray(value, dtype)`` gives exactly what
+    :func:`_core.python_scalar_to` gives, with nothing to refuse. Values
+    outside it (nan and inf among them) take the checked conversion; an
+    empty range sends every value there."""
+    dt = _core.key_dtype(t, state.enable_x64)
+    if like is not None and _holds(like, t, state):
+        dt = like
+    lo: int | float = 1
+    hi: int | float = 0
+    kind = _dtypes.kind_of(dt)
+    if kind in "iu" and t is int:
+        lo, hi = _dtypes.value_range(dt)
+    elif kind in "fc" and (t is not complex or kind == "c"):
+        part = np.finfo(dt).dtype if kind == "c" else dt
+        if _dtypes.rounds_every_float(part):
+            # Below the largest finite value, converting only rounds; ints
+            # beyond 2**1023 are refused whatever the dtype.
+            top = float(_dtypes.finfo(part).max)
+            if t is int:
+                top = min(top, 2.0**1023)
+            lo, hi = -top, top
+    return dt, _core.aval(dt, True), lo, hi
 
 
 def _holds(dt: DType, t: type, state: _config.State) -> bool:
@@ -157,7 +196,16 @@ def to_arrays(fname: str, args: Sequence[Any], first: int = 0) -> list[Any]:
     """Arguments that must share one dtype, as arrays: Python scalars take
     the dtype of the first argument that is not one (see :func:`to_array`).
     ``first`` is the position of ``args[0]`` among the call's arguments."""
-    if all(type(x) is ArrayImpl for x in args):  # the common case
+    if len(args) == 2:  # most calls: an array and a Python scalar, or two arrays
+        x, y = args
+        if type(x) is ArrayImpl:
+            if type(y) is ArrayImpl:
+                return [x, y]
+            if type(y) in _PY_SCALARS:
+                return [x, to_array(y, fname, first + 1, x._key[0])]
+        elif type(y) is ArrayImpl and type(x) in _PY_SCALARS:
+            return [to_array(x, fname, first, y._key[0]), y]
+    elif all(type(x) is ArrayImpl for x in args):
         return list(args)
     arrays = [
         None if type(x) in _PY_SCALARS else to_array(x, fname, first + i)
