@@ -180,6 +180,79 @@ def test_binary_functions_answer_as_python(name: str) -> None:
             both(fn, x, y)
 
 
+# Python scalars of every kind, in range and not, and those the checked
+# conversion treats apart (inf, nan, ints beyond 2**1023).
+SCALARS: list[Any] = [
+    0,
+    3,
+    -129,
+    300,
+    70000,
+    2**64,
+    2**1023 + 1,
+    0.0,
+    -2.5,
+    1e-10,
+    1e6,
+    F16_MAX,
+    1e39,
+    float("inf"),
+    float("nan"),
+    1j,
+    2 - 3j,
+    complex(1e39, 1),
+    complex(float("nan"), 0),
+]
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(fast_functions(2)))
+def test_binary_functions_with_python_scalars_answer_as_python(name: str) -> None:
+    fn = getattr(lax, name)
+    for x in ARRAYS:
+        for s in SCALARS:
+            both(fn, x, s)
+            both(fn, s, x)
+
+
+@needs_c
+@pytest.mark.parametrize("mode", ["x64", "strict", "rank_raise"])
+def test_python_scalars_answer_as_python_in_every_mode(mode: str) -> None:
+    scopes = {
+        "x64": tl.enable_x64,
+        "strict": lambda: tl.dtype_promotion("strict"),
+        "rank_raise": lambda: tl.rank_promotion("raise"),
+    }
+    with scopes[mode]():
+        for x in ARRAYS:
+            for s in SCALARS[::2]:
+                both(lax.add, x, s)
+                both(lax.max, s, x)
+
+
+@needs_c
+def test_a_call_with_a_python_scalar_runs_no_python_code() -> None:
+    x = array([1.0, 2.0, 3.0], "float32")
+    i = array([1, 2, 3], "int8")
+
+    def calls_made() -> None:
+        lax.mul(x, 2.0), lax.add(1, x), lax.max(i, 0), lax.add(i, 100)
+
+    calls_made()  # (the plans and the remembered conversions)
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        calls_made()
+    finally:
+        sys.setprofile(None)
+    assert calls == ["calls_made"]
+
+
 @needs_c
 def test_clamp_answers_as_python() -> None:
     for lo in ARRAYS[::3]:

@@ -1485,7 +1485,12 @@ static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
  * is a public function of typelattice.lax whose arguments are exactly the
  * primitive's nargs operands (lax.add: to_arrays returns arrays as they are,
  * then the primitive is bound); keywords are then never handled here, and
- * it binds in C only while Primitive.bind is the C one.
+ * it binds in C only while Primitive.bind is the C one. With scalars (a
+ * public function that converts its operands with _lax/_primitive.py's
+ * to_arrays), two operands may be an array and a Python int, float or
+ * complex: the scalar is converted as to_array converts it, from the
+ * conversion it remembered (see scalar_operand), and the two are bound as
+ * arrays.
  *
  * It answers only when no trace runs in any thread (tracer.ACTIVE is empty),
  * every operand is exactly an ArrayImpl and the primitive has a plan for
@@ -1517,6 +1522,7 @@ static PyObject *bind_fp_ignore;     /* its value with every warning off */
 static PyObject *bind_owned;         /* primitive._owned_as */
 static PyObject *bind_ndarray;       /* numpy.ndarray */
 static PyObject *str_bind;
+static PyObject *str_lax_scalar;
 static PyTypeObject FastPrimitive_Type;
 
 typedef struct {
@@ -1526,6 +1532,7 @@ typedef struct {
     PyObject *dict;
     PyObject *primitive; /* NULL: Primitive.bind */
     Py_ssize_t nargs;    /* the operands of a public function */
+    int scalars;         /* it converts Python scalars with to_arrays */
 } FastPrimitive;
 
 /* Whether the ndarray out owns its memory (out.flags.owndata). -1: error. */
@@ -1733,6 +1740,144 @@ binds_in_c(void)
            ((FastPrimitive *)bind)->primitive == NULL;
 }
 
+/* Whether the Python int, float or complex v lies in [lo, hi] (each part
+ * of a complex), as _lax/_primitive.py's to_array compares.
+ * -1: error. */
+static int
+scalar_in_range(PyObject *v, PyObject *lo, PyObject *hi)
+{
+    int ok;
+
+    if (PyComplex_CheckExact(v)) {
+        double l = PyFloat_AsDouble(lo);
+        double h = PyFloat_AsDouble(hi);
+        double re = PyComplex_RealAsDouble(v);
+        double im = PyComplex_ImagAsDouble(v);
+
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        return l <= re && re <= h && l <= im && im <= h;
+    }
+    ok = PyObject_RichCompareBool(lo, v, Py_LE);
+    if (ok != 1) {
+        return ok;
+    }
+    return PyObject_RichCompareBool(v, hi, Py_LE);
+}
+
+/* The Array that to_array makes of the Python int, float or complex v
+ * meeting an array of dtype like, from the conversion it remembered in
+ * the memo of the configuration in force, under ("lax.scalar", like,
+ * type(v)): (dtype, weak key, lo, hi), numpy.asarray(v, dtype) being the
+ * checked conversion's value for v in [lo, hi]. NULL (never with an
+ * exception) when Python must convert it: nothing remembered yet, a value
+ * outside the range (the checked conversion raises or keeps inf and nan),
+ * or anything unexpected. */
+static PyObject *
+scalar_operand(PyObject *v, PyObject *like)
+{
+    PyObject *memo, *key, *conv, *value, *obj;
+    int fits;
+
+    if (asarray == NULL || bind_ndarray == NULL) {
+        return NULL;
+    }
+    memo = memo_in_force(global_memo, str_memo);
+    if (memo == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    key = PyTuple_Pack(3, str_lax_scalar, like, (PyObject *)Py_TYPE(v));
+    if (key == NULL) {
+        Py_DECREF(memo);
+        PyErr_Clear();
+        return NULL;
+    }
+    conv = PyDict_GetItemWithError(memo, key);
+    Py_XINCREF(conv);
+    Py_DECREF(key);
+    Py_DECREF(memo);
+    if (conv == NULL || !PyTuple_CheckExact(conv) ||
+        PyTuple_GET_SIZE(conv) != 4) {
+        Py_XDECREF(conv);
+        PyErr_Clear();
+        return NULL;
+    }
+    fits = scalar_in_range(v, PyTuple_GET_ITEM(conv, 2),
+                           PyTuple_GET_ITEM(conv, 3));
+    if (fits != 1) {
+        Py_DECREF(conv);
+        PyErr_Clear();
+        return NULL;
+    }
+    {
+        PyObject *call[2] = {v, PyTuple_GET_ITEM(conv, 0)};
+
+        value = PyObject_Vectorcall(asarray, call, 2, NULL);
+    }
+    if (value == NULL || Py_TYPE(value) != (PyTypeObject *)bind_ndarray) {
+        Py_XDECREF(value);
+        Py_DECREF(conv);
+        PyErr_Clear();
+        return NULL;
+    }
+    obj = bind_array_type->tp_alloc(bind_array_type, 0);
+    if (obj == NULL) {
+        Py_DECREF(value);
+        Py_DECREF(conv);
+        PyErr_Clear();
+        return NULL;
+    }
+    *(PyObject **)((char *)obj + bind_value_offset) = value;
+    *(PyObject **)((char *)obj + bind_key_offset) =
+        Py_NewRef(PyTuple_GET_ITEM(conv, 1));
+    Py_DECREF(conv);
+    return obj;
+}
+
+/* The primitive prim bound eagerly on two operands, an array and a Python
+ * int, float or complex (in either order), as to_arrays then
+ * Primitive.bind would bind them. NULL with an exception: error; NULL
+ * without one: ask Python. */
+static PyObject *
+bind_with_scalar(PyObject *prim, PyObject *const *args)
+{
+    PyObject *operands[2];
+    PyObject *scalar, *akey, *result;
+    int s;
+
+    if (bind_array_type == NULL) {
+        return NULL;
+    }
+    if (Py_TYPE(args[0]) == bind_array_type) {
+        s = 1;
+    }
+    else if (Py_TYPE(args[1]) == bind_array_type) {
+        s = 0;
+    }
+    else {
+        return NULL;
+    }
+    if (!PyLong_CheckExact(args[s]) && !PyFloat_CheckExact(args[s]) &&
+        !PyComplex_CheckExact(args[s])) {
+        return NULL;
+    }
+    akey = *(PyObject **)((char *)args[1 - s] + bind_key_offset);
+    if (akey == NULL || !PyTuple_Check(akey) || PyTuple_GET_SIZE(akey) != 2) {
+        return NULL;
+    }
+    scalar = scalar_operand(args[s], PyTuple_GET_ITEM(akey, 0));
+    if (scalar == NULL) {
+        return NULL;
+    }
+    operands[s] = scalar;
+    operands[1 - s] = args[1 - s];
+    result = bind_eagerly(prim, operands, 2, NULL);
+    Py_DECREF(scalar);
+    return result;
+}
+
 static PyObject *
 fast_primitive_vectorcall(FastPrimitive *self, PyObject *const *args,
                           size_t nargsf, PyObject *kwnames)
@@ -1755,6 +1900,12 @@ fast_primitive_vectorcall(FastPrimitive *self, PyObject *const *args,
         if (result != NULL || PyErr_Occurred()) {
             return result;
         }
+        if (self->scalars && nargs == 2) {
+            result = bind_with_scalar(self->primitive, args);
+            if (result != NULL || PyErr_Occurred()) {
+                return result;
+            }
+        }
     }
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
@@ -1762,15 +1913,17 @@ fast_primitive_vectorcall(FastPrimitive *self, PyObject *const *args,
 static PyObject *
 FastPrimitive_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"fallback", "primitive", "nargs", NULL};
+    static char *keywords[] = {"fallback", "primitive", "nargs", "scalars",
+                               NULL};
     PyObject *fallback;
     PyObject *primitive = Py_None;
     Py_ssize_t nargs = -1;
+    int scalars = 0;
     FastPrimitive *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|On:FastPrimitive",
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|Onp:FastPrimitive",
                                      keywords, &fallback, &primitive,
-                                     &nargs)) {
+                                     &nargs, &scalars)) {
         return NULL;
     }
     if (!PyCallable_Check(fallback)) {
@@ -1793,6 +1946,7 @@ FastPrimitive_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->fallback = Py_NewRef(fallback);
     self->primitive = primitive == Py_None ? NULL : Py_NewRef(primitive);
     self->nargs = nargs;
+    self->scalars = primitive != Py_None && scalars;
     self->dict = NULL;
     self->vectorcall = (vectorcallfunc)fast_primitive_vectorcall;
     return (PyObject *)self;
@@ -1878,11 +2032,13 @@ static PyTypeObject FastPrimitive_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
                 Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = PyDoc_STR(
-        "FastPrimitive(fallback, primitive=None, nargs=-1)\n--\n\n"
+        "FastPrimitive(fallback, primitive=None, nargs=-1, scalars=False)"
+        "\n--\n\n"
         "Primitive.bind (no primitive), or a public function binding "
         "primitive to its nargs operands, run from the primitive's eager "
-        "plans on arrays; calls fallback, with the same arguments, whenever "
-        "it cannot."),
+        "plans on arrays (and, with scalars, on an array and a Python "
+        "scalar); calls fallback, with the same arguments, whenever it "
+        "cannot."),
     .tp_traverse = (traverseproc)FastPrimitive_traverse,
     .tp_clear = (inquiry)FastPrimitive_clear,
     .tp_methods = FastPrimitive_methods,
@@ -2841,7 +2997,8 @@ PyInit__speedups(void)
         intern(&str_owndata, "owndata") < 0 ||
         intern(&str_writeable, "writeable") < 0 ||
         intern(&str_nout, "nout") < 0 || intern(&str_safe, "safe") < 0 ||
-        intern(&str_bind, "bind") < 0) {
+        intern(&str_bind, "bind") < 0 ||
+        intern(&str_lax_scalar, "lax.scalar") < 0) {
         return NULL;
     }
     out_kwnames = Py_BuildValue("(ss)", "out", "casting");

@@ -125,13 +125,16 @@ def configure_bind(
 class FastPrimitive:
     """``Primitive.bind`` (no ``primitive``), or a public function binding
     ``primitive`` to its ``nargs`` operands, run from the primitive's eager
-    plans on arrays; calls ``fallback`` with the same arguments otherwise."""
+    plans on arrays (with ``scalars``, on an array and a Python scalar too,
+    converted as ``to_arrays`` converts it); calls ``fallback`` with the
+    same arguments otherwise."""
 
     def __init__(
         self,
         fallback: Callable[..., Any],
         primitive: object = None,
         nargs: int = -1,
+        scalars: bool = False,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, obj: object, owner: type | None = None) -> Any: ...

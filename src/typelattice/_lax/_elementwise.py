@@ -2432,6 +2432,8 @@ def bitcast_convert_type(operand: ArrayLike, new_dtype: DTypeLike) -> Array:
 # The public functions whose positional arguments are exactly their
 # primitive's operands (keywords, if any, are options such as ``accuracy``):
 # with the C accelerator, their calls on arrays bind in C (binds_operands).
+# Every one converts its operands with to_array or to_arrays, so calls on an
+# array and a Python scalar bind in C too.
 _OPERANDS_ONLY: Final[dict[str, Primitive]] = {
     "neg": neg_p,
     "sign": sign_p,
@@ -2497,4 +2499,4 @@ _OPERANDS_ONLY: Final[dict[str, Primitive]] = {
     "clamp": clamp_p,
 }
 for _name, _prim in _OPERANDS_ONLY.items():
-    globals()[_name] = binds_operands(_prim, globals()[_name])
+    globals()[_name] = binds_operands(_prim, globals()[_name], scalars=True)

@@ -633,15 +633,20 @@ if _speedups is not None and FAST_BIND:
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def binds_operands(prim: Primitive, fn: _F) -> _F:
+def binds_operands(prim: Primitive, fn: _F, *, scalars: bool = False) -> _F:
     """The public function ``fn``, whose positional arguments are exactly
     the operands of ``prim`` (keywords, if any, are options): on arrays
     (``ArrayImpl``) it returns ``prim.bind(*args)``. With the C
     accelerator, such calls bind in C without ``fn``'s frame (while
-    ``Primitive.bind`` is the C one); every other call runs ``fn``."""
+    ``Primitive.bind`` is the C one); every other call runs ``fn``.
+
+    ``scalars``: ``fn`` converts its operands with ``typelattice._lax``'s
+    ``to_arrays``; a call of two operands, an array and a Python int,
+    float or complex, then binds in C too, the scalar converted as
+    ``to_array`` remembered converting it."""
     if _speedups is None or not FAST_BIND:
         return fn
-    fast = _speedups.FastPrimitive(fn, prim, fn.__code__.co_argcount)
+    fast = _speedups.FastPrimitive(fn, prim, fn.__code__.co_argcount, scalars=scalars)
     functools.update_wrapper(fast, fn)
     return fast  # type: ignore[no-any-return]
 
