@@ -466,8 +466,9 @@ class _Linearized:
     ``eqns`` are the linear equations, their variables numbered from the
     tangents of the arguments at ``tangent_of`` (then the call's own), their
     operands ``(0, var, aval)``, ``(1, residual, None)`` or
-    ``(2, constant, None)``. ``results`` gives each output leaf as
-    ``(output or None, constant, None or (tangent var, aval))``.
+    ``(2, constant, None)``. ``results`` gives each output leaf's
+    tangent, ``(tangent var, aval)``, or None (its value is the function's:
+    the program computes no primal output).
     ``transposes`` remembers the programs of the transposed equations
     (:class:`_Transposed`), per cotangents given.
     """
@@ -497,7 +498,7 @@ class _Linearized:
         self.residuals: list[int] = []
         self.residual_avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
         self.eqns: list[tuple[Primitive, dict[str, Any], list[Any], list[int]]] = []
-        self.results: list[tuple[int | None, Any, Any]] = []
+        self.results: list[tuple[int, ShapedArray] | None] = []
         self.tangent_outs: list[tuple[int, ShapedArray]] | None = []
         self.n_internal = 0
         self.held = 0
@@ -567,24 +568,15 @@ class _Linearized:
         tangent_outs: list[tuple[int, ShapedArray]] = []
         for leaf in out_leaves:
             if type(leaf) is JVPTracer and leaf._trace is inner:
-                p, tangent = leaf.primal, leaf.tangent
+                tangent = leaf.tangent
                 if type(tangent) is not LinearTracer or tangent._trace is not lin:
                     return None
-                pos = output(p)
-                if pos is None and type(p) is not ArrayImpl:
-                    return None
-                const = p if pos is None else None
-                self.results.append((pos, const, (tangent.ref, tangent.aval)))
+                self.results.append((tangent.ref, tangent.aval))
                 tangent_outs.append((tangent.ref, tangent.aval))
-            elif isinstance(leaf, Tracer):
-                pos = output(leaf)
-                if pos is None:
-                    return None
-                self.results.append((pos, None, None))
             elif isinstance(leaf, TransformTracer):
                 return None
             else:
-                self.results.append((None, leaf, None))
+                self.results.append(None)
         # Outputs sharing a tangent are transposed equation by equation.
         distinct = len({v for v, _ in tangent_outs}) == len(tangent_outs)
         self.tangent_outs = tangent_outs if distinct else None
@@ -613,7 +605,6 @@ class _Linearized:
         program = Program(primal_trace, ins, [outs[p] for p in self.residuals])
         held = program.constant_bytes + _bytes_of(
             [a for _, _, ops, _ in self.eqns for k, a, _ in ops if k == 2]
-            + [c for _, c, _ in self.results]
         )
         if held > _CONSTANTS_MAX:
             return None
@@ -675,7 +666,7 @@ class _Linearized:
         if not self.out_tree.is_leaf:
             lines.append("    v = _flatten(value)[0]")
         results: list[str] = []
-        for j, (_, _, tangent) in enumerate(self.results):
+        for j, tangent in enumerate(self.results):
             primal = "value" if self.out_tree.is_leaf else f"v[{j}]"
             if tangent is None:
                 results.append(primal)
