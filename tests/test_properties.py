@@ -123,6 +123,16 @@ def test_associative(m: tuple[bool, str], a: Any, b: Any, c: Any) -> None:
     with mode(m):
         ab = lrt(a, b)
         bc = lrt(b, c)
+        if m[1] == "standard" and any(
+            weak_mixed_signs(pair)
+            for pair in [
+                *([(carrier(ab), c)] if ab != "no promotion" else []),
+                *([(a, carrier(bc))] if bc != "no promotion" else []),
+            ]
+        ):
+            # The same rule met by a join on the way: (bool, weak uint64)
+            # joins as weak int64, which then meets a weak uint64.
+            return
         left = "no promotion" if ab == "no promotion" else lrt(carrier(ab), c)
         right = "no promotion" if bc == "no promotion" else lrt(a, carrier(bc))
         assert left == right == lrt(a, b, c)
