@@ -28,7 +28,7 @@ import math
 import operator
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
 
@@ -555,20 +555,69 @@ defjvp_zero(round_p)
 convert_element_type_p = Primitive("convert_element_type")
 
 
+class Check(NamedTuple):
+    """The ``check`` parameter of ``convert_element_type``: the conversion
+    of an operand that a promotion plan marks as one that could change
+    values (``typelattice.numpy``'s data safety). The values are checked
+    where the conversion runs, eagerly, in a program (jit) or on the primal
+    values of a differentiated function, and a value the new dtype cannot
+    hold raises ``OverflowError`` naming the function and the operand.
+
+    >>> Check("weak", "add", 1)
+    Check(how='weak', where='add', position=1)
+    """
+
+    #: ``"operand"``: an array operand (its dtype's values may not fit);
+    #: ``"weak"``: a weak array, held to the rule of Python scalars.
+    how: str
+    #: The namespace function the operand is given to, for the message.
+    where: str
+    #: The operand's position, for the message.
+    position: int
+
+    def __repr__(self) -> str:
+        return f"Check({self.how!r}, {self.where!r}, {self.position})"
+
+    def __str__(self) -> str:
+        return f"{self.how}:{self.where}:{self.position}"
+
+
 @convert_element_type_p.def_noop
-def _convert_noop(x: ShapedArray, *, new_dtype: DType, weak_type: bool = False) -> bool:
+def _convert_noop(
+    x: ShapedArray,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
+) -> bool:
     return new_dtype == x.dtype and weak_type == x.weak_type
 
 
 @convert_element_type_p.def_abstract_eval
 def _convert_abstract(
-    x: ShapedArray, *, new_dtype: DType, weak_type: bool = False
+    x: ShapedArray,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
 ) -> ShapedArray:
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
 @convert_element_type_p.def_impl
-def _convert_impl(x: NDArray, *, new_dtype: DType, weak_type: bool = False) -> NDArray:
+def _convert_impl(
+    x: NDArray,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
+) -> NDArray:
+    if check is not None:
+        if check.how == "weak":
+            checked: NDArray = _core.weak_to(x, new_dtype, check.where)
+        else:
+            checked = _core.check_operand(x, new_dtype, check.where, check.position)
+        return np.asarray(checked).astype(new_dtype)
     if x.dtype.kind == "c" and _dtypes.kind_of(new_dtype) != "c":
         x = x.real  # the warning was given by the public function
     if _dtypes.kind_of(x.dtype) == "f" and _dtypes.kind_of(new_dtype) in "iu":
@@ -582,28 +631,45 @@ def _convert_impl(x: NDArray, *, new_dtype: DType, weak_type: bool = False) -> N
 
 @convert_element_type_p.def_fast
 def _convert_fast(
-    x: ShapedArray, *, new_dtype: DType, weak_type: bool = False
+    x: ShapedArray,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
 ) -> Callable[..., Any] | None:
     """``astype`` itself, where the implementation has nothing more to do
-    (not from complex, not from floats to integers)."""
+    (no check, not from complex, not from floats to integers)."""
     src, dst = _dtypes.kind_of(x.dtype), _dtypes.kind_of(new_dtype)
-    if src == "c" or (src == "f" and dst in "iu"):
+    if check is not None or src == "c" or (src == "f" and dst in "iu"):
         return None
     return operator.methodcaller("astype", new_dtype)
 
 
 def _convert_jvp(
-    primals: Any, tangents: Any, *, new_dtype: DType, weak_type: bool = False
+    primals: Any,
+    tangents: Any,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
 ) -> tuple[Array, Any]:
     (x,), (t,) = primals, tangents
-    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    out = convert_element_type_p.bind(
+        x, new_dtype=new_dtype, weak_type=weak_type, check=check
+    )
     if type(t) is Zero or _dtypes.kind_of(new_dtype) not in _INEXACT:
         return out, Zero.of(out)  # integer results have float0 tangents
+    # (The primal's values were checked: the tangent is converted as is.)
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_transpose(
-    ct: Any, x: UndefinedPrimal, *, new_dtype: DType, weak_type: bool = False
+    ct: Any,
+    x: UndefinedPrimal,
+    *,
+    new_dtype: DType,
+    weak_type: bool = False,
+    check: Check | None = None,
 ) -> list[Any]:
     # Back to the operand's dtype and weak flag: float32 parameters used in
     # bfloat16 get float32 cotangents; complex to real took the real part,
