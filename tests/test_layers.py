@@ -125,6 +125,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ("typelattice._basearray", "typelattice._typing", "typelattice.typing"),
     ),
     ("arrays", ("typelattice._core", "typelattice._array")),
+    # What computes the primitives: the tracing layer's bind asks it.
+    ("backends", ("typelattice._backends",)),
     ("tracing", ("typelattice._tracing",)),
     ("primitives", ("typelattice._lax",)),
     # The public lax re-exports the primitives' functions and loads the

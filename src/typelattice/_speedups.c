@@ -1493,7 +1493,8 @@ static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
  * arrays.
  *
  * It answers only when no trace runs in any thread (tracer.ACTIVE is empty),
- * every operand is exactly an ArrayImpl and the primitive has a plan for
+ * the NumPy backend computes in every thread (the plans are its own: no
+ * other backend is in force, _backends.IN_USE is empty), every operand is exactly an ArrayImpl and the primitive has a plan for
  * their signature: the key is built as eager_key builds it -- the operands'
  * interned avals, their shapes, then the (name, value) pairs of the
  * parameters in the order given -- and the plan's function is called as
@@ -1517,6 +1518,7 @@ static Py_ssize_t bind_key_offset;
 static PyTypeObject *primitive_type; /* Primitive */
 static Py_ssize_t eager_offset;      /* its eager slot */
 static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
+static PyObject *bind_backends;      /* _backends.IN_USE: other backends */
 static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
 static PyObject *bind_fp_ignore;     /* its value with every warning off */
 static PyObject *bind_owned;         /* primitive._owned_as */
@@ -1626,7 +1628,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     int with_params, reset;
 
     if (bind_array_type == NULL || PyList_GET_SIZE(bind_active) != 0 ||
-        Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
+        PyList_GET_SIZE(bind_backends) != 0 || Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
         nkw > BIND_MAX_OPERANDS) {
         return NULL;
     }
@@ -2054,15 +2056,16 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
 {
     Py_ssize_t value_at, key_at, eager_at;
 
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
                         "configure_bind(array_type, value_slot, key_slot, "
-                        "primitive_type, eager_slot, active, fp_var, "
-                        "fp_ignore, owned, ndarray) takes 10 arguments");
+                        "primitive_type, eager_slot, active, backends, "
+                        "fp_var, fp_ignore, owned, ndarray) takes 11 "
+                        "arguments");
         return NULL;
     }
     if (!PyType_Check(args[0]) || !PyType_Check(args[3]) ||
-        !PyType_Check(args[9])) {
+        !PyType_Check(args[10])) {
         PyErr_SetString(PyExc_TypeError,
                         "array_type, primitive_type and ndarray must be types");
         return NULL;
@@ -2072,18 +2075,19 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
         slot_offset(args[3], args[4], &eager_at) < 0) {
         return NULL;
     }
-    if (!PyList_CheckExact(args[5])) {
-        PyErr_Format(PyExc_TypeError, "active must be a list, not %R",
-                     args[5]);
+    if (!PyList_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
+        PyErr_Format(PyExc_TypeError,
+                     "active and backends must be lists, not %R and %R",
+                     args[5], args[6]);
         return NULL;
     }
-    if (!PyContextVar_CheckExact(args[6])) {
+    if (!PyContextVar_CheckExact(args[7])) {
         PyErr_Format(PyExc_TypeError, "fp_var must be a ContextVar, not %R",
-                     args[6]);
+                     args[7]);
         return NULL;
     }
-    if (!PyCallable_Check(args[8])) {
-        PyErr_Format(PyExc_TypeError, "%R is not callable", args[8]);
+    if (!PyCallable_Check(args[9])) {
+        PyErr_Format(PyExc_TypeError, "%R is not callable", args[9]);
         return NULL;
     }
     bind_value_offset = value_at;
@@ -2091,10 +2095,11 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
     eager_offset = eager_at;
     Py_XSETREF(primitive_type, (PyTypeObject *)Py_NewRef(args[3]));
     Py_XSETREF(bind_active, Py_NewRef(args[5]));
-    Py_XSETREF(bind_fp_var, Py_NewRef(args[6]));
-    Py_XSETREF(bind_fp_ignore, Py_NewRef(args[7]));
-    Py_XSETREF(bind_owned, Py_NewRef(args[8]));
-    Py_XSETREF(bind_ndarray, Py_NewRef(args[9]));
+    Py_XSETREF(bind_backends, Py_NewRef(args[6]));
+    Py_XSETREF(bind_fp_var, Py_NewRef(args[7]));
+    Py_XSETREF(bind_fp_ignore, Py_NewRef(args[8]));
+    Py_XSETREF(bind_owned, Py_NewRef(args[9]));
+    Py_XSETREF(bind_ndarray, Py_NewRef(args[10]));
     /* Last: FastPrimitive is idle until bind_array_type is set. */
     Py_XSETREF(bind_array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
@@ -2907,11 +2912,12 @@ static PyMethodDef module_methods[] = {
     {"configure_bind", (PyCFunction)(void (*)(void))configure_bind,
      METH_FASTCALL,
      PyDoc_STR("configure_bind(array_type, value_slot, key_slot, "
-               "primitive_type, eager_slot, active, fp_var, fp_ignore, "
-               "owned, ndarray)\n--\n\n"
+               "primitive_type, eager_slot, active, backends, fp_var, "
+               "fp_ignore, owned, ndarray)\n--\n\n"
                "Set what FastPrimitive works with: the array type and its "
                "slots, the primitive type and its slot of eager plans, the "
-               "list of traces running, NumPy's error-state ContextVar and "
+               "list of traces running, the list of backends other than "
+               "NumPy's in force, NumPy's error-state ContextVar and "
                "its 'ignore' value, the Python wrapping of results and "
                "numpy.ndarray.")},
     {"configure_binary", (PyCFunction)(void (*)(void))configure_binary,

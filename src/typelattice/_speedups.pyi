@@ -113,6 +113,7 @@ def configure_bind(
     primitive_type: type,
     eager_slot: Any,
     active: list[Any],
+    backends: list[Any],
     fp_var: ContextVar[Any],
     fp_ignore: object,
     owned: Callable[..., Any],
@@ -120,7 +121,8 @@ def configure_bind(
     /,
 ) -> None:
     """Set the array and primitive types and their slots, the list of
-    traces running, NumPy's error state and the wrapping of results."""
+    traces running, the list of backends other than NumPy's in force,
+    NumPy's error state and the wrapping of results."""
 
 class FastPrimitive:
     """``Primitive.bind`` (no ``primitive``), or a public function binding

@@ -15,22 +15,25 @@ A primitive is a named operation with rules registered at its definition::
 :meth:`Primitive.bind` runs the abstract evaluation first (it checks dtypes
 and shapes and raises ``jax.lax``'s errors), then the implementation on the
 operands' NumPy values; the result has the implementation's dtype and shape
-and the abstract evaluation's weak flag. The tests check, for every recorded
-call, that the implementation's dtype and shape are the ones the abstract
-evaluation announced.
+and the abstract evaluation's weak flag. The implementation is the one of
+the backend in force (:mod:`typelattice._backends`): ``def_impl`` and
+``def_fast`` register the NumPy backend's, the default. The tests check,
+for every recorded call, that the implementation's dtype and shape are the
+ones the abstract evaluation announced.
 
 Eagerly, what the abstract evaluation decides depends only on the operands'
 dtypes, weak flags and shapes and on the parameters, so it is decided once
 per such signature: an :class:`EagerPlan` (the function to call and the
-result's abstract value), kept on the primitive. A call whose signature has
+result's abstract value), the NumPy backend's kept on the primitive (other
+backends' are made per call). A call whose signature has
 a plan runs the plan's function and wraps its result, nothing else; a call
 whose checks fail has no plan and raises every time. When the C accelerator
 is built, ``Primitive.bind`` and the public functions of :mod:`typelattice.lax`
 whose arguments are all operands read the same plans in C
 (``_speedups.FastPrimitive``): they call the plan's function and wrap its
 result as :func:`_owned_as` does, and hand every other call (a tracer or any
-other operand, a signature without a plan, a trace running anywhere) to the
-Python functions here.
+other operand, a signature without a plan, a trace running anywhere,
+another backend in force anywhere) to the Python functions here.
 
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
@@ -95,6 +98,8 @@ import numpy as np
 
 from typelattice import _core, _dtypes
 from typelattice._array import ArrayImpl, _new_object, wrap
+from typelattice._backends import IN_USE, NUMPY, Backend
+from typelattice._backends import current as current_backend
 from typelattice._core import _EXTOBJ, _IGNORE
 from typelattice._promotion import _speedups
 from typelattice._tracing.trace import Equation, Source, _short
@@ -208,8 +213,10 @@ class Primitive:
     Rules are registered where the primitive is defined, with the ``def_*``
     methods (each returns its argument, so they serve as decorators):
 
-    - ``def_impl``: the eager evaluation, on NumPy arrays (and the
-      primitive's keyword parameters);
+    - ``def_impl`` (and ``def_fast``): the NumPy backend's implementation,
+      on NumPy arrays (and the primitive's keyword parameters); other
+      backends register theirs in their own table (see
+      :mod:`typelattice._backends`);
     - ``def_abstract_eval``: :class:`ShapedArray` in, ``ShapedArray`` out
       (a tuple of them with ``multiple_results``), raising on invalid input;
     - ``def_jvp`` and ``def_transpose``: the differentiation rules (see the
@@ -226,10 +233,8 @@ class Primitive:
     __slots__ = (
         "abstract_eval",
         "eager",
-        "impl",
         "jvp",
         "multiple_results",
-        "fast",
         "name",
         "noop",
         "transpose",
@@ -237,15 +242,13 @@ class Primitive:
 
     name: str
     multiple_results: bool
-    impl: Impl | None
     abstract_eval: AbstractEval | None
     jvp: Callable[..., Any] | None
     transpose: Callable[..., Any] | None
     noop: Callable[..., bool] | None
-    fast: Callable[..., Callable[..., Any] | None] | None
-    #: The eager plans by signature (see :meth:`eager_plan`); one dict for
-    #: the primitive's life (the C accelerator holds it), emptied when full
-    #: or when a rule changes.
+    #: The NumPy backend's eager plans by signature (see :meth:`eager_plan`);
+    #: one dict for the primitive's life (the C accelerator holds it),
+    #: emptied when full or when a rule changes.
     eager: dict[tuple[Any, ...], EagerPlan]
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
@@ -253,12 +256,10 @@ class Primitive:
             raise ValueError(f"a primitive named {name!r} is defined already")
         self.name = name
         self.multiple_results = multiple_results
-        self.impl = None
         self.abstract_eval = None
         self.jvp = None
         self.transpose = None
         self.noop = None
-        self.fast = None
         self.eager = {}
         PRIMITIVES[name] = self
 
@@ -266,9 +267,19 @@ class Primitive:
         return f"Primitive({self.name!r})"
 
     def def_impl(self, impl: Impl) -> Impl:
-        self.impl = impl
-        self.eager.clear()
-        return impl
+        """Register the NumPy backend's implementation."""
+        return NUMPY.def_impl(self, impl)
+
+    @property
+    def impl(self) -> Impl | None:
+        """The NumPy backend's implementation (None before one is
+        registered)."""
+        return NUMPY.impls.get(self)
+
+    @property
+    def fast(self) -> Callable[..., Callable[..., Any] | None] | None:
+        """The NumPy backend's fast rule, if any (see :meth:`def_fast`)."""
+        return NUMPY.fast.get(self)
 
     def def_abstract_eval(self, rule: AbstractEval) -> AbstractEval:
         self.abstract_eval = rule
@@ -300,23 +311,30 @@ class Primitive:
         _EVALUATED[key] = out
         return out
 
-    def eager_plan(self, args: Sequence[Any], params: dict[str, Any]) -> EagerPlan:
+    def eager_plan(
+        self, args: Sequence[Any], params: dict[str, Any], backend: Backend = NUMPY
+    ) -> EagerPlan:
         """The plan of this primitive on arrays (``ArrayImpl``) ``args`` and
-        ``params``: the abstract evaluation runs (and raises on invalid
-        operands), then the plan is remembered under :func:`eager_key`,
-        unless a parameter is unhashable."""
-        if self.impl is None or self.abstract_eval is None:
+        ``params`` computed by ``backend``: the abstract evaluation runs
+        (and raises on invalid operands), then the NumPy backend's plan is
+        remembered under :func:`eager_key`, unless a parameter is
+        unhashable (other backends' plans are made per call)."""
+        if self.abstract_eval is None:
             raise NotImplementedError(f"primitive {self.name} has no rules")
+        impl = backend.impl(self)
         avals = [ShapedArray(x._value.shape, *x._key) for x in args]
         out = self.evaluate(avals, params)
-        fast = None if self.fast is None else self.fast(*avals, **params)
+        rule = backend.fast.get(self)
+        fast = None if rule is None else rule(*avals, **params)
         out_key = None
         if not self.multiple_results:
             out_key = _core.aval(out.dtype, out.weak_type)
         if fast is None:
-            plan = EagerPlan(self.impl, True, out_key, out)
+            plan = EagerPlan(impl, True, out_key, out)
         else:
             plan = EagerPlan(fast, False, out_key, out)
+        if backend is not NUMPY:
+            return plan
         try:
             key = eager_key(args, params)
             if len(self.eager) >= _EVALUATED_MAX:
@@ -333,10 +351,8 @@ class Primitive:
         primitive for operands of these abstract values (the same values
         as the implementation, without its checks and conversions), or None.
         Programs (jit) and eager calls call it instead of the
-        implementation."""
-        self.fast = rule
-        self.eager.clear()
-        return rule
+        implementation. It is the NumPy backend's."""
+        return NUMPY.def_fast(self, rule)
 
     def def_noop(self, test: Callable[..., bool]) -> Callable[..., bool]:
         """``test(aval, **params)``: whether the primitive returns its first
@@ -360,10 +376,16 @@ class Primitive:
                 if trace.level < 0:  # jit or eval_shape
                     return record(trace, self, args, params)
                 return trace.process_primitive(self, args, params)
-        try:
-            plan = self.eager[eager_key(args, params)]
-        except (KeyError, TypeError):  # (TypeError: an unhashable parameter)
-            plan = self.eager_plan(args, params)
+        backend = NUMPY
+        if IN_USE:  # another backend is in force somewhere: which one here?
+            backend = current_backend()
+        if backend is NUMPY:
+            try:
+                plan = self.eager[eager_key(args, params)]
+            except (KeyError, TypeError):  # (TypeError: an unhashable parameter)
+                plan = self.eager_plan(args, params)
+        else:
+            plan = self.eager_plan(args, params, backend)
         values = [x._value for x in args]
         if ACTIVE and args:
             # Constants made larger (a broadcast, a pad) while jit or
@@ -374,20 +396,39 @@ class Primitive:
             trace = current_trace()
             if trace is not None and _grows(plan.out, values):
                 return record(trace, self, args, params)
-        token = _EXTOBJ.set(_IGNORE)  # (as _core.ignore_fp_errors)
-        try:
-            if plan.with_params:
-                result = plan.fn(*values, **params)
-            else:
-                result = plan.fn(*values)
-        finally:
-            _EXTOBJ.reset(token)
+        if backend is not NUMPY:
+            result = _compute_on(backend, plan, values, params)
+        else:
+            token = _EXTOBJ.set(_IGNORE)  # (as _core.ignore_fp_errors)
+            try:
+                if plan.with_params:
+                    result = plan.fn(*values, **params)
+                else:
+                    result = plan.fn(*values)
+            finally:
+                _EXTOBJ.reset(token)
         if plan.out_key is None:
             return tuple(
                 _owned(v, a.weak_type, values)
                 for v, a in zip(result, plan.out, strict=True)
             )
         return _owned_as(result, plan.out_key, values)
+
+
+def _compute_on(
+    backend: Backend, plan: EagerPlan, values: list[Any], params: dict[str, Any]
+) -> Any:
+    """``plan``'s function (``backend``'s) on NumPy ``values``: the operands
+    converted to the backend's arrays and the results back to NumPy."""
+    ins = [backend.from_numpy(v) for v in values]
+    token = _EXTOBJ.set(_IGNORE)
+    try:
+        out = plan.fn(*ins, **params) if plan.with_params else plan.fn(*ins)
+    finally:
+        _EXTOBJ.reset(token)
+    if plan.out_key is None:
+        return tuple(backend.to_numpy(v) for v in out)
+    return backend.to_numpy(out)
 
 
 def eager_key(args: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...]:
@@ -424,8 +465,9 @@ _EVALUATED_MAX: Final = 4096
 
 
 class PrimitiveEquation(Equation):
-    """A primitive recorded by jit or eval_shape: replayed by its
-    implementation on the values, in one call."""
+    """A primitive recorded by jit or eval_shape: replayed by the
+    implementation of the backend in force when the program is generated,
+    on the values, in one call."""
 
     __slots__ = ("ins", "outs", "params", "prim")
 
@@ -455,11 +497,12 @@ class PrimitiveEquation(Equation):
         return f"{outs} = lax.{self.prim.name}({shown}{params})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
-        """The function the program calls (the primitive's fast NumPy
-        function for these operands, or its implementation) and the
-        operands' abstract values."""
-        impl = self.prim.impl
-        assert impl is not None  # (checked when recorded)
+        """The function the program calls (the backend's fast function for
+        these operands, or its implementation; another backend's with its
+        conversions from and to NumPy arrays) and the operands' abstract
+        values."""
+        backend = current_backend()
+        impl = backend.impl(self.prim)
         avals = [
             ShapedArray(src.avals[v][1], *src.avals[v][0])
             if v is not None
@@ -467,10 +510,13 @@ class PrimitiveEquation(Equation):
             for v, c in self.ins
         ]
         fn: Any = None
-        if self.prim.fast is not None:
-            fn = self.prim.fast(*avals, **self.params)
+        rule = backend.fast.get(self.prim)
+        if rule is not None:
+            fn = rule(*avals, **self.params)
         if fn is None:
             fn = functools.partial(impl, **self.params) if self.params else impl
+        if backend is not NUMPY:
+            fn = _converting(backend, fn, self.prim.multiple_results)
         return fn, avals
 
     def source(self, src: Source) -> str:
@@ -521,6 +567,19 @@ class PrimitiveEquation(Equation):
         return self._source(src, fn)
 
 
+def _converting(backend: Backend, fn: Any, several: bool) -> Callable[..., Any]:
+    """``fn`` (of ``backend``'s arrays) as a function of NumPy arrays."""
+    to_numpy, from_numpy = backend.to_numpy, backend.from_numpy
+
+    def converted(*values: Any) -> Any:
+        out = fn(*[from_numpy(v) for v in values])
+        if several:
+            return tuple(to_numpy(v) for v in out)
+        return to_numpy(out)
+
+    return converted
+
+
 class Filled(Equation):
     """An array of one value, made by the program when it runs (the zeros
     and the seed of the differentiation rules, traced)."""
@@ -557,8 +616,9 @@ def record(
 ) -> Any:
     """Record ``prim`` on ``args`` (tracers of ``trace`` among them) in
     ``trace``: tracers for its results, by its abstract evaluation."""
-    if prim.abstract_eval is None or prim.impl is None:
+    if prim.abstract_eval is None:
         raise NotImplementedError(f"primitive {prim.name} has no rules")
+    current_backend().impl(prim)  # (raises when none computes it)
     for x in args:
         if isinstance(x, Tracer) and x._trace is not current_trace():
             x.check()  # raises: a leaked tracer, or another trace's
@@ -611,7 +671,9 @@ def _is_one_of(value: Any, inputs: list[Any]) -> bool:
 # binds_operands read the eager plans in C (_speedups.FastPrimitive); it
 # reads ArrayImpl's and Primitive's slots, sets NumPy's error state through
 # its ContextVar and wraps results as _owned_as does (calling it for any
-# result it does not take as it is).
+# result it does not take as it is). It is the NumPy backend's fast path:
+# while another backend is in force in any thread (IN_USE), it hands every
+# call to the Python bind, which asks which backend computes there.
 FAST_BIND: Final = _speedups is not None and isinstance(_EXTOBJ, ContextVar)
 if _speedups is not None and FAST_BIND:
     _speedups.configure_bind(
@@ -621,6 +683,7 @@ if _speedups is not None and FAST_BIND:
         Primitive,
         vars(Primitive)["eager"],
         ACTIVE,
+        IN_USE,
         _EXTOBJ,
         _IGNORE,
         _owned_as,

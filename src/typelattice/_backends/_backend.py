@@ -1,0 +1,186 @@
+"""The :class:`Backend` type, the NumPy backend, and the scoped choice of the
+backend that computes.
+
+A backend implements primitives, and converts its arrays from and to
+NumPy's; nothing else. What a primitive means is its own: the abstract
+evaluation (dtypes, shapes, weak flags, the checks and their errors), the
+differentiation rules and the recording under ``jit`` are registered on the
+primitive (:mod:`typelattice._tracing.primitive`) and are the same whatever
+computes. A backend holds, per primitive:
+
+- an implementation, ``impl(*values, **params)``: the operands' values (the
+  backend's arrays) and the primitive's parameters in, the result's value
+  out (a tuple of them for a primitive of several results), of the dtype
+  and shape the abstract evaluation announced;
+- optionally a fast rule, ``rule(*avals, **params)``: for operands of these
+  abstract values, a function of the values alone computing what the
+  implementation computes (a NumPy ufunc, without the implementation's
+  conversions), or None. It only saves work: its answers are the
+  implementation's.
+
+Arrays cross at the edges: ``from_numpy`` converts each operand's NumPy
+value (an array holds a NumPy array), ``to_numpy`` each result. The NumPy
+backend's are the identity and :func:`numpy.asarray`.
+
+Which backend computes is scoped, as the configuration is: :func:`current`
+is the NumPy backend unless :func:`use` is in force in this thread or
+asyncio task. The eager plans that ``Primitive.bind`` keeps on each
+primitive, which the C accelerator reads, are the NumPy backend's, and the
+C accelerator binds only while no other backend is in force in any thread
+(:data:`IN_USE` is empty); every other binding goes to the Python
+``Primitive.bind``, which asks :func:`current`.
+
+A ``jit`` program calls the implementations of the backend in force when it
+is generated, and the jitted function keeps it for later calls of the same
+signature: trace a jitted function under the backend that will run it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from typelattice._tracing.primitive import Primitive
+
+__all__ = ["IN_USE", "NUMPY", "Backend", "current", "use"]
+
+Impl = Callable[..., Any]
+FastRule = Callable[..., Callable[..., Any] | None]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class Backend:
+    """A table of primitive implementations and the conversions of arrays.
+
+    Args:
+      name: shown in errors.
+      from_numpy: converts an operand's NumPy value to the backend's array.
+      to_numpy: converts a result to a NumPy array.
+
+    >>> b = Backend("doubling")
+    >>> b
+    Backend('doubling')
+    >>> from typelattice._lax._elementwise import neg_p
+    >>> b.implements(neg_p), NUMPY.implements(neg_p)
+    (False, True)
+    """
+
+    __slots__ = ("fast", "from_numpy", "impls", "name", "to_numpy")
+
+    name: str
+    #: The implementation of each primitive this backend computes.
+    impls: dict[Primitive, Impl]
+    #: The fast rules, for some of them (see the module's notes).
+    fast: dict[Primitive, FastRule]
+    from_numpy: Callable[[Any], Any]
+    to_numpy: Callable[[Any], Any]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        from_numpy: Callable[[Any], Any] = _same,
+        to_numpy: Callable[[Any], Any] = np.asarray,
+    ) -> None:
+        self.name = name
+        self.impls = {}
+        self.fast = {}
+        self.from_numpy = from_numpy
+        self.to_numpy = to_numpy
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r})"
+
+    def def_impl(self, prim: Primitive, impl: Impl) -> Impl:
+        """Register ``prim``'s implementation; returns it."""
+        self.impls[prim] = impl
+        if self is NUMPY:
+            prim.eager.clear()  # (its plans, kept on the primitive, name the old)
+        return impl
+
+    def def_fast(self, prim: Primitive, rule: FastRule) -> FastRule:
+        """Register ``prim``'s fast rule; returns it."""
+        self.fast[prim] = rule
+        if self is NUMPY:
+            prim.eager.clear()
+        return rule
+
+    def implements(self, prim: Primitive) -> bool:
+        """Whether this backend computes ``prim``."""
+        return prim in self.impls
+
+    def impl(self, prim: Primitive) -> Impl:
+        """``prim``'s implementation.
+
+        Raises:
+          NotImplementedError: this backend has none.
+        """
+        impl = self.impls.get(prim)
+        if impl is None:
+            if self is NUMPY:
+                raise NotImplementedError(f"primitive {prim.name} has no rules")
+            raise NotImplementedError(
+                f"the {self.name} backend does not implement primitive "
+                f"{prim.name}: register one with backend.def_impl(primitive, "
+                "function), or compute it with the NumPy backend"
+            )
+        return impl
+
+
+#: The first backend, and the default: the implementations registered with
+#: ``Primitive.def_impl`` and ``Primitive.def_fast``, on NumPy arrays.
+NUMPY: Final = Backend("numpy")
+
+_active: ContextVar[Backend] = ContextVar("typelattice_backend", default=NUMPY)
+
+#: The backends other than NumPy's in force, in any thread: while it is
+#: empty, every binding computes with the NumPy backend (hot paths test it
+#: before asking :func:`current`, and the C accelerator binds only then).
+IN_USE: Final[list[Backend]] = []
+
+
+def current() -> Backend:
+    """The backend computing in this thread (or task).
+
+    >>> current()
+    Backend('numpy')
+    """
+    return _active.get()
+
+
+@contextmanager
+def use(backend: Backend) -> Generator[Backend]:
+    """Compute with ``backend`` in this thread (or task) inside the scope.
+
+    Raises:
+      TypeError: ``backend`` is not a :class:`Backend`.
+
+    >>> with use(Backend("empty")) as b:
+    ...     current()
+    Backend('empty')
+    >>> current()
+    Backend('numpy')
+    """
+    if not isinstance(backend, Backend):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"use(backend) takes a Backend, got {backend!r:.60}; the default "
+            "one is typelattice._backends.NUMPY"
+        )
+    token = _active.set(backend)
+    other = backend is not NUMPY
+    if other:
+        IN_USE.append(backend)
+    try:
+        yield backend
+    finally:
+        if other:
+            IN_USE.remove(backend)
+        _active.reset(token)

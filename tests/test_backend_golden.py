@@ -1,0 +1,149 @@
+"""The golden calls through a second backend: every recorded call of
+typelattice.lax (``golden/lax_ops.json``) and of the namespace
+(``golden/make_numpy_golden.py``, with the golden's operands and with the
+values that test data safety, as tests/test_paths_agree.py makes them) gives
+under the counting backend (tests/counting_backend.py) exactly what it
+gives under the NumPy backend: values bit for bit, dtype, weak flag and
+shape, or the same error. A backend implements primitives and nothing else,
+so whatever reaches a primitive is computed by the backend in force.
+
+Every lax call that succeeds binds a primitive, eagerly and (its results
+the same) in a jitted function. Namespace functions bind primitives once
+they are written on lax; :data:`BINDING` lists those whose every call does.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from counting_backend import CountingBackend
+from support import GOLDEN_DIR, recorder
+from test_paths_agree import cases, difference, make_operand, outcome
+from test_paths_agree import rec as namespace_rec
+from typelattice import lax
+from typelattice._backends import use
+
+lax_rec = recorder("make_lax_golden.py")
+LAX_GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "lax_ops.json").read_text())
+MAX_REPORTED = 20
+
+# The namespace functions (golden op names) each of whose calls that
+# succeeds binds at least one primitive. Today the namespace calls NumPy
+# directly; this list must grow to every function as they are written on
+# lax (a function binding on every call but missing here fails the test).
+BINDING: list[str] = []
+
+
+def _differ(want: Any, got: Any) -> str | None:
+    """What differs between two outcomes (results, a list or tuple of them,
+    or exceptions), or None."""
+    if isinstance(want, list):
+        want = tuple(want)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(got, list):
+        got = tuple(got)  # pyright: ignore[reportUnknownArgumentType]
+    return difference(want, got)
+
+
+def _fail(problems: list[str], what: str) -> None:
+    if problems:
+        shown = "\n".join(problems[:MAX_REPORTED])
+        pytest.fail(f"{len(problems)} {what}:\n{shown}", pytrace=False)
+
+
+def _jitted(case: Any, operands: list[Any]) -> Any:
+    """``case`` under jit, its Array operands traced (Python scalars closed
+    over, as user code does)."""
+    at = [i for i, x in enumerate(operands) if isinstance(x, tl.Array)]
+
+    def f(*arrays: Any) -> Any:
+        merged = list(operands)
+        for i, a in zip(at, arrays, strict=True):
+            merged[i] = a
+        return case.fn(lax, *merged)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return tl.jit(f)(*[operands[i] for i in at])
+        except Exception as exc:
+            return exc
+
+
+@pytest.mark.parametrize("mode", list(LAX_GOLDEN["modes"]))
+def test_lax_golden_calls_through_the_counting_backend(mode: str) -> None:
+    counting = CountingBackend()
+    problems: list[str] = []
+    computed = 0
+    with tl.enable_x64(lax_rec.MODES[mode]), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, rows in LAX_GOLDEN["modes"][mode].items():
+            case = lax_rec.CASES[name]
+            for row in rows:
+                call = f"{name}({', '.join(row['args'])})"
+                operands = [lax_rec.make_operand(tnp, label) for label in row["args"]]
+                want = lax_rec.outcome(lax, case, operands)
+                before = counting.total()
+                with use(counting):
+                    got = lax_rec.outcome(lax, case, operands)
+                why = _differ(want, got)
+                if why:
+                    problems.append(f"{call}: {why}")
+                    continue
+                if isinstance(want, BaseException):
+                    continue
+                if counting.total() == before:
+                    problems.append(f"{call}: computed no primitive")
+                computed += 1
+                with use(counting):
+                    why = _differ(want, _jitted(case, operands))
+                if why:
+                    problems.append(f"jit {call}: {why}")
+    _fail(problems, f"lax calls differ under the counting backend in mode {mode}")
+    assert computed > 1000
+
+
+@pytest.mark.parametrize("stress", [False, True], ids=["ones", "stress"])
+@pytest.mark.parametrize("mode", list(namespace_rec.MODES))
+def test_namespace_golden_calls_through_the_counting_backend(
+    mode: str, stress: bool
+) -> None:
+    counting = CountingBackend()
+    problems: list[str] = []
+    succeeded: Counter[str] = Counter()
+    bound: Counter[str] = Counter()
+    x64, promotion = namespace_rec.MODES[mode]
+    with tl.enable_x64(x64), tl.dtype_promotion(promotion):
+        all_cases = list(cases(mode))
+        labels = {label for _, combo in all_cases for label in combo}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values = {label: make_operand(label, stress) for label in labels}
+        for op, combo in all_cases:
+            operands = [values[label] for label in combo]
+            want = outcome("eager", op, operands)
+            before = counting.total()
+            with use(counting):
+                got = outcome("eager", op, operands)
+            why = _differ(want, got)
+            if why:
+                problems.append(f"{op.name}({', '.join(combo)}): {why}")
+            elif not isinstance(got, BaseException):
+                succeeded[op.name] += 1
+                bound[op.name] += counting.total() > before
+    _fail(problems, f"namespace calls differ under the counting backend in {mode}")
+    assert sum(succeeded.values()) > 500
+    for name in BINDING:
+        if name in succeeded:
+            assert bound[name] == succeeded[name], (
+                f"{name}: {succeeded[name] - bound[name]} of its {succeeded[name]} "
+                "calls computed no primitive"
+            )
+    new = sorted(n for n in succeeded if n not in BINDING and bound[n] == succeeded[n])
+    assert not new, f"every call of {new} binds a primitive now: add them to BINDING"
