@@ -10,6 +10,9 @@ so whatever reaches a primitive is computed by the backend in force.
 Every lax call that succeeds binds a primitive, eagerly and (its results
 the same) in a jitted function. Namespace functions bind primitives once
 they are written on lax; :data:`BINDING` lists those whose every call does.
+The gradients of the recorded namespace functions
+(``golden/make_grad_golden.py``), computed with primitives, are the same
+through the counting backend too.
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ from test_paths_agree import cases, difference, make_operand, outcome
 from test_paths_agree import rec as namespace_rec
 from typelattice import lax
 from typelattice._backends import use
+from typelattice._tracing import ad
 
 lax_rec = recorder("make_lax_golden.py")
 LAX_GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "lax_ops.json").read_text())
+grad_rec = recorder("make_grad_golden.py")
+GRAD_GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "grad.json").read_text())
 MAX_REPORTED = 20
 
 # The namespace functions (golden op names) each of whose calls that
@@ -147,3 +153,53 @@ def test_namespace_golden_calls_through_the_counting_backend(
             )
     new = sorted(n for n in succeeded if n not in BINDING and bound[n] == succeeded[n])
     assert not new, f"every call of {new} binds a primitive now: add them to BINDING"
+
+
+def _gradient(case: Any, args: list[Any]) -> Any:
+    def loss(*a: Any) -> Any:
+        return grad_rec.loss(tnp, case, case.fn(tnp, *a))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value, grads = tl.value_and_grad(loss, argnums=tuple(range(len(args))))(
+                *args
+            )
+        except Exception as exc:
+            return exc
+    return (value, *grads)
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_gradients_through_the_counting_backend(
+    x64: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each call linearized anew: a program remembered under one backend
+    # would compute a later call under the other.
+    monkeypatch.setattr(ad, "REMEMBER_AFTER", None)
+    counting = CountingBackend()
+    problems: list[str] = []
+    computed = 0  # (the gradients that bound a primitive)
+    with tl.enable_x64(x64):
+        for name, body in GRAD_GOLDEN["cases"].items():
+            case = grad_rec.CASES[name]
+            for variant, row in body["variants"].items():
+                if (variant in grad_rec.X64_VARIANTS) != x64:
+                    continue
+                args = [grad_rec.decode(a) for a in row["args"]]
+                args = [
+                    a if isinstance(a, float | complex) else tnp.asarray(a)
+                    for a in args
+                ]
+                want = _gradient(case, args)
+                before = counting.total()
+                with use(counting):
+                    got = _gradient(case, args)
+                why = _differ(want, got)
+                if why:
+                    problems.append(f"{case.expr} [{variant}]: {why}")
+                # (A piecewise constant function's gradient is a symbolic
+                # zero: nothing to compute.)
+                computed += counting.total() > before
+    _fail(problems, "gradients differ under the counting backend")
+    assert computed > 50
