@@ -192,7 +192,7 @@ class EagerPlan(NamedTuple):
 out=ShapedArray(float32[3]))
     """
 
-    #: The primitive's plain NumPy function for these operands (see
+    #: The backend's plain function for these operands (see
     #: :meth:`Primitive.def_fast`), else its implementation.
     fn: Callable[..., Any]
     #: Whether ``fn`` takes the parameters (the implementation does).
