@@ -28,7 +28,9 @@ asyncio task. The eager plans that ``Primitive.bind`` keeps on each
 primitive, which the C accelerator reads, are the NumPy backend's, and the
 C accelerator binds only while no other backend is in force in any thread
 (:data:`IN_USE` is empty); every other binding goes to the Python
-``Primitive.bind``, which asks :func:`current`.
+``Primitive.bind``, which asks :func:`current`. So the backend is in force
+while its scope is open: an asyncio task started inside the scope and
+still running after it closed computes with the NumPy backend from then on.
 
 A ``jit`` program calls the implementations of the backend in force when it
 is generated, and the jitted function keeps it for later calls of the same
