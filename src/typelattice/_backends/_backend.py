@@ -30,7 +30,7 @@ C accelerator binds only while no other backend is in force in any thread
 (:data:`IN_USE` is empty); every other binding goes to the Python
 ``Primitive.bind``, which asks :func:`current`. So the backend is in force
 while its scope is open: an asyncio task started inside the scope and
-still running after it closed computes with the NumPy backend from then on.
+still running after it closed may compute with the NumPy backend from then on.
 
 A ``jit`` program calls the implementations of the backend in force when it
 is generated, and the jitted function keeps it for later calls of the same
