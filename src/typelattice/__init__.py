@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
         CacheInfo,
         Jitted,
@@ -111,6 +112,7 @@ _LAZY: dict[str, str] = {
         "typelattice._tracing.ad",
     ),
     "float0": "typelattice._tracing.primitive",
+    "make_jaxpr": "typelattice._tracing.jaxpr",
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -197,6 +199,7 @@ __all__ = [
     "lattice_png",
     "lattice_result_type",
     "lattice_svg",
+    "make_jaxpr",
     "measure_library",
     "promote_types",
     "promotion_table",
