@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from typelattice._tracing.custom import custom_jvp, custom_vjp
     from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
         CacheInfo,
@@ -113,6 +114,7 @@ _LAZY: dict[str, str] = {
     ),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
+    **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -172,6 +174,8 @@ __all__ = [
     "code_to_dtype",
     "compare_libraries",
     "config",
+    "custom_jvp",
+    "custom_vjp",
     "dtype",
     "dtype_code",
     "dtype_promotion",

@@ -21,7 +21,6 @@ cotangents over broadcast axes; the transposes of ``broadcast_in_dim`` and
 ``reshape`` and ``reduce_sum``, whose own families register their rules.
 """
 
-from typelattice._lax import _linalg as linalg  # noqa: F401 (lax.linalg: qr)
 from typelattice._lax._dot import dot_general
 from typelattice._lax._elementwise import (
     RoundingMethod,
