@@ -81,8 +81,8 @@ CASES: dict[str, Case] = {
         ("f32[2,3]", "f32[3,4]"),
     ),
     "dot_general_batched": Case(
-        lambda lax, grad: lambda a, b: lax.dot_general(
-            a, b, (((2,), (1,)), ((0,), (0,)))
+        lambda lax, grad: (
+            lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
         ),
         ("f32[5,2,3]", "f32[5,3,4]"),
     ),
@@ -97,10 +97,12 @@ CASES: dict[str, Case] = {
         lambda lax, grad: lambda x: (lax.sin(x), lax.cos(x)), ("f32[3]",)
     ),
     "pytrees": Case(
-        lambda lax, grad: lambda d: {
-            "s": lax.add(d["a"], d["b"]),
-            "t": (d["a"], lax.mul(d["b"], 2.0)),
-        },
+        lambda lax, grad: (
+            lambda d: {
+                "s": lax.add(d["a"], d["b"]),
+                "t": (d["a"], lax.mul(d["b"], 2.0)),
+            }
+        ),
         ({"a": "f32[3]", "b": "f32[3]"},),
     ),
     "static_argnums": Case(

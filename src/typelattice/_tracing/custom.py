@@ -51,7 +51,7 @@ from typelattice._tracing.primitive import (
     tangent_aval,
     zeros,
 )
-from typelattice._tracing.tracer import TransformTracer, innermost_trace
+from typelattice._tracing.tracer import ACTIVE, TransformTracer, innermost_trace
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -211,6 +211,8 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         self.jvp = jvp
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not ACTIVE:  # no transformation runs anywhere: the function
+            return self.fun(*args, **kwargs)
         what = "custom_jvp"
         call = _positional(self.fun, args, kwargs, what)
         fixed = _nondiff(self.nondiff_argnums, len(call), f"{what} {_name(self.fun)}")
@@ -380,6 +382,8 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         self.bwd = bwd
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not ACTIVE:  # no transformation runs anywhere: the function
+            return self.fun(*args, **kwargs)
         what = "custom_vjp"
         name = _name(self.fun)
         call = _positional(self.fun, args, kwargs, what)

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
+from typing import Literal as Exactly
 
 import numpy as np
 
@@ -492,9 +493,7 @@ def _pp_eqn(
     return _concat(*rhs)
 
 
-def _pp_jaxpr(
-    jaxpr: Jaxpr, context: _Context, print_shapes: bool, custom: bool
-) -> Doc:
+def _pp_jaxpr(jaxpr: Jaxpr, context: _Context, print_shapes: bool, custom: bool) -> Doc:
     constvars = _pp_vars(jaxpr.constvars, context, print_shapes)
     invars = _pp_vars(jaxpr.invars, context, print_shapes)
     eqns = _join(
@@ -605,6 +604,21 @@ def _namespace_call(eqn: Any, b: _Builder) -> JaxprEqn:
 
 
 # -- make_jaxpr ------------------------------------------------------------------
+
+
+@overload
+def make_jaxpr(
+    fun: Callable[..., Any],
+    static_argnums: int | Sequence[int] = (),
+    return_shape: Exactly[False] = False,
+) -> Callable[..., ClosedJaxpr]: ...
+@overload
+def make_jaxpr(
+    fun: Callable[..., Any],
+    static_argnums: int | Sequence[int] = (),
+    *,
+    return_shape: Exactly[True],
+) -> Callable[..., tuple[ClosedJaxpr, Any]]: ...
 
 
 def make_jaxpr(

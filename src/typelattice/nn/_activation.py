@@ -90,7 +90,7 @@ def _relu(a: Array) -> Array:
 
 
 def _relu_jvp(t: Array, out: Array, a: Array) -> Array:
-    return tnp.where(a > 0, t, 0)
+    return lax.select(a > 0, t, tnp.zeros_like(a))
 
 
 _relu.defjvps(_relu_jvp)
@@ -120,7 +120,7 @@ def _relu6(a: Array) -> Array:
 
 
 def _relu6_jvp(t: Array, out: Array, a: Array) -> Array:
-    return tnp.where((a > 0) & (a < 6), t, 0)
+    return lax.select((a > 0) & (a < 6), t, tnp.zeros_like(a))
 
 
 _relu6.defjvps(_relu6_jvp)
