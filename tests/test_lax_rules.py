@@ -103,6 +103,7 @@ LINEAR = {
     "squeeze",
     "sub",
     "transpose",
+    "triangular_solve",
 }
 
 

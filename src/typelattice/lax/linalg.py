@@ -1,5 +1,5 @@
 """``typelattice.lax.linalg``: the linear algebra primitives of
-``jax.lax.linalg``.
+``jax.lax.linalg`` (``qr``, ``triangular_solve``).
 
 >>> import numpy as np
 >>> from typelattice.lax import linalg
@@ -8,6 +8,6 @@
 ((3, 3), dtype('float32'))
 """
 
-from typelattice._lax._linalg import qr
+from typelattice._lax._linalg import qr, triangular_solve
 
-__all__ = ["qr"]
+__all__ = ["qr", "triangular_solve"]
