@@ -38,7 +38,14 @@ import typelattice.numpy as tnp
 from support import GOLDEN_DIR, recorder
 from typelattice import lax
 from typelattice._array import from_numpy
-from typelattice._lax import _dot, _elementwise, _indexing, _reductions, _structural
+from typelattice._lax import (
+    _dot,
+    _elementwise,
+    _indexing,
+    _linalg,
+    _reductions,
+    _structural,
+)
 from typelattice._lax._primitive import (
     PRIMITIVES,
     Primitive,
@@ -96,6 +103,7 @@ LINEAR = {
     "squeeze",
     "sub",
     "transpose",
+    "triangular_solve",
 }
 
 
@@ -297,7 +305,7 @@ def _params(*select: Callable[[Any], bool]) -> list[Any]:
 
 def _module_primitives() -> dict[str, Primitive]:
     found: dict[str, Primitive] = {}
-    for module in (_elementwise, _structural, _reductions, _dot, _indexing):
+    for module in (_elementwise, _structural, _reductions, _dot, _indexing, _linalg):
         for value in vars(module).values():
             if isinstance(value, Primitive):
                 found[value.name] = value

@@ -14,6 +14,7 @@ import typelattice
 PUBLIC_MODULES = [
     "typelattice",
     "typelattice.lax",
+    "typelattice.lax.linalg",
     "typelattice.nn",
     "typelattice.nn.initializers",
     "typelattice.numpy",

@@ -63,6 +63,8 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from typelattice._tracing.custom import custom_jvp, custom_vjp
+    from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
         CacheInfo,
         Jitted,
@@ -111,6 +113,8 @@ _LAZY: dict[str, str] = {
         "typelattice._tracing.ad",
     ),
     "float0": "typelattice._tracing.primitive",
+    "make_jaxpr": "typelattice._tracing.jaxpr",
+    **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -170,6 +174,8 @@ __all__ = [
     "code_to_dtype",
     "compare_libraries",
     "config",
+    "custom_jvp",
+    "custom_vjp",
     "dtype",
     "dtype_code",
     "dtype_promotion",
@@ -197,6 +203,7 @@ __all__ = [
     "lattice_png",
     "lattice_result_type",
     "lattice_svg",
+    "make_jaxpr",
     "measure_library",
     "promote_types",
     "promotion_table",

@@ -980,6 +980,41 @@ case(
 )
 
 
+# Linear algebra (compared with JAX in test_lax_linalg.py, whose recorder
+# is make_linalg_golden.py).
+_LINALG = "compared with JAX's in test_lax_linalg.py"
+case(
+    "qr",
+    "lax.linalg.qr(x: (3, 2), full_matrices=False)",
+    lambda lax, a: lax.linalg.qr(a, full_matrices=False),
+    x((3, 2)),
+    variants=("f4", "f8"),
+    jax=_LINALG,
+)
+case(
+    "triangular_solve",
+    "lax.linalg.triangular_solve(a: (3, 3), b: (2, 3))",
+    lambda lax, a, b: lax.linalg.triangular_solve(a, b),
+    x((3, 3), domain="pos"),
+    x((2, 3)),
+    variants=("f4", "f8", "c8"),
+    linear=((1,),),
+    jax=_LINALG,
+)
+case(
+    "triangular_solve_left",
+    "lax.linalg.triangular_solve(a: (3, 3), b: (3, 2), left, lower, a^H)",
+    lambda lax, a, b: lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True, transpose_a=True, conjugate_a=True
+    ),
+    x((3, 3), domain="pos"),
+    x((3, 2)),
+    variants=("f4", "f8", "c8"),
+    linear=((1,),),
+    jax=_LINALG,
+)
+
+
 # -- operands -----------------------------------------------------------------
 
 

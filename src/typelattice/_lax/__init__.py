@@ -12,9 +12,9 @@ module only re-exports it.
 Layers import one way: ``_primitive`` (the type, the operand conversion,
 the shared checks and the conventions of the differentiation rules) is
 imported by the family modules, in the order ``_elementwise``,
-``_structural``, ``_indexing``, ``_reductions``, ``_dot``: each imports the
-ones before it where its functions or rules are written with their
-primitives, and nothing after it. The few primitives that rules of an
+``_structural``, ``_indexing``, ``_reductions``, ``_dot``, ``_linalg``: each
+imports the ones before it where its functions or rules are written with
+their primitives, and nothing after it. The few primitives that rules of an
 earlier family bind (elementwise rules broadcast tangents and sum
 cotangents over broadcast axes; the transposes of ``broadcast_in_dim`` and
 ``pad`` sum) are declared in ``_primitive``: ``broadcast_in_dim``,

@@ -36,6 +36,7 @@ from typelattice._lax._primitive import (
     ints_of,
     to_array,
 )
+from typelattice._tracing.jaxpr import def_pp_params
 
 if TYPE_CHECKING:
     from typelattice._basearray import Array
@@ -113,6 +114,15 @@ def _check_dims(side: str, aval: ShapedArray, batch: Shape, contracting: Shape) 
 
 
 dot_general_p = Primitive("dot_general")
+
+
+@def_pp_params(dot_general_p)
+def _dot_general_pp(params: dict[str, Any], outs: Any) -> dict[str, Any]:
+    # As JAX shows it: no None parameters, the dimension numbers as lists.
+    shown = {k: v for k, v in params.items() if v is not None}
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
+    return shown
 
 
 @dot_general_p.def_abstract_eval

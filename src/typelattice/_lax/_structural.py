@@ -49,6 +49,7 @@ from typelattice._lax._primitive import (
     to_arrays,
     zeros,
 )
+from typelattice._tracing.jaxpr import def_pp_params
 
 if TYPE_CHECKING:
     from typelattice._array import ArrayImpl
@@ -127,6 +128,15 @@ def _broadcast_in_dim_abstract(
             f"{shape}, broadcast_dimensions {dims}."
         )
     return x.update(shape=shape)
+
+
+@def_pp_params(broadcast_in_dim_p)
+def _broadcast_in_dim_pp(params: dict[str, Any], outs: Any) -> dict[str, Any]:
+    # As JAX shows it: the shape is the result's; no trivial dimensions.
+    shown = {k: v for k, v in params.items() if k != "shape"}
+    if not shown.get("broadcast_dimensions", True):
+        del shown["broadcast_dimensions"]
+    return shown
 
 
 def _expanded(operand: Shape, shape: Shape, broadcast_dimensions: Shape) -> Shape:

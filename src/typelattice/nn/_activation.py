@@ -14,7 +14,7 @@ import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
 from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.tracer import TransformTracer
+from typelattice._tracing.custom import custom_jvp
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
@@ -80,12 +80,20 @@ def relu(x: ArrayLike) -> Array:
     >>> nn.relu(tnp.asarray([-1.0, 2.0]))
     Array([0., 2.], dtype=float32)
     """
-    a = tnp.asarray(x)
-    out = tnp.maximum(a, 0)
-    if isinstance(a, TransformTracer):
-        # As JAX's relu: the derivative is 0 at 0 (maximum's would be 1/2).
-        out = tnp.where(a > 0, a, stop_gradient(out))
-    return out
+    return _relu(tnp.asarray(x))
+
+
+# As JAX's relu: the derivative is 0 at 0 (maximum's would be 1/2).
+@custom_jvp
+def _relu(a: Array) -> Array:
+    return tnp.maximum(a, 0)
+
+
+def _relu_jvp(t: Array, out: Array, a: Array) -> Array:
+    return lax.select(a > 0, t, tnp.zeros_like(a))
+
+
+_relu.defjvps(_relu_jvp)
 
 
 def relu6(x: ArrayLike) -> Array:
@@ -102,12 +110,20 @@ def relu6(x: ArrayLike) -> Array:
     >>> nn.relu6(tnp.asarray([-1.0, 7.0]))
     Array([0., 6.], dtype=float32)
     """
-    a = tnp.asarray(x)
-    out = tnp.minimum(tnp.maximum(a, 0), 6.0)
-    if isinstance(a, TransformTracer):
-        # As JAX's relu6: the derivative is 0 at 0 and at 6.
-        out = tnp.where((a > 0) & (a < 6), a, stop_gradient(out))
-    return out
+    return _relu6(tnp.asarray(x))
+
+
+# As JAX's relu6: the derivative is 0 at 0 and at 6.
+@custom_jvp
+def _relu6(a: Array) -> Array:
+    return tnp.minimum(tnp.maximum(a, 0), 6.0)
+
+
+def _relu6_jvp(t: Array, out: Array, a: Array) -> Array:
+    return lax.select((a > 0) & (a < 6), t, tnp.zeros_like(a))
+
+
+_relu6.defjvps(_relu6_jvp)
 
 
 def sigmoid(x: ArrayLike) -> Array:
@@ -429,10 +445,8 @@ def _constant(shift: Array) -> Array:
     """A shift that cancels out of the result (the maximum subtracted for
     stability): a constant to differentiation, as in JAX, which saves
     differentiating the maximum."""
-    if isinstance(shift, TransformTracer):
-        constant: Array = stop_gradient(shift)
-        return constant
-    return shift
+    constant: Array = stop_gradient(shift)
+    return constant
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:

@@ -25,9 +25,7 @@ import numpy as np
 
 import typelattice.numpy as tnp
 from typelattice import _dtypes, random
-from typelattice._array import ArrayImpl, from_numpy
-from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
+from typelattice.lax import linalg
 from typelattice.numpy import Array
 from typelattice.numpy._creation import _shape
 from typelattice.random._distributions import _requested
@@ -676,18 +674,12 @@ def _orthonormal_columns(a: Array) -> Array:
     """The Q of ``a``'s reduced QR decomposition (a: n x m, n >= m), its
     columns' signs (phases) those of R's diagonal, so that Q is uniformly
     distributed (Haar) when ``a`` is Gaussian."""
-    assert isinstance(a, ArrayImpl)  # a placeholder under tracing
-    q, r = np.linalg.qr(a._value)
-    d = np.diagonal(r)
-    magnitude = np.abs(d)
-    phase = np.where(magnitude == 0, 1, d / np.where(magnitude == 0, 1, magnitude))
-    return from_numpy((q * phase).astype(a.dtype))
-
-
-# One recorded call under jit and eval_shape: NumPy's QR on the values.
-_orthonormal_columns = traced(abstract.copying, name="orthonormal_columns")(
-    _orthonormal_columns
-)
+    q, r = linalg.qr(a, full_matrices=False)
+    d = tnp.diagonal(r)
+    magnitude = tnp.abs(d)
+    zero = magnitude == 0
+    phase = tnp.where(zero, 1, d / tnp.where(zero, 1, magnitude))
+    return (q * phase).astype(a.dtype)
 
 
 def orthogonal(

@@ -36,3 +36,39 @@ def check(t: tl.Array) -> None:
         bool(t)
     except tl.ConcretizationTypeError:
         pass
+
+
+@tl.custom_jvp
+def soft(x: tl.Array) -> tl.Array:
+    return tnp.log1p(tnp.exp(x))
+
+
+@soft.defjvp
+def soft_jvp(primals: Any, tangents: Any) -> Any:
+    return soft(*primals), tangents[0]
+
+
+assert_type(soft(tnp.zeros(3)), tl.Array)
+
+
+@tl.custom_vjp
+def ident(x: tl.Array) -> tl.Array:
+    return x
+
+
+def ident_fwd(x: tl.Array) -> tuple[tl.Array, None]:
+    return x, None
+
+
+def ident_bwd(res: None, g: tl.Array) -> tuple[tl.Array]:
+    return (g,)
+
+
+ident.defvjp(ident_fwd, ident_bwd)
+assert_type(ident(tnp.zeros(3)), tl.Array)
+
+record = tl.make_jaxpr(scale)(tnp.zeros(3), 2.0)
+assert_type(record.pretty_print(), str)
+assert_type(record.consts, list[Any])
+both = tl.make_jaxpr(scale, return_shape=True)(tnp.zeros(3), 2.0)
+assert_type(str(both[0].jaxpr), str)

@@ -26,8 +26,9 @@ Array([-3], dtype=int32)
 from typelattice import _lax
 from typelattice import numpy as _namespace
 from typelattice._lax import *  # noqa: F403
+from typelattice.lax import linalg as linalg
 
 __all__: list[str] = []
 __all__ += _lax.__all__
 
-del _lax, _namespace
+del _lax, _namespace  # (linalg stays: the submodule typelattice.lax.linalg)

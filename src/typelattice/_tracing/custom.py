@@ -1,0 +1,577 @@
+"""Functions with derivatives of their own: :class:`custom_jvp` and
+:class:`custom_vjp`, with JAX's API.
+
+Called with no differentiation tracer among its arguments, such a function
+runs as written: eagerly, or recorded primitive by primitive under ``jit``
+and ``eval_shape``. When the innermost transformation among its arguments
+is a differentiation (:mod:`typelattice._tracing.ad`'s ``JVPTrace``), the
+rule given is used instead of differentiating the function's code:
+
+- ``custom_jvp``: the rule ``jvp(primals, tangents) -> (primal_out,
+  tangent_out)`` runs on the primal values and their tangents (in reverse
+  mode the tangents are the linear record's variables, so the rule must be
+  linear in them, as in JAX); its results become the outputs' primals and
+  tangents.
+- ``custom_vjp``: ``fwd(*args) -> (out, residuals)`` runs on the primal
+  values; the outputs' tangents are made by one entry of the linear record
+  whose transpose calls ``bwd(residuals, cotangents)``. Only reverse mode
+  (``vjp``, ``grad``) can use it: forward mode (``jvp``) raises, as in JAX.
+
+Since the rules run on whatever the primal values are (arrays, jit's
+tracers, an outer differentiation's tracers), ``jit(grad(f))``,
+``grad(jit(f))`` and derivatives of higher order need nothing more: an
+outer differentiation differentiates what the rules compute.
+"""
+
+# Package-internal: reads the tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar, cast
+
+import numpy as np
+
+from typelattice import _config, _core, _dtypes
+from typelattice._array import ArrayImpl, wrap
+from typelattice._basearray import Array
+from typelattice._tracing import tree
+from typelattice._tracing.ad import JVPTrace, JVPTracer, LinearTracer, _dead
+from typelattice._tracing.jit import argument_value
+from typelattice._tracing.primitive import (
+    ShapedArray,
+    UndefinedPrimal,
+    Zero,
+    aval_of,
+    float0,
+    instantiate,
+    tangent_aval,
+    zeros,
+)
+from typelattice._tracing.tracer import ACTIVE, TransformTracer, innermost_trace
+
+__all__ = ["custom_jvp", "custom_vjp"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _name(fun: Any) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _positional(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], what: str
+) -> tuple[Any, ...]:
+    """The call's arguments as positional ones (keywords resolved by
+    ``fun``'s signature, as JAX does)."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(f"{what} {_name(fun)}: {err}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"{what} {_name(fun)}: keyword-only arguments {sorted(bound.kwargs)} "
+            "cannot be differentiated; pass them positionally"
+        )
+    return tuple(bound.args)
+
+
+def _differentiation(leaves: Sequence[Any]) -> JVPTrace | None:
+    """The differentiation that processes a call on ``leaves``: the
+    innermost trace, when it is a JVPTrace."""
+    if not any(isinstance(x, TransformTracer) for x in leaves):
+        return None
+    trace = innermost_trace(leaves)
+    if type(trace) is not JVPTrace:  # jit, eval_shape, or a tangent's record
+        return None
+    if not trace.alive:
+        _dead(trace)
+    return trace
+
+
+def _split(trace: JVPTrace, leaf: Any) -> tuple[Any, Any]:
+    """A leaf's primal (for ``trace``) and its tangent (a Zero when the
+    leaf is a constant to it)."""
+    if type(leaf) is JVPTracer and leaf._trace is trace:
+        return leaf.primal, leaf.tangent
+    if not isinstance(leaf, Array):  # a Python scalar: a weak array, as JAX
+        leaf = argument_value(leaf, "custom derivative", 0, _x64())
+    return leaf, Zero.of(leaf)
+
+
+def _x64() -> bool:
+    return _config.current().enable_x64
+
+
+def _nondiff(nums: Sequence[int], n: int, what: str) -> tuple[int, ...]:
+    positions = tuple(sorted({i % n if -n <= i < n else i for i in nums}))
+    bad = [i for i in positions if not 0 <= i < n]
+    if bad:
+        raise ValueError(
+            f"{what}: nondiff_argnums {tuple(nums)} name no argument of a call "
+            f"with {n}; give positions of the arguments"
+        )
+    return positions
+
+
+def _tangent_str(aval: ShapedArray) -> str:
+    dims = ",".join(str(d) for d in aval.shape)
+    name = "float0" if aval.dtype == float0 else aval.dtype.name
+    return f"{name}[{dims}]"
+
+
+class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
+    """A function whose derivative is the rule given with :meth:`defjvp`.
+
+    Args:
+      fun: the function; its arguments and results are arrays (pytrees of
+        them).
+      nondiff_argnums: positions of arguments that are not differentiated
+        (Python values, functions); the rule takes them first.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> @tl.custom_jvp
+    ... def log1pexp(x):
+    ...     return tnp.log(1.0 + tnp.exp(x))
+    >>> @log1pexp.defjvp
+    ... def log1pexp_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return log1pexp(x), t * (1.0 - 1.0 / (1.0 + tnp.exp(x)))
+    >>> tl.grad(log1pexp)(tnp.float32(100.0))
+    Array(1., dtype=float32)
+    """
+
+    def __init__(
+        self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()
+    ) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<custom_jvp {_name(self.fun)}>"
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the derivative rule: ``jvp(*nondiff_args, primals, tangents)
+        -> (primal_out, tangent_out)``, ``primals`` and ``tangents`` tuples
+        of the differentiated arguments; usable as a decorator.
+
+        Args:
+          jvp: the rule. ``tangent_out`` has ``primal_out``'s structure,
+            and each leaf the shape and dtype of its primal's tangents.
+
+        Returns:
+          ``jvp`` itself.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> f = tl.custom_jvp(tnp.sin)
+        >>> _ = f.defjvp(lambda p, t: (f(*p), 2.0 * t[0]))
+        >>> tl.jvp(f, (tnp.float32(0.0),), (tnp.float32(1.0),))[1]
+        Array(2., dtype=float32)
+        """
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """Set the rule from one function per differentiated argument:
+        ``jvp_i(tangent_i, primal_out, *primals)`` is the output's tangent
+        due to argument ``i``'s (None: no contribution); they are summed.
+
+        Args:
+          *jvps: one rule (or None) per differentiated argument.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> f = tl.custom_jvp(lambda x, y: x * y)
+        >>> f.defjvps(lambda t, out, x, y: t * y, None)
+        >>> tl.grad(f, argnums=(0, 1))(tnp.float32(2.0), tnp.float32(3.0))
+        (Array(3., dtype=float32), Array(0., dtype=float32))
+        """
+
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+            whole = cast("Callable[..., Any]", self)
+            out = whole(*primals)
+            total: Any = None
+            for rule, t in zip(jvps, tangents, strict=True):
+                if rule is None:
+                    continue
+                part = rule(t, out, *primals)
+                total = part if total is None else _add_trees(total, part)
+            if total is None:
+                total = tree.tree_map(lambda o: zeros(tangent_aval(aval_of(o))), out)
+            return out, total
+
+        self.jvp = jvp
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not ACTIVE:  # no transformation runs anywhere: the function
+            return self.fun(*args, **kwargs)
+        what = "custom_jvp"
+        call = _positional(self.fun, args, kwargs, what)
+        fixed = _nondiff(self.nondiff_argnums, len(call), f"{what} {_name(self.fun)}")
+        diff = [a for i, a in enumerate(call) if i not in fixed]
+        leaves, in_tree = tree.flatten(diff)
+        trace = _differentiation(leaves)
+        if trace is None:
+            fun: Callable[..., R] = self.fun
+            return fun(*call)
+        if self.jvp is None:
+            raise AttributeError(
+                f"No JVP defined for custom_jvp function {_name(self.fun)} using "
+                "defjvp."
+            )
+        split = [_split(trace, leaf) for leaf in leaves]
+        primals = in_tree.unflatten([p for p, _ in split])
+        tangents = in_tree.unflatten([_instantiated(t) for _, t in split])
+        statics = [call[i] for i in fixed]
+        pair = self.jvp(*statics, tuple(primals), tuple(tangents))
+        return _jvp_outputs(trace, pair, _name(self.jvp), _name(self.fun))  # type: ignore[no-any-return]
+
+
+def _add_trees(x: Any, y: Any) -> Any:
+    """Two tangents of one structure, summed leaf by leaf."""
+    xs, structure = tree.flatten(x)
+    ys, _ = tree.flatten(y)
+    return structure.unflatten([a + b for a, b in zip(xs, ys, strict=True)])
+
+
+def _instantiated(t: Any) -> Any:
+    """A tangent for a rule: a Zero of a floating value becomes zeros, of
+    an integer one float0 zeros (as JAX gives rules)."""
+    if type(t) is not Zero:
+        return t
+    if t.aval.dtype == float0:
+        return wrap_float0(t.aval)
+    return instantiate(t)
+
+
+def wrap_float0(aval: ShapedArray) -> Any:
+    """float0 zeros of ``aval``'s shape (the tangent of an integer value,
+    as a NumPy array: it holds no values)."""
+    return np.zeros(aval.shape, float0)
+
+
+def _jvp_outputs(trace: JVPTrace, pair: Any, rule: str, fun: str) -> Any:
+    """The rule's ``(primal_out, tangent_out)``, checked, as the outputs of
+    ``trace``."""
+    if not isinstance(pair, tuple | list) or len(pair) != 2:  # pyright: ignore[reportUnknownArgumentType]
+        raise TypeError(
+            f"Custom JVP rule {rule} for function {fun} must produce a pair (list "
+            "or tuple of length two) representing primal and tangent outputs, "
+            f"but got {pair!r:.80}."
+        )
+    primal_out, tangent_out = cast("tuple[Any, Any]", pair)
+    p_leaves, p_tree = tree.flatten(primal_out)
+    t_leaves, t_tree = tree.flatten(tangent_out)
+    if p_tree != t_tree:
+        raise TypeError(
+            f"Custom JVP rule {rule} for function {fun} must produce primal and "
+            "tangent outputs with equal container (pytree) structures, but got "
+            f"{p_tree} and {t_tree} respectively."
+        )
+    record = trace.record
+    out: list[Any] = []
+    for p, t in zip(p_leaves, t_leaves, strict=True):
+        if not isinstance(p, Array):
+            p = argument_value(p, f"custom_jvp {fun}", 0, _x64())
+        p_aval = aval_of(p)
+        want = tangent_aval(p_aval)
+        got = aval_of(t) if isinstance(t, Array | Zero) else None
+        if got is None and getattr(t, "dtype", None) == float0:
+            shape: tuple[int, ...] = tuple(getattr(t, "shape", ()))
+            got = ShapedArray(shape, float0, want.weak_type)
+        if got is None or got.shape != want.shape or got.dtype != want.dtype:
+            shown = _tangent_str(got) if got is not None else type(t).__name__
+            raise TypeError(
+                "Custom JVP rule must produce primal and tangent outputs with "
+                f"corresponding shapes and dtypes. Expected {_tangent_str(want)} "
+                f"(tangent type of {_tangent_str(p_aval)}) but got {shown}."
+            )
+        if want.dtype == float0 or type(t) is Zero:
+            out.append(p)
+            continue
+        if record is not None and not (
+            isinstance(t, LinearTracer) and t._trace is record
+        ):
+            # Reverse mode: a tangent that is no variable of the record
+            # does not depend on the inputs' tangents (zeros made of zeros).
+            out.append(p)
+            continue
+        if got.weak_type != want.weak_type:
+            t = _reweak(t, want.weak_type)
+        out.append(trace.lift(p, t))
+    return p_tree.unflatten(out)
+
+
+def _reweak(t: Any, weak: bool) -> Any:
+    """A tangent given the weak flag of its primal's (JAX's rules ignore
+    the flag; typelattice's tangents carry it)."""
+    if type(t) is ArrayImpl:
+        return wrap(t._value, _core.aval(t._value.dtype, weak))
+    if type(t) is LinearTracer:
+        return LinearTracer(t._trace, t.ref, t.aval.update(weak_type=weak))
+    raise TypeError(
+        f"a custom derivative rule gave a tangent {t!r} whose weak flag is not "
+        f"its primal's ({'weak' if weak else 'not weak'}): compute it from the "
+        "given tangent (t * ...) so that it keeps the tangent's type"
+    )
+
+
+# -- custom_vjp ------------------------------------------------------------------
+
+
+class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
+    """A function whose reverse-mode derivative is given by :meth:`defvjp`.
+
+    Args:
+      fun: the function; its arguments and results are arrays (pytrees of
+        them).
+      nondiff_argnums: positions of arguments that are not differentiated;
+        ``bwd`` takes them first.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> @tl.custom_vjp
+    ... def clip_gradient(lo, hi, x):
+    ...     return x
+    >>> def fwd(lo, hi, x):
+    ...     return x, (lo, hi)
+    >>> def bwd(res, g):
+    ...     lo, hi = res
+    ...     return (None, None, tnp.clip(g, lo, hi))
+    >>> clip_gradient.defvjp(fwd, bwd)
+    >>> tl.grad(lambda x: 3.0 * clip_gradient(-0.75, 0.75, x))(tnp.float32(1.0))
+    Array(0.75, dtype=float32)
+    """
+
+    def __init__(
+        self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()
+    ) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<custom_vjp {_name(self.fun)}>"
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Set the rules: ``fwd(*args) -> (out, residuals)`` computes the
+        output and what the backward pass needs; ``bwd(*nondiff_args,
+        residuals, cotangent) -> tuple`` gives one cotangent per
+        differentiated argument (None for a zero one).
+
+        Args:
+          fwd: the forward rule, of ``fun``'s signature.
+          bwd: the backward rule.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> f = tl.custom_vjp(tnp.sin)
+        >>> f.defvjp(lambda x: (tnp.sin(x), tnp.cos(x)), lambda c, g: (c * g,))
+        >>> tl.grad(f)(tnp.float32(0.0))
+        Array(1., dtype=float32)
+        """
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not ACTIVE:  # no transformation runs anywhere: the function
+            return self.fun(*args, **kwargs)
+        what = "custom_vjp"
+        name = _name(self.fun)
+        call = _positional(self.fun, args, kwargs, what)
+        fixed = _nondiff(self.nondiff_argnums, len(call), f"{what} {name}")
+        diff = [a for i, a in enumerate(call) if i not in fixed]
+        leaves, in_tree = tree.flatten(diff)
+        trace = _differentiation(leaves)
+        if trace is None:
+            fun: Callable[..., R] = self.fun
+            return fun(*call)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(
+                f"No VJP defined for custom_vjp function {name} using defvjp."
+            )
+        record = trace.record
+        if record is None:
+            raise TypeError(
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                f"({name}); use vjp or grad, or a custom_jvp function"
+            )
+        split = [_split(trace, leaf) for leaf in leaves]
+        primals = [p for p, _ in split]
+        # fwd takes the whole call, the static arguments in their places.
+        it = iter(in_tree.unflatten(primals))
+        full = [call[i] if i in fixed else next(it) for i in range(len(call))]
+        pair = self.fwd(*full)
+        if not isinstance(pair, tuple | list) or len(pair) != 2:  # pyright: ignore[reportUnknownArgumentType]
+            raise TypeError(
+                f"Custom VJP fwd rule {_name(self.fwd)} for function {name} must "
+                "produce a pair (list or tuple of length two) where the first "
+                "element represents the primal output and the second the "
+                f"residuals, but got {pair!r:.80}."
+            )
+        out, residuals = cast("tuple[Any, Any]", pair)
+        out_leaves, out_tree = tree.flatten(out)
+        linear = [
+            (i, t)
+            for i, (_, t) in enumerate(split)
+            if isinstance(t, LinearTracer) and t._trace is record
+        ]
+        if not linear:  # no input carries a tangent
+            return out  # type: ignore[no-any-return]
+        statics = [call[i] for i in fixed]
+        entry = _VJPCall(
+            name,
+            self.bwd,
+            statics,
+            residuals,
+            in_tree,
+            [aval_of(p) if isinstance(p, Array) else None for p in primals],
+            [i for i, _ in linear],
+            out_tree,
+            [aval_of(o) for o in out_leaves],
+        )
+        outs = entry.record(record, [t for _, t in linear])
+        return out_tree.unflatten(  # type: ignore[no-any-return]
+            [
+                o if t is None else trace.lift(o, t)
+                for o, t in zip(out_leaves, outs, strict=True)
+            ]
+        )
+
+
+class _VJPCall:
+    """One call of a custom_vjp function in the linear record: an entry of
+    it (in the place of a primitive) whose outputs are the results'
+    tangents and whose transpose is ``bwd``. Not a primitive of lax: it
+    holds the call's residuals and exists only in that record."""
+
+    multiple_results = True
+
+    def __init__(
+        self,
+        name: str,
+        bwd: Callable[..., Any],
+        statics: list[Any],
+        residuals: Any,
+        in_tree: tree.TreeDef,
+        in_avals: list[ShapedArray | None],
+        linear: list[int],
+        out_tree: tree.TreeDef,
+        out_avals: list[ShapedArray],
+    ) -> None:
+        self.name = f"custom_vjp_call[{name}]"
+        self.fun_name = name
+        self.bwd = bwd
+        self.statics = statics
+        self.residuals = residuals
+        self.in_tree = in_tree
+        self.in_avals = in_avals
+        self.linear = linear
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+        self.floating = [_dtypes.kind_of(a.dtype) in "fc" for a in out_avals]
+
+    def record(self, record: Any, tangents: list[LinearTracer]) -> list[Any]:
+        """Append this call to ``record``: the outputs' tangents (None for
+        those of bool and integer outputs)."""
+        if not record.alive:
+            _dead(record)
+        outs: list[Any] = []
+        refs: list[int] = []
+        for aval, floating in zip(self.out_avals, self.floating, strict=True):
+            if floating:
+                t = record.new(aval)
+                outs.append(t)
+                refs.append(t.ref)
+            else:
+                outs.append(None)
+        operands = [(t.ref, t.aval) for t in tangents]
+        record.eqns.append((self, {}, operands, refs))
+        return outs
+
+    # What the record's readers use of a primitive:
+
+    def abstract_eval(self, *avals: Any) -> list[ShapedArray]:
+        return [a for a, f in zip(self.out_avals, self.floating, strict=True) if f]
+
+    def evaluate(self, avals: Any, params: Any) -> list[ShapedArray]:
+        return self.abstract_eval()
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        raise TypeError(
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+            f"({self.fun_name}): its derivative is given in reverse mode only; "
+            "use vjp or grad"
+        )
+
+    def transpose(self, cts: list[Any], *args: Any) -> list[Any]:
+        """The cotangents of the linear operands (the differentiated
+        arguments that carry a tangent), from ``bwd``."""
+        given = iter(cts)
+        full: list[Any] = []
+        for aval, floating in zip(self.out_avals, self.floating, strict=True):
+            if floating:
+                ct = next(given)
+                full.append(zeros(ct.aval) if type(ct) is Zero else ct)
+            else:
+                full.append(wrap_float0(aval))
+        got = self.bwd(*self.statics, self.residuals, self.out_tree.unflatten(full))
+        structure = self.in_tree.unflatten(list(range(len(self.in_avals))))
+        if not isinstance(got, tuple) or len(got) != len(structure):  # pyright: ignore[reportUnknownArgumentType]
+            raise TypeError(
+                "Custom VJP bwd rule must produce an output with the same "
+                "container (pytree) structure as the args tuple of the primal "
+                "function, and in particular must produce a tuple of length "
+                "equal to the number of arguments to the primal function, but "
+                f"got bwd output {got!r:.80} for {len(structure)} differentiated "
+                f"arguments of {self.fun_name}."
+            )
+        cotangents: list[Any] = []
+        for arg, ct in zip(structure, got, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            positions, _ = tree.flatten(arg)
+            if ct is None:
+                cotangents += [None] * len(positions)
+                continue
+            leaves, _ = tree.flatten(ct)
+            if len(leaves) != len(positions):
+                raise TypeError(
+                    "Custom VJP bwd rule must produce an output with the same "
+                    "container (pytree) structure as the args tuple of the primal "
+                    f"function, but for {self.fun_name} it gave {ct!r:.80} for an "
+                    f"argument of {len(positions)} arrays."
+                )
+            cotangents += leaves
+        results: list[Any] = []
+        for i in self.linear:
+            results.append(_cotangent(cotangents[i], self.in_avals[i], self.fun_name))
+        assert len(args) == len(results)
+        assert all(type(a) is UndefinedPrimal for a in args)
+        return results
+
+
+def _cotangent(ct: Any, aval: ShapedArray | None, name: str) -> Any:
+    """A cotangent from ``bwd``, checked against its input's abstract value
+    (None: a zero one)."""
+    if ct is None or aval is None:
+        return None
+    if not isinstance(ct, Array):
+        ct = argument_value(ct, f"custom_vjp {name}", 0, False)
+    got = aval_of(ct)
+    if got.shape != aval.shape or got.dtype != aval.dtype:
+        raise ValueError(
+            "Custom VJP bwd rule must produce an output with the same type as "
+            "the args tuple of the primal function, but the bwd rule of "
+            f"{name} produced an output of type {_tangent_str(got)} "
+            f"corresponding to an input of type {_tangent_str(aval)}"
+        )
+    if got.weak_type != aval.weak_type:
+        ct = _reweak(ct, aval.weak_type)
+    return ct
