@@ -48,6 +48,7 @@ from typelattice._lax._primitive import (
     check_accepts,
     check_same_dtypes,
     defjvp,
+    defjvp_zero,
     instantiate,
     ints_of,
     is_undefined,
@@ -359,7 +360,7 @@ def _gather_impl(
         )
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
-        keep = ok.reshape(*ok.shape, *([1] * len(window)))
+        keep = np.reshape(ok, (*np.shape(ok), *([1] * len(window))))
         out = np.where(keep, out, np.asarray(fill).astype(x.dtype))
     nb = idx.ndim - 1
     perm: list[int] = []
@@ -812,6 +813,85 @@ def _scatter_extremum_jvp(prim: Primitive) -> Any:
 
 scatter_min_p.def_jvp(_scatter_extremum_jvp(scatter_min_p))
 scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
+
+
+# -- index bounds ------------------------------------------------------------
+# An index given to typelattice.numpy's indexing (x[i], take, x.at[i]) must
+# be in bounds unless a mode says what an index out of bounds gives: the
+# values are checked where they are known, eagerly, when a program (jit)
+# runs, on the primal values of a differentiated function. jax.lax has no
+# such primitive: jax.numpy clamps or fills silently.
+
+check_index_p = Primitive("check_index")
+
+
+class IndexCheck(NamedTuple):
+    """The parameter of ``check_index``: the axis the indices select along
+    and its size, whether negative indices count from the end, what an
+    index out of bounds gives (``mode``: ``'raise'`` an IndexError,
+    ``'clip'`` the nearest index, ``'wrap'`` the index modulo the size,
+    ``'fill'`` the index ``size``, which gathers the fill value and drops an
+    update), and the words of the error (``where`` before, ``hint`` after).
+
+    >>> IndexCheck(0, 3, True, "raise", "take: ", "")
+    IndexCheck(axis=0, size=3, negative=True, mode='raise', where='take: ', hint='')
+    """
+
+    axis: int
+    size: int
+    negative: bool
+    mode: str
+    where: str
+    hint: str
+
+
+def _index_dtype(size: int) -> np.dtype[Any]:
+    return np.dtype(np.int32 if size < 2**31 - 1 else np.int64)
+
+
+@check_index_p.def_abstract_eval
+def _check_index_abstract(i: ShapedArray, *, check: IndexCheck) -> ShapedArray:
+    if _dtypes.kind_of(i.dtype) not in "iu":
+        raise TypeError(f"check_index: indices must be integers, got {i.dtype}")
+    return ShapedArray(i.shape, _index_dtype(check.size), False)
+
+
+@check_index_p.def_impl
+def _check_index_impl(i: NDArray, *, check: IndexCheck) -> NDArray:
+    n = check.size
+    wide = i.astype(np.int64)
+    if check.mode == "wrap":
+        return (wide % max(n, 1)).astype(_index_dtype(n))
+    if check.negative:
+        wide = np.where(wide < 0, wide + n, wide)
+    if check.mode == "clip":
+        return np.clip(wide, 0, max(n - 1, 0)).astype(_index_dtype(n))
+    bad = (wide < 0) | (wide >= n)
+    if check.mode == "fill":
+        return np.where(bad, n, wide).astype(_index_dtype(n))
+    if bad.any():
+        value = int(i.reshape(-1)[np.flatnonzero(bad)[0]])
+        raise IndexError(
+            f"{check.where}index {value} is out of bounds for axis {check.axis} "
+            f"with size {n}{check.hint}"
+        )
+    return wide.astype(_index_dtype(n))
+
+
+# Indices have no derivative.
+defjvp_zero(check_index_p)
+
+
+def check_index(indices: ArrayLike, check: IndexCheck) -> Array:
+    """``indices`` along an axis of ``check.size``, as ``check.mode`` says
+    (``'raise'``: IndexError naming the first index out of bounds): int32
+    indices (int64 for an axis of 2**31 elements or more).
+
+    >>> check_index(np.int8([0, -1]), IndexCheck(0, 200, True, "raise", "", ""))
+    Array([  0, 199], dtype=int32)
+    """
+    i = to_array(indices, "check_index", 0)
+    return check_index_p.bind(i, check=check)  # type: ignore[no-any-return]
 
 
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
