@@ -332,6 +332,18 @@ def _gather_impl(
     fill_value: Any,
 ) -> NDArray:
     dn = dimension_numbers
+    taken = _take_axis(x, indices, dn, slice_sizes)
+    if taken is not None:
+        # One axis indexed, whole slices of the others, in np.take's layout.
+        out = np.take(x, indices[..., 0], axis=taken, mode="clip")
+        if mode is GatherScatterMode.FILL_OR_DROP:
+            i = indices[..., 0]
+            bad = (i < 0) | (i >= x.shape[taken])
+            if bad.any():
+                fill = _default_fill(x.dtype) if fill_value is None else fill_value
+                view = (1,) * taken + bad.shape + (1,) * (x.ndim - taken - 1)
+                out = np.where(bad.reshape(view), np.asarray(fill).astype(x.dtype), out)
+        return out
     idx = indices.astype(np.int64)
     starts = _starts(
         idx,
@@ -373,6 +385,25 @@ def _gather_impl(
             perm.append(b)
             b += 1
     return np.transpose(out, perm)
+
+
+def _take_axis(
+    x: NDArray, indices: NDArray, dn: GatherDimensionNumbers, sizes: Shape
+) -> int | None:
+    """The axis ``d`` when a gather is ``numpy.take(x, indices[..., 0],
+    axis=d)`` (clipped): one index component, collapsing a non-empty axis
+    ``d``, whole slices of the others, laid out as ``take`` lays them."""
+    if len(dn.start_index_map) != 1 or dn.operand_batching_dims:
+        return None
+    (d,) = dn.start_index_map
+    if dn.collapsed_slice_dims != (d,) or not x.shape[d] or sizes[d] != 1:
+        return None
+    if any(sizes[j] != x.shape[j] for j in range(x.ndim) if j != d):
+        return None
+    b = indices.ndim - 1
+    if dn.offset_dims != (*range(d), *range(d + b, x.ndim - 1 + b)):
+        return None
+    return d
 
 
 def _scatter_numbers(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
@@ -859,6 +890,14 @@ def _check_index_abstract(i: ShapedArray, *, check: IndexCheck) -> ShapedArray:
 @check_index_p.def_impl
 def _check_index_impl(i: NDArray, *, check: IndexCheck) -> NDArray:
     n = check.size
+    dt = _index_dtype(n)
+    if check.mode == "raise" and i.size:
+        # The common case, in two reductions: every index in bounds.
+        lo, hi = int(i.min()), int(i.max())
+        if (-n if check.negative else 0) <= lo and hi < n:
+            if lo >= 0:
+                return i.astype(dt, copy=False)
+            return np.where(i < 0, i.astype(dt) + n, i.astype(dt))
     wide = i.astype(np.int64)
     if check.mode == "wrap":
         return (wide % max(n, 1)).astype(_index_dtype(n))

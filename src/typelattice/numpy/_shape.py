@@ -22,7 +22,8 @@ from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
-from typelattice._lax._indexing import IndexCheck, check_index
+from typelattice._lax._indexing import IndexCheck, check_index, gather_p
+from typelattice._lax._primitive import reshape_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
@@ -179,7 +180,7 @@ def reshape(
         raise TypeError("reshape: missing the shape argument, e.g. reshape(a, (2, -1))")
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
-    return _reshape("reshape", _arr(a, "reshape"), shape, order)
+    return _reshape("reshape", _arr(a, "reshape"), shape, order)  # type: ignore[no-any-return]
 
 
 def _reshape(name: str, x: Any, shape: Any, order: str) -> Any:
@@ -535,7 +536,7 @@ def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     x = _arr(m, "flip")
     _probe("flip", np.flip, x.shape, axis)
     dims = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim)
-    return lax.rev(x, dims) if dims else x  # type: ignore[no-any-return]
+    return lax.rev(x, dims) if dims else x
 
 
 def _static(value: Any) -> Any:
@@ -681,26 +682,46 @@ def _counting(shape: tuple[int, ...], axis: int, dt: Any) -> Any:
     return lax.sub(lax.cumsum(ones, axis), lax.full((), 1, dt))
 
 
-def _take_along(x: Any, idx: Any, ax: int, fill: Any = None) -> Any:
-    """``x``'s slices at integer indices ``idx`` (in range, or out of range
-    to give ``fill`` when it is given) along axis ``ax``: the result's axis
-    ``ax`` is replaced by ``idx``'s axes. One gather."""
-    nd = x.ndim
-    b = idx.ndim
-    dn = lax.GatherDimensionNumbers(
+@functools.cache
+def _along(ax: int, b: int, nd: int) -> lax.GatherDimensionNumbers:
+    """The gather of slices along axis ``ax`` of ``nd`` at ``b``-d indices."""
+    return lax.GatherDimensionNumbers(
         offset_dims=(*range(ax), *range(ax + b, nd - 1 + b)),
         collapsed_slice_dims=(ax,),
         start_index_map=(ax,),
     )
-    # (An empty axis: windows of none; its indices are out of bounds.)
-    sizes = (*x.shape[:ax], min(1, x.shape[ax]), *x.shape[ax + 1 :])
-    column = lax.reshape(idx, (*idx.shape, 1))
-    if fill is None:
-        return lax.gather(x, column, dn, sizes)
-    if not x.shape[ax]:
-        shape = (*x.shape[:ax], *idx.shape, *x.shape[ax + 1 :])
-        return lax.full(shape, fill, x.dtype)
-    return lax.gather(x, column, dn, sizes, mode="fill", fill_value=fill)
+
+
+def _take_along(x: Any, idx: Any, ax: int, fill: Any = None) -> Any:
+    """``x``'s slices at integer indices ``idx`` (in range, or out of range
+    to give ``fill`` when it is given) along axis ``ax``: the result's axis
+    ``ax`` is replaced by ``idx``'s axes. One gather (bound directly: the
+    dimension numbers are known good)."""
+    shape = tuple(x.shape)
+    if fill is not None and not shape[ax]:
+        out = (*shape[:ax], *idx.shape, *shape[ax + 1 :])
+        return _weak_as(lax.full(out, fill, x.dtype), x)
+    column = reshape_p.bind(idx, new_sizes=(*idx.shape, 1), dimensions=None)
+    return gather_p.bind(
+        x,
+        column,
+        dimension_numbers=_along(ax, idx.ndim, len(shape)),
+        # (An empty axis: windows of none; its indices are out of bounds.)
+        slice_sizes=(*shape[:ax], min(1, shape[ax]), *shape[ax + 1 :]),
+        mode=_PROMISED if fill is None else _FILLED,
+        fill_value=None if fill is None else np.asarray(fill).astype(x.dtype)[()],
+    )
+
+
+_PROMISED: Final = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+_FILLED: Final = lax.GatherScatterMode.FILL_OR_DROP
+
+
+def _weak_as(out: Any, x: Any) -> Any:
+    """``out`` (of ``x``'s dtype) with ``x``'s weak flag."""
+    if out.weak_type == x.weak_type:
+        return out
+    return convert_element_type_p.bind(out, new_dtype=x.dtype, weak_type=x.weak_type)
 
 
 # -- joining ----------------------------------------------------------------
@@ -909,7 +930,7 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     res = _join("hstack", rows, 0 if rows[0].ndim == 1 else 1)
     if len(rows) == 1 and res is operands[0]:
         res = lax.reshape(res, tuple(res.shape))
-    return res if dtype is None else _astype(res, dtype, "hstack")  # type: ignore[no-any-return]
+    return res if dtype is None else _astype(res, dtype, "hstack")
 
 
 @_on_values
@@ -936,7 +957,7 @@ def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     res = _join("vstack", rows, 0)
     if len(rows) == 1 and res is operands[0]:
         res = lax.reshape(res, tuple(res.shape))
-    return res if dtype is None else _astype(res, dtype, "vstack")  # type: ignore[no-any-return]
+    return res if dtype is None else _astype(res, dtype, "vstack")
 
 
 def _astype(x: Any, dtype: Any, where: str) -> Array:
@@ -973,13 +994,13 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     _probe("split", np.split, x.shape, cuts, axis=axis)
     (ax,) = _axes(axis, x.ndim)
     n = x.shape[ax]
+    bounds: list[tuple[int, int]] = []
     if np.ndim(cuts) == 0:
         step = n // int(cuts)
         bounds = [(i * step, (i + 1) * step) for i in range(int(cuts))]
     else:
         edges = [int(c) for c in np.asarray(cuts).reshape(-1)]
         starts, stops = [0, *edges], [*edges, n]
-        bounds = []
         for lo, hi in zip(starts, stops, strict=True):
             lo, hi, _ = slice(lo, hi).indices(n)
             bounds.append((lo, max(lo, hi)))
@@ -1016,7 +1037,35 @@ def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction
     """``a[key]``: basic indexing (ints, slices, None, ...) by slicing and
     reshaping, indexing with integer arrays (and bool masks whose values
     are known) by one gather; an index out of bounds raises IndexError."""
-    return _indexed(_arr(a, "getitem"), key, _NUMPY_WORDS)  # type: ignore[no-any-return]
+    x = _arr(a, "getitem")
+    t = type(key)  # pyright: ignore[reportUnknownVariableType]
+    if (t is int or t is slice) and x.ndim:
+        return _sliced(x, key)  # type: ignore[no-any-return]
+    if isinstance(key, Array) and x.ndim and _dtypes.kind_of(key.dtype) in "iu":
+        checked = _checked_index(_plain(key), x.shape[0], 0, _NUMPY_WORDS)
+        return _take_along(x, checked, 0)  # type: ignore[no-any-return]
+    return _indexed(x, key, _NUMPY_WORDS)  # type: ignore[no-any-return]
+
+
+def _sliced(x: Any, key: int | slice) -> Any:
+    """``x[key]`` for an int or a slice along the first axis (the commonest
+    indexing, kept short): one ``lax.slice`` (after ``rev`` for a negative
+    step), then a reshape dropping the axis of an int."""
+    n = x.shape[0]
+    if type(key) is int:
+        k = key + n if key < 0 else key
+        if not 0 <= k < n:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+        row = lax.slice_in_dim(x, k, k + 1)
+        return _reshaped(row, tuple(x.shape[1:]))
+    assert isinstance(key, slice)
+    lo, hi, step = key.indices(n)
+    m = len(range(lo, hi, step))
+    if step < 0:
+        x, lo, step = lax.rev(x, (0,)), n - 1 - lo, -step
+    if lo == 0 and step == 1 and m == n:
+        return x
+    return lax.slice_in_dim(x, lo, lo + (m - 1) * step + 1 if m else lo, step)
 
 
 class _Words(NamedTuple):
@@ -1085,11 +1134,7 @@ def _index_entries(shape: tuple[int, ...], key: Any, words: _Words) -> list[_Ent
         parts.append(p)
     if sum(p is Ellipsis for p in parts) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(
-        (p.ndim if p.dtype == bool else 1) if isinstance(p, np.ndarray) else 1
-        for p in parts
-        if p is not None and p is not Ellipsis
-    )
+    consumed = sum(_consumes(p) for p in parts)
     if consumed > len(shape):
         if words.where:
             raise IndexError(
@@ -1117,25 +1162,33 @@ def _index_entries(shape: tuple[int, ...], key: Any, words: _Words) -> list[_Ent
         elif isinstance(p, int):
             entries.append(_Entry("int", axis, p))
             axis += 1
-        elif isinstance(p, np.ndarray) and p.dtype == bool:
-            if p.ndim == 0:
-                entries.append(_Entry("bool0", -1, bool(p)))
+        elif _is_mask(p):
+            mask: np.ndarray[Any, Any] = p
+            if mask.ndim == 0:
+                entries.append(_Entry("bool0", -1, bool(mask)))
                 continue
-            for j, (n, m) in enumerate(zip(shape[axis:], p.shape, strict=False)):
+            for j, (n, m) in enumerate(zip(shape[axis:], mask.shape, strict=False)):
                 if n != m:
                     raise IndexError(
                         f"{words.where + ': ' if words.where else ''}boolean index "
                         f"did not match indexed array along axis {axis + j}; size "
                         f"of axis is {n} but size of corresponding boolean axis is {m}"
                     )
-            for j, found in enumerate(np.nonzero(p)):
+            for j, found in enumerate(np.nonzero(mask)):
                 entries.append(_Entry("array", axis + j, _int32(found)))
-            axis += p.ndim
+            axis += mask.ndim
         else:
-            value = p if isinstance(p, Array) else wrap(p, _core.aval(p.dtype, False))
+            value = p if isinstance(p, Array) else from_numpy(p)
             entries.append(_Entry("array", axis, value))
             axis += 1
     return entries
+
+
+def _consumes(p: Any) -> int:
+    """How many axes of the indexed array a part of an index reads."""
+    if p is None or p is Ellipsis:
+        return 0
+    return int(np.ndim(p)) if _is_mask(p) else 1
 
 
 _VALID_INDICES: Final = (
@@ -1216,8 +1269,8 @@ def _indexed(x: Any, key: Any, words: _Words) -> Any:
         ) from None
     indices: list[Any] = []
     for e in picks:
-        i = e.value if e.kind == "array" else _int32(e.value)
-        indices.append(_checked_index(i, x.shape[e.axis], e.axis, words))
+        index: Any = e.value if e.kind == "array" else _int32(e.value)
+        indices.append(_checked_index(index, x.shape[e.axis], e.axis, words))
     taken = [e.axis for e in picks]
     rest = [e.axis for e in entries if e.kind == "slice"]
     kept = tuple(y.shape[d] for d in rest)
@@ -1238,7 +1291,7 @@ def _indexed(x: Any, key: Any, words: _Words) -> Any:
         # (An empty axis: windows of none; its indices are out of bounds.)
         sizes = tuple(min(1, y.shape[i]) for i in range(k)) + kept
         if words.mode in ("fill", "drop") and 0 in sizes[:k]:
-            g = lax.full((*batch, *kept), words.fill, y.dtype)
+            g = _weak_as(lax.full((*batch, *kept), words.fill, y.dtype), y)
         elif words.mode in ("fill", "drop"):
             g = lax.gather(y, starts, dn, sizes, mode="fill", fill_value=words.fill)
         else:
@@ -1822,7 +1875,7 @@ def sort(
     """
     x, axis = _sort_operand(a, axis, "sort", kind, order)
     out = lax.sort(x, dimension=axis)
-    return lax.rev(out, (axis,)) if descending else out  # type: ignore[no-any-return]
+    return lax.rev(out, (axis,)) if descending else out
 
 
 @_on_values
@@ -1878,7 +1931,7 @@ def argsort(
     backwards = lax.sort((lax.rev(x, (axis,)), positions), dimension=axis, num_keys=1)[
         1
     ]
-    return lax.sub(lax.full((), n - 1, dt), lax.rev(backwards, (axis,)))  # type: ignore[no-any-return]
+    return lax.sub(lax.full((), n - 1, dt), lax.rev(backwards, (axis,)))
 
 
 def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
@@ -2104,7 +2157,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     out = lax.gather(y, starts, dn, (*y.shape[:-2], 1, 1))
     if out.weak_type:
         out = convert_element_type_p.bind(out, new_dtype=out.dtype, weak_type=False)
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 @traced(abstract.copying)
