@@ -110,7 +110,28 @@ def _probe(
     name: str, fn: Callable[..., Any], shape: Sequence[int], *args: Any, **kw: Any
 ) -> Any:
     """What NumPy's ``fn`` gives for an array of ``shape`` (a stand-in; a
-    shape, or a list of shapes), or its error, naming ``name``."""
+    shape, or a list of shapes), or its error, naming ``name``; remembered
+    for hashable arguments."""
+    # (The types too: True and 1 are equal keys, not equal arguments.)
+    key = (fn, tuple(shape), args, tuple(map(type, args)), *kw.items())
+    try:
+        return _PROBED[key]
+    except KeyError:
+        found = _PROBED[key] = _run_probe(name, fn, shape, *args, **kw)
+        if len(_PROBED) > _PROBED_MAX:
+            _PROBED.clear()
+        return found
+    except TypeError:  # (an unhashable argument)
+        return _run_probe(name, fn, shape, *args, **kw)
+
+
+_PROBED: dict[tuple[Any, ...], Any] = {}
+_PROBED_MAX: Final = 4096
+
+
+def _run_probe(
+    name: str, fn: Callable[..., Any], shape: Sequence[int], *args: Any, **kw: Any
+) -> Any:
     try:
         out = fn(_stand_in(shape), *args, **kw)
     except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
