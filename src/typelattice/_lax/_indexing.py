@@ -599,6 +599,19 @@ def _scatter_primitive(
         mode: GatherScatterMode,
     ) -> NDArray:
         dn = dimension_numbers
+        if x.ndim == 1 and _elementwise_numbers(dn) and indices.shape[-1:] == (1,):
+            # Elements of a 1-d operand, one per index: the ufunc at them.
+            i = indices.reshape(-1)
+            values = updates.reshape(-1)
+            if mode is GatherScatterMode.CLIP:
+                i = np.clip(i, 0, max(x.shape[0] - 1, 0))
+            else:
+                keep = (i >= 0) & (i < x.shape[0])
+                if not keep.all():
+                    i, values = i[keep], values[keep]
+            out = x.copy()
+            combine(out, (i,), values)
+            return out
         idx = indices.astype(np.int64)
         nb = idx.ndim - 1
         scatter_axes = [
@@ -636,6 +649,17 @@ def _scatter_primitive(
         return out
 
     return prim
+
+
+def _elementwise_numbers(dn: ScatterDimensionNumbers) -> bool:
+    """Whether ``dn`` scatters single elements along operand axis 0 (no
+    window axes, no batching)."""
+    return (
+        not dn.update_window_dims
+        and tuple(dn.inserted_window_dims) == (0,)
+        and tuple(dn.scatter_dims_to_operand_dims) == (0,)
+        and not dn.operand_batching_dims
+    )
 
 
 def _at(ufunc: np.ufunc) -> Callable[[NDArray, tuple[NDArray, ...], NDArray], None]:

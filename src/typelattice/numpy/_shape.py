@@ -22,7 +22,16 @@ from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
-from typelattice._lax._indexing import IndexCheck, check_index, gather_p
+from typelattice._lax._indexing import (
+    IndexCheck,
+    check_index,
+    gather_p,
+    scatter_add_p,
+    scatter_max_p,
+    scatter_min_p,
+    scatter_mul_p,
+    scatter_p,
+)
 from typelattice._lax._primitive import reshape_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
@@ -586,9 +595,7 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
     shift = _static(shift)
     _probe("roll", np.roll, x.shape, shift, axis)
     if axis is None:
-        flat = _roll_axes(
-            lax.reshape(x, (math.prod(x.shape),)), {0: int(np.sum(shift))}
-        )
+        flat = _roll_axes(_reshaped(x, (math.prod(x.shape),)), {0: int(np.sum(shift))})
         return _reshaped(flat, tuple(x.shape))  # type: ignore[no-any-return]
     shifts: dict[int, int] = {}
     for sh, ax in np.broadcast(np.asarray(shift), np.asarray(axis)):
@@ -668,7 +675,7 @@ def repeat(
     repeats = _static(repeats)
     shape = _probe("repeat", np.repeat, x.shape, repeats, axis)
     if axis is None:
-        x, ax = lax.reshape(x, (math.prod(x.shape),)), 0
+        x, ax = _reshaped(x, (math.prod(x.shape),)), 0
     else:
         (ax,) = _axes(axis, x.ndim)
     counts = np.asarray(repeats)
@@ -711,6 +718,15 @@ def _along(ax: int, b: int, nd: int) -> lax.GatherDimensionNumbers:
         collapsed_slice_dims=(ax,),
         start_index_map=(ax,),
     )
+
+
+def _numbers(size: int) -> Any:
+    """``0, 1, ..., size - 1`` (int32): the numbers of an array's elements.
+    ``iota`` when no trace runs; while one does, the running sum of
+    :func:`_counting`, which a trace records without making it."""
+    if tracer.current_trace() is None:
+        return lax.iota(np.int32, size)
+    return _counting((size,), 0, np.int32)
 
 
 def _take_along(x: Any, idx: Any, ax: int, fill: Any = None) -> Any:
@@ -1062,9 +1078,6 @@ def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction
     t = type(key)  # pyright: ignore[reportUnknownVariableType]
     if (t is int or t is slice) and x.ndim:
         return _sliced(x, key)  # type: ignore[no-any-return]
-    if isinstance(key, Array) and x.ndim and _dtypes.kind_of(key.dtype) in "iu":
-        checked = _checked_index(_plain(key), x.shape[0], 0, _NUMPY_WORDS)
-        return _take_along(x, checked, 0)  # type: ignore[no-any-return]
     return _indexed(x, key, _NUMPY_WORDS)  # type: ignore[no-any-return]
 
 
@@ -1248,6 +1261,11 @@ def _slices(x: Any, entries: list[_Entry]) -> Any:
 def _indexed(x: Any, key: Any, words: _Words) -> Any:
     """``x[key]`` with ``words``' mode: NumPy's basic and advanced indexing
     on primitives (slices, reshapes, one gather)."""
+    if isinstance(key, Array) and x.ndim and _dtypes.kind_of(key.dtype) in "iu":
+        # One array of integers: a gather along the first axis.
+        checked = _checked_index(_plain(key), x.shape[0], 0, words)
+        fills = words.mode in ("fill", "drop")
+        return _take_along(x, checked, 0, words.fill if fills else None)
     shape = tuple(x.shape)
     entries = _index_entries(shape, key, words)
     advanced = any(e.kind in ("array", "bool0") for e in entries)
@@ -1593,7 +1611,7 @@ def take(
     if _dtypes.kind_of(idx.dtype) not in "iu":
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
     if axis is None:
-        x = lax.reshape(x, (math.prod(x.shape),))
+        x = _reshaped(x, (math.prod(x.shape),))
         ax = 0
     else:
         ax = _core.index_of(axis, "take: axis")
@@ -1661,7 +1679,7 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
             f"{', '.join(map(repr, _GATHER_MODES))}"
         )
     size = math.prod(target.shape)
-    numbers = _reshaped(_counting((size,), 0, np.int32), tuple(target.shape))
+    numbers = _reshaped(_numbers(size), tuple(target.shape))
     dropping = mode in ("drop", "fill")
     words = _Words(where, "fill" if dropping else mode, wrap_negative, _AT_HINT, -1)
     if mode == "promise_in_bounds":
@@ -1680,26 +1698,32 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
     if update.ndim > len(shape):  # leading axes of length 1
         update = _reshaped(update, vshape[update.ndim - len(shape) :])
     m = math.prod(shape)
-    flat_updates = lax.reshape(_broadcast(update, shape), (m,))
-    column = lax.reshape(positions, (m, 1))
-    flat = lax.reshape(target, (size,))
-    dn = lax.ScatterDimensionNumbers(
-        update_window_dims=(),
-        inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,),
-    )
+    flat_updates = _reshaped(_broadcast(update, shape), (m,))
+    column = _reshaped(positions, (m, 1))
+    flat = _reshaped(target, (size,))
     if scatter == "scatter_sub":
-        done = lax.scatter_add(flat, column, lax.neg(flat_updates), dn)
+        done = _scatter_flat(scatter_add_p, flat, column, lax.neg(flat_updates))
     elif scatter == "scatter_mul" and _unique(positions):
         # Each element multiplied once at most: by a scatter of the factors
         # into ones, which differentiates in the factors too.
-        ones = lax.full((size,), 1, dt)
-        if weak:
-            ones = convert_element_type_p.bind(ones, new_dtype=dt, weak_type=True)
-        done = lax.mul(flat, lax.scatter(ones, column, flat_updates, dn))
+        ones = _weak_as(lax.full((size,), 1, dt), target)
+        done = lax.mul(flat, _scatter_flat(scatter_p, ones, column, flat_updates))
     else:
-        done = getattr(lax, scatter)(flat, column, flat_updates, dn)
+        done = _scatter_flat(_SCATTER_PRIMITIVES[scatter], flat, column, flat_updates)
     return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
+
+
+# Elements of a 1-d operand, one per index (bound directly: the dimension
+# numbers and dtypes are known good).
+_ELEMENTS: Final = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
+def _scatter_flat(prim: Any, flat: Any, column: Any, updates: Any) -> Any:
+    """``prim`` combining ``updates`` into the 1-d ``flat`` at the positions
+    ``column`` (positions out of range skipped)."""
+    return prim.bind(flat, column, updates, dimension_numbers=_ELEMENTS, mode=_FILLED)
 
 
 def _unique(positions: Any) -> bool:
@@ -1709,6 +1733,14 @@ def _unique(positions: Any) -> bool:
     found = positions._value[positions._value >= 0]
     return bool(np.unique(found).size == found.size)
 
+
+_SCATTER_PRIMITIVES: Final = {
+    "scatter": scatter_p,
+    "scatter_add": scatter_add_p,
+    "scatter_mul": scatter_mul_p,
+    "scatter_min": scatter_min_p,
+    "scatter_max": scatter_max_p,
+}
 
 # The primitive combining each update with the array (subtract: add the
 # negated values).
@@ -1852,7 +1884,7 @@ def _sort_operand(
         raise TypeError(f"{name}: the order argument is not supported (no fields)")
     x = _arr(a, name)
     if axis is None:
-        return lax.reshape(x, (math.prod(x.shape),)), 0
+        return _reshaped(x, (math.prod(x.shape),)), 0
     if not x.ndim:
         raise ValueError(f"{name}: a 0-d array has no axis to sort along")
     axis = _core.index_of(axis, f"{name}: axis")
@@ -2288,7 +2320,7 @@ def compress(
         raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}")
     x = _arr(a, "compress")
     if axis is None:
-        x, axis = lax.reshape(x, (math.prod(x.shape),)), 0
+        x, axis = _reshaped(x, (math.prod(x.shape),)), 0
     ax = _core.index_of(axis, "compress: axis") % max(x.ndim, 1)
     n = x.shape[ax]
     if not traced_condition and cond.size > n:
