@@ -33,6 +33,7 @@ from typelattice._lax._indexing import (
     scatter_p,
 )
 from typelattice._lax._primitive import reshape_p
+from typelattice._lax._structural import iota_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
@@ -720,13 +721,13 @@ def _along(ax: int, b: int, nd: int) -> lax.GatherDimensionNumbers:
     )
 
 
-def _numbers(size: int) -> Any:
-    """``0, 1, ..., size - 1`` (int32): the numbers of an array's elements.
+def _iota(shape: tuple[int, ...], axis: int, dt: Any) -> Any:
+    """``0, 1, ...`` along ``axis`` of an integer array of ``shape``:
     ``iota`` when no trace runs; while one does, the running sum of
     :func:`_counting`, which a trace records without making it."""
     if tracer.current_trace() is None:
-        return lax.iota(np.int32, size)
-    return _counting((size,), 0, np.int32)
+        return iota_p.bind(dtype=np.dtype(dt), shape=shape, dimension=axis)
+    return _counting(shape, axis, dt)
 
 
 def _take_along(x: Any, idx: Any, ax: int, fill: Any = None) -> Any:
@@ -1679,7 +1680,7 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
             f"{', '.join(map(repr, _GATHER_MODES))}"
         )
     size = math.prod(target.shape)
-    numbers = _reshaped(_numbers(size), tuple(target.shape))
+    numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
     dropping = mode in ("drop", "fill")
     words = _Words(where, "fill" if dropping else mode, wrap_negative, _AT_HINT, -1)
     if mode == "promise_in_bounds":
@@ -1976,7 +1977,7 @@ def argsort(
             raise OverflowError(
                 f"argsort: indices up to {n - 1} do not fit in {dt}; give a wider dtype"
             )
-    positions = _counting(tuple(x.shape), axis, dt)
+    positions = _iota(tuple(x.shape), axis, dt)
     if not descending:
         return lax.sort((x, positions), dimension=axis, num_keys=1)[1]  # type: ignore[no-any-return]
     # Descending and stable: the ascending order of the reversed array, read
