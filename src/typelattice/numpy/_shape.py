@@ -1680,12 +1680,14 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
             f"{', '.join(map(repr, _GATHER_MODES))}"
         )
     size = math.prod(target.shape)
-    numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
     dropping = mode in ("drop", "fill")
     words = _Words(where, "fill" if dropping else mode, wrap_negative, _AT_HINT, -1)
     if mode == "promise_in_bounds":
         words = words._replace(mode=None)
-    positions = _indexed(numbers, index, words)
+    positions = _basic_positions(tuple(target.shape), index, words)
+    if positions is None:
+        numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
+        positions = _indexed(numbers, index, words)
     shape = tuple(positions.shape)
     vshape = tuple(update.shape)
     try:
@@ -1712,6 +1714,40 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
     else:
         done = _scatter_flat(_SCATTER_PRIMITIVES[scatter], flat, column, flat_updates)
     return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
+
+
+def _basic_positions(
+    shape: tuple[int, ...], index: Any, words: _Words
+) -> ArrayImpl | None:
+    """The numbers of the elements a basic index (ints, slices, None, ...)
+    selects in an array of ``shape``, computed from the index alone; None
+    for an index with arrays, or a mode other than raising."""
+    if words.mode is not None:
+        return None
+    parts = index if isinstance(index, tuple) else (index,)  # pyright: ignore[reportUnknownVariableType]
+    if any(isinstance(p, Array | np.ndarray | list) for p in parts):  # pyright: ignore[reportUnknownVariableType]
+        return None
+    entries = _index_entries(shape, index, words)
+    if any(e.kind in ("array", "bool0") for e in entries):
+        return None
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    total: Any = np.zeros((), np.int64)
+    for e in entries:
+        if e.kind == "none":
+            total = total[..., None]
+        elif e.kind == "slice":
+            along = np.arange(shape[e.axis], dtype=np.int64)[e.value]
+            total = total[..., None] + along * strides[e.axis]
+        else:
+            n = shape[e.axis]
+            k = e.value + n if e.value < 0 and words.negative else e.value
+            if not 0 <= k < n:
+                raise IndexError(
+                    f"{words.where}: index {e.value} is out of bounds for axis "
+                    f"{e.axis} with size {n}{words.hint}"
+                )
+            total = total + k * strides[e.axis]
+    return _int32(total) if math.prod(shape) < 2**31 else from_numpy(total)
 
 
 # Elements of a 1-d operand, one per index (bound directly: the dimension
