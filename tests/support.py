@@ -116,3 +116,18 @@ def with_small_stack(fn: Callable[[], T]) -> T:
 
 def chain_edges(n: int) -> dict[str, list[str]]:
     return {f"n{i}": [f"n{i + 1}"] for i in range(n - 1)}
+
+
+# The namespace functions written on ``typelattice.lax``: no shape rule, no
+# lowering; their primitives accept tracers (tests/test_shape_on_lax.py
+# checks each under jit, eval_shape and grad).
+ON_LAX: frozenset[str] = frozenset(
+    {
+        *("reshape", "ravel", "transpose", "permute_dims", "matrix_transpose"),
+        *("moveaxis", "swapaxes", "expand_dims", "squeeze", "broadcast_to"),
+        *("broadcast_arrays", "broadcast_shapes", "atleast_1d", "atleast_2d"),
+        *("atleast_3d", "flip", "roll", "tile", "repeat", "concatenate"),
+        *("concat", "stack", "hstack", "vstack", "split", "diagonal", "compress"),
+        *("take", "sort", "argsort", "_getitem", "_gather", "_scatter"),
+    }
+)

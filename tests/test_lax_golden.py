@@ -198,6 +198,14 @@ def test_every_primitive_is_reached() -> None:
     assert BOUND, "no binding was checked"
     missing = sorted(set(PRIMITIVES) - set(BOUND))
     # Bound only by differentiation rules (checked in test_lax_rules.py):
-    # the sum of tangents and the derivatives of digamma; and the linear
-    # algebra, checked against JAX's results in test_lax_linalg.py.
-    assert missing == ["add_any", "polygamma", "qr", "triangular_solve"]
+    # the sum of tangents and the derivatives of digamma; the linear
+    # algebra, checked against JAX's results in test_lax_linalg.py; and
+    # check_index, typelattice.numpy's index check, which jax.lax lacks
+    # (tests/test_shape_on_lax.py).
+    assert missing == [
+        "add_any",
+        "check_index",
+        "polygamma",
+        "qr",
+        "triangular_solve",
+    ]

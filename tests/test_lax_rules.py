@@ -348,7 +348,10 @@ def test_every_primitive_is_reached_by_the_cases() -> None:
             except NotImplementedError:
                 pass
         reached |= {prim.name for prim, *_ in tape}
-    assert sorted(set(PRIMITIVES) - reached) == []
+    # check_index, typelattice.numpy's index check, has no jax.lax
+    # counterpart to record cases from: tests/test_shape_on_lax.py runs its
+    # rules.
+    assert sorted(set(PRIMITIVES) - reached) == ["check_index"]
 
 
 # -- the conventions ----------------------------------------------------------

@@ -39,6 +39,7 @@ WITHOUT: dict[str, str] = {
     "at": "ufunc method",
     "reduceat": "ufunc method",
     "_scatter_apply": "x.at[].apply",
+    "_scatter_at": "x.at[].divide and .power (NumPy's ufunc.at)",
     "_view": "bit reinterpretation",
     # nn.initializers.orthogonal's QR step: parameters are made, not
     # differentiated through.

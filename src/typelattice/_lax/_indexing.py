@@ -48,6 +48,7 @@ from typelattice._lax._primitive import (
     check_accepts,
     check_same_dtypes,
     defjvp,
+    defjvp_zero,
     instantiate,
     ints_of,
     is_undefined,
@@ -331,6 +332,18 @@ def _gather_impl(
     fill_value: Any,
 ) -> NDArray:
     dn = dimension_numbers
+    taken = _take_axis(x, indices, dn, slice_sizes)
+    if taken is not None:
+        # One axis indexed, whole slices of the others, in np.take's layout.
+        out = np.take(x, indices[..., 0], axis=taken, mode="clip")
+        if mode is GatherScatterMode.FILL_OR_DROP:
+            i = indices[..., 0]
+            bad = (i < 0) | (i >= x.shape[taken])
+            if bad.any():
+                fill = _default_fill(x.dtype) if fill_value is None else fill_value
+                view = (1,) * taken + bad.shape + (1,) * (x.ndim - taken - 1)
+                out = np.where(bad.reshape(view), np.asarray(fill).astype(x.dtype), out)
+        return out
     idx = indices.astype(np.int64)
     starts = _starts(
         idx,
@@ -359,7 +372,7 @@ def _gather_impl(
         )
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
-        keep = ok.reshape(*ok.shape, *([1] * len(window)))
+        keep = np.reshape(ok, (*np.shape(ok), *([1] * len(window))))
         out = np.where(keep, out, np.asarray(fill).astype(x.dtype))
     nb = idx.ndim - 1
     perm: list[int] = []
@@ -372,6 +385,25 @@ def _gather_impl(
             perm.append(b)
             b += 1
     return np.transpose(out, perm)
+
+
+def _take_axis(
+    x: NDArray, indices: NDArray, dn: GatherDimensionNumbers, sizes: Shape
+) -> int | None:
+    """The axis ``d`` when a gather is ``numpy.take(x, indices[..., 0],
+    axis=d)`` (clipped): one index component, collapsing a non-empty axis
+    ``d``, whole slices of the others, laid out as ``take`` lays them."""
+    if len(dn.start_index_map) != 1 or dn.operand_batching_dims:
+        return None
+    (d,) = dn.start_index_map
+    if dn.collapsed_slice_dims != (d,) or not x.shape[d] or sizes[d] != 1:
+        return None
+    if any(sizes[j] != x.shape[j] for j in range(x.ndim) if j != d):
+        return None
+    b = indices.ndim - 1
+    if dn.offset_dims != (*range(d), *range(d + b, x.ndim - 1 + b)):
+        return None
+    return d
 
 
 def _scatter_numbers(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
@@ -567,6 +599,19 @@ def _scatter_primitive(
         mode: GatherScatterMode,
     ) -> NDArray:
         dn = dimension_numbers
+        if x.ndim == 1 and _elementwise_numbers(dn) and indices.shape[-1:] == (1,):
+            # Elements of a 1-d operand, one per index: the ufunc at them.
+            i = indices.reshape(-1)
+            values = updates.reshape(-1)
+            if mode is GatherScatterMode.CLIP:
+                i = np.clip(i, 0, max(x.shape[0] - 1, 0))
+            else:
+                keep = (i >= 0) & (i < x.shape[0])
+                if not keep.all():
+                    i, values = i[keep], values[keep]
+            out = x.copy()
+            combine(out, (i,), values)
+            return out
         idx = indices.astype(np.int64)
         nb = idx.ndim - 1
         scatter_axes = [
@@ -604,6 +649,17 @@ def _scatter_primitive(
         return out
 
     return prim
+
+
+def _elementwise_numbers(dn: ScatterDimensionNumbers) -> bool:
+    """Whether ``dn`` scatters single elements along operand axis 0 (no
+    window axes, no batching)."""
+    return (
+        not dn.update_window_dims
+        and tuple(dn.inserted_window_dims) == (0,)
+        and tuple(dn.scatter_dims_to_operand_dims) == (0,)
+        and not dn.operand_batching_dims
+    )
 
 
 def _at(ufunc: np.ufunc) -> Callable[[NDArray, tuple[NDArray, ...], NDArray], None]:
@@ -812,6 +868,93 @@ def _scatter_extremum_jvp(prim: Primitive) -> Any:
 
 scatter_min_p.def_jvp(_scatter_extremum_jvp(scatter_min_p))
 scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
+
+
+# -- index bounds ------------------------------------------------------------
+# An index given to typelattice.numpy's indexing (x[i], take, x.at[i]) must
+# be in bounds unless a mode says what an index out of bounds gives: the
+# values are checked where they are known, eagerly, when a program (jit)
+# runs, on the primal values of a differentiated function. jax.lax has no
+# such primitive: jax.numpy clamps or fills silently.
+
+check_index_p = Primitive("check_index")
+
+
+class IndexCheck(NamedTuple):
+    """The parameter of ``check_index``: the axis the indices select along
+    and its size, whether negative indices count from the end, what an
+    index out of bounds gives (``mode``: ``'raise'`` an IndexError,
+    ``'clip'`` the nearest index, ``'wrap'`` the index modulo the size,
+    ``'fill'`` the index ``size``, which gathers the fill value and drops an
+    update), and the words of the error (``where`` before, ``hint`` after).
+
+    >>> IndexCheck(0, 3, True, "raise", "take: ", "")
+    IndexCheck(axis=0, size=3, negative=True, mode='raise', where='take: ', hint='')
+    """
+
+    axis: int
+    size: int
+    negative: bool
+    mode: str
+    where: str
+    hint: str
+
+
+def _index_dtype(size: int) -> np.dtype[Any]:
+    return np.dtype(np.int32 if size < 2**31 - 1 else np.int64)
+
+
+@check_index_p.def_abstract_eval
+def _check_index_abstract(i: ShapedArray, *, check: IndexCheck) -> ShapedArray:
+    if _dtypes.kind_of(i.dtype) not in "iu":
+        raise TypeError(f"check_index: indices must be integers, got {i.dtype}")
+    return ShapedArray(i.shape, _index_dtype(check.size), False)
+
+
+@check_index_p.def_impl
+def _check_index_impl(i: NDArray, *, check: IndexCheck) -> NDArray:
+    n = check.size
+    dt = _index_dtype(n)
+    if check.mode == "raise" and i.size:
+        # The common case, in two reductions: every index in bounds.
+        lo, hi = int(i.min()), int(i.max())
+        if (-n if check.negative else 0) <= lo and hi < n:
+            if lo >= 0:
+                return i.astype(dt, copy=False)
+            return np.where(i < 0, i.astype(dt) + n, i.astype(dt))
+    wide = i.astype(np.int64)
+    if check.mode == "wrap":
+        return (wide % max(n, 1)).astype(_index_dtype(n))
+    if check.negative:
+        wide = np.where(wide < 0, wide + n, wide)
+    if check.mode == "clip":
+        return np.clip(wide, 0, max(n - 1, 0)).astype(_index_dtype(n))
+    bad = (wide < 0) | (wide >= n)
+    if check.mode == "fill":
+        return np.where(bad, n, wide).astype(_index_dtype(n))
+    if bad.any():
+        value = int(i.reshape(-1)[np.flatnonzero(bad)[0]])
+        raise IndexError(
+            f"{check.where}index {value} is out of bounds for axis {check.axis} "
+            f"with size {n}{check.hint}"
+        )
+    return wide.astype(_index_dtype(n))
+
+
+# Indices have no derivative.
+defjvp_zero(check_index_p)
+
+
+def check_index(indices: ArrayLike, check: IndexCheck) -> Array:
+    """``indices`` along an axis of ``check.size``, as ``check.mode`` says
+    (``'raise'``: IndexError naming the first index out of bounds): int32
+    indices (int64 for an axis of 2**31 elements or more).
+
+    >>> check_index(np.int8([0, -1]), IndexCheck(0, 200, True, "raise", "", ""))
+    Array([  0, 199], dtype=int32)
+    """
+    i = to_array(indices, "check_index", 0)
+    return check_index_p.bind(i, check=check)  # type: ignore[no-any-return]
 
 
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:

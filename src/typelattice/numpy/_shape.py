@@ -9,37 +9,48 @@ join several arrays promote them, as in jax.numpy."""
 from __future__ import annotations
 
 import functools
-import inspect
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar, cast
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from typelattice import _array, _config, _core, _dtypes
 from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
-from typelattice._lax._indexing import take_along_axis
-from typelattice._tracing import abstract, tree
+from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._indexing import (
+    IndexCheck,
+    check_index,
+    gather_p,
+    scatter_add_p,
+    scatter_max_p,
+    scatter_min_p,
+    scatter_mul_p,
+    scatter_p,
+)
+from typelattice._lax._primitive import reshape_p
+from typelattice._lax._structural import iota_p
+from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
-from typelattice._tracing.tracer import (
-    ConcretizationTypeError,
-    Placeholder,
-    TransformTracer,
+from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
+from typelattice.numpy._creation import _requested
+from typelattice.numpy._elementwise import (
+    build_plan,
+    convert_value,
+    promote,
+    promotion_op,
 )
-from typelattice.numpy import _lower
-from typelattice.numpy._creation import _requested, convert_to
-from typelattice.numpy._elementwise import promote, promotion_op
-from typelattice.numpy._lower import constant as _lower_constant
-from typelattice.numpy._lower import moves_elements
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
 
 _ANY: Final = "biufc"
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
@@ -55,18 +66,124 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
     return _core.python_scalar_to(v, dt, name), _core.aval(dt, _core.key_weak(key))
 
 
-def _same(
-    name: str, fn: Callable[..., Any], a: Any, *args: Any, **kwargs: Any
-) -> Array:
+# Functions still written on NumPy (``@traced``, in this package's other
+# modules) run on placeholders while jit traces them: full-size arrays
+# standing for tracers, whose results are then recorded as one call. Their
+# calls of the functions here must compute on those values, not record the
+# primitives into the trace (Primitive.bind records constants that grow,
+# such as a broadcast, while a trace runs): the trace is set aside for them.
+
+
+def _on_values(fn: _F) -> _F:
+    """``fn``, computing on values while a function runs on placeholders."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if ACTIVE and abstract._BUSY.get():
+            token = tracer._current.set(None)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                tracer._current.reset(token)
+        return fn(*args, **kwargs)
+
+    return cast("_F", run)
+
+
+def _arr(a: Any, name: str) -> Any:
+    """The single array argument of a shape function, as an array (a
+    tracer as it is); the primitives' results never share its memory."""
+    if isinstance(a, Array):
+        return _plain(a)
     v, key = _one(a, name)
+    return wrap(np.asarray(v), key)
+
+
+def _plain(a: Any) -> Any:
+    """A placeholder (the array another function's shape rule or replay
+    gives, standing for a traced one) as the array of its values."""
+    if isinstance(a, Placeholder):
+        return wrap(a._value, a._key)
+    return a
+
+
+# The stand-in of a shape: an array of no bytes, on which NumPy's own shape
+# arithmetic runs, with its own errors, at no cost whatever the shape.
+_NO_BYTES: Final = np.dtype([])
+
+
+def _stand_in(shape: Sequence[int]) -> np.ndarray[Any, Any]:
+    return np.empty(tuple(shape), _NO_BYTES)
+
+
+def _probe(
+    name: str, fn: Callable[..., Any], shape: Sequence[int], *args: Any, **kw: Any
+) -> Any:
+    """What NumPy's ``fn`` gives for an array of ``shape`` (a stand-in; a
+    shape, or a list of shapes), or its error, naming ``name``; remembered
+    for hashable arguments."""
+    # (The types too: True and 1 are equal keys, not equal arguments.)
+    key = (fn, tuple(shape), args, tuple(map(type, args)), *kw.items())
     try:
-        out = fn(v, *args, **kwargs)
-    except (TypeError, ValueError) as err:
+        return _PROBED[key]
+    except KeyError:
+        found = _PROBED[key] = _run_probe(name, fn, shape, *args, **kw)
+        if len(_PROBED) > _PROBED_MAX:
+            _PROBED.clear()
+        return found
+    except TypeError:  # (an unhashable argument)
+        return _run_probe(name, fn, shape, *args, **kw)
+
+
+_PROBED: dict[tuple[Any, ...], Any] = {}
+_PROBED_MAX: Final = 4096
+
+
+def _run_probe(
+    name: str, fn: Callable[..., Any], shape: Sequence[int], *args: Any, **kw: Any
+) -> Any:
+    try:
+        out = fn(_stand_in(shape), *args, **kw)
+    except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
         _core.reraise_named(name, err)
-    return wrap(np.asarray(out), key)
+    if isinstance(out, list | tuple):
+        parts: list[Any] = list(out)  # pyright: ignore[reportUnknownArgumentType]
+        return [tuple(p.shape) for p in parts]
+    return tuple(np.shape(out))
 
 
-@traced(abstract.full_size)
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """Axes (an int or a sequence; checked by a probe before) in ``[0, ndim)``."""
+    return tuple(normalize_axis_tuple(axis, ndim))
+
+
+# Reshaping and permuting an Array's axes give views of its memory, as in
+# NumPy: an Array's memory is its own and never changes, so a view is as
+# good as the new array that ``lax.reshape`` / ``lax.transpose`` give
+# eagerly (Primitive.bind never returns a view of an operand, which could be
+# a caller's NumPy array), and costs nothing at any size. The values are the
+# primitives' implementations' (``ndarray.reshape``, ``numpy.transpose``);
+# with tracers the primitives are recorded or differentiated.
+
+
+def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
+    if tuple(x.shape) == shape:
+        return x
+    if type(x) is ArrayImpl:
+        return wrap(x._value.reshape(shape), x._key)
+    return lax.reshape(x, shape)
+
+
+def _permuted(x: Any, perm: Sequence[int]) -> Any:
+    perm = tuple(perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    if type(x) is ArrayImpl:
+        return wrap(x._value.transpose(perm), x._key)
+    return lax.transpose(x, perm)
+
+
+@_on_values
 def reshape(
     a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None
 ) -> Array:
@@ -94,10 +211,21 @@ def reshape(
         raise TypeError("reshape: missing the shape argument, e.g. reshape(a, (2, -1))")
     if isinstance(shape, int | np.integer):
         shape = (int(shape),)  # pyright: ignore[reportUnknownArgumentType]
-    return _same("reshape", np.reshape, a, shape, order=order)
+    return _reshape("reshape", _arr(a, "reshape"), shape, order)  # type: ignore[no-any-return]
 
 
-@traced(abstract.ravel)
+def _reshape(name: str, x: Any, shape: Any, order: str) -> Any:
+    new = _probe(name, np.reshape, x.shape, shape, order=order)
+    if order == "F":
+        # Column-major: the row-major order of the reversed axes.
+        flipped = _permuted(x, tuple(reversed(range(x.ndim))))
+        return _permuted(
+            _reshaped(flipped, new[::-1]), tuple(reversed(range(len(new))))
+        )
+    return _reshaped(x, new)
+
+
+@_on_values
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """``a`` flattened to one axis.
 
@@ -112,10 +240,12 @@ def ravel(a: ArrayLike, order: str = "C") -> Array:
     >>> tnp.ravel(tnp.arange(6).reshape(2, 3))
     Array([0, 1, 2, 3, 4, 5], dtype=int32)
     """
-    return _same("ravel", np.ravel, a, order=order)
+    x = _arr(a, "ravel")
+    _probe("ravel", np.ravel, x.shape, order=order)
+    return _reshape("ravel", x, (-1,), "F" if order == "F" else "C")  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """``a`` with its axes permuted (reversed by default).
 
@@ -130,10 +260,14 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     >>> tnp.transpose(tnp.zeros((2, 3, 4), 'int8'), (1, 0, 2)).shape
     (3, 2, 4)
     """
-    return _same("transpose", np.transpose, a, axes)
+    x = _arr(a, "transpose")
+    _probe("transpose", np.transpose, x.shape, axes)
+    nd = x.ndim
+    perm = tuple(reversed(range(nd))) if axes is None else _axes(axes, nd)
+    return _permuted(x, perm)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     """Array API name of :func:`transpose` (the axes are required).
 
@@ -151,7 +285,7 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     return transpose(a, axes)
 
 
-@traced(abstract.full_size)
+@_on_values
 def matrix_transpose(x: ArrayLike, /) -> Array:
     """Swap the last two axes (transpose a stack of matrices).
 
@@ -168,15 +302,16 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
     >>> tnp.matrix_transpose(tnp.zeros((5, 2, 3))).shape
     (5, 3, 2)
     """
-    v, key = _one(x, "matrix_transpose")
+    v = _arr(x, "matrix_transpose")
     if v.ndim < 2:
         raise ValueError(
             f"matrix_transpose: needs at least 2 dimensions, got shape {v.shape}"
         )
-    return wrap(np.swapaxes(v, -1, -2), key)
+    nd = v.ndim
+    return _permuted(v, (*range(nd - 2), nd - 1, nd - 2))  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     """Move axes to new positions; the others keep their order.
 
@@ -192,10 +327,17 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     >>> tnp.moveaxis(tnp.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
-    return _same("moveaxis", np.moveaxis, a, source, destination)
+    x = _arr(a, "moveaxis")
+    _probe("moveaxis", np.moveaxis, x.shape, source, destination)
+    nd = x.ndim
+    src, dst = _axes(source, nd), _axes(destination, nd)
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return _permuted(x, order)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Swap two axes.
 
@@ -211,10 +353,22 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     >>> tnp.swapaxes(tnp.zeros((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
-    return _same("swapaxes", np.swapaxes, a, axis1, axis2)
+    x = _arr(a, "swapaxes")
+    _probe("swapaxes", np.swapaxes, x.shape, axis1, axis2)
+    (i,), (j,) = _axes(axis1, x.ndim), _axes(axis2, x.ndim)
+    perm = list(range(x.ndim))
+    perm[i], perm[j] = j, i
+    return _permuted(x, perm)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+def _shaped_like(name: str, fn: Callable[..., Any], a: Any, *args: Any) -> Any:
+    """``a`` reshaped as NumPy's ``fn`` (which only adds or removes axes of
+    length 1) shapes it."""
+    x = _arr(a, name)
+    return _reshaped(x, _probe(name, fn, x.shape, *args))
+
+
+@_on_values
 def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     """Insert axes of length 1.
 
@@ -229,10 +383,10 @@ def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     >>> tnp.expand_dims(tnp.asarray([1, 2], dtype='int8'), 0)
     Array([[1, 2]], dtype=int8)
     """
-    return _same("expand_dims", np.expand_dims, a, axis)
+    return _shaped_like("expand_dims", np.expand_dims, a, axis)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Remove axes of length 1.
 
@@ -250,10 +404,18 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     >>> tnp.squeeze(tnp.zeros((1, 3, 1))).shape
     (3,)
     """
-    return _same("squeeze", np.squeeze, a, axis)
+    return _shaped_like("squeeze", np.squeeze, a, axis)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` broadcast to ``shape`` (checked before), trailing axes aligned."""
+    if tuple(x.shape) == shape:
+        return x
+    n = len(shape)
+    return lax.broadcast_in_dim(x, shape, tuple(range(n - x.ndim, n)))
+
+
+@_on_values
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept.
 
@@ -271,16 +433,16 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     >>> tnp.broadcast_to(tnp.asarray(2), (3,))
     Array([2, 2, 2], dtype=int32, weak_type=True)
     """
-    v, key = _one(array, "broadcast_to")
+    x = _arr(array, "broadcast_to")
     shape = _core.shape_of(shape, "broadcast_to")
     try:
-        out = np.broadcast_to(v, shape)
+        np.broadcast_to(_stand_in(x.shape), shape)
     except ValueError:
-        _core.broadcast_error("broadcast_to", [v.shape, shape])
-    return wrap(out, key)
+        _core.broadcast_error("broadcast_to", [tuple(x.shape), shape])
+    return _broadcast(x, shape)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     """The arguments broadcast to one shape, each keeping its dtype.
 
@@ -299,21 +461,17 @@ def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     >>> x.shape, x.dtype, y.shape, y.dtype
     ((2, 2), dtype('int8'), (2, 2), dtype('float32'))
     """
-    parts = [_one(a, "broadcast_arrays") for a in args]
-    shapes = [v.shape for v, _ in parts]
+    arrays = [_arr(a, "broadcast_arrays") for a in args]
+    shapes = [tuple(x.shape) for x in arrays]
     state = _config.current()
     _core.check_rank("broadcast_arrays", shapes, state.rank_promotion)
     try:
-        # broadcast_to, not np.broadcast_arrays: its views are read-only
-        # (broadcast_arrays' warn on any use of their writeable flag).
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         _core.broadcast_error("broadcast_arrays", shapes)
-    outs = [np.broadcast_to(v, shape) for v, _ in parts]
-    return [wrap(o, k) for o, (_, k) in zip(outs, parts, strict=True)]
+    return [_broadcast(x, shape) for x in arrays]
 
 
-@traced(abstract.full_size)
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     """The shape the given shapes broadcast to.
 
@@ -337,7 +495,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
         _core.broadcast_error("broadcast_shapes", dims)
 
 
-@traced(abstract.full_size)
+@_on_values
 def atleast_1d(*arys: ArrayLike) -> Any:
     """Each argument with at least one axis.
 
@@ -351,11 +509,11 @@ def atleast_1d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_1d(tnp.asarray(1.5))
     Array([1.5], dtype=float32, weak_type=True)
     """
-    outs = [_same("atleast_1d", np.atleast_1d, a) for a in arys]
+    outs = [_shaped_like("atleast_1d", np.atleast_1d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-@traced(abstract.full_size)
+@_on_values
 def atleast_2d(*arys: ArrayLike) -> Any:
     """Each argument with at least two axes (a 1-d array becomes a row).
 
@@ -369,11 +527,11 @@ def atleast_2d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_2d(tnp.asarray([1, 2], dtype='int8'))
     Array([[1, 2]], dtype=int8)
     """
-    outs = [_same("atleast_2d", np.atleast_2d, a) for a in arys]
+    outs = [_shaped_like("atleast_2d", np.atleast_2d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-@traced(abstract.full_size)
+@_on_values
 def atleast_3d(*arys: ArrayLike) -> Any:
     """Each argument with at least three axes.
 
@@ -387,11 +545,11 @@ def atleast_3d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_3d(tnp.zeros(2)).shape
     (1, 2, 1)
     """
-    outs = [_same("atleast_3d", np.atleast_3d, a) for a in arys]
+    outs = [_shaped_like("atleast_3d", np.atleast_3d, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
-@traced(abstract.full_size)
+@_on_values
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along axes.
 
@@ -406,10 +564,19 @@ def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     >>> tnp.flip(tnp.asarray([1, 2, 3], dtype='int8'))
     Array([3, 2, 1], dtype=int8)
     """
-    return _same("flip", np.flip, m, axis)
+    x = _arr(m, "flip")
+    _probe("flip", np.flip, x.shape, axis)
+    dims = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim)
+    return lax.rev(x, dims) if dims else x
 
 
-@traced(abstract.copying)
+def _static(value: Any) -> Any:
+    """A concrete Array argument that sets a shape (repeats, split points)
+    as a NumPy value; a tracer raises its ConcretizationTypeError."""
+    return np.asarray(value) if isinstance(value, Array) else value
+
+
+@_on_values
 def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Shift elements cyclically along axes.
 
@@ -425,10 +592,32 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
     >>> tnp.roll(tnp.asarray([1, 2, 3], dtype='int8'), 1)
     Array([3, 1, 2], dtype=int8)
     """
-    return _same("roll", np.roll, a, shift, axis)
+    x = _arr(a, "roll")
+    shift = _static(shift)
+    _probe("roll", np.roll, x.shape, shift, axis)
+    if axis is None:
+        flat = _roll_axes(_reshaped(x, (math.prod(x.shape),)), {0: int(np.sum(shift))})
+        return _reshaped(flat, tuple(x.shape))  # type: ignore[no-any-return]
+    shifts: dict[int, int] = {}
+    for sh, ax in np.broadcast(np.asarray(shift), np.asarray(axis)):
+        (d,) = _axes(int(ax), x.ndim)
+        shifts[d] = shifts.get(d, 0) + int(sh)
+    return _roll_axes(x, shifts)  # type: ignore[no-any-return]
 
 
-@traced(abstract.tile)
+def _roll_axes(x: Any, shifts: dict[int, int]) -> Any:
+    """``x`` rolled by ``shifts[axis]`` along each axis: two slices joined."""
+    for ax, sh in shifts.items():
+        n = x.shape[ax]
+        k = sh % n if n else 0
+        if k:
+            head = lax.slice_in_dim(x, n - k, n, axis=ax)
+            tail = lax.slice_in_dim(x, 0, n - k, axis=ax)
+            x = lax.concatenate([head, tail], ax)
+    return x
+
+
+@_on_values
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Repeat the whole array ``reps`` times.
 
@@ -443,10 +632,20 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     >>> tnp.tile(tnp.asarray([1, 2], dtype='int8'), 2)
     Array([1, 2, 1, 2], dtype=int8)
     """
-    return _same("tile", np.tile, A, reps)
+    x = _arr(A, "tile")
+    reps = _static(reps)
+    out = _probe("tile", np.tile, x.shape, reps)
+    counts = tuple(int(r) for r in np.atleast_1d(np.asarray(reps)).reshape(-1))
+    nd = max(x.ndim, len(counts))
+    counts = (1,) * (nd - len(counts)) + counts
+    x = _reshaped(x, (1,) * (nd - x.ndim) + tuple(x.shape))
+    # Each axis of size s becomes (count, s), then the pairs merge.
+    pairs = tuple(v for c, s in zip(counts, x.shape, strict=True) for v in (c, s))
+    spread = lax.broadcast_in_dim(x, pairs, tuple(range(1, 2 * nd, 2)))
+    return _reshaped(spread, out)  # type: ignore[no-any-return]
 
 
-@traced(abstract.repeat)
+@_on_values
 def repeat(
     a: ArrayLike,
     repeats: Any,
@@ -473,26 +672,101 @@ def repeat(
     >>> tnp.repeat(tnp.asarray([1, 2], dtype='int8'), 2)
     Array([1, 1, 2, 2], dtype=int8)
     """
-    if isinstance(repeats, Array):
-        repeats = np.asarray(repeats)
-    out = _same("repeat", np.repeat, a, repeats, axis)
-    if total_repeat_length is not None and out.shape[axis or 0] != total_repeat_length:
+    x = _arr(a, "repeat")
+    repeats = _static(repeats)
+    shape = _probe("repeat", np.repeat, x.shape, repeats, axis)
+    if axis is None:
+        x, ax = _reshaped(x, (math.prod(x.shape),)), 0
+    else:
+        (ax,) = _axes(axis, x.ndim)
+    counts = np.asarray(repeats)
+    if counts.size == 1:
+        # Each element spread over a new axis of ``count``, merged after it.
+        s = tuple(x.shape)
+        spread = (*s[: ax + 1], int(counts.reshape(-1)[0]), *s[ax + 1 :])
+        dims = (*range(ax + 1), *range(ax + 2, x.ndim + 1))
+        out = _reshaped(lax.broadcast_in_dim(x, spread, dims), shape)
+    else:
+        positions = np.repeat(np.arange(x.shape[ax], dtype=np.int32), counts)
+        out = _take_along(x, _int32(positions), ax)
+    if total_repeat_length is not None and shape[ax] != total_repeat_length:
         raise ValueError(
-            f"repeat: the result has length {out.shape[axis or 0]}, not "
+            f"repeat: the result has length {shape[ax]}, not "
             f"total_repeat_length={total_repeat_length}"
         )
-    return out
+    return out  # type: ignore[no-any-return]
+
+
+def _int32(values: Any) -> ArrayImpl:
+    return wrap(np.asarray(values, np.int32), _core.aval(np.dtype(np.int32), False))
+
+
+def _counting(shape: tuple[int, ...], axis: int, dt: Any) -> Any:
+    """``0, 1, ...`` along ``axis`` of an integer array of ``shape``: a
+    running sum of ones (integers wrap, so the counts are right wherever
+    they fit ``dt``). Not ``iota``, which is made whole even while a trace
+    records (under eval_shape): ones are a broadcast, recorded there."""
+    dt = np.dtype(dt)
+    ones = lax.full(shape, 1, dt)
+    return lax.sub(lax.cumsum(ones, axis), lax.full((), 1, dt))
+
+
+@functools.cache
+def _along(ax: int, b: int, nd: int) -> lax.GatherDimensionNumbers:
+    """The gather of slices along axis ``ax`` of ``nd`` at ``b``-d indices."""
+    return lax.GatherDimensionNumbers(
+        offset_dims=(*range(ax), *range(ax + b, nd - 1 + b)),
+        collapsed_slice_dims=(ax,),
+        start_index_map=(ax,),
+    )
+
+
+def _iota(shape: tuple[int, ...], axis: int, dt: Any) -> Any:
+    """``0, 1, ...`` along ``axis`` of an integer array of ``shape``:
+    ``iota`` when no trace runs; while one does, the running sum of
+    :func:`_counting`, which a trace records without making it."""
+    if tracer.current_trace() is None:
+        return iota_p.bind(dtype=np.dtype(dt), shape=shape, dimension=axis)
+    return _counting(shape, axis, dt)
+
+
+def _take_along(x: Any, idx: Any, ax: int, fill: Any = None) -> Any:
+    """``x``'s slices at integer indices ``idx`` (in range, or out of range
+    to give ``fill`` when it is given) along axis ``ax``: the result's axis
+    ``ax`` is replaced by ``idx``'s axes. One gather (bound directly: the
+    dimension numbers are known good)."""
+    shape = tuple(x.shape)
+    if fill is not None and not shape[ax]:
+        out = (*shape[:ax], *idx.shape, *shape[ax + 1 :])
+        return _weak_as(lax.full(out, fill, x.dtype), x)
+    column = reshape_p.bind(idx, new_sizes=(*idx.shape, 1), dimensions=None)
+    return gather_p.bind(
+        x,
+        column,
+        dimension_numbers=_along(ax, idx.ndim, len(shape)),
+        # (An empty axis: windows of none; its indices are out of bounds.)
+        slice_sizes=(*shape[:ax], min(1, shape[ax]), *shape[ax + 1 :]),
+        mode=_PROMISED if fill is None else _FILLED,
+        fill_value=None if fill is None else np.asarray(fill).astype(x.dtype)[()],
+    )
+
+
+_PROMISED: Final = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+_FILLED: Final = lax.GatherScatterMode.FILL_OR_DROP
+
+
+def _weak_as(out: Any, x: Any) -> Any:
+    """``out`` (of ``x``'s dtype) with ``x``'s weak flag."""
+    if out.weak_type == x.weak_type:
+        return out
+    return convert_element_type_p.bind(out, new_dtype=x.dtype, weak_type=x.weak_type)
 
 
 # -- joining ----------------------------------------------------------------
 
 
-def _joined(
-    name: str,
-    arrays: Any,
-    fn: Callable[[list[np.ndarray[Any, Any]]], Any],
-    min_ndim: int = 0,
-) -> Array:
+def _joined(name: str, arrays: Any, min_ndim: int = 0) -> tuple[list[Any], bool]:
+    """The arrays to join, promoted to one dtype (and weak flag)."""
     # Narrowed by isinstance from Any, the arrays' NumPy types are unknown.
     if isinstance(arrays, Array | np.ndarray) and np.ndim(arrays):  # pyright: ignore[reportUnknownArgumentType]
         # An array joins its rows, as in NumPy and JAX.
@@ -516,21 +790,75 @@ def _joined(
             f"{name}: zero-dimensional arrays cannot be concatenated; use "
             "stack, or atleast_1d first"
         )
-    conv, plan = promote(promotion_op(name), tuple(elements))
-    values = [np.asarray(v, dtype=plan.cd) for v in conv]
-    if min_ndim and len({v.ndim for v in values}) > 1:
+    operands = _promoted(name, elements)
+    if min_ndim and len({x.ndim for x in operands}) > 1:
         raise TypeError(
             f"{name}: cannot join arrays with different numbers of dimensions "
-            f"(shapes {', '.join(str(v.shape) for v in values)})"
+            f"(shapes {', '.join(str(tuple(x.shape)) for x in operands)})"
         )
+    return operands, bool(operands[0].weak_type)
+
+
+def _promoted(name: str, args: Sequence[Any]) -> list[Any]:
+    """``args`` converted as the plan of ``name`` says: to its dtype and
+    weak flag, arrays whose values could change checked where they run
+    (``convert_element_type``'s check), Python scalars checked now."""
+    op = promotion_op(name)
+    items: list[Any] = []
+    keys: list[object] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Array):
+            a = _plain(a)
+            items.append(a)
+            keys.append(_core.aval(a.dtype, a.weak_type))
+        else:
+            v, k = _array.operand(a, name, i)
+            items.append(v)
+            keys.append(k)
+    state = _config.current()
+    tkeys = tuple(keys)
+    plan = state.memo.get((op, tkeys))
+    if plan is None:
+        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
+    if state.rank_promotion != "allow":
+        _core.check_rank(
+            name, [tuple(np.shape(v)) for v in items], state.rank_promotion
+        )
+    cd = plan.cd
+    weak = plan.out_key[1]
+    out: list[Any] = []
+    for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
+        if not isinstance(v, Array):
+            value = np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd)
+            out.append(wrap(value, _core.aval(cd, weak)))
+            continue
+        check = None
+        if how == _core.Conversion.CHECK:
+            check = Check("operand", name, i)
+        elif how == _core.Conversion.WEAK:
+            check = Check("weak", name, i)
+        if check is not None:
+            v = convert_element_type_p.bind(
+                v, new_dtype=cd, weak_type=weak, check=check
+            )
+        elif v.dtype != cd or v.weak_type != weak:
+            v = convert_element_type_p.bind(v, new_dtype=cd, weak_type=weak)
+        out.append(v)
+    return out
+
+
+def _join(name: str, operands: list[Any], axis: int) -> Any:
+    """``operands`` (one dtype) joined along ``axis``, NumPy's shape errors
+    named."""
     try:
-        out = fn(values)
+        np.concatenate([_stand_in(x.shape) for x in operands], axis=axis)
     except (TypeError, ValueError) as err:
         _core.reraise_named(name, err)
-    return wrap(np.asarray(out), plan.out_key)
+    (ax,) = _axes(axis, operands[0].ndim)
+    return operands[0] if len(operands) == 1 else lax.concatenate(operands, ax)
 
 
-@traced(abstract.concatenate)
+@_on_values
 def concatenate(
     arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: DTypeLike | None = None
 ) -> Array:
@@ -556,11 +884,14 @@ def concatenate(
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    out = _joined("concatenate", arrays, lambda vs: np.concatenate(vs, axis=axis), 1)
+    operands, _ = _joined("concatenate", arrays, 1)
+    out = _join("concatenate", operands, _core.index_of(axis, "concatenate: axis"))
+    if len(operands) == 1:
+        out = lax.reshape(out, tuple(out.shape))  # (a new array, as always)
     return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
-@traced(abstract.concatenate)
+@_on_values
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     """Array API name of :func:`concatenate`.
 
@@ -579,7 +910,7 @@ def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     return concatenate(arrays, axis=axis)
 
 
-@traced(abstract.stack)
+@_on_values
 def stack(
     arrays: Sequence[ArrayLike],
     axis: int = 0,
@@ -606,11 +937,18 @@ def stack(
     Array([[1, 2],
            [3, 4]], dtype=int16)
     """
-    res = _joined("stack", arrays, lambda vs: np.stack(vs, axis=axis))
+    operands, _ = _joined("stack", arrays)
+    try:
+        np.stack([_stand_in(x.shape) for x in operands], axis=axis)
+    except (TypeError, ValueError) as err:
+        _core.reraise_named("stack", err)
+    (ax,) = _axes(axis, operands[0].ndim + 1)
+    rows = [lax.expand_dims(x, (ax,)) for x in operands]
+    res = rows[0] if len(rows) == 1 else lax.concatenate(rows, ax)
     return res if dtype is None else _astype(res, dtype, "stack")
 
 
-@traced(abstract.hstack)
+@_on_values
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays); dtypes are promoted.
 
@@ -625,11 +963,15 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     >>> tnp.hstack([tnp.asarray([1], dtype='int8'), tnp.asarray([2], dtype='int16')])
     Array([1, 2], dtype=int16)
     """
-    res = _joined("hstack", tup, np.hstack)
+    operands, _ = _joined("hstack", tup)
+    rows = [_reshaped(x, (1,)) if x.ndim == 0 else x for x in operands]
+    res = _join("hstack", rows, 0 if rows[0].ndim == 1 else 1)
+    if len(rows) == 1 and res is operands[0]:
+        res = lax.reshape(res, tuple(res.shape))
     return res if dtype is None else _astype(res, dtype, "hstack")
 
 
-@traced(abstract.vstack)
+@_on_values
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows); dtypes are promoted.
 
@@ -645,15 +987,28 @@ def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     Array([[1, 2],
            [3, 4]], dtype=int32)
     """
-    res = _joined("vstack", tup, np.vstack)
+    operands, _ = _joined("vstack", tup)
+    rows = [_reshaped(x, (1, *x.shape)) if x.ndim < 2 else x for x in operands]
+    rows = [
+        _reshaped(x, (1, 1)) if x.ndim == 1 and x.shape == (1,) else x for x in rows
+    ]
+    res = _join("vstack", rows, 0)
+    if len(rows) == 1 and res is operands[0]:
+        res = lax.reshape(res, tuple(res.shape))
     return res if dtype is None else _astype(res, dtype, "vstack")
 
 
-def _astype(x: Array, dtype: Any, where: str) -> Array:
-    return convert_to(x, dtype, where)
+def _astype(x: Any, dtype: Any, where: str) -> Array:
+    """``x`` in the ``dtype=`` of ``where``: values that would change
+    refused, where they are known."""
+    dt = _requested(dtype, where)
+    if dt == x.dtype and not x.weak_type:
+        return x  # type: ignore[no-any-return]
+    check = Check("operand", where, 0)
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False, check=check)  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@_on_values
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into sub-arrays along an axis; each keeps dtype and weak flag.
 
@@ -672,14 +1027,22 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     >>> tnp.split(tnp.arange(4), 2)
     [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
     """
-    v, key = _one(ary, "split")
-    if isinstance(indices_or_sections, Array):
-        indices_or_sections = np.asarray(indices_or_sections)
-    try:
-        parts = np.split(v, indices_or_sections, axis=axis)
-    except (TypeError, ValueError, IndexError, ZeroDivisionError) as err:
-        _core.reraise_named("split", err)
-    return [wrap(p, key) for p in parts]
+    x = _arr(ary, "split")
+    cuts = _static(indices_or_sections)
+    _probe("split", np.split, x.shape, cuts, axis=axis)
+    (ax,) = _axes(axis, x.ndim)
+    n = x.shape[ax]
+    bounds: list[tuple[int, int]] = []
+    if np.ndim(cuts) == 0:
+        step = n // int(cuts)
+        bounds = [(i * step, (i + 1) * step) for i in range(int(cuts))]
+    else:
+        edges = [int(c) for c in np.asarray(cuts).reshape(-1)]
+        starts, stops = [0, *edges], [*edges, n]
+        for lo, hi in zip(starts, stops, strict=True):
+            lo, hi, _ = slice(lo, hi).indices(n)
+            bounds.append((lo, max(lo, hi)))
+    return [lax.slice_in_dim(x, lo, hi, axis=ax) for lo, hi in bounds]
 
 
 # -- indexing ---------------------------------------------------------------
@@ -707,10 +1070,315 @@ def _index(key: Any) -> Any:
     return key
 
 
-@traced(abstract.getitem)
+@_on_values
 def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction]
-    v, k = _one(a, "getitem")
-    return wrap(np.asarray(v[_index(key)]), k)
+    """``a[key]``: basic indexing (ints, slices, None, ...) by slicing and
+    reshaping, indexing with integer arrays (and bool masks whose values
+    are known) by one gather; an index out of bounds raises IndexError."""
+    x = _arr(a, "getitem")
+    t = type(key)  # pyright: ignore[reportUnknownVariableType]
+    if (t is int or t is slice) and x.ndim:
+        return _sliced(x, key)  # type: ignore[no-any-return]
+    return _indexed(x, key, _NUMPY_WORDS)  # type: ignore[no-any-return]
+
+
+def _sliced(x: Any, key: int | slice) -> Any:
+    """``x[key]`` for an int or a slice along the first axis (the commonest
+    indexing, kept short): one ``lax.slice`` (after ``rev`` for a negative
+    step), then a reshape dropping the axis of an int."""
+    n = x.shape[0]
+    if type(key) is int:
+        k = key + n if key < 0 else key
+        if not 0 <= k < n:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+        row = lax.slice_in_dim(x, k, k + 1)
+        return _reshaped(row, tuple(x.shape[1:]))
+    assert isinstance(key, slice)
+    lo, hi, step = key.indices(n)
+    m = len(range(lo, hi, step))
+    if step < 0:
+        x, lo, step = lax.rev(x, (0,)), n - 1 - lo, -step
+    if lo == 0 and step == 1 and m == n:
+        return x
+    return lax.slice_in_dim(x, lo, lo + (m - 1) * step + 1 if m else lo, step)
+
+
+class _Words(NamedTuple):
+    """How an indexing function reads its index and speaks of it."""
+
+    where: str  # the prefix of messages ("" for x[...], NumPy's messages)
+    mode: str | None  # what an index out of bounds gives (None: IndexError)
+    negative: bool  # negative indices count from the end
+    hint: str  # said after "index i is out of bounds ..."
+    fill: Any = None  # the fill value of mode 'fill'/'drop'
+
+
+_NUMPY_WORDS: Final = _Words("", None, True, "")
+
+
+class _Entry(NamedTuple):
+    """One part of an index: ``kind`` is ``'none'`` (a new axis),
+    ``'slice'``, ``'int'``, ``'array'`` (integers, along axis ``axis``) or
+    ``'bool0'`` (a 0-d bool: a new axis of length 1 or 0)."""
+
+    kind: str
+    axis: int
+    value: Any
+
+
+def _index_entries(shape: tuple[int, ...], key: Any, words: _Words) -> list[_Entry]:
+    """``key`` read against an array of ``shape``: the ellipsis expanded,
+    masks (whose values are known) turned into their integer indices."""
+    raw: list[Any] = list(key) if isinstance(key, tuple) else [key]  # pyright: ignore[reportUnknownArgumentType]
+    parts: list[Any] = []
+    for p in raw:
+        if isinstance(p, list):
+            items: list[Any] = p  # pyright: ignore[reportUnknownVariableType]
+            p = np.asarray(items)
+        if isinstance(p, Array):
+            if not _dtypes.isdtype(p.dtype, ("integral", "bool")):
+                raise IndexError(
+                    "arrays used as indices must be of integer or bool type, "
+                    f"got {p.dtype}"
+                )
+            if p.dtype == bool:
+                if type(p) is not ArrayImpl:
+                    raise ConcretizationTypeError(
+                        f"indexing with a traced boolean mask {p!r}: the result's "
+                        "shape would depend on its values. Use "
+                        "typelattice.numpy.where(mask, x, fill) to keep the shape, "
+                        "or nonzero(mask, size=n) for a fixed number of indices."
+                    )
+                p = p._value
+            else:
+                p = _plain(p)
+        elif isinstance(p, np.ndarray | np.bool_) or type(p) is bool:
+            p = np.asarray(p)
+            if p.dtype.kind not in "biu":
+                if words.where:
+                    raise IndexError(
+                        f"{words.where}: indices must be integers, slices, None, "
+                        f"... or bool arrays, got {p.dtype}"
+                    )
+                raise IndexError(_VALID_INDICES)
+        elif not (p is None or p is Ellipsis or isinstance(p, slice)):
+            try:
+                p = operator.index(p)
+            except TypeError:
+                raise IndexError(_VALID_INDICES) from None
+        parts.append(p)
+    if sum(p is Ellipsis for p in parts) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(_consumes(p) for p in parts)
+    if consumed > len(shape):
+        if words.where:
+            raise IndexError(
+                f"{words.where}: too many indices for an array of dimension "
+                f"{len(shape)}"
+            )
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, "
+            f"but {consumed} were indexed"
+        )
+    if not any(p is Ellipsis for p in parts):
+        parts.append(Ellipsis)
+    entries: list[_Entry] = []
+    axis = 0
+    for p in parts:
+        if p is None:
+            entries.append(_Entry("none", -1, None))
+        elif p is Ellipsis:
+            for _ in range(len(shape) - consumed):
+                entries.append(_Entry("slice", axis, slice(None)))
+                axis += 1
+        elif isinstance(p, slice):
+            entries.append(_Entry("slice", axis, p))
+            axis += 1
+        elif isinstance(p, int):
+            entries.append(_Entry("int", axis, p))
+            axis += 1
+        elif _is_mask(p):
+            mask: np.ndarray[Any, Any] = p
+            if mask.ndim == 0:
+                entries.append(_Entry("bool0", -1, bool(mask)))
+                continue
+            for j, (n, m) in enumerate(zip(shape[axis:], mask.shape, strict=False)):
+                if n != m:
+                    raise IndexError(
+                        f"{words.where + ': ' if words.where else ''}boolean index "
+                        f"did not match indexed array along axis {axis + j}; size "
+                        f"of axis is {n} but size of corresponding boolean axis is {m}"
+                    )
+            for j, found in enumerate(np.nonzero(mask)):
+                entries.append(_Entry("array", axis + j, _int32(found)))
+            axis += mask.ndim
+        else:
+            value = p if isinstance(p, Array) else from_numpy(p)
+            entries.append(_Entry("array", axis, value))
+            axis += 1
+    return entries
+
+
+def _consumes(p: Any) -> int:
+    """How many axes of the indexed array a part of an index reads."""
+    if p is None or p is Ellipsis:
+        return 0
+    return int(np.ndim(p)) if _is_mask(p) else 1
+
+
+_VALID_INDICES: Final = (
+    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+    "integer or boolean arrays are valid indices"
+)
+
+
+def _slices(x: Any, entries: list[_Entry]) -> Any:
+    """``x`` sliced by the slice entries (negative steps by ``rev``)."""
+    nd = x.ndim
+    starts, stops, steps = [0] * nd, list(x.shape), [1] * nd
+    flipped: list[int] = []
+    for e in entries:
+        if e.kind != "slice":
+            continue
+        n = x.shape[e.axis]
+        try:
+            lo, hi, step = e.value.indices(n)
+        except (TypeError, ValueError) as err:
+            _core.reraise_named("getitem", err)
+        m = len(range(lo, hi, step))
+        if step < 0:
+            flipped.append(e.axis)
+            lo, step = n - 1 - lo, -step
+        starts[e.axis] = lo
+        stops[e.axis] = lo + (m - 1) * step + 1 if m else lo
+        steps[e.axis] = step
+    if flipped:
+        x = lax.rev(x, tuple(flipped))
+    if starts != [0] * nd or stops != list(x.shape) or steps != [1] * nd:
+        x = lax.slice(x, starts, stops, steps)
+    return x
+
+
+def _indexed(x: Any, key: Any, words: _Words) -> Any:
+    """``x[key]`` with ``words``' mode: NumPy's basic and advanced indexing
+    on primitives (slices, reshapes, one gather)."""
+    if isinstance(key, Array) and x.ndim and _dtypes.kind_of(key.dtype) in "iu":
+        # One array of integers: a gather along the first axis.
+        checked = _checked_index(_plain(key), x.shape[0], 0, words)
+        fills = words.mode in ("fill", "drop")
+        return _take_along(x, checked, 0, words.fill if fills else None)
+    shape = tuple(x.shape)
+    entries = _index_entries(shape, key, words)
+    advanced = any(e.kind in ("array", "bool0") for e in entries)
+    if not advanced and words.mode is None:
+        # Basic indexing: ints are slices of one, their axes removed.
+        for i, e in enumerate(entries):
+            if e.kind == "int":
+                n = shape[e.axis]
+                k = e.value + n if e.value < 0 and words.negative else e.value
+                if not 0 <= k < n:
+                    raise IndexError(
+                        f"{words.where + ': ' if words.where else ''}index "
+                        f"{e.value} is out of bounds for axis {e.axis} with size "
+                        f"{n}{words.hint}"
+                    )
+                entries[i] = _Entry("slice", e.axis, slice(k, k + 1))
+                entries.append(_Entry("drop", e.axis, None))
+        y = _slices(x, entries)
+        out: list[int] = []
+        for e in entries:
+            if e.kind == "none":
+                out.append(1)
+            elif e.kind == "slice" and not any(
+                d.kind == "drop" and d.axis == e.axis for d in entries
+            ):
+                out.append(y.shape[e.axis])
+        return _reshaped(y, tuple(out))
+    y = _slices(x, entries)
+    picks = [e for e in entries if e.kind in ("array", "int")]
+    # The static checks first (the shapes), then the values (the indices).
+    shapes = [tuple(np.shape(e.value)) for e in picks]
+    shapes += [(1,) if e.value else (0,) for e in entries if e.kind == "bool0"]
+    try:
+        batch = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        shown = " ".join(str(s) for s in shapes)
+        raise IndexError(
+            f"{words.where + ': ' if words.where else ''}shape mismatch: indexing "
+            f"arrays could not be broadcast together with shapes {shown}"
+        ) from None
+    indices: list[Any] = []
+    for e in picks:
+        index: Any = e.value if e.kind == "array" else _int32(e.value)
+        indices.append(_checked_index(index, x.shape[e.axis], e.axis, words))
+    taken = [e.axis for e in picks]
+    rest = [e.axis for e in entries if e.kind == "slice"]
+    kept = tuple(y.shape[d] for d in rest)
+    nb = len(batch)
+    if taken:
+        y = _permuted(y, taken + rest)
+        columns = [
+            lax.broadcast_in_dim(i, (*batch, 1), tuple(range(nb - i.ndim, nb)))
+            for i in indices
+        ]
+        starts = columns[0] if len(columns) == 1 else lax.concatenate(columns, nb)
+        k = len(taken)
+        dn = lax.GatherDimensionNumbers(
+            offset_dims=tuple(range(nb, nb + len(rest))),
+            collapsed_slice_dims=tuple(range(k)),
+            start_index_map=tuple(range(k)),
+        )
+        # (An empty axis: windows of none; its indices are out of bounds.)
+        sizes = tuple(min(1, y.shape[i]) for i in range(k)) + kept
+        if words.mode in ("fill", "drop") and 0 in sizes[:k]:
+            g = _weak_as(lax.full((*batch, *kept), words.fill, y.dtype), y)
+        elif words.mode in ("fill", "drop"):
+            g = lax.gather(y, starts, dn, sizes, mode="fill", fill_value=words.fill)
+        else:
+            g = lax.gather(y, starts, dn, sizes)
+    else:  # 0-d bools only: a new axis of length 1 or 0
+        g = lax.broadcast_in_dim(y, (*batch, *kept), tuple(range(nb, nb + len(rest))))
+    # The basic axes (slices, new axes) in order; the advanced ones where the
+    # first of them is when no slice separates them, else first (NumPy's rule).
+    kinds = [e.kind for e in entries if e.kind != "none"]
+    first = next(
+        i for i, e in enumerate(entries) if e.kind in ("array", "int", "bool0")
+    )
+    last = max(i for i, e in enumerate(entries) if e.kind in ("array", "int", "bool0"))
+    together = all(e.kind != "slice" for e in entries[first:last])
+    at = sum(e.kind in ("none", "slice") for e in entries[:first]) if together else 0
+    basic = [
+        1 if e.kind == "none" else 0 for e in entries if e.kind in ("none", "slice")
+    ]
+    sizes_out: list[int] = []
+    it = iter(kept)
+    for new in basic:
+        sizes_out.append(1 if new else next(it))
+    del kinds
+    g = _reshaped(g, (*batch, *sizes_out))
+    if at:
+        perm = [*range(nb, nb + at), *range(nb), *range(nb + at, nb + len(sizes_out))]
+        g = lax.transpose(g, tuple(perm))
+    return g
+
+
+def _checked_index(i: Any, n: int, axis: int, words: _Words) -> Any:
+    """Integer indices along an axis of ``n``, as ``words.mode`` says: int32
+    positions in ``[0, n)`` (``n`` for the positions to fill or drop)."""
+    if _dtypes.kind_of(i.dtype) not in "iu":
+        raise IndexError(
+            f"{words.where}: indices must be integers, slices, None, ... or bool "
+            f"arrays, got {i.dtype}"
+        )
+    mode = words.mode
+    if mode == "clip" and n == 0:
+        raise IndexError(f"{words.where}: cannot clip indices to an empty axis {axis}")
+    how = {"clip": "clip", "fill": "fill", "drop": "fill", "wrap": "wrap"}.get(
+        mode or "", "raise"
+    )
+    where = words.where + ": " if words.where else ""
+    check = IndexCheck(axis, n, words.negative, how, where, words.hint)
+    return check_index(i, check)
 
 
 _GATHER_MODES: Final = ("promise_in_bounds", "clip", "fill", "drop")
@@ -847,7 +1515,7 @@ def _padded(v: np.ndarray[Any, Any], pad: list[int], fill: Any) -> np.ndarray[An
     return v
 
 
-@traced(abstract.full_size)
+@_on_values
 def _gather(  # pyright: ignore[reportUnusedFunction]
     a: Any,
     index: Any,
@@ -857,14 +1525,28 @@ def _gather(  # pyright: ignore[reportUnusedFunction]
 ) -> Array:
     """``x.at[index].get(mode=..., fill_value=...)``."""
     where = "x.at[...].get"
-    v, k = _one(a, where)
-    idx, pad = _resolve(v.shape, index, mode, wrap_negative, where)
-    if pad:
-        v = _padded(v, pad, _fill_for(fill_value, k[0], where))
-    return wrap(np.array(v[idx]), k)
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    x = _arr(a, where)
+    fill = None
+    if mode in ("fill", "drop"):
+        fill = _fill_for(fill_value, x.dtype, where)[()]
+    words = _Words(where, mode, wrap_negative, _AT_HINT, fill)
+    if mode == "promise_in_bounds":
+        words = words._replace(mode=None)
+    return _indexed(x, index, words)  # type: ignore[no-any-return]
 
 
-@traced(abstract.take)
+_AT_HINT: Final = (
+    "; pass mode='clip' to clamp indices, or mode='fill' (mode='drop') to fill "
+    "(skip) those positions"
+)
+
+
+@_on_values
 def take(
     a: ArrayLike,
     indices: ArrayLike,
@@ -918,52 +1600,51 @@ def take(
         raise TypeError(
             "take: the out argument is not supported (arrays are immutable)"
         )
-    v, key = _one(a, "take")
+    x = _arr(a, "take")
     if isinstance(indices, list | tuple):
         raise TypeError("take: indices must be an array, not a list; use asarray")
-    iv, _ = _array.operand(indices, "take", 1)
-    idx = np.asarray(iv)
-    if idx.dtype.kind not in "iu":
+    if isinstance(indices, Array):
+        idx = _plain(indices)
+    else:
+        iv, _ = _array.operand(indices, "take", 1)
+        value = np.asarray(iv)
+        idx = wrap(value, _core.aval(value.dtype, False))
+    if _dtypes.kind_of(idx.dtype) not in "iu":
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
     if axis is None:
-        v = v.reshape(-1)
+        x = _reshaped(x, (math.prod(x.shape),))
         ax = 0
     else:
         ax = _core.index_of(axis, "take: axis")
-        if not -v.ndim <= ax < v.ndim:
+        if not -x.ndim <= ax < x.ndim:
             raise ValueError(
-                f"take: axis {ax} is out of bounds for an array of dimension {v.ndim}"
+                f"take: axis {ax} is out of bounds for an array of dimension {x.ndim}"
             )
-        ax %= v.ndim
-    n = v.shape[ax]
-    idx = idx.astype(np.int64)
+        ax %= x.ndim
+    n = x.shape[ax]
     if mode is None or mode == "raise":
-        bad = (idx < -n) | (idx >= n)
-        if bad.any():
-            raise IndexError(
-                f"take: index {int(idx[bad].flat[0])} is out of bounds for axis "
-                f"{ax} with size {n}; pass mode='fill' (with fill_value=), "
-                "'clip' or 'wrap' to say what an out-of-bounds index gives"
-            )
-        return wrap(np.take(v, idx, axis=ax), key)
+        hint = (
+            "; pass mode='fill' (with fill_value=), 'clip' or 'wrap' to say what "
+            "an out-of-bounds index gives"
+        )
+        check = IndexCheck(ax, n, True, "raise", "take: ", hint)
+        return _take_along(x, check_index(idx, check), ax)  # type: ignore[no-any-return]
     if mode in ("clip", "wrap"):
         if n == 0:
             raise IndexError(f"take: cannot {mode} indices to an empty axis {ax}")
-        safe = np.clip(idx, 0, n - 1) if mode == "clip" else idx % n
-        return wrap(np.take(v, safe, axis=ax), key)
+        check = IndexCheck(ax, n, False, mode, "take: ", "")
+        return _take_along(x, check_index(idx, check), ax)  # type: ignore[no-any-return]
     if mode != "fill":
         raise ValueError(
             f"take: mode={mode!r} is not one of 'fill', 'clip', 'wrap' "
             "(or 'raise', to raise IndexError for an out-of-bounds index)"
         )
-    fill = _fill_for(fill_value, key[0], "take")
-    idx = np.where(idx < 0, idx + n, idx)
-    bad = (idx < 0) | (idx >= n)
-    padded = _padded(v, [ax], fill)
-    return wrap(np.take(padded, np.where(bad, n, idx), axis=ax), key)
+    fill = _fill_for(fill_value, x.dtype, "take")[()]
+    check = IndexCheck(ax, n, True, "fill", "take: ", "")
+    return _take_along(x, check_index(idx, check), ax, fill)  # type: ignore[no-any-return]
 
 
-@traced(abstract.scatter(_getitem))
+@_on_values
 def _scatter(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -980,7 +1661,178 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
     ``x`` is ``x``'s dtype); otherwise a TypeError names the explicit cast.
     Out-of-bounds indices raise IndexError unless ``mode`` is ``'clip'``
     (clamped) or ``'drop'``/``'fill'`` (those updates are skipped).
+
+    The positions ``index`` selects are found by indexing the numbers of
+    ``x``'s elements (an iota, as ``x[index]`` would index ``x``); the values
+    are scattered there into the flattened ``x`` by the primitive that
+    combines them, whose rules differentiate it.
     """
+    scatter = _SCATTERS.get(ufunc.__name__ if ufunc is not None else "set")
+    if scatter is None:
+        return _scatter_at(x, index, values, ufunc, name, mode, wrap_negative, label)
+    where = label or f"x.at[...].{name}"
+    target = _arr(x, where)
+    dt, weak = target.dtype, target.weak_type
+    update = _fitting_array(values, dt, weak, where, "store")
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    size = math.prod(target.shape)
+    dropping = mode in ("drop", "fill")
+    words = _Words(where, "fill" if dropping else mode, wrap_negative, _AT_HINT, -1)
+    if mode == "promise_in_bounds":
+        words = words._replace(mode=None)
+    positions = _basic_positions(tuple(target.shape), index, words)
+    if positions is None:
+        numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
+        positions = _indexed(numbers, index, words)
+    shape = tuple(positions.shape)
+    vshape = tuple(update.shape)
+    try:
+        if np.broadcast_shapes(shape, vshape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{where}: values of shape {vshape} do not broadcast to the shape "
+            f"{shape} of the indexed part"
+        ) from None
+    if update.ndim > len(shape):  # leading axes of length 1
+        update = _reshaped(update, vshape[update.ndim - len(shape) :])
+    m = math.prod(shape)
+    flat_updates = _reshaped(_broadcast(update, shape), (m,))
+    column = _reshaped(positions, (m, 1))
+    flat = _reshaped(target, (size,))
+    if scatter == "scatter_sub":
+        done = _scatter_flat(scatter_add_p, flat, column, lax.neg(flat_updates))
+    elif scatter == "scatter_mul" and _unique(positions):
+        # Each element multiplied once at most: by a scatter of the factors
+        # into ones, which differentiates in the factors too.
+        ones = _weak_as(lax.full((size,), 1, dt), target)
+        done = lax.mul(flat, _scatter_flat(scatter_p, ones, column, flat_updates))
+    else:
+        done = _scatter_flat(_SCATTER_PRIMITIVES[scatter], flat, column, flat_updates)
+    return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
+
+
+def _basic_positions(
+    shape: tuple[int, ...], index: Any, words: _Words
+) -> ArrayImpl | None:
+    """The numbers of the elements a basic index (ints, slices, None, ...)
+    selects in an array of ``shape``, computed from the index alone; None
+    for an index with arrays, or a mode other than raising."""
+    if words.mode is not None:
+        return None
+    parts = index if isinstance(index, tuple) else (index,)  # pyright: ignore[reportUnknownVariableType]
+    if any(isinstance(p, Array | np.ndarray | list) for p in parts):  # pyright: ignore[reportUnknownVariableType]
+        return None
+    entries = _index_entries(shape, index, words)
+    if any(e.kind in ("array", "bool0") for e in entries):
+        return None
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    total: Any = np.zeros((), np.int64)
+    for e in entries:
+        if e.kind == "none":
+            total = total[..., None]
+        elif e.kind == "slice":
+            along = np.arange(shape[e.axis], dtype=np.int64)[e.value]
+            total = total[..., None] + along * strides[e.axis]
+        else:
+            n = shape[e.axis]
+            k = e.value + n if e.value < 0 and words.negative else e.value
+            if not 0 <= k < n:
+                raise IndexError(
+                    f"{words.where}: index {e.value} is out of bounds for axis "
+                    f"{e.axis} with size {n}{words.hint}"
+                )
+            total = total + k * strides[e.axis]
+    return _int32(total) if math.prod(shape) < 2**31 else from_numpy(total)
+
+
+# Elements of a 1-d operand, one per index (bound directly: the dimension
+# numbers and dtypes are known good).
+_ELEMENTS: Final = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
+def _scatter_flat(prim: Any, flat: Any, column: Any, updates: Any) -> Any:
+    """``prim`` combining ``updates`` into the 1-d ``flat`` at the positions
+    ``column`` (positions out of range skipped)."""
+    return prim.bind(flat, column, updates, dimension_numbers=_ELEMENTS, mode=_FILLED)
+
+
+def _unique(positions: Any) -> bool:
+    """Whether known positions (a concrete array) name each element once."""
+    if type(positions) is not ArrayImpl:
+        return False
+    found = positions._value[positions._value >= 0]
+    return bool(np.unique(found).size == found.size)
+
+
+_SCATTER_PRIMITIVES: Final = {
+    "scatter": scatter_p,
+    "scatter_add": scatter_add_p,
+    "scatter_mul": scatter_mul_p,
+    "scatter_min": scatter_min_p,
+    "scatter_max": scatter_max_p,
+}
+
+# The primitive combining each update with the array (subtract: add the
+# negated values).
+_SCATTERS: Final = {
+    "set": "scatter",
+    "add": "scatter_add",
+    "subtract": "scatter_sub",
+    "multiply": "scatter_mul",
+    "minimum": "scatter_min",
+    "maximum": "scatter_max",
+}
+
+
+def _fitting_array(
+    value: Any, dt: np.dtype[Any], weak: bool, where: str, verb: str
+) -> Any:
+    """``value`` as an array of ``dt`` (and the weak flag ``weak``), which
+    must not change it: :func:`_fitting`'s checks, an array's values
+    checked where they are known (``convert_element_type``'s check)."""
+    value = _plain(value)
+    if not isinstance(value, Array):
+        fitted = np.asarray(_fitting(value, dt, where, verb), dt)
+        return wrap(fitted, _core.aval(dt, weak))
+    state = _config.current()
+    key = _core.aval(value.dtype, value.weak_type)
+    joined, _ = _core.result_of([_core.aval(dt, False), key], state)
+    if joined != dt:
+        raise TypeError(
+            f"{where}: cannot {verb} {value.dtype} values in a {dt} array without "
+            f"changing them (they promote to {joined}); cast them explicitly, "
+            f"e.g. values.astype('{dt}')"
+        )
+    if value.dtype == dt:
+        if value.weak_type == weak:
+            return value
+        return convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak)
+    how = "weak" if value.weak_type else "operand"
+    check = Check(how, where, 1)
+    return convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak, check=check)
+
+
+@traced(abstract.full_size)
+def _scatter_at(
+    x: Any,
+    index: Any,
+    values: Any,
+    ufunc: np.ufunc | None,
+    name: str,
+    mode: str | None = None,
+    wrap_negative: bool = True,
+    label: str | None = None,
+) -> Array:
+    """``x.at[index].divide(values)`` and ``.power``: NumPy's ``ufunc.at``
+    (an element indexed twice is updated twice), which no scatter primitive
+    computes; not differentiable."""
     where = label or f"x.at[...].{name}"
     target, key = _one(x, where)
     dt = key[0]
@@ -1058,8 +1910,8 @@ def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:
 
 def _sort_operand(
     a: Any, axis: int | None, name: str, kind: Any, order: Any
-) -> tuple[np.ndarray[Any, Any], _core.Aval, int]:
-    """The value to sort, its key, and the axis (None: the flattened array)."""
+) -> tuple[Any, int]:
+    """The array to sort and the axis (None: the flattened array)."""
     if kind is not None:
         raise TypeError(
             f"{name}: the kind argument is not supported (as in jax.numpy); "
@@ -1067,20 +1919,20 @@ def _sort_operand(
         )
     if order is not None:
         raise TypeError(f"{name}: the order argument is not supported (no fields)")
-    v, key = _one(a, name)
+    x = _arr(a, name)
     if axis is None:
-        return v.reshape(-1), key, 0
-    if not v.ndim:
+        return _reshaped(x, (math.prod(x.shape),)), 0
+    if not x.ndim:
         raise ValueError(f"{name}: a 0-d array has no axis to sort along")
     axis = _core.index_of(axis, f"{name}: axis")
-    if not -v.ndim <= axis < v.ndim:
+    if not -x.ndim <= axis < x.ndim:
         raise ValueError(
-            f"{name}: axis {axis} is out of bounds for an array of dimension {v.ndim}"
+            f"{name}: axis {axis} is out of bounds for an array of dimension {x.ndim}"
         )
-    return v, key, axis % v.ndim
+    return x, axis % x.ndim
 
 
-@traced(abstract.flat_or_copying)
+@_on_values
 def sort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -1111,14 +1963,12 @@ def sort(
     >>> tnp.sort(tnp.asarray([3.0, float('nan'), 1.0]), descending=True)
     Array([nan,  3.,  1.], dtype=float32)
     """
-    v, key, axis = _sort_operand(a, axis, "sort", kind, order)
-    out = np.sort(v, axis=axis, kind="stable")
-    if descending:
-        out = np.flip(out, axis=axis)
-    return wrap(out, key)
+    x, axis = _sort_operand(a, axis, "sort", kind, order)
+    out = lax.sort(x, dimension=axis)
+    return lax.rev(out, (axis,)) if descending else out
 
 
-@traced(abstract.flat_or_copying)
+@_on_values
 def argsort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -1149,28 +1999,29 @@ def argsort(
     >>> tnp.argsort(tnp.asarray([3, 1, 2], dtype='int8'))
     Array([1, 2, 0], dtype=int32)
     """
-    v, _, axis = _sort_operand(a, axis, "argsort", kind, order)
-    if descending:
-        out = np.flip(
-            np.argsort(np.flip(v, axis=axis), axis=axis, kind="stable"), axis=axis
-        )
-        out = v.shape[axis] - 1 - out
-    else:
-        out = np.argsort(v, axis=axis, kind="stable")
+    x, axis = _sort_operand(a, axis, "argsort", kind, order)
+    x = stop_gradient(x)  # (the indices have no derivative)
     x64 = _config.current().enable_x64
+    n = x.shape[axis] if x.ndim else 1
     if dtype is None:
         dt = _dtypes.default_dtype("i", x64)
     else:
         dt = _astype_dtype(dtype, "argsort")
         if _dtypes.kind_of(dt) not in "iu":
             raise TypeError(f"argsort: dtype must be an integer type, got {dt}")
-        size = v.shape[axis] if v.ndim else 1
-        if size - 1 > int(_dtypes.iinfo(dt).max):
+        if n - 1 > int(_dtypes.iinfo(dt).max):
             raise OverflowError(
-                f"argsort: indices up to {size - 1} do not fit in {dt}; give a "
-                "wider dtype"
+                f"argsort: indices up to {n - 1} do not fit in {dt}; give a wider dtype"
             )
-    return from_numpy(out.astype(dt))
+    positions = _iota(tuple(x.shape), axis, dt)
+    if not descending:
+        return lax.sort((x, positions), dimension=axis, num_keys=1)[1]  # type: ignore[no-any-return]
+    # Descending and stable: the ascending order of the reversed array, read
+    # backwards, counts positions from the end.
+    backwards = lax.sort((lax.rev(x, (axis,)), positions), dimension=axis, num_keys=1)[
+        1
+    ]
+    return lax.sub(lax.full((), n - 1, dt), lax.rev(backwards, (axis,)))
 
 
 def _astype_dtype(dtype: Any, where: str) -> np.dtype[Any]:
@@ -1358,7 +2209,7 @@ def flatnonzero(
     return _nonzero(wrap(v.reshape(-1), key), size, fill_value, "flatnonzero")[0]
 
 
-@traced(abstract.diagonal)
+@_on_values
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
 
@@ -1375,15 +2226,28 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     >>> tnp.diagonal(tnp.arange(9).reshape(3, 3), offset=1)
     Array([1, 5], dtype=int32)
     """
-    v, _ = _one(a, "diagonal")
-    if v.ndim < 2:
-        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {v.shape}")
+    x = _arr(a, "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
     offset = _core.index_of(offset, "diagonal: offset")
-    try:
-        out = np.diagonal(v, offset, axis1, axis2)
-    except (TypeError, ValueError) as err:
-        _core.reraise_named("diagonal", err)
-    return from_numpy(np.array(out))
+    k = _probe("diagonal", np.diagonal, x.shape, offset, axis1, axis2)[-1]
+    (i,), (j,) = _axes(axis1, x.ndim), _axes(axis2, x.ndim)
+    nd = x.ndim
+    y = _permuted(x, [d for d in range(nd) if d not in (i, j)] + [i, j])
+    # One gather of the k elements (r + t, c + t) of each plane.
+    rows_cols = np.empty((k, 2), np.int32)
+    rows_cols[:, 0] = np.arange(max(-offset, 0), max(-offset, 0) + k, dtype=np.int32)
+    rows_cols[:, 1] = np.arange(max(offset, 0), max(offset, 0) + k, dtype=np.int32)
+    starts = _int32(rows_cols)
+    dn = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(nd - 2)),
+        collapsed_slice_dims=(nd - 2, nd - 1),
+        start_index_map=(nd - 2, nd - 1),
+    )
+    out = lax.gather(y, starts, dn, (*y.shape[:-2], 1, 1))
+    if out.weak_type:
+        out = convert_element_type_p.bind(out, new_dtype=out.dtype, weak_type=False)
+    return out
 
 
 @traced(abstract.copying)
@@ -1444,7 +2308,7 @@ def searchsorted(
     return from_numpy(np.asarray(out).astype(_dtypes.default_dtype("i", x64)))
 
 
-@traced(abstract.full_size)
+@_on_values
 def compress(
     condition: ArrayLike,
     a: ArrayLike,
@@ -1476,43 +2340,73 @@ def compress(
     """
     if out is not None:
         raise TypeError("compress: the out argument is not supported")
-    if size is None and isinstance(condition, Placeholder):
+    traced_condition = isinstance(condition, Array) and type(condition) is not ArrayImpl
+    if size is not None and isinstance(condition, Placeholder):
+        condition, traced_condition = _plain(condition), False
+    if size is None and traced_condition:
         raise ConcretizationTypeError(
             f"compress with a traced condition {condition!r}: the result's "
             "length is not known while tracing; give size= (and fill_value=)"
         )
-    cv, _ = _array.operand(condition, "compress", 0)
-    cond = np.asarray(cv).astype(bool)
+    if traced_condition:
+        cond: Any = condition
+    else:
+        cv, _ = _array.operand(condition, "compress", 0)
+        cond = np.asarray(cv).astype(bool)
     if cond.ndim != 1:
         raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}")
-    v, key = _one(a, "compress")
+    x = _arr(a, "compress")
     if axis is None:
-        v, axis = v.reshape(-1), 0
-    ax = _core.index_of(axis, "compress: axis") % max(v.ndim, 1)
-    n = v.shape[ax]
-    if cond.size > n:
+        x, axis = _reshaped(x, (math.prod(x.shape),)), 0
+    ax = _core.index_of(axis, "compress: axis") % max(x.ndim, 1)
+    n = x.shape[ax]
+    if not traced_condition and cond.size > n:
         cond, extra = cond[:n], cond[n:]
         if extra.any():
             raise ValueError(
                 f"compress: condition has true values beyond the axis length {n}"
             )
-    picked = np.compress(cond, v, axis=ax)
-    if size is not None:
-        size = _core.index_of(size, "compress: size")
-        if size < 0:
-            # ValueError here, as jax.numpy's compress.
-            raise ValueError(
-                f"compress: size must be a non-negative integer (the length of "
-                f"the result along the axis), got {size}"
-            )
-        fill = _fitting(fill_value, key[0], "compress", "fill with")
-        picked = np.take(picked, np.arange(min(size, picked.shape[ax])), axis=ax)
-        missing = size - picked.shape[ax]
-        if missing:
-            slab = list(picked.shape)
-            slab[ax] = missing
-            picked = np.concatenate([picked, np.full(slab, fill, key[0])], axis=ax)
-    return wrap(np.array(picked), key)
+    if size is None:
+        return _take_along(x, _int32(np.flatnonzero(cond)), ax)  # type: ignore[no-any-return]
+    size = _core.index_of(size, "compress: size")
+    if size < 0:
+        # ValueError here, as jax.numpy's compress.
+        raise ValueError(
+            f"compress: size must be a non-negative integer (the length of "
+            f"the result along the axis), got {size}"
+        )
+    fill = np.asarray(_fitting(fill_value, x.dtype, "compress", "fill with"), x.dtype)
+    if traced_condition:
+        positions = _first_true(cond, n, size)
+    else:
+        # The first ``size`` true positions; ``n`` (out of range) fills.
+        found = np.flatnonzero(cond)[:size]
+        positions = _int32(np.concatenate([found, np.full(size - found.size, n)]))
+    return _take_along(x, positions, ax, fill[()])  # type: ignore[no-any-return]
+
+
+def _first_true(cond: Any, n: int, size: int) -> Any:
+    """The positions of the first ``size`` true elements of the 1-d
+    ``cond`` (its first ``n``; ``n`` where there are fewer): each true
+    element's rank among them (a cumulative sum) scatters its position."""
+    m = cond.shape[0]
+    if m > n:
+        cond = lax.slice_in_dim(cond, 0, n)
+    if cond.dtype != np.dtype(bool):
+        cond = lax.ne(cond, lax.full((), 0, cond.dtype))
+    elif m < n:
+        cond = lax.pad(cond, False, [(0, n - m, 0)])
+    int32 = np.dtype(np.int32)
+    ones = lax.convert_element_type(cond, int32)
+    ranks = lax.sub(lax.cumsum(ones), lax.full((n,), 1, int32))
+    target = lax.select(cond, ranks, lax.full((n,), size, int32))
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+    )
+    column = lax.reshape(target, (n, 1))
+    return lax.scatter(lax.full((size,), n, int32), column, lax.iota(int32, n), dn)
 
 
 @traced(abstract.full_size)
@@ -1537,229 +2431,19 @@ def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFu
     return from_numpy(np.array(out))
 
 
-# -- lowerings (for differentiation) --------------------------------------------
-# Each of these functions moves elements of its data arguments (the first
-# argument; compress: the second; all of them for the variadic ones).
-lowering(reshape)(moves_elements(reshape, 0))
-lowering(ravel)(moves_elements(ravel, 0))
-lowering(transpose)(moves_elements(transpose, 0))
-lowering(permute_dims)(moves_elements(permute_dims, 0))
-lowering(matrix_transpose)(moves_elements(matrix_transpose, 0))
-lowering(moveaxis)(moves_elements(moveaxis, 0))
-lowering(swapaxes)(moves_elements(swapaxes, 0))
-lowering(expand_dims)(moves_elements(expand_dims, 0))
-lowering(squeeze)(moves_elements(squeeze, 0))
-lowering(broadcast_to)(moves_elements(broadcast_to, 0))
-lowering(flip)(moves_elements(flip, 0))
-lowering(roll)(moves_elements(roll, 0))
-lowering(tile)(moves_elements(tile, 0))
-lowering(repeat)(moves_elements(repeat, 0))
-lowering(concatenate)(moves_elements(concatenate, 0))
-lowering(concat)(moves_elements(concat, 0))
-lowering(stack)(moves_elements(stack, 0))
-lowering(hstack)(moves_elements(hstack, 0))
-lowering(vstack)(moves_elements(vstack, 0))
-lowering(split)(moves_elements(split, 0))
-lowering(diagonal)(moves_elements(diagonal, 0))
-lowering(compress)(moves_elements(compress, 1))
-lowering(atleast_1d)(moves_elements(atleast_1d))
-lowering(atleast_2d)(moves_elements(atleast_2d))
-lowering(atleast_3d)(moves_elements(atleast_3d))
-lowering(broadcast_arrays)(moves_elements(broadcast_arrays))
+# -- differentiation of the functions computed eagerly ------------------------
+# Their results are integers (indices) or piecewise constant: the lowering is
+# the function on values that carry no derivative.
 
 
-# Indexing with arrays (x[idx], take, x.at[idx].get) gathers at positions
-# that depend on the index's values, which jit and remembered calls know
-# only when they run: moves_elements, which reads the values, cannot
-# differentiate them there. Instead the function itself, applied to arrays
-# of each element's coordinate along one axis (broadcast views of an
-# arange: memory of the axis's length, not the data's; take along the
-# flattened array numbers every element), gives the coordinates each result
-# element comes from, as a namespace call on the index (recorded by jit and
-# replayed with its checks: an index out of bounds raises when it runs, as
-# without differentiation); a gather takes the elements there, with a
-# scatter-add as its transpose.
+def _constant(function: Any) -> Callable[..., Any]:
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        a, k = stop_gradient((args, kwargs))
+        return function(*a, **k)
+
+    return lower
 
 
-_DATA_ARGUMENT: Final = "a"
-_INDEX_ARGUMENT: Final = {"_getitem": "key", "take": "indices", "_gather": "index"}
-
-
-@functools.cache
-def _signature(function: Any) -> inspect.Signature:
-    return inspect.signature(function._traced)
-
-
-def _arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
-    """``function``'s arguments by name, defaults included."""
-    bound = _signature(function).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
-
-
-def _indexing_lower(function: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
-    """The lowering of ``function`` (``_getitem``, ``take`` or ``_gather``)
-    on data ``a``: a gather at the positions an index with arrays selects
-    (else by :func:`moves_elements`)."""
-
-    given = _arguments(function, (a, *args), kwargs)
-    index = given[_INDEX_ARGUMENT[function.__name__]]
-    mode = given.get("mode")
-    fills = mode == "fill" if function is take else mode in ("fill", "drop")
-    fill_value = given.get("fill_value")
-    if (
-        not isinstance(a, Array)
-        or not any(isinstance(x, Array | np.ndarray) for x in tree.leaves(index))
-        or isinstance(fill_value, TransformTracer)
-        or (a.ndim == 0 and function is not take)
-    ):
-        return moves_elements(function, 0)(a, *args, **kwargs)
-    flat = function is take and given["axis"] is None
-    source = (math.prod(a.shape),) if flat else tuple(a.shape)
-    size = math.prod(source)
-    if size >= 2**31:
-        raise NotImplementedError(
-            f"typelattice.numpy.{function.__name__.lstrip('_')}: differentiating "
-            f"it on {size} elements is not supported (2**31 at most)"
-        )
-    coordinate = _core.aval(np.dtype(np.int32), False)
-    position: Any = None
-    outside: Any = None
-    for d, n in enumerate(source):
-        axis = [1] * len(source)
-        axis[d] = n
-        numbers = np.arange(n, dtype=np.int32).reshape(axis)
-        along = wrap(np.broadcast_to(numbers, source), coordinate)
-        # Out of bounds, 'fill' and 'drop' put -1 at every coordinate.
-        call = given | {_DATA_ARGUMENT: along}
-        if "fill_value" in call:
-            call["fill_value"] = -1 if fills else None
-        c = function(**call)
-        if fills and outside is None:
-            outside = lax.eq(c, -1)
-        stride = math.prod(source[d + 1 :])
-        term = c if stride == 1 else lax.mul(c, stride)
-        position = term if position is None else lax.add(position, term)
-    shape = tuple(position.shape)
-    data = lax.reshape(a, (size,))
-    out = _lower._take_flat(data, lax.reshape(position, (math.prod(shape),)))
-    out = lax.reshape(out, shape)
-    if fills:
-        where = "take" if function is take else "x.at[...].get"
-        fill = _fill_for(fill_value, a.dtype, where)
-        out = lax.select(outside, lax.full(shape, fill, a.dtype), out)
-    return _lower._cast(out, a.dtype, a.weak_type)
-
-
-def _getitem_lower(a: Any, key: Any) -> Any:
-    return _indexing_lower(_getitem, a, key)
-
-
-def _take_lower(*args: Any, **kwargs: Any) -> Any:
-    return _indexing_lower(take, *args, **kwargs)
-
-
-def _gather_lower(*args: Any, **kwargs: Any) -> Any:
-    return _indexing_lower(_gather, *args, **kwargs)
-
-
-def _sort_lower(
-    a: Any,
-    axis: int | None = -1,
-    *,
-    kind: None = None,
-    order: None = None,
-    stable: bool = True,
-    descending: bool = False,
-) -> Any:
-    """The elements gathered in the order of their values' argsort."""
-
-    result = _lower.expected(
-        sort, a, axis, kind=kind, order=order, stable=stable, descending=descending
-    )
-    x = a if axis is not None else ravel(a)
-    ax = -1 if axis is None else axis
-    order_ = argsort(stop_gradient(x), axis=ax, stable=stable, descending=descending)
-    return _lower.finish(take_along_axis(x, order_, ax % x.ndim), result)
-
-
-def _scatter_lower(
-    x: Any,
-    index: Any,
-    values: Any,
-    ufunc: np.ufunc | None,
-    name: str,
-    mode: str | None = None,
-    wrap_negative: bool = True,
-    label: str | None = None,
-) -> Any:
-    """``.at[index].set``: a function that moves elements of ``x`` and
-    ``values``. ``.add``, ``.subtract``, ``.multiply``, ``.min``, ``.max``:
-    a scatter of the values at the flat positions ``index`` selects (found
-    by indexing an array of element numbers), with the primitive that
-    combines them (its rules differentiate it)."""
-
-    args = (x, index, values, ufunc, name, mode, wrap_negative, label)
-    if ufunc is None:
-        return _lower.moves_elements(_scatter, 0, 2)(*args)
-    scatter = _SCATTERS.get(ufunc.__name__)
-    if scatter is None:
-        raise NotImplementedError(
-            f"x.at[...].{name} cannot be differentiated; .set, .add, .subtract, "
-            ".multiply, .min and .max can"
-        )
-    result = _lower.expected(_scatter, *args)
-    size = math.prod(result.shape)
-    numbers = wrap(
-        np.arange(size, dtype=np.int32).reshape(result.shape),
-        _core.aval(np.dtype(np.int32), False),
-    )
-    dropping = mode in ("drop", "fill")
-    positions = _gather(numbers, index, mode, -1 if dropping else None, wrap_negative)
-    updates = _lower.broadcast(_lower.like(values, result), tuple(positions.shape))
-    if name == "subtract":
-        updates = lax.neg(updates)
-    # Dropped updates go to one extra element, cut off after.
-    flat_pos = np.asarray(positions).ravel()
-    flat_pos = np.where(flat_pos >= 0, flat_pos, size).astype(np.int32)
-    target = lax.concatenate(
-        [lax.reshape(_lower.like(x, result), (size,)), lax.full((1,), 0, result.dtype)],
-        0,
-    )
-    dn = lax.ScatterDimensionNumbers(
-        update_window_dims=(),
-        inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,),
-    )
-    column = wrap(flat_pos.reshape(-1, 1), _core.aval(np.dtype(np.int32), False))
-    flat_updates = lax.reshape(updates, (flat_pos.size,))
-    if scatter == "scatter_mul" and np.unique(flat_pos).size == flat_pos.size:
-        # Each element multiplied once at most: by a scatter of the factors
-        # into ones, which differentiates in the factors too.
-        ones = lax.full((size + 1,), 1, result.dtype)
-        factors = lax.scatter(ones, column, flat_updates, dn)
-        done = lax.mul(target, factors)
-    else:
-        done = getattr(lax, scatter)(target, column, flat_updates, dn)
-    return _lower.finish(lax.slice(done, (0,), (size,)), result)
-
-
-# The primitive combining each update with the array (subtract: add the
-# negated values).
-_SCATTERS: Final = {
-    "add": "scatter_add",
-    "subtract": "scatter_add",
-    "multiply": "scatter_mul",
-    "minimum": "scatter_min",
-    "maximum": "scatter_max",
-}
-
-
-lowering(sort)(_sort_lower)
-lowering(_scatter)(_scatter_lower)
-lowering(_getitem)(_getitem_lower)
-lowering(take)(_take_lower)
-lowering(_gather)(_gather_lower)
-for _fn in (argsort, nonzero, argwhere, flatnonzero, searchsorted):
-    lowering(_fn)(_lower_constant(_fn))
+for _fn in (nonzero, argwhere, flatnonzero, searchsorted):
+    lowering(_fn)(_constant(_fn))
 del _fn
