@@ -578,8 +578,16 @@ class Check(NamedTuple):
     where: str
     #: The operand's position, for the message.
     position: int
+    #: For a requested dtype: the fix the message ends with, instead of a
+    #: dtype proposed for ``how``.
+    fix: str | None = None
 
     def __repr__(self) -> str:
+        if self.fix is not None:
+            return (
+                f"Check({self.how!r}, {self.where!r}, {self.position}, "
+                f"fix={self.fix!r})"
+            )
         return f"Check({self.how!r}, {self.where!r}, {self.position})"
 
     def __str__(self) -> str:
@@ -622,7 +630,9 @@ def _convert_impl(
         elif check.how == "operand":
             checked = _core.check_operand(x, new_dtype, check.where, check.position)
         else:  # a requested dtype: the fix proposes another for ``how``
-            checked = _core.checked_cast(x, new_dtype, check.where, use=check.how)
+            checked = _core.checked_cast(
+                x, new_dtype, check.where, check.fix, use=check.how
+            )
         return np.asarray(checked).astype(new_dtype)
     if x.dtype.kind == "c" and _dtypes.kind_of(new_dtype) != "c":
         x = x.real  # the warning was given by the public function
