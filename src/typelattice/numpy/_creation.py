@@ -16,7 +16,7 @@ import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
 from typelattice import _lax as lax
-from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
+from typelattice._array import from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
 from typelattice._lax._primitive import broadcast_in_dim_p

@@ -625,7 +625,7 @@ def _outer(x: Any, y: Any) -> Any:
 def _tensordot(x: Any, y: Any, axes: Any) -> Any:
     try:
         if isinstance(axes, int | np.integer):
-            n = int(axes)
+            n = _core.index_of(axes, "tensordot: axes")
             if not 0 <= n <= builtins.min(x.ndim, y.ndim):
                 raise ValueError(
                     f"tensordot: axes={n} needs that many axes in both operands, "
@@ -634,11 +634,9 @@ def _tensordot(x: Any, y: Any, axes: Any) -> Any:
             ax = list(range(x.ndim - n, x.ndim))
             bx = list(range(n))
         else:
-            ax, bx = axes
-            ax = [ax] if isinstance(ax, int | np.integer) else list(ax)
-            bx = [bx] if isinstance(bx, int | np.integer) else list(bx)
-            ax = [_core.index_of(i, "tensordot: axes") for i in ax]
-            bx = [_core.index_of(i, "tensordot: axes") for i in bx]
+            first, second = axes
+            ax = [_core.index_of(i, "tensordot: axes") for i in _listed(first)]
+            bx = [_core.index_of(i, "tensordot: axes") for i in _listed(second)]
     except (TypeError, ValueError) as err:
         if type(err) is ValueError and str(err).startswith("tensordot"):
             raise
@@ -670,6 +668,11 @@ def _tensordot(x: Any, y: Any, axes: Any) -> Any:
         c for j, c in enumerate(tb) if j not in bx
     ]
     return _contract(["".join(ta), "".join(tb)], "".join(output), [x, y])
+
+
+def _listed(axes: Any) -> list[Any]:
+    """One axis or a sequence of them, as a list."""
+    return [axes] if isinstance(axes, int | np.integer) else list(axes)
 
 
 def _einsum(subscripts: str, arrays: list[Any]) -> Any:

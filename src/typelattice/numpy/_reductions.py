@@ -60,7 +60,10 @@ def accumulation_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
     return _F32 if dt in _UPCAST else dt
 
 
-def _input(a: Any, name: str) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
+# (_input and _where are the NumPy-valued helpers of the ufunc methods.)
+def _input(  # pyright: ignore[reportUnusedFunction]
+    a: Any, name: str
+) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
     """``a``'s value as an ndarray and its dtype (a Python scalar in its
     kind's default dtype)."""
     v, key = _array.operand(a, name, 0)
@@ -70,7 +73,7 @@ def _input(a: Any, name: str) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
     return v, dt  # pyright: ignore[reportUnknownVariableType]
 
 
-def _where(where: Any, name: str) -> Any:
+def _where(where: Any, name: str) -> Any:  # pyright: ignore[reportUnusedFunction]
     """The ``where=`` argument's values as a bool ndarray (True for None)."""
     if where is None:
         return True
@@ -85,9 +88,10 @@ def _operand(a: Any, name: str) -> Any:
         return a
     v, key = _array.operand(a, name, 0)
     dt = _core.key_dtype(key, _config.current().enable_x64)
+    value: Any = v
     if not isinstance(v, np.ndarray):
-        v = _core.python_scalar_to(v, dt, name)
-    return wrap(np.asarray(v), _core.aval(dt, _core.key_weak(key)))
+        value = _core.python_scalar_to(v, dt, name)
+    return wrap(value, _core.aval(dt, _core.key_weak(key)))
 
 
 def _to(x: Any, dt: np.dtype[Any], check: Check | None = None) -> Any:
@@ -619,9 +623,9 @@ def _int_var(
             q = lax.div(_to(total, wide), _filled(tuple(total.shape), divisor, wide))
             res = _to(_to(q, dt), out_dt)
     else:
-        divisor = lax.sub(count, _filled(tuple(count.shape), int(ddof), count.dtype))
-        positive = lax.gt(divisor, _zeros_of(divisor))
-        safe = _to(lax.select(positive, divisor, _ones_of(divisor)), wide)
+        left = lax.sub(count, _filled(tuple(count.shape), int(ddof), count.dtype))
+        positive = lax.gt(left, _zeros_of(left))
+        safe = _to(lax.select(positive, left, _ones_of(left)), wide)
         q = _to(_to(lax.div(_to(total, wide), safe), dt), out_dt)
         res = lax.select(positive, q, _filled(tuple(q.shape), np.nan, out_dt))
     res = convert_element_type_p.bind(res, new_dtype=out_dt, weak_type=weak)
@@ -823,7 +827,7 @@ def _arg(name: str, prim: Primitive, a: Any, axis: Any, keepdims: bool | None) -
         ax = 0
         x = reshape_p.bind(x, new_sizes=(math.prod(shape),), dimensions=None)
     else:
-        ax = operator.index(_axis(axis, len(shape), name) or 0)
+        ax = operator.index(_axis(axis, len(shape), name) or 0)  # type: ignore[arg-type]
         if not shape:
             x = reshape_p.bind(x, new_sizes=(1,), dimensions=None)
     if x.shape[ax] == 0:
