@@ -18,8 +18,9 @@ from typelattice import _array, _config, _core, _dtypes, _promotion
 from typelattice import _lax as lax
 from typelattice._array import from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
-from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._elementwise import Check, add_p, convert_element_type_p, eq_p
 from typelattice._lax._primitive import broadcast_in_dim_p
+from typelattice._lax._structural import iota_p
 from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
@@ -765,12 +766,20 @@ def eye(
     # Row and column numbers compared: true on the k-th diagonal.
     wide = builtins.max(n, m) + abs(diagonal) >= 2**31
     index = np.dtype(np.int64 if wide else np.int32)
-    rows = lax.broadcast_in_dim(lax.iota(index, n), dims, (0,))
-    cols = lax.broadcast_in_dim(lax.iota(index, m), dims, (1,))
+    rows = broadcast_in_dim_p.bind(
+        iota_p.bind(dtype=index, shape=(n,), dimension=0),
+        shape=dims,
+        broadcast_dimensions=(0,),
+    )
+    cols = broadcast_in_dim_p.bind(
+        iota_p.bind(dtype=index, shape=(m,), dimension=0),
+        shape=dims,
+        broadcast_dimensions=(1,),
+    )
     if diagonal:
-        rows = lax.add(rows, _filled(dims, diagonal, index, False))
+        rows = add_p.bind(rows, _filled(dims, diagonal, index, False))
     return convert_element_type_p.bind(  # type: ignore[no-any-return]
-        lax.eq(rows, cols), new_dtype=dt, weak_type=False
+        eq_p.bind(rows, cols), new_dtype=dt, weak_type=False
     )
 
 

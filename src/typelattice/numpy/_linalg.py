@@ -8,6 +8,7 @@ fast product for (float16, bfloat16, float8...) accumulate in float32.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typelattice._array import ArrayImpl, wrap
 from typelattice._array import wrap as wrap_array
 from typelattice._basearray import Array
 from typelattice._core import Conversion, Plan
+from typelattice._lax._dot import dot_general_p
 from typelattice._lax._elementwise import Check, convert_element_type_p
 from typelattice._lax._indexing import take_along_axis
 from typelattice.numpy._creation import _requested  # pyright: ignore[reportPrivateUsage]
@@ -491,6 +493,15 @@ def _sum_unneeded(term: str, x: Any, keep: set[str]) -> tuple[str, Any]:
 
 
 def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Explicit terms and output of an einsum (see :func:`_parsed`)."""
+    terms, output = _parsed(subscripts, tuple(shapes))
+    return list(terms), output
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(
+    subscripts: str, shapes: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[str, ...], str]:
     """Explicit terms and output of an einsum (ellipses given letters)."""
     spec = subscripts.replace(" ", "")
     inputs, arrow, output = spec.partition("->")
@@ -522,7 +533,7 @@ def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], s
         )
     else:
         output = output.replace("...", ellipsis)
-    return expanded, output
+    return tuple(expanded), output
 
 
 def _matmul_spec(na: int, nb: int) -> str:
@@ -584,6 +595,20 @@ def _by_spec(name: str, spec: Callable[[int, int], str]) -> Callable[[Any, Any],
     """A product of two arrays whose einsum subscripts depend on their ranks."""
 
     def contract(x: Any, y: Any) -> Any:
+        if 1 <= x.ndim <= 2 and 1 <= y.ndim <= 2 and name != "inner":
+            # matmul and dot of vectors and matrices: one contraction of the
+            # last axis of x with the first (or only) axis of y.
+            k, j = x.shape[-1], y.shape[0]
+            if k != j:
+                raise ValueError(
+                    f"{name}: shapes {tuple(x.shape)} and {tuple(y.shape)} are "
+                    f"not aligned: the contracted dimension has size {k} in "
+                    f"one and {j} in the other"
+                )
+            numbers = (((x.ndim - 1,), (0,)), ((), ()))
+            return dot_general_p.bind(
+                x, y, dimension_numbers=numbers, preferred_element_type=None
+            )
         terms, output = _parse(spec(x.ndim, y.ndim), [tuple(x.shape), tuple(y.shape)])
         if name != "dot" or (x.ndim and y.ndim):
             # The contracted axes must agree exactly (NumPy does not

@@ -825,7 +825,8 @@ def _arg(name: str, prim: Primitive, a: Any, axis: Any, keepdims: bool | None) -
     shape = tuple(x.shape)
     if axis is None:
         ax = 0
-        x = reshape_p.bind(x, new_sizes=(math.prod(shape),), dimensions=None)
+        if len(shape) != 1:
+            x = reshape_p.bind(x, new_sizes=(math.prod(shape),), dimensions=None)
     else:
         ax = operator.index(_axis(axis, len(shape), name) or 0)  # type: ignore[arg-type]
         if not shape:
@@ -904,7 +905,8 @@ def _cumulative(name: str, prim: Primitive, a: Any, axis: Any, dtype: Any) -> Ar
     else:  # as JAX: only bool widens (integers keep their width here)
         out_dt = _dtypes.default_dtype("i", x64) if x.dtype == _BOOL else x.dtype
     if axis is None or not x.shape:
-        x = reshape_p.bind(x, new_sizes=(math.prod(x.shape),), dimensions=None)
+        if x.ndim != 1:
+            x = reshape_p.bind(x, new_sizes=(math.prod(x.shape),), dimensions=None)
         ax = 0
     else:
         ax = operator.index(_axis(axis, x.ndim, name))  # type: ignore[arg-type]
