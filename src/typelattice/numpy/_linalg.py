@@ -25,6 +25,8 @@ from typelattice._core import Conversion, Plan
 from typelattice._lax._dot import dot_general_p
 from typelattice._lax._elementwise import Check, convert_element_type_p
 from typelattice._lax._indexing import take_along_axis
+from typelattice._lax._primitive import broadcast_in_dim_p, reduce_sum_p
+from typelattice._lax._structural import transpose_p
 from typelattice.numpy._creation import _requested  # pyright: ignore[reportPrivateUsage]
 from typelattice.numpy._elementwise import build_plan, convert_value, promotion_op
 from typelattice.numpy._reductions import accumulation_dtype
@@ -409,36 +411,85 @@ _LETTERS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
     """``einsum('terms->output', *arrays)`` with primitives (arrays of one
-    dtype; no label repeated within a term)."""
-
+    dtype), contracted pairwise left to right as :func:`_plan` says."""
     terms = list(terms)
     arrays = list(arrays)
     for i, term in enumerate(terms):
         if len(set(term)) != len(term):
             terms[i], arrays[i] = _diagonal(term, arrays[i])
-    sizes: dict[str, int] = {}
-    for term, x in zip(terms, arrays, strict=True):
-        for label, n in zip(term, x.shape, strict=True):
-            sizes[label] = n if n != 1 else sizes.get(label, 1)
-    pending = [
-        (term, _broadcast_labels(x, term, sizes))
-        for term, x in zip(terms, arrays, strict=True)
+    shapes = tuple(tuple(x.shape) for x in arrays)
+    broadcasts, first, steps, last, order = _plan(tuple(terms), output, shapes)
+    xs = [
+        x
+        if shape is None
+        else broadcast_in_dim_p.bind(
+            x, shape=shape, broadcast_dimensions=tuple(range(len(shape)))
+        )
+        for x, shape in zip(arrays, broadcasts, strict=True)
     ]
+    acc = _summed(xs[0], first)
+    for (drop_acc, drop_y, numbers), y in zip(steps, xs[1:], strict=True):
+        acc = dot_general_p.bind(
+            _summed(acc, drop_acc),
+            _summed(y, drop_y),
+            dimension_numbers=numbers,
+            preferred_element_type=None,
+        )
+    acc = _summed(acc, last)
+    if order is not None:
+        acc = transpose_p.bind(acc, permutation=order)
+    return acc
+
+
+def _summed(x: Any, axes: tuple[int, ...]) -> Any:
+    return reduce_sum_p.bind(x, axes=axes) if axes else x
+
+
+_Numbers = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(
+    terms: tuple[str, ...], output: str, shapes: tuple[tuple[int, ...], ...]
+) -> tuple[
+    tuple[tuple[int, ...] | None, ...],
+    tuple[int, ...],
+    tuple[tuple[tuple[int, ...], tuple[int, ...], _Numbers], ...],
+    tuple[int, ...],
+    tuple[int, ...] | None,
+]:
+    """How :func:`_contract` contracts operands of these shapes (no label
+    repeated within a term): each operand's broadcast shape (its axes of
+    size 1 to their labels' sizes) or None; the axes of the first operand
+    summed at once (needed by no later operand nor the output); per later
+    operand, the axes summed out of the accumulated product and out of the
+    operand, and the dot_general dimension numbers (shared labels still
+    needed are batch axes, the others contracted); the axes summed at the
+    end; the final transposition, or None."""
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes, strict=True):
+        for label, n in zip(term, shape, strict=True):
+            sizes[label] = n if n != 1 else sizes.get(label, 1)
+    broadcasts = tuple(
+        None if full == shape else full
+        for full, shape in (
+            (tuple(sizes[lab] for lab in term), shape)
+            for term, shape in zip(terms, shapes, strict=True)
+        )
+    )
 
     def needed_after(k: int) -> set[str]:
-        return set(output).union(*(t for t, _ in pending[k + 1 :]))
+        return set(output).union(*terms[k + 1 :])
 
-    labels, acc = _sum_unneeded(
-        *pending[0], needed_after(0) | set().union(*(t for t, _ in pending[1:2]))
-    )
-    for k in range(1, len(pending)):
-        term, y = pending[k]
+    labels, first = _unneeded(terms[0], needed_after(0) | set().union(*terms[1:2]))
+    steps: list[tuple[tuple[int, ...], tuple[int, ...], _Numbers]] = []
+    for k in range(1, len(terms)):
         keep = needed_after(k)
-        labels, acc = _sum_unneeded(labels, acc, keep | set(term))
-        term, y = _sum_unneeded(term, y, keep | set(labels))
+        labels, drop_acc = _unneeded(labels, keep | set(terms[k]))
+        term, drop_y = _unneeded(terms[k], keep | set(labels))
         batch = [lab for lab in labels if lab in term and lab in keep]
         summed = [lab for lab in labels if lab in term and lab not in keep]
-        dims = (
+        numbers = (
             (
                 tuple(labels.index(c) for c in summed),
                 tuple(term.index(c) for c in summed),
@@ -448,14 +499,19 @@ def _contract(terms: list[str], output: str, arrays: list[Any]) -> Any:
                 tuple(term.index(b) for b in batch),
             ),
         )
-        acc = lax.dot_general(acc, y, dims)
+        steps.append((drop_acc, drop_y, numbers))
         free_x = [lab for lab in labels if lab not in batch and lab not in summed]
         free_y = [lab for lab in term if lab not in batch and lab not in summed]
         labels = "".join(batch + free_x + free_y)
-    labels, acc = _sum_unneeded(labels, acc, set(output))
-    if labels != output:
-        acc = lax.transpose(acc, tuple(labels.index(c) for c in output))
-    return acc
+    labels, last = _unneeded(labels, set(output))
+    order = None if labels == output else tuple(labels.index(c) for c in output)
+    return broadcasts, first, tuple(steps), last, order
+
+
+def _unneeded(term: str, keep: set[str]) -> tuple[str, tuple[int, ...]]:
+    """``term`` without the labels not in ``keep``, and their axes."""
+    drop = tuple(i for i, lab in enumerate(term) if lab not in keep)
+    return "".join(c for c in term if c in keep), drop
 
 
 def _diagonal(term: str, x: Any) -> tuple[str, Any]:
@@ -473,23 +529,6 @@ def _diagonal(term: str, x: Any) -> tuple[str, Any]:
     )
     flat = take_along_axis(lax.reshape(x, (size,)), index, 0)
     return kept, lax.reshape(flat, picked.shape)
-
-
-def _broadcast_labels(x: Any, term: str, sizes: dict[str, int]) -> Any:
-    """``x`` with its axes of size 1 broadcast to their labels' sizes."""
-
-    shape = tuple(sizes[lab] for lab in term)
-    if shape == tuple(x.shape):
-        return x
-    return lax.broadcast_in_dim(x, shape, tuple(range(len(term))))
-
-
-def _sum_unneeded(term: str, x: Any, keep: set[str]) -> tuple[str, Any]:
-    drop = tuple(i for i, lab in enumerate(term) if lab not in keep)
-    if not drop:
-        return term, x
-    kept = "".join(c for c in term if c in keep)
-    return kept, lax.reduce_sum(x, drop)
 
 
 def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
