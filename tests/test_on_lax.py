@@ -190,3 +190,15 @@ def test_reductions_of_narrow_floats_accumulate_in_float32() -> None:
         assert float(out) == 4096.0
     assert float(tnp.mean(x)) == 1.0
     assert float(tnp.cumsum(x)[-1]) == 4096.0
+
+
+def test_complex_max_and_min_propagate_nan_as_numpy() -> None:
+    values = np.array([[1 + 0j, complex(0, np.nan)], [complex(np.nan, 1), 2j]])
+    x = tnp.asarray(values.astype(np.complex64))
+    for name in ("max", "min"):
+        for axis in (None, 0, 1):
+            want = getattr(np, name)(values.astype(np.complex64), axis=axis)
+            for f in (getattr(tnp, name), tl.jit(getattr(tnp, name), static_argnums=1)):
+                got = np.asarray(f(x, axis))
+                np.testing.assert_array_equal(got.real, want.real)
+                np.testing.assert_array_equal(got.imag, want.imag)

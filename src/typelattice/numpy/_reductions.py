@@ -18,6 +18,7 @@ from typelattice import _lax as lax
 from typelattice._array import wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._indexing import take_along_axis
 from typelattice._lax._primitive import (
     Primitive,
     broadcast_in_dim_p,
@@ -744,9 +745,30 @@ def _extreme(
     if mask is not None:
         x = lax.select(mask, x, _broadcast(start, shape))
     res = reduce.bind(x, axes=axes)
+    if _dtypes.kind_of(dt) == "c" and math.prod(shape[i] for i in axes):
+        res = _first_nan_or(res, x, axes)
     if start is not None:
         res = combine(res, _broadcast(start, tuple(res.shape)))
     return _kept(res, shape, axes, keepdims)  # type: ignore[no-any-return]
+
+
+def _first_nan_or(res: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """``res``, or where the reduced elements hold a NaN (in either part),
+    the first of them: complex max and min propagate NaN as NumPy's do
+    (comparisons alone, as lax's, would skip it)."""
+    kept = tuple(d for d in range(x.ndim) if d not in axes)
+    n = math.prod(x.shape[d] for d in axes)
+    flat = reshape_p.bind(
+        x, new_sizes=(*(x.shape[d] for d in kept), n), dimensions=(*kept, *axes)
+    )
+    nan = lax.ne(flat, flat)
+    last = len(kept)
+    index = argmax_p.bind(nan, axes=(last,), index_dtype=np.dtype(np.int32))
+    column = reshape_p.bind(index, new_sizes=(*index.shape, 1), dimensions=None)
+    first = reshape_p.bind(
+        take_along_axis(flat, column, last), new_sizes=tuple(res.shape), dimensions=None
+    )
+    return lax.select(reduce_or_p.bind(nan, axes=(last,)), first, res)
 
 
 def max(  # noqa: A001
