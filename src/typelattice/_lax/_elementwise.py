@@ -564,7 +564,9 @@ class Check(NamedTuple):
     hold raises ``OverflowError`` naming the function and the operand.
 
     >>> Check("weak", "add", 1)
-    Check(how='weak', where='add', position=1)
+    Check('weak', 'add', 1)
+    >>> Check("dtype", "sum", 0).how   # the argument that asked for the dtype
+    'dtype'
     """
 
     #: ``"operand"``: an array operand (its dtype's values may not fit);
