@@ -15,12 +15,11 @@ from typing import Any, Final
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
-from typelattice import _lax as lax
 from typelattice._array import from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, add_p, convert_element_type_p, eq_p
-from typelattice._lax._primitive import broadcast_in_dim_p
-from typelattice._lax._structural import iota_p
+from typelattice._lax._primitive import broadcast_in_dim_p, reshape_p
+from typelattice._lax._structural import concatenate_p, iota_p
 from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
@@ -221,8 +220,14 @@ def _stacked(
                     f"{where}: the list is ragged: its items have shapes "
                     f"{sorted(shapes)}"
                 )
-            return lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
+            rows = [
+                reshape_p.bind(p, new_sizes=(1, *p.shape), dimensions=None)
+                for p in parts
+            ]
+            return concatenate_p.bind(*rows, dimension=0)
         if isinstance(obj, Array):
+            if obj.dtype == dt and not obj.weak_type:
+                return obj
             check = Check(use, where, 0)
             return convert_element_type_p.bind(
                 obj, new_dtype=dt, weak_type=False, check=check
