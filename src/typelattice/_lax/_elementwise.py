@@ -565,17 +565,31 @@ class Check(NamedTuple):
 
     >>> Check("weak", "add", 1)
     Check('weak', 'add', 1)
+    >>> Check("dtype", "sum", 0).how   # the argument that asked for the dtype
+    'dtype'
     """
 
     #: ``"operand"``: an array operand (its dtype's values may not fit);
-    #: ``"weak"``: a weak array, held to the rule of Python scalars.
+    #: ``"weak"``: a weak array, held to the rule of Python scalars;
+    #: otherwise the argument that asked for the dtype (``"dtype"``,
+    #: ``"preferred_element_type"``, or ``"default"`` for a default dtype):
+    #: the values must fit it, and the message proposes a dtype for that
+    #: argument.
     how: str
     #: The namespace function the operand is given to, for the message.
     where: str
     #: The operand's position, for the message.
     position: int
+    #: For a requested dtype: the fix the message ends with, instead of a
+    #: dtype proposed for ``how``.
+    fix: str | None = None
 
     def __repr__(self) -> str:
+        if self.fix is not None:
+            return (
+                f"Check({self.how!r}, {self.where!r}, {self.position}, "
+                f"fix={self.fix!r})"
+            )
         return f"Check({self.how!r}, {self.where!r}, {self.position})"
 
     def __str__(self) -> str:
@@ -615,8 +629,12 @@ def _convert_impl(
     if check is not None:
         if check.how == "weak":
             checked: NDArray = _core.weak_to(x, new_dtype, check.where)
-        else:
+        elif check.how == "operand":
             checked = _core.check_operand(x, new_dtype, check.where, check.position)
+        else:  # a requested dtype: the fix proposes another for ``how``
+            checked = _core.checked_cast(
+                x, new_dtype, check.where, check.fix, use=check.how
+            )
         return np.asarray(checked).astype(new_dtype)
     if x.dtype.kind == "c" and _dtypes.kind_of(new_dtype) != "c":
         x = x.real  # the warning was given by the public function

@@ -15,12 +15,14 @@ from typing import Any, Final
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
-from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
+from typelattice._array import from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._lax._elementwise import Check, add_p, convert_element_type_p, eq_p
+from typelattice._lax._primitive import broadcast_in_dim_p, reshape_p
+from typelattice._lax._structural import concatenate_p, iota_p
 from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
-from typelattice.numpy import _lower
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -49,7 +51,6 @@ def _leaves(obj: Any, out: list[Any]) -> None:
         out.append(obj)
 
 
-@traced(abstract.copying)
 def asarray(
     a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
 ) -> Array:
@@ -91,7 +92,6 @@ def asarray(
     return _asarray(a, dtype, copy, "asarray")
 
 
-@traced(abstract.copying)
 def array(
     object: Any,  # noqa: A002 - NumPy's name
     dtype: Any = None,
@@ -146,6 +146,10 @@ def _asarray(
         value = _core.checked_cast(raw, target, where, use=use)
         return from_numpy(_core.unshared(value, a))
     if isinstance(a, list | tuple):
+        leaves: list[Any] = []
+        _leaves(a, leaves)
+        if builtins.any(isinstance(x, Array) for x in leaves):
+            return _stacked(a, leaves, target, where, use)  # pyright: ignore[reportUnknownArgumentType]
         return from_numpy(_from_sequence(a, target, where, use))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(a, str | bytes) or a is None:
         raise TypeError(
@@ -192,6 +196,47 @@ def _from_sequence(
     return _core.checked_cast(raw, target, where, use=use)
 
 
+def _stacked(
+    a: Sequence[Any],
+    leaves: list[Any],
+    target: np.dtype[Any] | None,
+    where: str,
+    use: str,
+) -> Array:
+    """A (nested) list holding tracers, stacked with primitives: each leaf
+    converted to the dtype (its values checked), then joined axis by axis."""
+    if target is None:
+        use = "default"
+        promoted = [_leaf_for_promotion(leaf, where) for leaf in leaves]
+        target, _ = _promotion.lattice_result_type(*promoted)
+    dt: np.dtype[Any] = target
+
+    def build(obj: Any) -> Any:
+        if isinstance(obj, list | tuple):
+            parts = [build(o) for o in obj]  # pyright: ignore[reportUnknownVariableType]
+            shapes = {tuple(p.shape) for p in parts}
+            if len(shapes) > 1:
+                raise ValueError(
+                    f"{where}: the list is ragged: its items have shapes "
+                    f"{sorted(shapes)}"
+                )
+            rows = [
+                reshape_p.bind(p, new_sizes=(1, *p.shape), dimensions=None)
+                for p in parts
+            ]
+            return concatenate_p.bind(*rows, dimension=0)
+        if isinstance(obj, Array):
+            if obj.dtype == dt and not obj.weak_type:
+                return obj
+            check = Check(use, where, 0)
+            return convert_element_type_p.bind(
+                obj, new_dtype=dt, weak_type=False, check=check
+            )
+        return _asarray(obj, dt, None, where, use)
+
+    return build(a)  # type: ignore[no-any-return]
+
+
 def _plain(a: Any) -> Any:
     if isinstance(a, list | tuple):
         return [_plain(x) for x in a]  # pyright: ignore[reportUnknownVariableType]
@@ -206,29 +251,6 @@ def _leaf_for_promotion(leaf: Any, where: str) -> Any:
     return leaf
 
 
-def _cast(value: np.ndarray[Any, Any], dt: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    if value.dtype == dt:
-        return np.array(value, copy=True)
-    if value.dtype.kind == "c" and _dtypes.kind_of(dt) != "c":
-        warnings.warn(
-            f"casting {value.dtype} to {dt} discards the imaginary part; take "
-            "typelattice.numpy.real(x) first to say so",
-            np.exceptions.ComplexWarning,
-            stacklevel=4,
-        )
-        value = value.real
-    if value.dtype.kind == "f" or value.dtype in _dtypes.CATEGORIES["real floating"]:
-        if _dtypes.kind_of(dt) in "iu":
-            # Float to integer saturates and maps NaN to 0, as JAX does,
-            # instead of NumPy's platform-dependent garbage.
-            info = _dtypes.iinfo(dt)
-            wide = value.astype(np.float64)
-            wide = np.clip(np.nan_to_num(wide, nan=0.0), int(info.min), int(info.max))
-            return _core.ignore_fp_errors(wide.astype, dt)  # type: ignore[no-any-return]
-    return _core.ignore_fp_errors(value.astype, dt)  # type: ignore[no-any-return]
-
-
-@traced(abstract.full_size)
 def convert_to(
     x: Any, dtype: Any, where: str, fix: str | None = None, use: str = "dtype"
 ) -> Array:
@@ -239,12 +261,16 @@ def convert_to(
     ``x``), else with a dtype that holds the values, proposed for ``use``
     (see ``_core.fix_for``: ``'dtype'``, ``'param_dtype'``...)."""
     dt = _requested(dtype, where)
-    if isinstance(x, ArrayImpl):
-        return from_numpy(_core.checked_cast(x._value, dt, where, fix, use))
+    if isinstance(x, Array):
+        if x.dtype == dt and not x.weak_type:
+            return x
+        check = Check(use, where, 0, fix)
+        return convert_element_type_p.bind(  # type: ignore[no-any-return]
+            x, new_dtype=dt, weak_type=False, check=check
+        )
     return _asarray(x, dt, None, where, use)
 
 
-@traced(abstract.copying)
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
     """``x`` converted to ``dtype``: an explicit cast, so a strong result.
 
@@ -273,12 +299,21 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     Array([44], dtype=uint8)
     """
     dt = _requested(dtype, "astype")
-    if isinstance(x, ArrayImpl):
-        return from_numpy(_cast(x._value, dt))
     if type(x) in _PY or type(x) is bool:
         return _asarray(x, dt, None, "astype")
-    value, _ = _array.operand(x, "astype", 0)
-    return from_numpy(_cast(np.asarray(value), dt))
+    if not isinstance(x, Array):
+        value, _ = _array.operand(x, "astype", 0)
+        x = from_numpy(np.asarray(value))
+    if _dtypes.kind_of(x.dtype) == "c" and _dtypes.kind_of(dt) != "c":
+        warnings.warn(
+            f"casting {x.dtype} to {dt} discards the imaginary part; take "
+            "typelattice.numpy.real(x) first to say so",
+            np.exceptions.ComplexWarning,
+            stacklevel=2,
+        )
+    # (Float to integer saturates and maps NaN to 0, as JAX does, instead of
+    # NumPy's platform-dependent values: the primitive's conversion.)
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False)  # type: ignore[no-any-return]
 
 
 # -- filled arrays ----------------------------------------------------------
@@ -305,7 +340,36 @@ def _filling(dt: np.dtype[Any], where: str, *fills: int) -> np.dtype[Any]:
 _FILLS_HELD: set[tuple[np.dtype[Any], int]] = set()
 
 
-@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
+def _filled(dims: tuple[int, ...], value: Any, dt: np.dtype[Any], weak: bool) -> Array:
+    """An array of ``dims`` filled with ``value`` (which ``dt`` holds): a
+    scalar broadcast, which jit and eval_shape record without allocating
+    its size."""
+    scalar = wrap(np.asarray(value, dt), _core.aval(dt, weak))
+    return broadcast_in_dim_p.bind(  # type: ignore[no-any-return]
+        scalar, shape=dims, broadcast_dimensions=()
+    )
+
+
+def _broadcast_to(fill: Any, dims: tuple[int, ...], where: str) -> Array:
+    """``fill`` broadcast to ``dims`` as NumPy broadcasts (trailing axes)."""
+    own = tuple(fill.shape)
+    if own == dims:
+        return fill  # type: ignore[no-any-return]
+    try:
+        fits = np.broadcast_shapes(own, dims) == dims
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{where}: fill_value of shape {own} cannot be broadcast to the "
+            f"shape {dims}"
+        )
+    axes = tuple(range(len(dims) - len(own), len(dims)))
+    return broadcast_in_dim_p.bind(  # type: ignore[no-any-return]
+        fill, shape=dims, broadcast_dimensions=axes
+    )
+
+
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
@@ -322,10 +386,9 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     >>> zeros((1, 2))
     Array([[0., 0.]], dtype=float32)
     """
-    return from_numpy(np.zeros(_shape(shape, "zeros"), _default_or(dtype, "zeros", 0)))
+    return _filled(_shape(shape, "zeros"), 0, _default_or(dtype, "zeros", 0), False)
 
 
-@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of ones (the default float type unless ``dtype``).
 
@@ -341,10 +404,9 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     Array([[1, 1],
            [1, 1]], dtype=int8)
     """
-    return from_numpy(np.ones(_shape(shape, "ones"), _default_or(dtype, "ones", 1)))
+    return _filled(_shape(shape, "ones"), 1, _default_or(dtype, "ones", 1), False)
 
 
-@traced(abstract.full_size, creation=abstract.filled(_shape, shape_first=True))
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """Like :func:`zeros` (an immutable array's contents must be defined).
 
@@ -359,10 +421,9 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     >>> empty(2)
     Array([0., 0.], dtype=float32)
     """
-    return from_numpy(np.zeros(_shape(shape, "empty"), _default_or(dtype, "empty", 0)))
+    return _filled(_shape(shape, "empty"), 0, _default_or(dtype, "empty", 0), False)
 
 
-@traced(abstract.filled(_shape), creation=abstract.filled(_shape))
 def full(
     shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -387,9 +448,7 @@ def full(
     Array([7, 7], dtype=int32, weak_type=True)
     """
     fill = _asarray(fill_value, dtype, None, "full")
-    dims = _shape(shape, "full")
-    value = np.broadcast_to(np.asarray(fill), dims).copy()
-    return wrap(value, _core.aval(fill.dtype, fill.weak_type))
+    return _broadcast_to(fill, _shape(shape, "full"), "full")
 
 
 def _like(
@@ -408,7 +467,6 @@ def _like(
     return dt, weak and dt.kind != "b", dims
 
 
-@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def zeros_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -427,10 +485,9 @@ def zeros_like(
     Array(0, dtype=int32, weak_type=True)
     """
     dt, weak, dims = _like(a, dtype, shape, "zeros_like")
-    return wrap(np.zeros(dims, _filling(dt, "zeros_like", 0)), _core.aval(dt, weak))
+    return _filled(dims, 0, _filling(dt, "zeros_like", 0), weak)
 
 
-@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def ones_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -449,10 +506,9 @@ def ones_like(
     Array([1., 1.], dtype=float32)
     """
     dt, weak, dims = _like(a, dtype, shape, "ones_like")
-    return wrap(np.ones(dims, _filling(dt, "ones_like", 1)), _core.aval(dt, weak))
+    return _filled(dims, 1, _filling(dt, "ones_like", 1), weak)
 
 
-@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def empty_like(
     a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -471,10 +527,9 @@ def empty_like(
     Array([0.], dtype=float32)
     """
     dt, weak, dims = _like(a, dtype, shape, "empty_like")
-    return wrap(np.zeros(dims, _filling(dt, "empty_like", 0)), _core.aval(dt, weak))
+    return _filled(dims, 0, _filling(dt, "empty_like", 0), weak)
 
 
-@traced(abstract.like(_shape), creation=abstract.filled(_shape))
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Array:
@@ -498,19 +553,22 @@ def full_like(
     Array([255, 255], dtype=uint8)
     """
     dt, weak, dims = _like(a, dtype, shape, "full_like")
-    if isinstance(fill_value, ArrayImpl):
-        # Its value, not np.asarray: under jit the shape rule runs this on
-        # stand-ins, which refuse conversion (their values are checked when
-        # the program runs).
-        fill = _core.checked_cast(fill_value._value, dt, "full_like")
-    elif isinstance(fill_value, Array):
-        fill = _core.checked_cast(np.asarray(fill_value), dt, "full_like")
-    elif type(fill_value) in _PY or type(fill_value) is bool:
-        fill = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")
+    fill: Any
+    if isinstance(fill_value, Array):
+        # Its values are checked where the conversion runs (eagerly, in a
+        # program, on the primal values under grad).
+        check = Check("dtype", "full_like", 1)
+        fill = convert_element_type_p.bind(
+            fill_value, new_dtype=dt, weak_type=weak, check=check
+        )
     else:
-        value = np.asarray(_array.operand(fill_value, "full_like", 1)[0])
-        fill = _core.checked_cast(value, dt, "full_like")
-    return wrap(np.broadcast_to(fill, dims).copy(), _core.aval(dt, weak))
+        if type(fill_value) in _PY or type(fill_value) is bool:
+            value = _core.python_scalar_to(fill_value, dt, "full_like", "dtype")
+        else:
+            raw = np.asarray(_array.operand(fill_value, "full_like", 1)[0])
+            value = _core.unshared(_core.checked_cast(raw, dt, "full_like"), raw)
+        fill = wrap(np.asarray(value), _core.aval(dt, weak))
+    return _broadcast_to(fill, dims, "full_like")
 
 
 # -- ranges -----------------------------------------------------------------
@@ -686,7 +744,6 @@ def linspace(
     return out
 
 
-@traced(abstract.full_size, creation=abstract.eye)
 def eye(
     N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
 ) -> Array:
@@ -707,13 +764,30 @@ def eye(
            [0, 0, 1]], dtype=int8)
     """
     dt = _default_or(dtype, "eye", 0, 1)
-    try:
-        return from_numpy(np.eye(N, M, k, dtype=dt))
-    except (TypeError, ValueError) as err:  # NumPy's: no name
-        _core.reraise_named("eye", err)
+    n = _core.index_of(N, "eye: N")
+    m = n if M is None else _core.index_of(M, "eye: M")
+    diagonal = _core.index_of(k, "eye: k")
+    dims = _shape((n, m), "eye")
+    # Row and column numbers compared: true on the k-th diagonal.
+    wide = builtins.max(n, m) + abs(diagonal) >= 2**31
+    index = np.dtype(np.int64 if wide else np.int32)
+    rows = broadcast_in_dim_p.bind(
+        iota_p.bind(dtype=index, shape=(n,), dimension=0),
+        shape=dims,
+        broadcast_dimensions=(0,),
+    )
+    cols = broadcast_in_dim_p.bind(
+        iota_p.bind(dtype=index, shape=(m,), dimension=0),
+        shape=dims,
+        broadcast_dimensions=(1,),
+    )
+    if diagonal:
+        rows = add_p.bind(rows, _filled(dims, diagonal, index, False))
+    return convert_element_type_p.bind(  # type: ignore[no-any-return]
+        eq_p.bind(rows, cols), new_dtype=dt, weak_type=False
+    )
 
 
-@traced(abstract.full_size)
 def identity(n: int, dtype: Any = None) -> Array:
     """The ``n`` by ``n`` identity matrix.
 
@@ -781,40 +855,6 @@ class ScalarType:
 
 
 # -- lowerings (for differentiation) --------------------------------------------
-
-
-def _astype_lower(
-    x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None
-) -> Any:
-    result = _lower.expected(astype, x, dtype)
-    return _lower.finish(_lower.like(x, result), result)
-
-
-def _convert_to_lower(
-    x: Any, dtype: Any, where: str, fix: str | None = None, use: str = "dtype"
-) -> Any:
-    result = _lower.expected(convert_to, x, dtype, where, fix, use)
-    return _lower.finish(_lower.like(x, result), result)
-
-
-def _full_like_lower(
-    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
-) -> Any:
-    result = _lower.expected(full_like, a, fill_value, dtype, shape)
-    if not isinstance(fill_value, Array):
-        return full_like(stop_gradient(a), fill_value, dtype, shape)
-    filled = _lower.broadcast(_lower.like(fill_value, result), tuple(result.shape))
-    return _lower.finish(filled, result)
-
-
-lowering(asarray)(_lower.moves_elements(asarray, 0))
-lowering(array)(_lower.moves_elements(array, 0))
-lowering(astype)(_astype_lower)
-lowering(convert_to)(_convert_to_lower)
-lowering(full_like)(_full_like_lower)
-for _fn in (zeros_like, ones_like, empty_like):
-    lowering(_fn)(_lower.constant(_fn))
-del _fn
 
 
 def _linspace_lower(

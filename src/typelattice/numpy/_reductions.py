@@ -6,11 +6,8 @@ are inexact, and float16/bfloat16 accumulate in float32."""
 from __future__ import annotations
 
 import builtins
-import functools
-import inspect
 import math
 import operator
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -18,13 +15,28 @@ import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
 from typelattice import _lax as lax
-from typelattice._array import from_numpy
+from typelattice._array import wrap
 from typelattice._basearray import Array
-from typelattice._tracing import abstract
-from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.trace import lowering, traced
-from typelattice.numpy import _lower
-from typelattice.numpy._creation import _requested, asarray  # pyright: ignore[reportPrivateUsage]
+from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._indexing import take_along_axis
+from typelattice._lax._primitive import (
+    Primitive,
+    broadcast_in_dim_p,
+    reduce_sum_p,
+    reshape_p,
+)
+from typelattice._lax._reductions import (
+    argmax_p,
+    argmin_p,
+    cumprod_p,
+    cumsum_p,
+    reduce_and_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_or_p,
+    reduce_prod_p,
+)
+from typelattice.numpy._creation import _requested  # pyright: ignore[reportPrivateUsage]
 from typelattice.numpy._shape import diagonal
 
 if TYPE_CHECKING:
@@ -33,6 +45,7 @@ if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
 
 _F32: Final = np.dtype("float32")
+_F64: Final = np.dtype("float64")
 _BOOL: Final = np.dtype(bool)
 # Types that accumulate in float32, as JAX does on every backend.
 _UPCAST: Final = frozenset(
@@ -40,12 +53,96 @@ _UPCAST: Final = frozenset(
 )
 
 
-def _input(a: Any, name: str) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
+def accumulation_dtype(dt: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype a reduction to ``dt`` accumulates in: narrow floats
+    (float16, bfloat16, the float8s) accumulate in float32 and the result is
+    rounded to ``dt`` once, as JAX does on every backend; other types in
+    themselves."""
+    return _F32 if dt in _UPCAST else dt
+
+
+# (_input and _where are the NumPy-valued helpers of the ufunc methods.)
+def _input(  # pyright: ignore[reportUnusedFunction]
+    a: Any, name: str
+) -> tuple[np.ndarray[Any, Any], np.dtype[Any]]:
+    """``a``'s value as an ndarray and its dtype (a Python scalar in its
+    kind's default dtype)."""
     v, key = _array.operand(a, name, 0)
     dt = _core.key_dtype(key, _config.current().enable_x64)
     if not isinstance(v, np.ndarray):
         v = _core.python_scalar_to(v, dt, name)
     return v, dt  # pyright: ignore[reportUnknownVariableType]
+
+
+def _where(where: Any, name: str) -> Any:  # pyright: ignore[reportUnusedFunction]
+    """The ``where=`` argument's values as a bool ndarray (True for None)."""
+    if where is None:
+        return True
+    v, _ = _array.operand(where, name, 0)
+    return np.asarray(v, dtype=bool)
+
+
+def _operand(a: Any, name: str) -> Any:
+    """``a`` as an array (or the tracer it is): NumPy input strong, a Python
+    scalar weak, of its kind's default dtype."""
+    if isinstance(a, Array):
+        return a
+    v, key = _array.operand(a, name, 0)
+    dt = _core.key_dtype(key, _config.current().enable_x64)
+    value: Any = v
+    if not isinstance(v, np.ndarray):
+        value = _core.python_scalar_to(v, dt, name)
+    return wrap(value, _core.aval(dt, _core.key_weak(key)))
+
+
+def _to(x: Any, dt: np.dtype[Any], check: Check | None = None) -> Any:
+    """``x`` in ``dt``, strong; its values checked by ``check`` (a value the
+    dtype cannot hold raises, eagerly, in a program or under grad)."""
+    if x.dtype == dt and not x.weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False, check=check)
+
+
+def _requested_input(x: Any, dt: np.dtype[Any], name: str, how: str = "dtype") -> Any:
+    """The input of a reduction asked for ``dt``: refused where ``dt``
+    cannot hold a value (see docs/semantics.md, "Data safety"; ``dtype=int8``
+    for values up to 300 raises instead of wrapping)."""
+    if x.dtype == dt:
+        return _to(x, dt)
+    return _to(x, dt, Check(how, name, 0))
+
+
+def _axes_of(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
+    """The reduced axes, in increasing order (every axis for None)."""
+    ax = _axis(axis, ndim, name)
+    if ax is None:
+        return tuple(range(ndim))
+    return tuple(sorted(ax)) if isinstance(ax, tuple) else (ax,)
+
+
+def _kept(
+    out: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
+) -> Any:
+    """A reduction's result with the reduced axes kept (length 1) when
+    ``keepdims`` asks for them."""
+    if not keepdims or not axes:
+        return out
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return reshape_p.bind(out, new_sizes=kept, dimensions=None)
+
+
+def _filled(shape: tuple[int, ...], value: Any, dt: np.dtype[Any]) -> Any:
+    """An array of ``shape`` filled with ``value`` (exact in ``dt``)."""
+    scalar = wrap(np.asarray(value, dt), _core.aval(dt, False))
+    return broadcast_in_dim_p.bind(scalar, shape=shape, broadcast_dimensions=())
+
+
+def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` broadcast to ``shape`` as NumPy broadcasts (trailing axes)."""
+    if tuple(x.shape) == shape:
+        return x
+    dims = tuple(range(len(shape) - x.ndim, len(shape)))
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
 
 
 def _axis(axis: Any, ndim: int, name: str) -> int | tuple[int, ...] | None:
@@ -67,11 +164,53 @@ def _axis(axis: Any, ndim: int, name: str) -> int | tuple[int, ...] | None:
     return tuple(out) if isinstance(axis, tuple | list) else out[0]
 
 
-def _where(where: Any, name: str) -> Any:
+def _mask(where: Any, shape: tuple[int, ...], name: str) -> Any:
+    """The ``where=`` argument as a bool array of ``shape`` (nonzero values
+    select), or None when everything is selected."""
     if where is None:
-        return True
-    v, _ = _array.operand(where, name, 0)
-    return np.asarray(v, dtype=bool)
+        return None
+    m = _operand(where, name)
+    if m.dtype != _BOOL:
+        m = _truth(m)
+    try:
+        fits = np.broadcast_shapes(tuple(m.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{name}: where= has shape {tuple(m.shape)}, which does not broadcast "
+            f"to the input's shape {shape}"
+        )
+    return _broadcast(_to(m, _BOOL), shape)
+
+
+def _truth(x: Any) -> Any:
+    """``x != 0`` as bool (a complex number is true by either part)."""
+    if _dtypes.kind_of(x.dtype) == "c":
+        return lax.ne(x, lax.full((), 0, x.dtype))
+    return convert_element_type_p.bind(x, new_dtype=_BOOL, weak_type=False, check=None)
+
+
+def _selected(x: Any, mask: Any, fill: Any) -> Any:
+    """``x`` where ``mask`` holds, ``fill`` (a scalar) elsewhere."""
+    if mask is None:
+        return x
+    return lax.select(mask, x, _filled(tuple(x.shape), fill, x.dtype))
+
+
+def _count(
+    shape: tuple[int, ...], axes: tuple[int, ...], mask: Any, dt: np.dtype[Any]
+) -> Any:
+    """How many elements each reduction counts (``where`` applied), as an
+    array of ``dt``: a constant without a mask."""
+    if mask is None:
+        n = math.prod(shape[a] for a in axes)
+        # (as a float: a count past the default integer's range still
+        # converts, exactly below 2**53, to the floating dtype)
+        return float(n) if _dtypes.kind_of(dt) in "fc" else n
+    wide = np.dtype(np.int64)
+    counted = reduce_sum_p.bind(_to(mask, wide), axes=axes)
+    return _to(counted, dt)
 
 
 def _promote_integer(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
@@ -91,19 +230,20 @@ def _explicit(dtype: Any, name: str) -> np.dtype[Any]:
     return _requested(dtype, name)
 
 
-def _converted(
-    v: np.ndarray[Any, Any], dt: np.dtype[Any], compute: np.dtype[Any], name: str
-) -> np.ndarray[Any, Any]:
-    """The input of a reduction asked for ``dt``, in ``compute``: refused
-    where ``dt`` cannot hold a value (see docs/semantics.md, "Data safety";
-    ``dtype=int8`` for values up to 300 raises instead of wrapping)."""
-    _core.check_fits(v, dt, name)
-    return _core.ignore_fp_errors(v.astype, compute)  # type: ignore[no-any-return]
+def _initial(initial: Any, dt: np.dtype[Any], name: str) -> Any:
+    """The ``initial=`` argument in ``dt``: it must fit."""
+    where = f"{name} (initial=)"
+    if isinstance(initial, Array):
+        return _to(initial, dt, Check("operands", where, 1))
+    start, _ = _array.operand(initial, name, 1)
+    value = _core.convert(start, dt, where)
+    return wrap(np.asarray(value), _core.aval(dt, False))
 
 
 def _accumulating(
     name: str,
-    ufunc: np.ufunc,
+    reduce: Primitive,
+    combine: Callable[[Any, Any], Any],
     a: Any,
     axis: Any,
     dtype: Any,
@@ -112,7 +252,8 @@ def _accumulating(
     where: Any,
     promote_integers: bool,
 ) -> Array:
-    v, dt = _input(a, name)
+    x = _operand(a, name)
+    dt = x.dtype
     x64 = _config.current().enable_x64
     if dtype is not None:
         out_dt = _explicit(dtype, name)
@@ -120,18 +261,21 @@ def _accumulating(
         out_dt = _promote_integer(dt, x64)
     else:
         out_dt = dt
-    compute = _F32 if out_dt in _UPCAST else out_dt
-    kwargs: dict[str, Any] = {"keepdims": keepdims, "where": _where(where, name)}
+    shape = tuple(x.shape)
+    axes = _axes_of(axis, len(shape), name)
+    mask = _mask(where, shape, name)
+    if dtype is not None:
+        x = _requested_input(x, out_dt, name)
+    compute = accumulation_dtype(out_dt)
+    x = _to(x, compute)
+    x = _selected(x, mask, 0 if reduce is reduce_sum_p else 1)
+    out = reduce.bind(x, axes=axes)
     if initial is not None:
-        kwargs["initial"] = initial
-    axes = _axis(axis, v.ndim, name)
-    out = _core.ignore_fp_errors(
-        ufunc.reduce, _converted(v, out_dt, compute, name), axis=axes, **kwargs
-    )
-    return from_numpy(_core.ignore_fp_errors(np.asarray(out).astype, out_dt))
+        start = _initial(initial, out_dt, name)
+        out = combine(out, _broadcast(_to(start, compute), tuple(out.shape)))
+    return _kept(_to(out, out_dt), shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-@traced(abstract.copying)
 def sum(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -166,11 +310,19 @@ def sum(  # noqa: A001
     """
     _no_out(out, "sum")
     return _accumulating(
-        "sum", np.add, a, axis, dtype, keepdims, initial, where, promote_integers
+        "sum",
+        reduce_sum_p,
+        lax.add,
+        a,
+        axis,
+        dtype,
+        keepdims,
+        initial,
+        where,
+        promote_integers,
     )
 
 
-@traced(abstract.copying)
 def prod(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -202,7 +354,16 @@ def prod(
     """
     _no_out(out, "prod")
     return _accumulating(
-        "prod", np.multiply, a, axis, dtype, keepdims, initial, where, promote_integers
+        "prod",
+        reduce_prod_p,
+        lax.mul,
+        a,
+        axis,
+        dtype,
+        keepdims,
+        initial,
+        where,
+        promote_integers,
     )
 
 
@@ -220,7 +381,6 @@ def _inexact(dt: np.dtype[Any], x64: bool) -> np.dtype[Any]:
     return np.dtype("float64") if dt.itemsize == 8 else _F32
 
 
-@traced(abstract.copying)
 def mean(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -255,70 +415,61 @@ def mean(
     Array(2, dtype=int32)
     """
     _no_out(out, "mean")
-    v, dt = _input(a, "mean")
+    x = _operand(a, "mean")
     x64 = _config.current().enable_x64
-    out_dt = _explicit(dtype, "mean") if dtype is not None else _inexact(dt, x64)
-    axes = _axis(axis, v.ndim, "mean")
-    mask = _where(where, "mean")
+    out_dt = _explicit(dtype, "mean") if dtype is not None else _inexact(x.dtype, x64)
+    shape = tuple(x.shape)
+    axes = _axes_of(axis, len(shape), "mean")
+    mask = _mask(where, shape, "mean")
     kind = _dtypes.kind_of(out_dt)
     if kind == "b":
         raise TypeError(
             "mean: dtype=bool is not supported (a mean is a number); give an "
             "integer or floating dtype"
         )
+    if dtype is not None:
+        x = _requested_input(x, out_dt, "mean")
     if kind in "iu":
-        total = _int_sum(_to_int(v, out_dt, "mean"), axes, keepdims, mask)
-        return from_numpy(_int_div(total, _count(v.shape, axes, keepdims, mask)))
-    compute = _F32 if out_dt in _UPCAST else out_dt
-    values = _converted(v, out_dt, compute, "mean")
-    res = _core.ignore_fp_errors(
-        np.mean, values, axis=axes, keepdims=keepdims, where=mask
-    )
-    return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
+        total = reduce_sum_p.bind(_selected(_to(x, out_dt), mask, 0), axes=axes)
+        res = _int_div(total, shape, axes, mask)
+        return _kept(res, shape, axes, keepdims)  # type: ignore[no-any-return]
+    compute = accumulation_dtype(out_dt)
+    total = reduce_sum_p.bind(_selected(_to(x, compute), mask, 0), axes=axes)
+    res = lax.div(total, _count(shape, axes, mask, compute))
+    return _kept(_to(res, out_dt), shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-def _to_int(
-    v: np.ndarray[Any, Any], dt: np.dtype[Any], name: str
-) -> np.ndarray[Any, Any]:
-    """``v`` converted to the integer dtype asked for (floats truncated, as
-    JAX), refusing values it cannot hold (JAX saturates them)."""
-    return _core.checked_cast(v, dt, name)
+def _wide_int(dt: np.dtype[Any]) -> np.dtype[Any]:
+    return np.dtype(np.int64 if _dtypes.kind_of(dt) == "i" else np.uint64)
 
 
-def _int_sum(
-    v: np.ndarray[Any, Any], axes: Any, keepdims: bool, mask: Any
-) -> np.ndarray[Any, Any]:
-    """Sum in ``v``'s integer dtype, wrapping on overflow (as JAX)."""
-    add: Any = np.add  # NumPy's stubs have no overload for a runtime keepdims
-    return np.asarray(
-        add.reduce(v, axis=axes, dtype=v.dtype, keepdims=keepdims, where=mask)
-    )
-
-
-def _count(
-    shape: tuple[int, ...], axes: Any, keepdims: bool, mask: Any
-) -> np.ndarray[Any, Any]:
-    """How many elements each reduction counts (``where`` applied)."""
-    selected = np.broadcast_to(np.asarray(mask, dtype=bool), shape)
-    return np.asarray(np.sum(selected, axis=axes, keepdims=keepdims))
-
-
-def _int_div(total: np.ndarray[Any, Any], count: Any) -> np.ndarray[Any, Any]:
+def _int_div(
+    total: Any, shape: tuple[int, ...], axes: tuple[int, ...], mask: Any
+) -> Any:
     """``total / count`` in ``total``'s integer dtype, rounded toward zero as
-    JAX's integer division; a count of 0 gives 0 (NumPy's value)."""
+    JAX's integer division (computed in 64 bits: the count may not fit
+    ``total``'s dtype); a count of 0 gives 0 (NumPy's value)."""
     dt = total.dtype
-    signed = dt.kind == "i"
-    num = total.astype(np.int64 if signed else np.uint64)
-    den = np.asarray(count).astype(num.dtype)
-    safe = np.where(den == 0, 1, den)
-    if signed:
-        q = np.abs(num) // np.abs(safe)
-        q = np.where((num < 0) != (safe < 0), -q, q)
+    wide = _wide_int(dt)
+    count = _count(shape, axes, mask, wide)
+    if not isinstance(count, int):
+        safe = lax.select(lax.eq(count, _zeros_of(count)), _ones_of(count), count)
+        q = lax.div(_to(total, wide), safe)
+        q = lax.select(lax.eq(count, _zeros_of(count)), _zeros_of(q), q)
+    elif count == 0:
+        q = _zeros_of(_to(total, wide))
     else:
-        q = num // safe
-    q = np.where(den == 0, 0, q)
-    out: np.ndarray[Any, Any] = _core.ignore_fp_errors(np.asarray(q).astype, dt)
-    return out
+        q = lax.div(_to(total, wide), _filled(tuple(total.shape), count, wide))
+    # (the quotient's magnitude is at most the total's: it fits)
+    return convert_element_type_p.bind(q, new_dtype=dt, weak_type=False, check=None)
+
+
+def _zeros_of(x: Any) -> Any:
+    return _filled(tuple(x.shape), 0, x.dtype)
+
+
+def _ones_of(x: Any) -> Any:
+    return _filled(tuple(x.shape), 1, x.dtype)
 
 
 def _moment(
@@ -336,10 +487,12 @@ def _moment(
         if ddof != 0:
             raise ValueError(f"{name}: give ddof or correction, not both")
         ddof = correction
-    v, dt = _input(a, name)
+    x = _operand(a, name)
+    dt = x.dtype
     state = _config.current()
-    axes = _axis(axis, v.ndim, name)
-    mask = _where(where, name)
+    shape = tuple(x.shape)
+    axes = _axes_of(axis, len(shape), name)
+    mask = _mask(where, shape, name)
     if dtype is not None:
         out_dt = _explicit(dtype, name)
         kind = _dtypes.kind_of(out_dt)
@@ -355,47 +508,53 @@ def _moment(
                 f"{name}: dtype={out_dt} is not supported; give an inexact "
                 "dtype such as 'float32'"
             )
+        x = _requested_input(x, out_dt, name)
         if kind in "iu":
-            return _int_var(v, out_dt, axes, ddof, keepdims, mask, mean, state)
-        compute = _F32 if out_dt in _UPCAST else out_dt
-        requested = out_dt
+            return _int_var(x, out_dt, axes, ddof, keepdims, mask, mean, state)
+        compute = accumulation_dtype(out_dt)
     else:
         compute = _inexact(dt, state.enable_x64)
-        requested = compute
         out_dt = compute
         if _dtypes.kind_of(out_dt) == "c":  # the variance of complex numbers is real
             out_dt = _real_of(out_dt)
-        if compute in _UPCAST:
-            compute = _F32
-    values = _converted(v, requested, compute, name)
+        compute = accumulation_dtype(compute)
+    values = _to(x, compute)
     if mean is None:
-        with warnings.catch_warnings():
-            # The mean of nothing: nan, and the result is nan below.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            center = _core.ignore_fp_errors(
-                np.mean, values, axis=axes, keepdims=True, where=mask
-            )
+        total = reduce_sum_p.bind(_selected(values, mask, 0), axes=axes)
+        # The mean of nothing: nan, and the result is nan below.
+        center = lax.div(total, _count(shape, axes, mask, compute))
+        center = _kept(center, shape, axes, True)
     else:
-        center = _given_mean(mean, v.shape, compute, name)
-    res = _core.ignore_fp_errors(
-        _divided_squares, values, center, axes, keepdims, mask, ddof, name
-    )
-    return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
+        center = _given_mean(mean, shape, compute, name)
+    centered = lax.sub(values, _broadcast(center, shape))
+    if _dtypes.kind_of(compute) == "c":
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squares = lax.mul(centered, centered)
+    total = reduce_sum_p.bind(_selected(squares, mask, 0), axes=axes)
+    # Divided (and its root taken) in float64, the count being an integer
+    # of up to 64 bits; then rounded once to the result's dtype.
+    total = _to(total, _F64) if total.dtype.itemsize < 8 else total
+    res = _divided(total, _count(shape, axes, mask, np.dtype(np.int64)), ddof)
+    if name == "std":
+        res = lax.sqrt(res)
+    return _kept(_to(res, out_dt), shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-def _divided_squares(
-    values: Any, center: Any, axes: Any, keepdims: bool, mask: Any, ddof: Any, name: str
-) -> Any:
-    centered = values - center
-    if values.dtype.kind == "c":
-        squares = (centered * centered.conj()).real
-    else:
-        squares = centered * centered
-    total = np.sum(squares, axis=axes, keepdims=keepdims, where=mask)
-    divisor = _count(values.shape, axes, keepdims, mask) - ddof
-    # No degrees of freedom left: nan, as JAX (NumPy divides by zero).
-    res = np.where(divisor > 0, total / np.where(divisor > 0, divisor, 1), np.nan)
-    return np.sqrt(res) if name == "std" else res
+def _divided(total: Any, count: Any, ddof: Any) -> Any:
+    """``total / (count - ddof)``; nan where no degrees of freedom are left,
+    as JAX (NumPy divides by zero)."""
+    dt = total.dtype
+    if isinstance(count, int):
+        divisor = count - ddof
+        if divisor > 0:
+            return lax.div(total, _filled(tuple(total.shape), divisor, dt))
+        return _filled(tuple(total.shape), np.nan, dt)
+    divisor = lax.sub(_to(count, dt), _filled(tuple(count.shape), ddof, dt))
+    positive = lax.gt(divisor, _zeros_of(divisor))
+    safe = lax.select(positive, divisor, _ones_of(divisor))
+    nan = _filled(tuple(total.shape), np.nan, dt)
+    return lax.select(positive, lax.div(total, safe), nan)
 
 
 def _real_of(dt: np.dtype[Any]) -> np.dtype[Any]:
@@ -404,34 +563,35 @@ def _real_of(dt: np.dtype[Any]) -> np.dtype[Any]:
 
 def _given_mean(
     mean: Any, shape: tuple[int, ...], compute: np.dtype[Any], name: str
-) -> np.ndarray[Any, Any]:
+) -> Any:
     """The ``mean=`` argument in the computation dtype, checked to line up
     with the input (the reduced axes kept, with length 1)."""
-    m, mdt = _input(mean, name)
-    fits = m.ndim in (0, len(shape))
+    m = _operand(mean, name)
+    mshape = tuple(m.shape)
+    fits = len(mshape) in (0, len(shape))
     if fits:
         try:
-            fits = np.broadcast_shapes(m.shape, shape) == shape
+            fits = np.broadcast_shapes(mshape, shape) == shape
         except ValueError:
             fits = False
     if not fits:
         raise ValueError(
-            f"{name}: mean= has shape {m.shape}, which does not line up with the "
+            f"{name}: mean= has shape {mshape}, which does not line up with the "
             f"input's shape {shape}; give it the shape of the mean with the "
             "reduced axes kept: tnp.mean(x, axis=..., keepdims=True)"
         )
-    if _dtypes.kind_of(mdt) == "c" and _dtypes.kind_of(compute) != "c":
+    if _dtypes.kind_of(m.dtype) == "c" and _dtypes.kind_of(compute) != "c":
         raise ValueError(
-            f"{name}: mean= is complex ({mdt}) but the computation is real "
+            f"{name}: mean= is complex ({m.dtype}) but the computation is real "
             f"({compute}); pass tnp.real(mean) if that is what you mean"
         )
-    return _core.checked_cast(m, compute, f"{name} (mean=)")
+    return _requested_input(m, compute, f"{name} (mean=)")
 
 
 def _int_var(
-    v: np.ndarray[Any, Any],
+    x: Any,
     dt: np.dtype[Any],
-    axes: Any,
+    axes: tuple[int, ...],
     ddof: Any,
     keepdims: bool,
     mask: Any,
@@ -442,26 +602,37 @@ def _int_var(
     arithmetic throughout (the mean and the quotient rounded toward zero,
     sums wrapping), then a weak float with nan where no degrees of freedom
     are left."""
-    values = _to_int(v, dt, "var")
+    shape = tuple(x.shape)
+    values = _to(x, dt)
     if mean is None:
-        center = _int_div(
-            _int_sum(values, axes, True, mask), _count(v.shape, axes, True, mask)
-        )
+        total = reduce_sum_p.bind(_selected(values, mask, 0), axes=axes)
+        center = _kept(_int_div(total, shape, axes, mask), shape, axes, True)
     else:
-        given = _given_mean(mean, v.shape, np.dtype("float64"), "var")
-        center = _to_int(given, dt, "var (mean=)")
-    with np.errstate(all="ignore"):
-        centered = values - center
-        squares = centered * centered
-    total = _int_sum(squares, axes, keepdims, mask)
-    divisor = _count(v.shape, axes, keepdims, mask) - int(ddof)
-    quotient = _int_div(total, np.where(divisor > 0, divisor, 0))
+        given = _given_mean(mean, shape, np.dtype("float64"), "var")
+        center = _requested_input(given, dt, "var (mean=)")
+    centered = lax.sub(values, _broadcast(center, shape))
+    squares = lax.mul(centered, centered)
+    total = reduce_sum_p.bind(_selected(squares, mask, 0), axes=axes)
+    wide = _wide_int(dt)
+    count = _count(shape, axes, mask, np.dtype(np.int64))
     out_dt, weak = _core.result_of([_core.aval(dt, False), float], state)
-    res = np.where(divisor > 0, quotient.astype(out_dt), np.nan).astype(out_dt)
-    return from_numpy(res, weak=weak)
+    if isinstance(count, int):
+        divisor = count - int(ddof)
+        if divisor <= 0:
+            res = _filled(tuple(total.shape), np.nan, out_dt)
+        else:
+            q = lax.div(_to(total, wide), _filled(tuple(total.shape), divisor, wide))
+            res = _to(_to(q, dt), out_dt)
+    else:
+        left = lax.sub(count, _filled(tuple(count.shape), int(ddof), count.dtype))
+        positive = lax.gt(left, _zeros_of(left))
+        safe = _to(lax.select(positive, left, _ones_of(left)), wide)
+        q = _to(_to(lax.div(_to(total, wide), safe), dt), out_dt)
+        res = lax.select(positive, q, _filled(tuple(q.shape), np.nan, out_dt))
+    res = convert_element_type_p.bind(res, new_dtype=out_dt, weak_type=weak)
+    return _kept(res, shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-@traced(abstract.copying)
 def var(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -504,7 +675,6 @@ def var(
     return _moment("var", a, axis, dtype, ddof, keepdims, where, correction, mean)
 
 
-@traced(abstract.copying)
 def std(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -545,7 +715,8 @@ def std(
 
 def _extreme(
     name: str,
-    ufunc: np.ufunc,
+    reduce: Primitive,
+    combine: Callable[[Any, Any], Any],
     a: Any,
     axis: Any,
     out: None,
@@ -554,32 +725,52 @@ def _extreme(
     where: Any,
 ) -> Array:
     _no_out(out, name)
-    v, dt = _input(a, name)
-    axes = _axis(axis, v.ndim, name)
-    kwargs: dict[str, Any] = {"keepdims": keepdims}
-    if where is not None:
-        if initial is None:
-            raise ValueError(
-                f"{name}: reducing with where= needs an initial value "
-                "(what to return where nothing is selected)"
-            )
-        kwargs["where"] = _where(where, name)
-    if initial is not None:
-        start, _ = _array.operand(initial, name, 1)
-        kwargs["initial"] = _core.convert(start, dt, f"{name} (initial=)")
-    try:
-        res = _core.ignore_fp_errors(ufunc.reduce, v, axis=axes, **kwargs)
-    except ValueError as err:
-        if "zero-size" not in str(err):
-            raise
+    x = _operand(a, name)
+    dt = x.dtype
+    shape = tuple(x.shape)
+    axes = _axes_of(axis, len(shape), name)
+    if where is not None and initial is None:
+        raise ValueError(
+            f"{name}: reducing with where= needs an initial value "
+            "(what to return where nothing is selected)"
+        )
+    mask = _mask(where, shape, name)
+    start = None if initial is None else _initial(initial, dt, name)
+    if start is None and builtins.any(shape[i] == 0 for i in axes):
         raise ValueError(
             f"{name}: reducing an axis of length 0 has no {name}imum; pass "
             "initial=... to choose the result"
-        ) from None
-    return from_numpy(np.asarray(res).astype(dt))
+        )
+    x = _to(x, dt)
+    if mask is not None:
+        x = lax.select(mask, x, _broadcast(start, shape))
+    res = reduce.bind(x, axes=axes)
+    if _dtypes.kind_of(dt) == "c" and math.prod(shape[i] for i in axes):
+        res = _first_nan_or(res, x, axes)
+    if start is not None:
+        res = combine(res, _broadcast(start, tuple(res.shape)))
+    return _kept(res, shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-@traced(abstract.copying)
+def _first_nan_or(res: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """``res``, or where the reduced elements hold a NaN (in either part),
+    the first of them: complex max and min propagate NaN as NumPy's do
+    (comparisons alone, as lax's, would skip it)."""
+    kept = tuple(d for d in range(x.ndim) if d not in axes)
+    n = math.prod(x.shape[d] for d in axes)
+    flat = reshape_p.bind(
+        x, new_sizes=(*(x.shape[d] for d in kept), n), dimensions=(*kept, *axes)
+    )
+    nan = lax.ne(flat, flat)
+    last = len(kept)
+    index = argmax_p.bind(nan, axes=(last,), index_dtype=np.dtype(np.int32))
+    column = reshape_p.bind(index, new_sizes=(*index.shape, 1), dimensions=None)
+    first = reshape_p.bind(
+        take_along_axis(flat, column, last), new_sizes=tuple(res.shape), dimensions=None
+    )
+    return lax.select(reduce_or_p.bind(nan, axes=(last,)), first, res)
+
+
 def max(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -608,10 +799,11 @@ def max(  # noqa: A001
     >>> tnp.max(tnp.asarray([[1, 2], [3, 4]], dtype='int8'))
     Array(4, dtype=int8)
     """
-    return _extreme("max", np.maximum, a, axis, out, keepdims, initial, where)
+    return _extreme(
+        "max", reduce_max_p, lax.max, a, axis, out, keepdims, initial, where
+    )
 
 
-@traced(abstract.copying)
 def min(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -640,31 +832,40 @@ def min(  # noqa: A001
     >>> tnp.min(tnp.asarray([[1, 2], [3, 4]], dtype='int8'), axis=1)
     Array([1, 3], dtype=int8)
     """
-    return _extreme("min", np.minimum, a, axis, out, keepdims, initial, where)
+    return _extreme(
+        "min", reduce_min_p, lax.min, a, axis, out, keepdims, initial, where
+    )
 
 
 amax, amin = max, min
 
 
-def _arg(
-    name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool | None
-) -> Array:
-    v, dt = _input(a, name)
-    if _dtypes.kind_of(dt) == "c":
+def _arg(name: str, prim: Primitive, a: Any, axis: Any, keepdims: bool | None) -> Array:
+    x = _operand(a, name)
+    if _dtypes.kind_of(x.dtype) == "c":
         raise TypeError(f"{name} does not accept complex input (no ordering)")
-    if axis is not None:
-        axis = _axis(axis, v.ndim, name)
-    try:
-        res = fn(v, axis=axis, keepdims=bool(keepdims))
-    except ValueError as err:
+    shape = tuple(x.shape)
+    if axis is None:
+        ax = 0
+        if len(shape) != 1:
+            x = reshape_p.bind(x, new_sizes=(math.prod(shape),), dimensions=None)
+    else:
+        ax = operator.index(_axis(axis, len(shape), name) or 0)  # type: ignore[arg-type]
+        if not shape:
+            x = reshape_p.bind(x, new_sizes=(1,), dimensions=None)
+    if x.shape[ax] == 0:
         raise ValueError(
-            f"{_core.prefixed(name, err)} (the axis has length 0)"
-        ) from None
-    x64 = _config.current().enable_x64
-    return from_numpy(np.asarray(res).astype(_dtypes.default_dtype("i", x64)))
+            f"{name}: attempt to get {name} of an empty sequence (the axis has "
+            "length 0)"
+        )
+    index = _dtypes.default_dtype("i", _config.current().enable_x64)
+    res = prim.bind(x, axes=(ax,), index_dtype=index)
+    if keepdims:
+        kept = tuple(1 if axis is None or i == ax else d for i, d in enumerate(shape))
+        res = reshape_p.bind(res, new_sizes=kept, dimensions=None)
+    return res  # type: ignore[no-any-return]
 
 
-@traced(abstract.copying)
 def argmax(
     a: ArrayLike,
     axis: int | None = None,
@@ -688,10 +889,9 @@ def argmax(
     Array(3, dtype=int32)
     """
     _no_out(out, "argmax")
-    return _arg("argmax", np.argmax, a, axis, keepdims)
+    return _arg("argmax", argmax_p, a, axis, keepdims)
 
 
-@traced(abstract.copying)
 def argmin(
     a: ArrayLike,
     axis: int | None = None,
@@ -715,30 +915,27 @@ def argmin(
     Array([0, 1], dtype=int32)
     """
     _no_out(out, "argmin")
-    return _arg("argmin", np.argmin, a, axis, keepdims)
+    return _arg("argmin", argmin_p, a, axis, keepdims)
 
 
-def _cumulative(name: str, ufunc: np.ufunc, a: Any, axis: Any, dtype: Any) -> Array:
-    v, dt = _input(a, name)
+def _cumulative(name: str, prim: Primitive, a: Any, axis: Any, dtype: Any) -> Array:
+    x = _operand(a, name)
     x64 = _config.current().enable_x64
     if dtype is not None:
         out_dt = _explicit(dtype, name)
+        x = _requested_input(x, out_dt, name)
     else:  # as JAX: only bool widens (integers keep their width here)
-        out_dt = _dtypes.default_dtype("i", x64) if dt == _BOOL else dt
-    compute = _F32 if out_dt in _UPCAST else out_dt
-    if v.ndim == 0:
-        v = v.reshape(1)
-    if axis is None:
-        v = v.reshape(-1)
+        out_dt = _dtypes.default_dtype("i", x64) if x.dtype == _BOOL else x.dtype
+    if axis is None or not x.shape:
+        if x.ndim != 1:
+            x = reshape_p.bind(x, new_sizes=(math.prod(x.shape),), dimensions=None)
         ax = 0
     else:
-        ax = operator.index(_axis(axis, v.ndim, name))  # type: ignore[arg-type]
-    values = _converted(v, out_dt, compute, name)
-    res = _core.ignore_fp_errors(ufunc.accumulate, values, axis=ax)
-    return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, out_dt))
+        ax = operator.index(_axis(axis, x.ndim, name))  # type: ignore[arg-type]
+    res = prim.bind(_to(x, accumulation_dtype(out_dt)), axis=ax, reverse=False)
+    return _to(res, out_dt)  # type: ignore[no-any-return]
 
 
-@traced(abstract.flat_or_copying)
 def cumsum(
     a: ArrayLike,
     axis: int | None = None,
@@ -761,10 +958,9 @@ def cumsum(
     Array([ 1,  3,  6, 10], dtype=int8)
     """
     _no_out(out, "cumsum")
-    return _cumulative("cumsum", np.add, a, axis, dtype)
+    return _cumulative("cumsum", cumsum_p, a, axis, dtype)
 
 
-@traced(abstract.flat_or_copying)
 def cumprod(
     a: ArrayLike,
     axis: int | None = None,
@@ -788,23 +984,21 @@ def cumprod(
            [ 3, 12]], dtype=int8)
     """
     _no_out(out, "cumprod")
-    return _cumulative("cumprod", np.multiply, a, axis, dtype)
+    return _cumulative("cumprod", cumprod_p, a, axis, dtype)
 
 
 def _logical(
-    name: str, ufunc: np.ufunc, a: Any, axis: Any, keepdims: bool, where: Any
+    name: str, prim: Primitive, a: Any, axis: Any, keepdims: bool, where: Any
 ) -> Array:
-    v, _ = _input(a, name)
-    res = ufunc.reduce(
-        v.astype(bool),
-        axis=_axis(axis, v.ndim, name),
-        keepdims=keepdims,
-        where=_where(where, name),
-    )
-    return from_numpy(np.asarray(res, dtype=bool))
+    x = _operand(a, name)
+    shape = tuple(x.shape)
+    axes = _axes_of(axis, len(shape), name)
+    mask = _mask(where, shape, name)
+    x = _to(x, _BOOL) if x.dtype == _BOOL else _truth(x)
+    res = prim.bind(_selected(x, mask, prim is reduce_and_p), axes=axes)
+    return _kept(res, shape, axes, keepdims)  # type: ignore[no-any-return]
 
 
-@traced(abstract.copying)
 def any(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -830,10 +1024,9 @@ def any(  # noqa: A001
     Array(True, dtype=bool)
     """
     _no_out(out, "any")
-    return _logical("any", np.logical_or, a, axis, keepdims, where)
+    return _logical("any", reduce_or_p, a, axis, keepdims, where)
 
 
-@traced(abstract.copying)
 def all(  # noqa: A001
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -859,10 +1052,9 @@ def all(  # noqa: A001
     Array([ True, False], dtype=bool)
     """
     _no_out(out, "all")
-    return _logical("all", np.logical_and, a, axis, keepdims, where)
+    return _logical("all", reduce_and_p, a, axis, keepdims, where)
 
 
-@traced(abstract.copying)
 def ptp(
     a: ArrayLike,
     axis: int | Sequence[int] | None = None,
@@ -890,20 +1082,14 @@ def ptp(
     Array([4, 7], dtype=int32)
     """
     _no_out(out, "ptp")
-    _, dt = _input(a, "ptp")
-    if dt == _BOOL:
+    if _operand(a, "ptp").dtype == _BOOL:
         raise TypeError(
             "ptp does not accept dtype bool (max - min is a subtraction); cast "
             "first, e.g. x.astype('int32')"
         )
-    top = max(a, axis, keepdims=keepdims)
-    bottom = min(a, axis, keepdims=keepdims)
-    with np.errstate(all="ignore"):
-        res = np.asarray(top) - np.asarray(bottom)
-    return from_numpy(np.asarray(res).astype(dt))
+    return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
-@traced(abstract.copying)
 def trace(
     a: ArrayLike,
     offset: int = 0,
@@ -933,177 +1119,3 @@ def trace(
     _no_out(out, "trace")
 
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
-
-
-# -- lowerings (for differentiation) --------------------------------------------
-
-
-@functools.cache
-def _signature(function: Any) -> inspect.Signature:
-    return inspect.signature(function._traced)
-
-
-def _lowered_arguments(function: Any, args: Any, kwargs: Any) -> dict[str, Any]:
-    bound = _signature(function).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return bound.arguments
-
-
-def _lowered_masked(x: Any, where: Any, fill: Any) -> Any:
-    """``x`` where ``where`` holds, ``fill`` elsewhere."""
-
-    mask = _lower.broadcast(asarray(stop_gradient(where), dtype=bool), tuple(x.shape))
-    return lax.select(mask, x, lax.full(x.shape, fill, x.dtype))
-
-
-def _lowered_count(x: Any, axes: tuple[int, ...], where: Any) -> Any:
-    """The number of elements reduced, as an array of ``x``'s dtype."""
-
-    if where is None:
-        n = math.prod(x.shape[a] for a in axes)
-        # (as a float: a count past the default integer's range still
-        # converts, exactly below 2**53, to the floating dtype)
-        return lax.full(
-            (), float(n) if _dtypes.kind_of(x.dtype) in "fc" else n, x.dtype
-        )
-    ones = _lowered_masked(lax.full(x.shape, 1, x.dtype), where, 0)
-    return lax.reduce_sum(ones, axes)
-
-
-def _lowered_extreme(dt: np.dtype[Any], largest: bool) -> Any:
-    if _dtypes.kind_of(dt) in "fc":
-        return -np.inf if largest else np.inf
-    info = _dtypes.iinfo(dt)
-    return info.min if largest else info.max
-
-
-def _reduction(function: Any, kind: str) -> Callable[..., Any]:
-    """The lowering of sum, prod, max or min (``kind``)."""
-
-    reduce = {
-        "sum": lax.reduce_sum,
-        "prod": lax.reduce_prod,
-        "max": lax.reduce_max,
-        "min": lax.reduce_min,
-    }[kind]
-    combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
-
-    def lower(*args: Any, **kwargs: Any) -> Any:
-        result = _lower.expected(function, *args, **kwargs)
-        given = _lowered_arguments(function, args, kwargs)
-        x = _lower.like(given["a"], result)
-        axes = _lower.axes_of(given["axis"], x.ndim)
-        if given["where"] is not None:
-            fill = {"sum": 0, "prod": 1}.get(kind)
-            if fill is None:
-                fill = _lowered_extreme(x.dtype, kind == "max")
-            x = _lowered_masked(x, given["where"], fill)
-        out = reduce(x, axes)
-        if given["initial"] is not None:
-            out = combine(out, _lower.like(given["initial"], result))
-        return _lower.finish(out, result)
-
-    return lower
-
-
-def _mean_lower(*args: Any, **kwargs: Any) -> Any:
-    result = _lower.expected(mean, *args, **kwargs)
-    given = _lowered_arguments(mean, args, kwargs)
-    # float16 and bfloat16 accumulate and divide in float32, as mean does
-    # (their count, 65505 elements or more, may not even fit float16).
-    x = _lower.like(given["a"], _Aval(_F32) if result.dtype in _UPCAST else result)
-    axes = _lower.axes_of(given["axis"], x.ndim)
-    where = given["where"]
-    total = lax.reduce_sum(x if where is None else _lowered_masked(x, where, 0), axes)
-    return _lower.finish(lax.div(total, _lowered_count(x, axes, where)), result)
-
-
-def _variance(function: Any, root: bool) -> Callable[..., Any]:
-    """The lowering of var (std with ``root``)."""
-
-    def lower(*args: Any, **kwargs: Any) -> Any:
-        result = _lower.expected(function, *args, **kwargs)
-        given = _lowered_arguments(function, args, kwargs)
-        a = given["a"]
-        complex_input = _dtypes.kind_of(_dtypes.dtype_of(a)) == "c"
-        dt = _F32 if result.dtype in _UPCAST else result.dtype  # (as mean)
-        if complex_input:
-            dt = np.dtype(np.complex128 if dt == np.float64 else np.complex64)
-        x = _lower.like(a, _Aval(dt))
-        axes = _lower.axes_of(given["axis"], x.ndim)
-        where = given["where"]
-        n = _lowered_count(x, axes, where)
-        kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-        if given["mean"] is not None:
-            centre = _lower.like(given["mean"], _Aval(dt))
-        else:
-            total = lax.reduce_sum(
-                x if where is None else _lowered_masked(x, where, 0), axes
-            )
-            centre = lax.div(total, n)
-        d = lax.sub(x, _lower.broadcast(lax.reshape(centre, kept), tuple(x.shape)))
-        sq = lax.real(lax.mul(d, lax.conj(d))) if complex_input else lax.mul(d, d)
-        if where is not None:
-            sq = _lowered_masked(sq, where, 0)
-        ddof = given["ddof"] if given["correction"] is None else given["correction"]
-        n = lax.real(n) if complex_input else n
-        out = lax.div(lax.reduce_sum(sq, axes), lax.sub(n, lax.full((), ddof, n.dtype)))
-        if root:
-            out = lax.sqrt(out)
-        return _lower.finish(out, result)
-
-    return lower
-
-
-class _Aval:
-    """A dtype alone, where :func:`_lower.like` wants a result."""
-
-    def __init__(self, dtype: np.dtype[Any]) -> None:
-        self.dtype = dtype
-
-
-def _lowered_cumulative(function: Any, prim: Callable[..., Any]) -> Callable[..., Any]:
-    def lower(*args: Any, **kwargs: Any) -> Any:
-        result = _lower.expected(function, *args, **kwargs)
-        given = _lowered_arguments(function, args, kwargs)
-        x = _lower.like(given["a"], result)
-        axis = given["axis"]
-        if axis is None or x.ndim == 0:
-            x, axis = lax.reshape(x, (math.prod(x.shape),)), 0
-        return _lower.finish(prim(x, int(axis) % x.ndim), result)
-
-    return lower
-
-
-def _ptp_lower(
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False
-) -> Any:
-    result = _lower.expected(ptp, a, axis, out, keepdims)
-    spread = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
-    return _lower.finish(spread, result)
-
-
-def _trace_lower(*args: Any, **kwargs: Any) -> Any:
-    result = _lower.expected(trace, *args, **kwargs)
-    given = _lowered_arguments(trace, args, kwargs)
-    diag = diagonal(given["a"], given["offset"], given["axis1"], given["axis2"])
-    return _lower.finish(sum(diag, axis=-1, dtype=result.dtype), result)
-
-
-def _register() -> None:
-    lowering(sum)(_reduction(sum, "sum"))
-    lowering(prod)(_reduction(prod, "prod"))
-    lowering(max)(_reduction(max, "max"))
-    lowering(min)(_reduction(min, "min"))
-    lowering(mean)(_mean_lower)
-    lowering(var)(_variance(var, root=False))
-    lowering(std)(_variance(std, root=True))
-    lowering(cumsum)(_lowered_cumulative(cumsum, lax.cumsum))
-    lowering(cumprod)(_lowered_cumulative(cumprod, lax.cumprod))
-    lowering(ptp)(_ptp_lower)
-    lowering(trace)(_trace_lower)
-    for fn in (argmax, argmin, any, all):
-        lowering(fn)(_lower.constant(fn))
-
-
-_register()
