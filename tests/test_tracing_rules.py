@@ -138,7 +138,9 @@ def test_every_function_arrays_call_has_a_rule() -> None:
 
 
 def test_no_rule_names_nothing() -> None:
-    assert len(TRACED) > 100  # the namespace's functions and ufunc methods
+    # The functions still recorded whole (value-dependent shapes, ufunc
+    # methods...): fewer as more of the namespace is written on lax.
+    assert TRACED
     referenced = _referenced_names(SOURCES.rglob("*.py"))
     assert naming_nothing(TRACED, tnp, referenced) == []
 
