@@ -564,11 +564,13 @@ class Check(NamedTuple):
     hold raises ``OverflowError`` naming the function and the operand.
 
     >>> Check("weak", "add", 1)
-    Check(how='weak', where='add', position=1)
+    Check('weak', 'add', 1)
     """
 
     #: ``"operand"``: an array operand (its dtype's values may not fit);
-    #: ``"weak"``: a weak array, held to the rule of Python scalars.
+    #: ``"weak"``: a weak array, held to the rule of Python scalars;
+    #: ``"exponent"``: integer exponents of an integer power, which must
+    #: not be negative (TypeError: the result is no integer).
     how: str
     #: The namespace function the operand is given to, for the message.
     where: str
@@ -582,6 +584,14 @@ class Check(NamedTuple):
         return f"{self.how}:{self.where}:{self.position}"
 
 
+def negative_power_message(where: str) -> str:
+    """Why integers cannot be raised to negative integer powers, and the fix."""
+    return (
+        f"{where}: integers cannot be raised to negative integer powers. "
+        "Cast the base to a float first, e.g. x.astype('float32') ** -1."
+    )
+
+
 @convert_element_type_p.def_noop
 def _convert_noop(
     x: ShapedArray,
@@ -590,7 +600,7 @@ def _convert_noop(
     weak_type: bool = False,
     check: Check | None = None,
 ) -> bool:
-    return new_dtype == x.dtype and weak_type == x.weak_type
+    return check is None and new_dtype == x.dtype and weak_type == x.weak_type
 
 
 @convert_element_type_p.def_abstract_eval
@@ -613,6 +623,10 @@ def _convert_impl(
     check: Check | None = None,
 ) -> NDArray:
     if check is not None:
+        if check.how == "exponent":
+            if np.any(x < 0):
+                raise TypeError(negative_power_message(check.where))
+            return x.astype(new_dtype)
         if check.how == "weak":
             checked: NDArray = _core.weak_to(x, new_dtype, check.where)
         else:

@@ -451,7 +451,7 @@ class PrimitiveEquation(Equation):
     def pretty(self, var: Callable[[int], str]) -> str:
         outs = ", ".join(var(v) for v in self.outs)
         shown = ", ".join(f"v{v}" if v is not None else _short(c) for v, c in self.ins)
-        params = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        params = "".join(f", {k}={_param(v)}" for k, v in self.params.items())
         return f"{outs} = lax.{self.prim.name}({shown}{params})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
@@ -544,6 +544,11 @@ class Filled(Equation):
         _, shape = src.avals[self.out]
         value = src.constant(self.value)
         return f"v{self.out} = _full({shape!r}, {value})"
+
+
+def _param(value: Any) -> str:
+    """A parameter as a program shows it (a dtype by its name)."""
+    return value.name if isinstance(value, np.dtype) else repr(value)
 
 
 def _constant_aval(value: Any) -> ShapedArray:
