@@ -97,7 +97,7 @@ from typelattice import _core, _dtypes
 from typelattice._array import ArrayImpl, _new_object, wrap
 from typelattice._core import _EXTOBJ, _IGNORE
 from typelattice._promotion import _speedups
-from typelattice._tracing.trace import Equation, Source, _short
+from typelattice._tracing.trace import Equation, Source, shown
 from typelattice._tracing.tracer import (
     ACTIVE,
     Trace,
@@ -450,9 +450,11 @@ class PrimitiveEquation(Equation):
 
     def pretty(self, var: Callable[[int], str]) -> str:
         outs = ", ".join(var(v) for v in self.outs)
-        shown = ", ".join(f"v{v}" if v is not None else _short(c) for v, c in self.ins)
+        operands = ", ".join(
+            f"v{v}" if v is not None else shown(c) for v, c in self.ins
+        )
         params = "".join(f", {k}={_param(v)}" for k, v in self.params.items())
-        return f"{outs} = lax.{self.prim.name}({shown}{params})"
+        return f"{outs} = lax.{self.prim.name}({operands}{params})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
         """The function the program calls (the primitive's fast NumPy

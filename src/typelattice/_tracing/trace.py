@@ -228,7 +228,8 @@ class Call(Equation):
         return replay
 
 
-def _short(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A recorded constant as a program shows it."""
     if value.__class__ is not np.ndarray:
         return repr(value)
     array: np.ndarray[Any, Any] = value

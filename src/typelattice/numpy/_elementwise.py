@@ -220,10 +220,6 @@ def compute_dtype(
     return dt
 
 
-def _identity(x: Any) -> Any:
-    return x
-
-
 def _fast_function(op: Op, cd: DType) -> Callable[..., Any] | None:
     """The plain NumPy function of ``op``'s primitive for operands of ``cd``
     (what binding it runs), when its formulation is that primitive alone."""

@@ -478,7 +478,8 @@ def _shape_of(x: Any, where: str) -> tuple[int, ...]:
     """The shape of an operand (a tracer's too; other values checked)."""
     if isinstance(x, Array):
         return tuple(x.shape)
-    return _one(x, where)[0].shape
+    value: np.ndarray[Any, Any] = _one(x, where)[0]
+    return tuple(value.shape)
 
 
 def _make_outer(fn: Any, name: str) -> Callable[..., Array]:

@@ -22,6 +22,7 @@ from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._lax import _elementwise as _lx
 from typelattice._lax._elementwise import Check, negative_power_message
+from typelattice._lax._primitive import broadcast_in_dim_p
 from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.primitive import Primitive
@@ -258,9 +259,9 @@ def _const(x: Any, value: Any) -> Array:
     return wrap(np.asarray(value).astype(x.dtype), _core.aval(x.dtype, True))
 
 
-def _zeros(x: Any) -> Array:
+def _zeros(x: Any) -> Any:
     """Zeros of ``x``'s shape and dtype, a constant."""
-    return _lx.broadcast_in_dim_p.bind(
+    return broadcast_in_dim_p.bind(
         _const(x, 0), shape=tuple(x.shape), broadcast_dimensions=()
     )
 
@@ -290,7 +291,7 @@ def _full_shape(x: Any, shape: tuple[int, ...]) -> Any:
         return x
     n = len(shape)
     dims = tuple(range(n - x.ndim, n))
-    return _lx.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
 
 
 def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -302,10 +303,6 @@ def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
         _full_shape(on_false, shape),
         _full_shape(on_true, shape),
     )
-
-
-def _bind(prim: Primitive, *args: Any, **params: Any) -> Any:
-    return prim.bind(*args, **params)
 
 
 def _truth(x: Any) -> Any:
@@ -563,11 +560,11 @@ def _logical_not(x: Any) -> Any:
     return _lx.eq_p.bind(x, _const(x, 0))
 
 
-def _imag(x: Any) -> Any:
+def _imag_of_real(x: Any) -> Any:
     return _zeros(x)  # (complex numbers: imag_p)
 
 
-def _angle(x: Any) -> Any:
+def _angle_of(x: Any) -> Any:
     """``atan2(imag(x), real(x))`` (0 or pi for real numbers)."""
     if _kind(x) == "c":
         return _lx.atan2_p.bind(_lx.imag_p.bind(x), _lx.real_p.bind(x))
@@ -1560,7 +1557,7 @@ _imag = make_unary(
         1,
         out="real",
         prim=_only(_lx.imag_p, "c"),
-        lower=_imag,
+        lower=_imag_of_real,
     )
 )
 angle_op = Op(
@@ -1570,7 +1567,7 @@ angle_op = Op(
     to="default_float",
     out="real",
     strong_kinds="biuf",
-    lower=_angle,
+    lower=_angle_of,
 )
 _angle = make_unary(angle_op)
 
@@ -1838,7 +1835,7 @@ def where(
     if isinstance(condition, Tracer | TransformTracer):
         cond: Any = stop_gradient(condition)
     else:
-        cv, key = _array.operand(condition, "where", 0)
+        cv, _ = _array.operand(condition, "where", 0)
         cond = wrap(np.asarray(cv), _core.aval(np.asarray(cv).dtype, False))
     if cond.dtype != np.bool_:
         cond = _truth(cond)  # tested for truth
