@@ -737,9 +737,10 @@ def _integer_power_op(exponent: int) -> Op:
             kind = _kind(x)
             if exponent < 0 and kind in "iu":
                 raise _negative_power_error()
-            if kind == "f" and _holds(x.dtype, exponent):
+            if kind == "f" and not -1 <= exponent <= 2 and _holds(x.dtype, exponent):
                 # The C library's pow, correctly rounded where repeated
-                # products are not (as NumPy computes it).
+                # products are not (as NumPy computes it); x**2 and 1/x are
+                # exact as products, with exact derivatives.
                 return _lx.pow_p.bind(x, _const(x, exponent))
             return _lx.integer_pow_p.bind(x, y=exponent)
 
