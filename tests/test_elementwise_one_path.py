@@ -97,7 +97,7 @@ def test_the_plan_function_is_the_primitives(name: str) -> None:
             continue
         assert prim is not None and prim.fast is not None, (name, dtype)
         aval = ShapedArray((), plan.cd, False)
-        assert plan.fn is prim.fast(*[aval] * op.nin), (name, dtype)
+        assert plan.fn is prim.fast(*[aval] * op.nin, **op.params), (name, dtype)
 
 
 def test_jit_records_primitives() -> None:

@@ -418,6 +418,11 @@ def _grows(out: Any, values: list[Any]) -> bool:
     return any(math.prod(o.shape) > largest for o in out)
 
 
+#: From this size a program's ufunc computes into a dying operand's buffer
+#: (NumPy's threshold for reusing temporaries, and the C path's): below it,
+#: a fresh allocation costs less than the check.
+REUSE_MIN_BYTES: Final = 256 * 1024
+
 # Primitive.evaluate's memory (dropped whole when full).
 _EVALUATED: dict[tuple[Any, ...], Any] = {}
 _EVALUATED_MAX: Final = 4096
@@ -488,6 +493,9 @@ class PrimitiveEquation(Equation):
             return f"{targets} = {name}({operands})"
         out = self.outs[0]
         if into is None:
+            if isinstance(fn, np.ufunc) and src.avals[out][1]:
+                # (a ufunc gives an array, except of 0-d operands a scalar)
+                return f"v{out} = {name}({operands})"
             return f"v{out} = _asarray({name}({operands}))"
         # (held by its name and the call's argument only: no view of it)
         free = f"_refs(v{into}) == _sole and v{into}.base is None"
@@ -516,6 +524,8 @@ class PrimitiveEquation(Equation):
         out_key, shape = src.avals[self.outs[0]]
         if not shape or any(a.dtype != out_key[0] for a in avals):
             return self._source(src, fn)
+        if math.prod(shape) * out_key[0].itemsize < REUSE_MIN_BYTES:
+            return self._source(src, fn)  # (the check costs more than it saves)
         operands = self.inputs()
         for v in dying:
             if v in operands and src.avals[v][1] == shape:

@@ -104,6 +104,7 @@ class Op:
         the compute dtype, of one rank with axes of size 1 where they
         broadcast, or of rank 0 (``full=True``: all of the result's shape).
       full: ``lower`` needs every operand at the result's shape.
+      params: the parameters ``prim`` is bound with.
     """
 
     __slots__ = (
@@ -118,6 +119,7 @@ class Op:
         "name",
         "nin",
         "out",
+        "params",
         "prim",
         "strong_kinds",
         "to",
@@ -140,12 +142,14 @@ class Op:
         prim: PrimFor | None = None,
         lower: Callable[..., Any] | None = None,
         full: bool = False,
+        params: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         # The namespace function made of it (make_unary, make_binary).
         self.function: Callable[..., Array] | None = None
         self.fn = fn
         self.prim = prim
+        self.params = params or {}
         self.lowered = lower
         self.full = full
         self.nin = nin
@@ -227,7 +231,7 @@ def _fast_function(op: Op, cd: DType) -> Callable[..., Any] | None:
     if prim is None or prim.fast is None:
         return None
     aval = ShapedArray((), cd, False)
-    fn = prim.fast(*[aval] * op.nin)
+    fn = prim.fast(*[aval] * op.nin, **op.params)
     return fn if type(fn) is np.ufunc else None
 
 
@@ -507,7 +511,7 @@ def compute(op: Op, args: tuple[Any, ...]) -> Array:
     if identity:
         out = ops[0]
     elif prim is not None:
-        out = prim.bind(*ops)
+        out = prim.bind(*ops, **op.params)
     else:
         assert op.lowered is not None, f"{op} has no formulation for {cd}"
         out = op.lowered(*ops)

@@ -508,10 +508,6 @@ def _reciprocal(x: Any) -> Any:
     return _lx.div_p.bind(_const(x, 1), x)
 
 
-def _square(x: Any) -> Any:
-    return _lx.integer_pow_p.bind(x, y=2)
-
-
 def _log_base(base: float) -> Callable[[Any], Any]:
     """``log(x) / log(base)``, as JAX computes ``log2`` and ``log10``."""
     return lambda x: _lx.div_p.bind(_lx.log_p.bind(x), _const(x, math.log(base)))
@@ -1245,7 +1241,9 @@ _doc(
     ">>> tnp.reciprocal(tnp.asarray([1, 2, 4], dtype='int32'))\n"
     "Array([1.  , 0.5 , 0.25], dtype=float32)",
 )
-square = make_unary(Op("square", np.square, 1, to="numeric", lower=_square))
+square = make_unary(
+    Op("square", np.square, 1, to="numeric", prim=_lx.integer_pow_p, params={"y": 2})
+)
 _doc(
     square,
     "``x * x`` elementwise.",
