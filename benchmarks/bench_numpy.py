@@ -245,7 +245,8 @@ def unchecked_add(*args: tnp.Array) -> Any:
     """typelattice's ``add`` as it ran before the data-safety check: a twin
     of it whose plan for these operands casts every operand in the ufunc,
     unread (the check's ``Conversion.CHECK`` made ``CAST``)."""
-    op = _elementwise.Op("add", np.add, 2)  # add's own Op, as a new cache key
+    # add's own Op (its primitive), as a new cache key
+    op = _elementwise.Op("add", np.add, 2, prim=tnp.add._op.prim)  # type: ignore[attr-defined]
     twin = _elementwise.make_binary(op)
     twin(*args)  # builds and caches its plan
     memo = _elementwise._state().memo  # pyright: ignore[reportPrivateUsage]

@@ -276,7 +276,11 @@ INTEGER_RESULTS = {
 def _has_lowering(function: Any) -> bool:
     op = getattr(function, "op", None)  # elementwise functions
     if op is not None:
-        return op.lowered is not None
+        # All computed with primitives; bool and integer results
+        # (comparisons, isnan, bitwise functions...) have no gradient to
+        # record, as INTEGER_RESULTS.
+        inexact = "f" in op.accept or "c" in op.accept
+        return op.out != "bool" and inexact
     return getattr(function, "_traced", None) in LOWERINGS
 
 

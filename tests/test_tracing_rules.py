@@ -2,9 +2,10 @@
 the namespace one to one.
 
 Every function of ``typelattice.numpy`` that takes arrays accepts tracers:
-the elementwise ones (made from an ``Op``) by their plans, every other one
-by the shape rule given with ``@traced(rule)`` at its definition (ufunc
-methods where they are made). No registered rule may name nothing: each
+the elementwise ones (made from an ``Op``) and those written with
+``typelattice.lax`` (marked ``lax_function``) by binding primitives, every
+other one by the shape rule given with ``@traced(rule)`` at its definition
+(ufunc methods where they are made). No registered rule may name nothing: each
 traced function is the one its module holds under its name (so calls reach
 the traced version), and something uses it.
 """
@@ -64,20 +65,30 @@ def _array_entry_points() -> dict[str, Any]:
     return found
 
 
+def _takes_tracers(fn: Any) -> bool:
+    """Elementwise (an ``Op`` behind it), written with ``typelattice.lax``
+    (marked ``_lax``), or given a shape rule."""
+    return (
+        hasattr(fn, "_op")
+        or getattr(fn, "_lax", False)
+        or callable(getattr(fn, "_rule", None))
+    )
+
+
 def without_rules(functions: dict[str, Any]) -> list[str]:
     """The names of functions that accept arrays but not tracers: neither
-    elementwise (an ``Op`` behind it), nor given a shape rule, nor written
-    on ``lax`` (whose primitives accept tracers; their programs are checked
-    by test_on_lax.py and test_shape_on_lax.py)."""
+    elementwise, nor written with lax, nor given a shape rule (the programs
+    of functions written on lax are checked by test_on_lax.py,
+    test_shape_on_lax.py and test_elementwise_one_path.py)."""
     missing = []
     for name, fn in functions.items():
         if name.split(".")[-1] in ON_LAX or fn in WRITTEN_ON_LAX:
             continue
-        if not hasattr(fn, "_op") and not callable(getattr(fn, "_rule", None)):
+        if not _takes_tracers(fn):
             missing.append(name)
         for method in UFUNC_METHODS if hasattr(fn, "_op") else ():
             found = getattr(fn, method, None)
-            if found is not None and not callable(getattr(found, "_rule", None)):
+            if found is not None and not _takes_tracers(found):
                 missing.append(f"{name}.{method}")
     return sorted(missing)
 

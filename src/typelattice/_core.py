@@ -134,7 +134,9 @@ class Plan(NamedTuple):
     """What an operation does for operands of given keys (cached per
     configuration). ``_speedups.c`` reads it by position: keep the order."""
 
-    fn: Callable[..., Any]  # the NumPy function, on operands in ``cd``
+    # The plain NumPy function of the one primitive computing the operation
+    # on operands in ``cd`` (the C path calls it), or None.
+    fn: Callable[..., Any] | None
     convs: tuple[Conv, ...]  # per operand
     out_key: Aval  # the result's (dtype, weak)
     fp: bool  # NumPy's floating point warnings must be silenced

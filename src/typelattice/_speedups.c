@@ -488,8 +488,10 @@ static PyTypeObject FastPath_Type = {
  * make_binary) for the common operands: arrays (exactly ArrayImpl) and
  * Python scalars, with a cached plan and (binary) rank promotion allowed. It
  * reads the plan the Python code built -- an _elementwise.Plan (fn, convs,
- * out_key, fp, cd), with a Conv (how, lo, hi) per operand -- and does what
- * the Python code does with it; the conversions that can raise call the
+ * out_key, fp, cd), with a Conv (how, lo, hi) per operand; fn is the plain
+ * NumPy function of the one primitive the Python code binds for these
+ * dtypes, or None (then Python runs the call) -- and does what the Python
+ * code does with it; the conversions that can raise call the
  * Python helpers themselves. Where an operand is a temporary that nothing
  * else can see, the result goes into its buffer (see "reusing the buffers of
  * temporaries"). Anything else -- another operand type (tracers, lists, NumPy
@@ -1076,6 +1078,10 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
     convs = PyTuple_GET_ITEM(plan, 1);
     out_key = PyTuple_GET_ITEM(plan, 2);
     cd = PyTuple_GET_ITEM(plan, 4);
+    if (fn == Py_None) {
+        /* No plain NumPy function: the formulation composes primitives. */
+        return NULL;
+    }
     if (!PyTuple_CheckExact(convs) || PyTuple_GET_SIZE(convs) != 2 ||
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;
@@ -1194,6 +1200,10 @@ unary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *v)
     convs = PyTuple_GET_ITEM(plan, 1);
     out_key = PyTuple_GET_ITEM(plan, 2);
     cd = PyTuple_GET_ITEM(plan, 4);
+    if (fn == Py_None) {
+        /* No plain NumPy function: the formulation composes primitives. */
+        return NULL;
+    }
     if (!PyTuple_CheckExact(convs) || PyTuple_GET_SIZE(convs) != 1 ||
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;

@@ -321,7 +321,8 @@ def _unary(
 
     @prim.def_fast
     def _fast(x: ShapedArray) -> Callable[..., Any] | None:
-        if out is None and _native(x.dtype, wide) and type(fn) is np.ufunc:
+        same = out is None or out(x.dtype) == x.dtype
+        if same and _native(x.dtype, wide) and type(fn) is np.ufunc:
             return fn
         return None
 
@@ -571,6 +572,8 @@ class Check(NamedTuple):
 
     #: ``"operand"``: an array operand (its dtype's values may not fit);
     #: ``"weak"``: a weak array, held to the rule of Python scalars;
+    #: ``"exponent"``: integer exponents of an integer power, which must
+    #: not be negative (TypeError: the result is no integer);
     #: otherwise the argument that asked for the dtype (``"dtype"``,
     #: ``"preferred_element_type"``, or ``"default"`` for a default dtype):
     #: the values must fit it, and the message proposes a dtype for that
@@ -596,6 +599,28 @@ class Check(NamedTuple):
         return f"{self.how}:{self.where}:{self.position}"
 
 
+@functools.cache
+def _weak_bounds(src: DType, dt: DType) -> tuple[float, float] | tuple[()] | None:
+    """How a weak operand of dtype ``src`` reaches ``dt``: None when no value
+    can change (it is cast), else the bounds of the 0-d values that surely
+    convert unchanged, or ``()`` when every value is checked (complex
+    values, and floats becoming integers)."""
+    if not _dtypes.can_lose_range(src, dt):
+        return None
+    src_kind = _dtypes.kind_of(src)
+    if src_kind == "c" or (src_kind == "f" and _dtypes.kind_of(dt) in "iu"):
+        return ()
+    return _dtypes.value_range(dt)
+
+
+def negative_power_message(where: str) -> str:
+    """Why integers cannot be raised to negative integer powers, and the fix."""
+    return (
+        f"{where}: integers cannot be raised to negative integer powers. "
+        "Cast the base to a float first, e.g. x.astype('float32') ** -1."
+    )
+
+
 @convert_element_type_p.def_noop
 def _convert_noop(
     x: ShapedArray,
@@ -604,7 +629,7 @@ def _convert_noop(
     weak_type: bool = False,
     check: Check | None = None,
 ) -> bool:
-    return new_dtype == x.dtype and weak_type == x.weak_type
+    return check is None and new_dtype == x.dtype and weak_type == x.weak_type
 
 
 @convert_element_type_p.def_abstract_eval
@@ -627,7 +652,16 @@ def _convert_impl(
     check: Check | None = None,
 ) -> NDArray:
     if check is not None:
+        if check.how == "exponent":
+            if np.any(x < 0):
+                raise TypeError(negative_power_message(check.where))
+            return x.astype(new_dtype)
         if check.how == "weak":
+            bounds = _weak_bounds(x.dtype, new_dtype)
+            if bounds is None or (
+                bounds and x.ndim == 0 and bounds[0] <= x.item() <= bounds[1]
+            ):  # (a value that surely converts unchanged; nan, inf: checked)
+                return x.astype(new_dtype)
             checked: NDArray = _core.weak_to(x, new_dtype, check.where)
         elif check.how == "operand":
             checked = _core.check_operand(x, new_dtype, check.where, check.position)
@@ -807,6 +841,14 @@ def _integer_pow_impl(x: NDArray, *, y: int) -> NDArray:
     if y < 0:
         acc = 1 / acc
     return _as(acc, x.dtype)
+
+
+@integer_pow_p.def_fast
+def _integer_pow_fast(x: ShapedArray, *, y: int) -> Callable[..., Any] | None:
+    """``np.square`` for ``y == 2``: the implementation's one product."""
+    if y == 2 and _native(x.dtype, _Wide.F32) and _dtypes.kind_of(x.dtype) in "iuf":
+        return np.square
+    return None
 
 
 def _integer_pow_jvp(g: Array, x: Array, *, y: int) -> Array:

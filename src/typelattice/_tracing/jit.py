@@ -914,10 +914,10 @@ class Jitted(Generic[P, R]):
 
         >>> import typelattice.numpy as tnp
         >>> f = jit(lambda x, y: x * y + 1)
-        >>> print(f.program(tnp.zeros(3, 'int8'), 2))
-        program(v0:int8[3], v1:int32[] weak):
-          v2:int8[3] = multiply(v0, v1->int8)
-          v3:int8[3] = add(v2, 1)
+        >>> print(f.program(tnp.zeros(3, 'float32'), 2.0))
+        program(v0:float32[3], v1:float32[] weak):
+          v2:float32[3] = lax.mul(v0, v1)
+          v3:float32[3] = lax.add(v2, 1.0:float32)
           return (v3)
         """
         tree, leaves, _ = self._dynamic(args, kwargs)

@@ -102,7 +102,7 @@ from typelattice._backends import IN_USE, NUMPY, Backend
 from typelattice._backends import current as current_backend
 from typelattice._core import _EXTOBJ, _IGNORE
 from typelattice._promotion import _speedups
-from typelattice._tracing.trace import Equation, Source, _short
+from typelattice._tracing.trace import Equation, Source, shown
 from typelattice._tracing.tracer import (
     ACTIVE,
     Trace,
@@ -459,6 +459,11 @@ def _grows(out: Any, values: list[Any]) -> bool:
     return any(math.prod(o.shape) > largest for o in out)
 
 
+#: From this size a program's ufunc computes into a dying operand's buffer
+#: (NumPy's threshold for reusing temporaries, and the C path's): below it,
+#: a fresh allocation costs less than the check.
+REUSE_MIN_BYTES: Final = 256 * 1024
+
 # Primitive.evaluate's memory (dropped whole when full).
 _EVALUATED: dict[tuple[Any, ...], Any] = {}
 _EVALUATED_MAX: Final = 4096
@@ -492,9 +497,11 @@ class PrimitiveEquation(Equation):
 
     def pretty(self, var: Callable[[int], str]) -> str:
         outs = ", ".join(var(v) for v in self.outs)
-        shown = ", ".join(f"v{v}" if v is not None else _short(c) for v, c in self.ins)
-        params = "".join(f", {k}={v!r}" for k, v in self.params.items())
-        return f"{outs} = lax.{self.prim.name}({shown}{params})"
+        operands = ", ".join(
+            f"v{v}" if v is not None else shown(c) for v, c in self.ins
+        )
+        params = "".join(f", {k}={_param(v)}" for k, v in self.params.items())
+        return f"{outs} = lax.{self.prim.name}({operands}{params})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
         """The function the program calls (the backend's fast function for
@@ -532,6 +539,9 @@ class PrimitiveEquation(Equation):
             return f"{targets} = {name}({operands})"
         out = self.outs[0]
         if into is None:
+            if isinstance(fn, np.ufunc) and src.avals[out][1]:
+                # (a ufunc gives an array, except of 0-d operands a scalar)
+                return f"v{out} = {name}({operands})"
             return f"v{out} = _asarray({name}({operands}))"
         # (held by its name and the call's argument only: no view of it)
         free = f"_refs(v{into}) == _sole and v{into}.base is None"
@@ -560,6 +570,8 @@ class PrimitiveEquation(Equation):
         out_key, shape = src.avals[self.outs[0]]
         if not shape or any(a.dtype != out_key[0] for a in avals):
             return self._source(src, fn)
+        if math.prod(shape) * out_key[0].itemsize < REUSE_MIN_BYTES:
+            return self._source(src, fn)  # (the check costs more than it saves)
         operands = self.inputs()
         for v in dying:
             if v in operands and src.avals[v][1] == shape:
@@ -603,6 +615,11 @@ class Filled(Equation):
         _, shape = src.avals[self.out]
         value = src.constant(self.value)
         return f"v{self.out} = _full({shape!r}, {value})"
+
+
+def _param(value: Any) -> str:
+    """A parameter as a program shows it (a dtype by its name)."""
+    return value.name if isinstance(value, np.dtype) else repr(value)
 
 
 def _constant_aval(value: Any) -> ShapedArray:

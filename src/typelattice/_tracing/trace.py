@@ -1,26 +1,24 @@
 """Recording namespace operations on tracers, and replaying them on NumPy.
 
 A trace records :class:`Equation` objects, each reading and writing
-variables (the numbers of tracers). Two kinds are recorded today:
+variables (the numbers of tracers). Two kinds are recorded:
 
-- :class:`Elementwise`: an elementwise function on tracers is resolved
-  completely at trace time (the plan: compute dtype, conversions, result
-  dtype and weak flag; Python scalars converted and range-checked once).
-  Its replay is one NumPy call, written into the generated program as it
-  would be by hand.
-- :class:`Call`: any other function is evaluated abstractly, by the shape
-  rule attached to it (see :mod:`typelattice._tracing.abstract`), and
-  replayed by calling the same function on placeholders that hold the real
-  values: the same code path, so the same dtypes and weak flags, which
-  replay checks (the shapes too).
+- a primitive bound to tracers
+  (:class:`~typelattice._tracing.primitive.PrimitiveEquation`): the
+  elementwise functions of the namespace, and every function written with
+  ``typelattice.lax``, reach the trace this way; its replay is one call of
+  the primitive's NumPy function.
+- :class:`Call`: a namespace function still computed with NumPy on the
+  values is evaluated abstractly, by the shape rule attached to it (see
+  :mod:`typelattice._tracing.abstract`), and replayed by calling the same
+  function on placeholders that hold the real values: the same code path,
+  so the same dtypes and weak flags, which replay checks (the shapes too).
 
 :class:`Program` turns a finished trace into one Python function (source
 generated, then compiled) that runs the recorded NumPy calls in order with
 floating point warnings off once for the whole program. It knows equations
 only through :class:`Equation`'s methods (their variables, how each is
-shown, the line of source that replays it), so that other kinds of
-equation (a primitive bound to its arguments, as ``typelattice.lax`` will
-record them) need nothing new here.
+shown, the line of source that replays it).
 """
 
 # Package-internal: reads the arrays' and tracers' underscored slots by design.
@@ -33,14 +31,12 @@ import itertools
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import numpy as np
 
-from typelattice import _array, _config, _core, _dtypes
+from typelattice import _core
 from typelattice._array import ArrayImpl
-from typelattice._basearray import Array
-from typelattice._core import Conversion, Plan
 from typelattice._tracing import abstract, tree
 from typelattice._tracing.tracer import (
     ACTIVE,
@@ -60,20 +56,12 @@ __all__ = [
     "NotDifferentiableError",
     "TRACED",
     "Call",
-    "Elementwise",
     "Equation",
     "Program",
     "code_bytes",
-    "elementwise",
     "lowering",
     "traced",
 ]
-
-_KEEP: Final = Conversion.KEEP
-_CAST: Final = Conversion.CAST
-_CHECK: Final = Conversion.CHECK
-_WEAK: Final = Conversion.WEAK
-_INT: Final = Conversion.INT
 
 
 def _this_trace(tracers: Sequence[Tracer]) -> Trace:
@@ -108,9 +96,6 @@ class Source:
             "_set": _core._EXTOBJ.set,
             "_reset": _core._EXTOBJ.reset,
             "_ignore": _core._IGNORE,
-            "_weak": _checked_weak,
-            "_weak_always": _checked_weak_always,
-            "_check": _core.check_operand,
             "_asarray": np.asarray,
             "_full": np.full,
             "_refs": sys.getrefcount,
@@ -243,74 +228,8 @@ class Call(Equation):
         return replay
 
 
-class Elementwise(Equation):
-    """A recorded elementwise function, fully resolved: one NumPy call."""
-
-    __slots__ = ("cd", "fn", "ins", "name", "out", "post")
-
-    def __init__(
-        self,
-        name: str,
-        fn: Callable[..., Any],
-        ins: list[tuple[int, int] | tuple[None, Any]],
-        cd: np.dtype[Any],
-        post: np.dtype[Any] | None,
-        out: int,
-    ) -> None:
-        self.name = name
-        self.fn = fn
-        # Per operand: (var, how) for a tracer, (None, value) for a constant.
-        self.ins = ins
-        self.cd = cd
-        self.post = post
-        self.out = out
-
-    def inputs(self) -> Sequence[int]:
-        return [v for v, _ in self.ins if v is not None]
-
-    def outputs(self) -> Sequence[int]:
-        return (self.out,)
-
-    def pretty(self, var: Callable[[int], str]) -> str:
-        operands: list[str] = []
-        for v, how in self.ins:
-            if v is None:
-                operands.append(_short(how))
-            else:
-                cast = "" if how == _KEEP else f"->{self.cd}"
-                operands.append(f"v{v}{cast}")
-        return f"{var(self.out)} = {self.name}({', '.join(operands)})"
-
-    def source(self, src: Source) -> str:
-        constant = src.constant
-        cd = constant(self.cd)
-        operands: list[str] = []
-        for i, (v, how) in enumerate(self.ins):
-            if v is None:
-                operands.append(constant(how))
-            elif how == _KEEP:
-                operands.append(f"v{v}")
-            elif how == _CAST:
-                operands.append(f"v{v}.astype({cd})")
-            elif how == _CHECK:  # values that may not fit: checked first
-                check = f"_check(v{v}, {cd}, {self.name!r}, {i})"
-                operands.append(f"{check}.astype({cd}, copy=False)")
-            else:  # _WEAK: a Python scalar's value must not change
-                bounds = _weak_conversion(src.avals[v][0][0], self.cd)
-                if bounds is None:
-                    operands.append(f"v{v}.astype({cd})")
-                elif not bounds:
-                    operands.append(f"_weak_always(v{v}, {cd}, {self.name!r})")
-                else:
-                    lo, hi = (constant(b) for b in bounds)
-                    operands.append(f"_weak(v{v}, {cd}, {lo}, {hi}, {self.name!r})")
-        expr = f"{constant(self.fn)}({', '.join(operands)})"
-        if self.post is not None:
-            expr = f"{expr}.astype({constant(self.post)})"
-        return f"v{self.out} = {expr}"
-
-
-def _short(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A recorded constant as a program shows it."""
     if value.__class__ is not np.ndarray:
         return repr(value)
     array: np.ndarray[Any, Any] = value
@@ -541,99 +460,6 @@ def _evaluate(
     return abstract.run_placeholders(fn, full_args, full_kwargs)
 
 
-class ElementwiseOp(Protocol):
-    """What recording needs of an elementwise function's description
-    (``typelattice.numpy._elementwise.Op``)."""
-
-    @property
-    def name(self) -> str:
-        """The function's name."""
-        ...
-
-    def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
-        """The plan for operands of these keys."""
-        ...
-
-    def lower(self, args: tuple[Any, ...]) -> Array:
-        """The function on ``args`` computed with primitives."""
-        ...
-
-    def evaluate(self, args: tuple[Any, ...]) -> Array:
-        """The function on ``args`` as computed without differentiation
-        (recorded when one is a tracer)."""
-        ...
-
-
-def elementwise(op: ElementwiseOp, args: tuple[Any, ...]) -> Array:
-    """Record ``op`` on ``args`` (at least one a tracer): resolved now; or,
-    when one is a differentiation tracer, compute it with primitives."""
-    for a in args:
-        if isinstance(a, TransformTracer):
-
-            def run(leaves: list[Any]) -> Any:
-                return op.lower(tuple(leaves))
-
-            def evaluate(leaves: list[Any]) -> Any:
-                return op.evaluate(tuple(leaves))
-
-            result: Array = innermost_trace(args).process_lowering(
-                op, run, list(args), len(args), evaluate
-            )
-            return result
-    tracers = [a for a in args if isinstance(a, Tracer)]
-    trace = _this_trace(tracers)
-    name = op.name
-    keys: list[object] = []
-    shapes: list[tuple[int, ...]] = []
-    items: list[Any] = []
-    for i, a in enumerate(args):
-        if isinstance(a, Tracer):
-            keys.append(a._promotes_as)
-            shapes.append(a._shape)
-            items.append(a)
-        else:
-            v, k = _array.operand(a, name, i)
-            keys.append(k)
-            shapes.append(np.shape(v))
-            items.append(v)
-    state = _config.current()
-    plan = op.plan(tuple(keys), state)
-    fn, out_key, cd = plan.fn, plan.out_key, plan.cd
-    if state.rank_promotion != "allow":
-        _core.check_rank(name, shapes, state.rank_promotion)
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        _core.broadcast_error(name, shapes)
-    ins: list[tuple[int, int] | tuple[None, Any]] = []
-    for i, ((how, lo, hi), item) in enumerate(zip(plan.convs, items, strict=True)):
-        if isinstance(item, Tracer):
-            ins.append((item._var, how))
-        elif how == _KEEP:
-            ins.append((None, item))
-        elif how == _CAST:
-            ins.append((None, _core.ignore_fp_errors(item.astype, cd)))
-        elif how == _CHECK:
-            checked = _core.check_operand(item, cd, name, i)
-            ins.append((None, _core.ignore_fp_errors(checked.astype, cd, copy=False)))
-        elif how == _WEAK:
-            ins.append((None, _core.weak_to(item, cd, name)))
-        elif how == _INT:
-            if not lo <= item <= hi:
-                _core.python_scalar_to(item, cd, name)  # raises
-            ins.append((None, item))
-        else:
-            ins.append((None, _core.python_scalar_to(item, cd, name)))
-    # The dtype NumPy gives in the compute dtype; converted after if it is
-    # not the plan's (the elementwise functions' finish() does the same).
-    trial = [np.ones(1, cd)] * len(args)
-    got = np.asarray(_core.ignore_fp_errors(fn, *trial)).dtype
-    post = None if got == out_key[0] else out_key[0]
-    tracer = trace.new_tracer(out_key, shape)
-    trace.record(Elementwise(name, fn, ins, cd, post, tracer._var))
-    return tracer
-
-
 # -- replaying --------------------------------------------------------------------
 
 
@@ -695,44 +521,6 @@ def _live(eqns: Sequence[Equation], outs: Sequence[int]) -> list[Equation]:
             needed.update(eqn.inputs())
     kept.reverse()
     return kept
-
-
-# A weak operand holds a Python scalar's value, which must not change on its
-# way to the compute dtype (_core.weak_to checks and says why). The program
-# knows the operand's dtype, so it skips what cannot fail: a conversion that
-# can change no value beyond rounding (_dtypes.can_lose_range) is a cast;
-# otherwise a real 0-d value within the compute dtype's finite range
-# converts directly, and anything else goes to weak_to.
-
-
-@functools.cache
-def _weak_conversion(
-    src: np.dtype[Any], dt: np.dtype[Any]
-) -> tuple[float, float] | tuple[()] | None:
-    """How a weak operand of dtype ``src`` reaches ``dt``: None when no value
-    can change (it is cast), else the bounds of the 0-d values that surely
-    convert unchanged, or ``()`` when every value is checked (complex
-    values, and floats becoming integers)."""
-    if not _dtypes.can_lose_range(src, dt):
-        return None
-    src_kind = _dtypes.kind_of(src)
-    if src_kind == "c" or (src_kind == "f" and _dtypes.kind_of(dt) in "iu"):
-        return ()
-    return _dtypes.value_range(dt)
-
-
-def _checked_weak(
-    value: Any, dt: np.dtype[Any], lo: float, hi: float, name: str
-) -> Any:
-    """A weak operand in ``dt``: directly when it is 0-d and within
-    ``[lo, hi]``, else checked by :func:`_core.weak_to`."""
-    if value.ndim == 0 and lo <= value.item() <= hi:  # (nan, inf: checked)
-        return value.astype(dt)
-    return _core.weak_to(np.asarray(value), dt, name)
-
-
-def _checked_weak_always(value: Any, dt: np.dtype[Any], name: str) -> Any:
-    return _core.weak_to(np.asarray(value), dt, name)
 
 
 def _generate(

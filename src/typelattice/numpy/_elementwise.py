@@ -1,9 +1,19 @@
-"""Elementwise functions: promotion of the operands, then one NumPy ufunc call.
+"""Elementwise functions: the promotion plan, then ``typelattice.lax``.
 
 Each function is described by an :class:`Op` (which dtypes it accepts, what
-it computes in, what it returns); its plan for given operand types is built
-once per configuration and cached, so the hot path is a dict lookup, the
-conversion of the operands that need it, and the ufunc.
+it computes in, what it returns, and its formulation with ``lax``
+primitives); its plan for given operand types is built once per
+configuration and cached. A call looks the plan up, converts the operands
+that need it with ``convert_element_type`` (checked where values could
+change: see docs/semantics.md, "Data safety"), broadcasts them, applies the
+formulation and gives the result the plan's dtype and weak flag. That one
+function runs eagerly, under ``jit`` and ``eval_shape`` (the primitives are
+recorded) and under differentiation (the primitives' rules run).
+
+When the C extension is built, ``FastElementwise`` runs the commonest
+plans (arrays and Python scalars, a formulation of one primitive with a
+plain NumPy function) in C: the plan's ``fn`` is that primitive's own
+function for the compute dtype, so both give the same values.
 """
 
 # Package-internal: reads the arrays' underscored slots and the configuration's
@@ -15,28 +25,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
-from typelattice._lax._elementwise import _cast
+from typelattice._lax._elementwise import Check, _cast, convert_element_type_p
+from typelattice._lax._primitive import ShapedArray, broadcast_in_dim_p, reshape_p
 from typelattice._promotion import _speedups
-from typelattice._tracing import trace as _trace
-from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.tracer import Tracer, TransformTracer
+from typelattice._tracing.primitive import Primitive
+from typelattice._tracing.tracer import Tracer, TransformTracer, innermost_trace
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
 
-_new_object = object.__new__
-
 DType = np.dtype[Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 _KEEP: Final = Conversion.KEEP
@@ -58,14 +66,19 @@ _BOOL: Final = np.dtype(bool)
 _INT32: Final = np.dtype("int32")
 _F32: Final = np.dtype("float32")
 _F64: Final = np.dtype("float64")
+_PY_SCALARS: Final = (int, float, complex, bool)
+
+#: How an Op names its primitive: one for every compute dtype, or one per
+#: compute dtype (None where the formulation is a composition).
+PrimFor = Primitive | Callable[[DType], Primitive | None]
 
 
 class Op:
-    """How one elementwise function treats dtypes.
+    """How one elementwise function treats dtypes, and what it computes.
 
     Args:
       name: the function's name, for messages.
-      fn: the NumPy function, called on operands in the compute dtype.
+      fn: the NumPy function computing the same (the ufunc methods' loops).
       nin: the number of array operands.
       accept: the kinds (``b i u f c``) the compute dtype may have.
       to: ``None``, ``'inexact'`` (bool and integers become float32, 64-bit
@@ -84,26 +97,30 @@ class Op:
         first operand counts; ``"complex"``: the rule applies to complex
         results only.
       error: the exception for a dtype the function refuses.
-      lower: the function written with ``typelattice.lax`` primitives, on
-        operands converted to the compute dtype and broadcast to one shape
-        (what differentiation runs); :data:`ZERO_DERIVATIVE` for a function
-        whose derivative is zero where it exists (``floor``, ``sign``):
-        computed as it is, from the operands' values. Functions with bool or
-        integer results need none; others without one cannot be
-        differentiated.
+      prim: the primitive that computes the function on operands of the
+        compute dtype, or a function of the compute dtype giving it or None
+        (then ``lower`` computes).
+      lower: the function written with ``typelattice.lax`` on operands in
+        the compute dtype, of one rank with axes of size 1 where they
+        broadcast, or of rank 0 (``full=True``: all of the result's shape).
+      full: ``lower`` needs every operand at the result's shape.
+      params: the parameters ``prim`` is bound with.
     """
 
     __slots__ = (
         "accept",
-        "function",
-        "lowered",
+        "error",
         "fn",
         "fp_int",
+        "full",
+        "function",
         "identity_kinds",
+        "lowered",
         "name",
         "nin",
         "out",
-        "error",
+        "params",
+        "prim",
         "strong_kinds",
         "to",
         "weak_if_all",
@@ -122,13 +139,19 @@ class Op:
         strong_kinds: str = "",
         weak_if_all: bool | str = False,
         error: type[Exception] = TypeError,
+        prim: PrimFor | None = None,
         lower: Callable[..., Any] | None = None,
+        full: bool = False,
+        params: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         # The namespace function made of it (make_unary, make_binary).
         self.function: Callable[..., Array] | None = None
-        self.lowered = lower
         self.fn = fn
+        self.prim = prim
+        self.params = params or {}
+        self.lowered = lower
+        self.full = full
         self.nin = nin
         self.accept = accept
         self.to = to
@@ -142,25 +165,13 @@ class Op:
     def __repr__(self) -> str:
         return f"Op({self.name})"
 
-    def plan(self, keys: tuple[object, ...], state: _config.State) -> Plan:
-        """The plan for operands of these keys (uncached: :func:`build_plan`)."""
-        return build_plan(self, keys, state)
-
-    def lower(self, args: tuple[Any, ...]) -> Array:
-        """The function on ``args`` (a differentiation tracer among them)
-        computed with primitives: :func:`lower`."""
-        return lower(self, args)
-
-    def evaluate(self, args: tuple[Any, ...]) -> Array:
-        """The function on ``args`` as computed without differentiation:
-        the namespace function made of it, or :func:`apply` (both record
-        the call when one of the arguments is a tracer)."""
-        if self.function is not None:
-            return self.function(*args)
-        for a in args:
-            if isinstance(a, Tracer | TransformTracer):
-                return _trace.elementwise(self, args)
-        return apply(self, args)
+    def primitive(self, cd: DType) -> Primitive | None:
+        """The one primitive computing the function in ``cd``, if it is one
+        (else ``lower`` composes the function)."""
+        prim = self.prim
+        if prim is None or isinstance(prim, Primitive):
+            return prim
+        return prim(cd)
 
 
 _PROMOTE_ONLY: dict[str, Op] = {}
@@ -213,21 +224,29 @@ def compute_dtype(
     return dt
 
 
-def _identity(x: Any) -> Any:
-    return np.array(x, copy=True)
+def _fast_function(op: Op, cd: DType) -> Callable[..., Any] | None:
+    """The plain NumPy function of ``op``'s primitive for operands of ``cd``
+    (what binding it runs), when its formulation is that primitive alone."""
+    prim = op.primitive(cd)
+    if prim is None or prim.fast is None:
+        return None
+    aval = ShapedArray((), cd, False)
+    fn = prim.fast(*[aval] * op.nin, **op.params)
+    return fn if type(fn) is np.ufunc else None
 
 
 def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
     """The cached plan of ``op`` on operands with these keys."""
     x64 = state.enable_x64
     dt, weak = _core.result_of(keys, state)
-    fn = op.fn
     kind = _dtypes.kind_of(dt)
+    fn: Any
     if kind in op.identity_kinds:
         cd = dt
-        fn = _identity
+        fn = None
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
+        fn = _fast_function(op, cd) if op.nin else None
     convs: list[Conv] = []
     for key in keys:
         if isinstance(key, tuple):
@@ -275,10 +294,11 @@ def _state() -> _config.State:
 
 
 def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
-    """``args`` converted to ``op``'s compute dtype, and ``op``'s plan.
+    """``args``' values converted to ``op``'s compute dtype, and ``op``'s
+    plan, for functions that compute on NumPy values themselves.
 
-    The general path, for any number of operands; the converted values are
-    ndarrays or, for Python scalars, 0-d arrays (ints in range may stay ints).
+    The converted values are ndarrays or, for Python scalars, 0-d arrays
+    (ints in range may stay ints).
     """
     name = op.name
     values: list[Any] = []
@@ -295,7 +315,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
         state.memo[(op, tkeys)] = plan
     cd = plan.cd
     conv = [
-        convert_value(v, how, lo, hi, cd, name, i)
+        _convert_value(v, how, lo, hi, cd, name, i)
         for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True))
     ]
     if state.rank_promotion != "allow":
@@ -303,108 +323,10 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     return conv, plan
 
 
-def _zero_derivative(*args: Any) -> Any:
-    raise AssertionError("a marker, never called")
-
-
-#: ``Op(lower=ZERO_DERIVATIVE)``: the function is piecewise constant.
-ZERO_DERIVATIVE: Final = _zero_derivative
-
-
-def _key_of(a: Any, name: str, pos: int) -> tuple[Any, object]:
-    """An operand of a lowering and its plan key: tracers as they are,
-    other values as :func:`_array.operand` gives them."""
-    if isinstance(a, Tracer | TransformTracer):
-        return a, _core.aval(a.dtype, a.weak_type)
-    if type(a) is ArrayImpl:
-        return a, a._key
-    return _array.operand(a, name, pos)
-
-
-def _primal_value(a: Any) -> np.ndarray[Any, Any] | None:
-    """The concrete value under a differentiation tracer, if known (a
-    tracer standing in for known values refuses: its computation cannot
-    be remembered without the value's check)."""
-    while isinstance(a, TransformTracer):
-        a = getattr(a, "primal", None)
-    if type(a) is ArrayImpl:
-        return a._value
-    if isinstance(a, Tracer) and a._trace.stands_in:
-        a._refuse("a check of its values")
-    return None
-
-
-def lower(op: Op, args: tuple[Any, ...]) -> Array:
-    """``op`` on ``args`` with primitives: the operands are promoted by the
-    function's plan (conversions range-checked as eagerly, when the values
-    are known) and broadcast, then ``op.lowered`` computes, and the result
-    takes the plan's dtype and weak flag."""
-    name = op.name
-    items: list[Any] = []
-    keys: list[object] = []
-    for i, a in enumerate(args):
-        v, k = _key_of(a, name, i)
-        items.append(v)
-        keys.append(k)
-    state = _state()
-    tkeys = tuple(keys)
-    plan = state.memo.get((op, tkeys))
-    if plan is None:
-        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
-    out_dt, out_weak = plan.out_key
-    fn = op.lowered
-    if fn is ZERO_DERIVATIVE or (fn is None and _dtypes.kind_of(out_dt) not in "fc"):
-        # Piecewise constant (or integer valued): the value, computed as it
-        # is eagerly or under jit, has no derivative.
-        values = tuple(stop_gradient(list(args)))
-        if any(isinstance(a, Tracer) for a in values):
-            return _trace.elementwise(op, values)
-        return apply(op, values)
-    if fn is None:
-        raise NotImplementedError(
-            f"typelattice.numpy.{name} cannot be differentiated (it has no "
-            "lowering to primitives; docs/autodiff.md lists those that do)"
-        )
-    cd = plan.cd
-    shapes = [np.shape(v) if not hasattr(v, "shape") else tuple(v.shape) for v in items]
-    if state.rank_promotion != "allow":
-        _core.check_rank(name, shapes, state.rank_promotion)
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        _core.broadcast_error(name, shapes)
-    # A primitive takes scalars beside arrays; compositions (select...) need
-    # every operand at the full shape.
-    composite = not getattr(fn, "__module__", "").startswith("typelattice._lax")
-    operands: list[Any] = []
-    for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
-        if isinstance(v, Array):
-            if how == _CHECK or how == _WEAK:
-                known = _primal_value(v)
-                if known is not None:
-                    convert_value(known, how, lo, hi, cd, name, i)  # raises
-            if v.dtype != cd:
-                v = lax.convert_element_type(v, cd)
-        else:
-            v = wrap(
-                np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd),
-                _core.aval(cd, False),
-            )
-        if v.shape != shape and (v.ndim or composite):
-            n = len(shape)
-            v = lax.broadcast_in_dim(v, shape, tuple(range(n - v.ndim, n)))
-        operands.append(v)
-    out = fn(*operands)
-    if out.dtype != out_dt or out.weak_type != out_weak:
-        out = _cast(out, out_dt, out_weak)
-    return out  # type: ignore[no-any-return]
-
-
-def convert_value(
+def _convert_value(
     v: Any, how: int, lo: int | float, hi: int | float, cd: DType, name: str, i: int
 ) -> Any:
-    """One operand's value in the compute dtype, by its conversion code
-    (range checked where values could change)."""
+    """One operand's NumPy value in the compute dtype (for :func:`promote`)."""
     if how == _KEEP:
         return v
     if how == _CAST:
@@ -421,24 +343,195 @@ def convert_value(
     return _core.python_scalar_to(v, cd, name)
 
 
-def apply(op: Op, args: tuple[Any, ...]) -> Array:
-    """Run ``op`` on ``args`` (the general path, any number of operands)."""
-    conv, plan = promote(op, args)
-    return finish(run(op.name, plan.fn, conv, plan.fp), plan.out_key)
+# -- the one implementation -------------------------------------------------
 
 
-def run(name: str, fn: Callable[..., Any], conv: list[Any], fp: bool) -> Any:
+def _scalar_operand(
+    v: Any, how: int, lo: int | float, hi: int | float, cd: DType, name: str
+) -> ArrayImpl:
+    """A Python scalar operand in the compute dtype: its value is known
+    now, so it is checked now (in every mode), and made a weak 0-d array."""
+    if how == _INT:
+        if not lo <= v <= hi:
+            _core.python_scalar_to(v, cd, name)  # raises
+        value = np.asarray(v, cd)
+    elif how == _KEEP:
+        value = np.asarray(v, cd)
+    else:
+        value = np.asarray(_core.python_scalar_to(v, cd, name), cd)
+    return wrap(value, _core.aval(cd, True))
+
+
+def _convert(x: Any, how: int, cd: DType, name: str, pos: int) -> Any:
+    """An array operand (or tracer) in the compute dtype, its weak flag
+    kept: checked by the conversion itself where the plan says values
+    could change."""
+    if how == _CHECK:
+        check = Check("operand", name, pos)
+    elif how == _WEAK:
+        check = Check("weak", name, pos)
+    else:  # a plain conversion (a Python bool traced as an argument too)
+        return convert_element_type_p.bind(x, new_dtype=cd, weak_type=x.weak_type)
+    return convert_element_type_p.bind(
+        x, new_dtype=cd, weak_type=x.weak_type, check=check
+    )
+
+
+def broadcast(
+    name: str,
+    operands: list[Any],
+    shapes: list[tuple[int, ...]],
+    state: _config.State,
+    full: bool,
+) -> None:
+    """Give ``operands`` (in place) the shapes the formulation takes:
+    lower ranks get leading axes of size 1 (or, for a formulation that
+    needs them, every operand the result's shape); rank promotion and
+    broadcasting errors name the function ``name``."""
+    if state.rank_promotion != "allow":
+        _core.check_rank(name, shapes, state.rank_promotion)
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return
     try:
-        if fp:
-            return _core.ignore_fp_errors(fn, *conv)
-        return fn(*conv)
-    except ValueError as err:
-        if "broadcast" in str(err):
-            _core.broadcast_error(name, [np.shape(v) for v in conv])
-        raise
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        _core.broadcast_error(name, shapes)
+    n = len(shape)
+    for i, s in enumerate(shapes):
+        if s == shape:
+            continue
+        x = operands[i]
+        if full:
+            dims = tuple(range(n - len(s), n))
+            operands[i] = broadcast_in_dim_p.bind(
+                x, shape=shape, broadcast_dimensions=dims
+            )
+        elif 0 < len(s) < n:
+            sizes = (1,) * (n - len(s)) + s
+            operands[i] = reshape_p.bind(x, new_sizes=sizes, dimensions=None)
+
+
+def operands(
+    op: Op, args: tuple[Any, ...]
+) -> tuple[list[Any], list[tuple[int, ...]], Plan, list[ArrayImpl]]:
+    """``args`` as ``op``'s plan makes them: arrays or tracers in the
+    compute dtype (Python scalars converted and checked now, arrays by
+    ``convert_element_type``, checked as the plan says), their shapes, the
+    plan, and the arrays made around NumPy memory of the caller's (which
+    a result must not be)."""
+    name = op.name
+    n = len(args)
+    items = list(args)
+    keys: list[object] = []
+    borrowed: list[ArrayImpl] = []
+    for i, a in enumerate(args):
+        t = type(a)  # pyright: ignore[reportUnknownVariableType]
+        if t is ArrayImpl:
+            keys.append(a._key)
+        elif t in _PY_SCALARS:
+            keys.append(t)
+        elif isinstance(a, Tracer):
+            keys.append(a._promotes_as)
+        elif isinstance(a, TransformTracer):
+            keys.append(_core.aval(a.dtype, a.weak_type))
+        else:
+            v, k = _array.operand(a, name, i)
+            keys.append(k)
+            if isinstance(k, tuple):
+                # Possibly the caller's NumPy memory: computed from, never
+                # returned (primitives' results own their memory).
+                items[i] = wrap(v, cast(_core.Aval, k))
+                borrowed.append(items[i])
+            else:
+                items[i] = v
+    state = _state()
+    memo = state.memo
+    if n == 1:
+        mkey: tuple[Any, ...] = (op, keys[0])
+    elif n == 2:
+        mkey = (op, keys[0], keys[1])
+    else:
+        mkey = (op, tuple(keys))
+    plan = memo.get(mkey)
+    if plan is None:
+        plan = memo[mkey] = build_plan(op, tuple(keys), state)
+    cd = plan.cd
+    converted: list[Any] = []
+    shapes: list[tuple[int, ...]] = []
+    for i, (x, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
+        if type(x) in _PY_SCALARS:
+            x = _scalar_operand(x, how, lo, hi, cd, name)
+        elif how != _KEEP:
+            x = _convert(x, how, cd, name, i)
+        converted.append(x)
+        shapes.append(tuple(x.shape))
+    return converted, shapes, plan, borrowed
+
+
+def call(op: Op, args: tuple[Any, ...]) -> Array:
+    """``op`` on ``args``: the elementwise function itself, on arrays,
+    NumPy values, Python scalars and tracers of every kind alike
+    (:func:`compute`).
+
+    With a differentiation tracer among ``args``, the call is handed to
+    its trace as one namespace call (``process_lowering``), computed by
+    :func:`compute` both on the tracers and, for the value, on the primal
+    values: in reverse mode a call seen before then runs from its
+    remembered linearization, and a training loop's backward pass from one
+    remembered program."""
+    for a in args:
+        if isinstance(a, TransformTracer):
+
+            def run(leaves: list[Any]) -> Any:
+                return compute(op, tuple(leaves))
+
+            def evaluate(leaves: list[Any]) -> Any:
+                return call(op, tuple(leaves))
+
+            trace = innermost_trace(args)
+            assert trace is not None
+            out: Array = trace.process_lowering(
+                op, run, list(args), len(args), evaluate
+            )
+            return out
+    return compute(op, args)
+
+
+def compute(op: Op, args: tuple[Any, ...]) -> Array:
+    """``op`` on ``args``: the operands converted by the plan
+    (:func:`operands`), given one rank, computed by the formulation, and
+    the result converted to the plan's dtype and weak flag."""
+    ops, shapes, plan, borrowed = operands(op, args)
+    cd = plan.cd
+    identity = _dtypes.kind_of(cd) in op.identity_kinds
+    prim = None if identity else op.primitive(cd)
+    if len(ops) > 1:
+        broadcast(op.name, ops, shapes, _state(), op.full and prim is None)
+    if identity:
+        out = ops[0]
+    elif prim is not None:
+        out = prim.bind(*ops, **op.params)
+    else:
+        assert op.lowered is not None, f"{op} has no formulation for {cd}"
+        out = op.lowered(*ops)
+    return result(out, plan.out_key, borrowed)
+
+
+def result(out: Any, out_key: _core.Aval, borrowed: list[ArrayImpl]) -> Array:
+    """``out`` with the dtype and weak flag ``out_key``, never one of the
+    ``borrowed`` arrays (the caller's memory)."""
+    out_dt, out_weak = out_key
+    if out.dtype != out_dt or out.weak_type != out_weak:
+        out = _cast(out, out_dt, out_weak)
+    for b in borrowed:
+        if out is b:
+            return wrap(b._value.copy(), b._key)
+    return out  # type: ignore[no-any-return]
 
 
 def finish(out: Any, out_key: _core.Aval) -> Array:
+    """A NumPy result as an Array of ``out_key`` (the C path's)."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if out.dtype != out_key[0]:
@@ -447,10 +540,11 @@ def finish(out: Any, out_key: _core.Aval) -> Array:
 
 
 def _cast_call(fn: Callable[..., Any], x: Any, y: Any, cd: DType) -> Any:
-    """``fn(x, y)`` with array operands converted to ``cd``.
+    """``fn(x, y)`` with array operands converted to ``cd`` (the C path's).
 
     A ufunc converts them chunk by chunk inside its loop: no full-size
-    temporary copy (half the peak memory of converting first).
+    temporary copy (half the peak memory of converting first), the same
+    values as converting first.
     """
     if type(fn) is np.ufunc:
         try:
@@ -467,138 +561,29 @@ def _cast_call(fn: Callable[..., Any], x: Any, y: Any, cd: DType) -> Any:
 # -- function factories -----------------------------------------------------
 
 
+def lax_function(fn: _F) -> _F:
+    """Mark a namespace function written with ``typelattice.lax`` and other
+    such functions only (no NumPy on the values): it takes tracers of
+    every kind as they are, with no shape rule (a decorator)."""
+    fn._lax = True  # type: ignore[attr-defined]
+    return fn
+
+
 def make_unary(op: Op) -> Callable[[ArrayLike], Array]:
-    name = op.name
-
     def unary(x: Any, /) -> Array:
-        if type(x) is ArrayImpl:
-            v = x._value
-            k: object = x._key
-        elif isinstance(x, Tracer | TransformTracer):
-            return _trace.elementwise(op, (x,))
-        else:
-            v, k = _array.operand(x, name, 0)
-        scope = _scope.get()
-        state = _config._global if scope is None else scope.resolve()
-        memo = state.memo
-        plan = memo.get((op, k))
-        if plan is None:
-            plan = memo[(op, k)] = build_plan(op, (k,), state)
-        fn, convs, out_key, fp, cd = plan
-        how = convs[0].how
-        if how == _CAST:
-            v = _core.ignore_fp_errors(v.astype, cd)
-        elif how == _CHECK:
-            v = _core.check_operand(v, cd, name, 0)
-            v = _core.ignore_fp_errors(v.astype, cd, copy=False)
-        elif how == _WEAK:
-            v = _core.weak_to(v, cd, name)
-        elif how != _KEEP:
-            v = _core.python_scalar_to(v, cd, name)
-        out = _core.ignore_fp_errors(fn, v) if fp else fn(v)
-        if type(out) is not np.ndarray:
-            out = np.asarray(out)
-        if out.dtype != out_key[0]:
-            out = _core.ignore_fp_errors(out.astype, out_key[0])
-        # real and imag give views of NumPy input: they must not be its.
-        return wrap(_core.unshared(out, x), out_key)
+        return call(op, (x,))
 
-    unary.__name__ = unary.__qualname__ = name
+    unary.__name__ = unary.__qualname__ = op.name
     unary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     unary._op = op  # type: ignore[attr-defined]
     return cast("Callable[[ArrayLike], Array]", _fast(op, unary))
 
 
 def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
-    name = op.name
-
     def binary(x: Any, y: Any, /) -> Array:
-        # The hot path of every operator: written out, no helper calls for
-        # arrays and Python scalars once the plan is cached.
-        tx = type(x)  # pyright: ignore[reportUnknownVariableType]
-        if tx is ArrayImpl:
-            vx = x._value
-            kx: object = x._key
-        elif tx is int or tx is float or tx is complex or tx is bool:
-            vx = x
-            kx = tx
-        elif isinstance(x, Tracer | TransformTracer):
-            return _trace.elementwise(op, (x, y))
-        else:
-            vx, kx = _array.operand(x, name, 0)
-        ty = type(y)  # pyright: ignore[reportUnknownVariableType]
-        if ty is ArrayImpl:
-            vy = y._value
-            ky: object = y._key
-        elif ty is int or ty is float or ty is complex or ty is bool:
-            vy = y
-            ky = ty
-        elif isinstance(y, Tracer | TransformTracer):
-            return _trace.elementwise(op, (x, y))
-        else:
-            vy, ky = _array.operand(y, name, 1)
-        scope = _scope.get()
-        state = _config._global if scope is None else scope.resolve()
-        memo = state.memo
-        plan = memo.get((op, kx, ky))
-        if plan is None:
-            plan = memo[(op, kx, ky)] = build_plan(op, (kx, ky), state)
-        fn, (cx, cy), out_key, fp, cd = plan
-        cast_in_ufunc = False
-        how = cx[0]
-        if how:
-            if how == _CAST:
-                cast_in_ufunc = True
-            elif how == _CHECK:
-                vx = _core.check_operand(vx, cd, name, 0)
-                cast_in_ufunc = True
-            elif how == _INT:
-                if not cx[1] <= vx <= cx[2]:
-                    _core.python_scalar_to(vx, cd, name)
-            elif how == _WEAK:
-                vx = _core.weak_to(vx, cd, name)
-            else:
-                vx = _core.python_scalar_to(vx, cd, name)
-        how = cy[0]
-        if how:
-            if how == _CAST:
-                cast_in_ufunc = True
-            elif how == _CHECK:
-                vy = _core.check_operand(vy, cd, name, 1)
-                cast_in_ufunc = True
-            elif how == _INT:
-                if not cy[1] <= vy <= cy[2]:
-                    _core.python_scalar_to(vy, cd, name)
-            elif how == _WEAK:
-                vy = _core.weak_to(vy, cd, name)
-            else:
-                vy = _core.python_scalar_to(vy, cd, name)
-        if state.rank_promotion != "allow":
-            _core.check_rank(name, [np.shape(vx), np.shape(vy)], state.rank_promotion)
-        token = _EXTOBJ.set(_IGNORE) if fp else None
-        try:
-            if cast_in_ufunc:
-                out = _cast_call(fn, vx, vy, cd)
-            else:
-                out = fn(vx, vy)
-        except ValueError as err:
-            if "broadcast" in str(err):
-                _core.broadcast_error(name, [np.shape(vx), np.shape(vy)])
-            raise
-        finally:
-            if token is not None:
-                _EXTOBJ.reset(token)
-        if type(out) is not np.ndarray:
-            out = np.asarray(out)
-        odt = out.dtype
-        if odt is not out_key[0] and odt != out_key[0]:
-            out = _core.ignore_fp_errors(out.astype, out_key[0])
-        result: ArrayImpl = _new_object(ArrayImpl)
-        result._value = out
-        result._key = out_key
-        return result
+        return call(op, (x, y))
 
-    binary.__name__ = binary.__qualname__ = name
+    binary.__name__ = binary.__qualname__ = op.name
     binary.__module__ = "typelattice.numpy"  # where users find it (and pickle)
     binary._op = op  # type: ignore[attr-defined]
     return cast("Callable[[ArrayLike, ArrayLike], Array]", _fast(op, binary))
@@ -606,8 +591,8 @@ def make_binary(op: Op) -> Callable[[ArrayLike, ArrayLike], Array]:
 
 def _fast(op: Op, fn: Callable[..., Array]) -> Callable[..., Array]:
     """``fn``, or when the extension is built the same function in C for
-    arrays and Python scalars with a cached plan (it calls ``fn`` for
-    everything else)."""
+    arrays and Python scalars with a cached plan whose ``fn`` is set (it
+    calls ``fn`` for everything else)."""
     if _speedups is None or not _FAST:
         op.function = fn
         return fn

@@ -31,7 +31,7 @@ from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import lowering, traced
-from typelattice.numpy import _creation, _elementwise, _reductions, _shape
+from typelattice.numpy import _creation, _elementwise, _reductions
 from typelattice.numpy._reductions import _axis, _explicit, _input
 from typelattice.numpy._reductions import _where as mask_of
 from typelattice.numpy._shape import _fitting, _index, _one, _scatter, reshape
@@ -281,11 +281,11 @@ def _in_dtype(
         )
     if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
         v = v.astype(bool)
-    return _core.checked_cast(v, dt, where), _numpy_ufunc(plan.fn, op, dt)
+    return _core.checked_cast(v, dt, where), _numpy_ufunc(op.fn, op, dt)
 
 
 def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
-    """NumPy's ufunc for ``op`` on real ``dt`` where the plan has a wrapper
+    """NumPy's ufunc for ``op`` on real ``dt`` where ``op.fn`` is a wrapper
     (logaddexp: the wrapper adds complex support)."""
     if not isinstance(fn, np.ufunc) and _dtypes.kind_of(dt) != "c":
         found = getattr(np, op.name, None)
@@ -474,11 +474,20 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
     return accumulate
 
 
+def _shape_of(x: Any, where: str) -> tuple[int, ...]:
+    """The shape of an operand (a tracer's too; other values checked)."""
+    if isinstance(x, Array):
+        return tuple(x.shape)
+    value: np.ndarray[Any, Any] = _one(x, where)[0]
+    return tuple(value.shape)
+
+
 def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     def outer(A: ArrayLike, B: ArrayLike, /) -> Array:
-        a, _ = _one(A, f"{name}.outer")
-        b, _ = _one(B, f"{name}.outer")
-        first = reshape(A, a.shape + (1,) * b.ndim)
+        # The function itself on A with B's axes added: on every path.
+        shape_a = _shape_of(A, f"{name}.outer")
+        ndim_b = len(_shape_of(B, f"{name}.outer"))
+        first = reshape(A, shape_a + (1,) * ndim_b)
         return fn(first, B)  # type: ignore[no-any-return]
 
     return outer
@@ -589,7 +598,7 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
         else:
             dt, out_key = key[0], key
         plan = _plan(op, _core.aval(dt, False))
-        fn, op_key, cd = plan.fn, plan.out_key, plan.cd
+        fn, op_key, cd = op.fn, plan.out_key, plan.cd
         if op_key[0] != dt and op.out != "bool":
             raise TypeError(
                 f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
@@ -621,7 +630,7 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
 def _lowerings(fn: Any, name: str) -> None:
     """The methods' lowerings (for differentiation), where they delegate
     to functions that have one: reduce and accumulate of add, multiply,
-    maximum and minimum, and every outer."""
+    maximum and minimum."""
 
     reducer = _REDUCERS.get(name)
     if reducer in ("sum", "prod", "max", "min"):
@@ -658,12 +667,6 @@ def _lowerings(fn: Any, name: str) -> None:
 
         lowering(fn.accumulate)(accumulate)
 
-    def outer(A: Any, B: Any, /) -> Any:
-        shape_a, ndim_b = tuple(np.shape(A)), len(np.shape(B))
-        return fn(_shape.reshape(A, shape_a + (1,) * ndim_b), B)
-
-    lowering(fn.outer)(outer)
-
 
 def attach(fn: Any, identity: bool | int | float | None) -> None:
     """Give the binary elementwise function ``fn`` its ufunc methods and
@@ -676,7 +679,6 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     methods: dict[str, tuple[Callable[..., Array], abstract.Rule]] = {
         "reduce": (_make_reduce(fn, op, identity), abstract.copying),
         "accumulate": (_make_accumulate(op), abstract.copying),
-        "outer": (_make_outer(fn, name), abstract.copying),
         "at": (_make_at(op), abstract.full_size),
         "reduceat": (_make_reduceat(op), abstract.full_size),
     }
@@ -687,6 +689,11 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
         impl.__doc__ = getattr(ufunc, method).__doc__
         # Accept tracers (jit, eval_shape): recorded as one call each.
         setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
+    outer = _make_outer(fn, name)
+    outer.__name__ = "outer"
+    outer.__qualname__ = f"{name}.outer"
+    outer.__doc__ = ufunc.outer.__doc__
+    fn.outer = _elementwise.lax_function(outer)
     _lowerings(fn, name)
     fn.nin = 2
     fn.nout = 1

@@ -9,30 +9,36 @@ comparisons return bool, bitwise functions take integers and bools only.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import textwrap
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
+from typelattice._lax import _elementwise as _lx
+from typelattice._lax._elementwise import Check, negative_power_message
+from typelattice._lax._primitive import broadcast_in_dim_p
 from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
+from typelattice._tracing.primitive import Primitive
 from typelattice._tracing.trace import lowering, traced
-from typelattice.numpy import _lower, _ufunc
-from typelattice.numpy._creation import asarray
+from typelattice._tracing.tracer import Tracer, TransformTracer
+from typelattice.numpy import _ufunc
 from typelattice.numpy._elementwise import (
-    ZERO_DERIVATIVE,
+    DType,
     Op,
-    apply,
-    finish,
+    broadcast,
+    call,
+    lax_function,
     make_binary,
     make_unary,
-    promote,
-    run,
+    operands,
+    result,
 )
 from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
 from typelattice.numpy._ufunc import ufunc
@@ -207,7 +213,7 @@ def _doc(fn: Any, summary: str, example: str) -> None:
         wrapped.__doc__ = text
 
 
-def _logaddexp(a: Any, b: Any) -> Any:
+def _np_logaddexp(a: Any, b: Any) -> Any:
     """``log(exp(a) + exp(b))``; NumPy's ufunc is real-only, JAX's is not."""
     a = np.asarray(a)
     if a.dtype.kind != "c":
@@ -220,16 +226,16 @@ def _logaddexp(a: Any, b: Any) -> Any:
     return big + np.log1p(np.exp(small - big))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
 
-def _logaddexp2(a: Any, b: Any) -> Any:
+def _np_logaddexp2(a: Any, b: Any) -> Any:
     """``log2(2**a + 2**b)``, complex included (as JAX)."""
     a = np.asarray(a)
     if a.dtype.kind != "c":
         return np.logaddexp2(a, b)
     ln2 = np.log(2).astype(a.dtype)
-    return _logaddexp(a * ln2, np.asarray(b, dtype=a.dtype) * ln2) / ln2
+    return _np_logaddexp(a * ln2, np.asarray(b, dtype=a.dtype) * ln2) / ln2
 
 
-def _arctan2(y: Any, x: Any) -> Any:
+def _np_arctan2(y: Any, x: Any) -> Any:
     """``arctan2``; for complex input the analytic continuation
     ``-i log((x + iy) / sqrt(x**2 + y**2))``, as JAX computes it (NumPy's
     ufunc is real-only)."""
@@ -240,11 +246,332 @@ def _arctan2(y: Any, x: Any) -> Any:
     return -1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))
 
 
+# -- formulations -------------------------------------------------------------
+# How each function computes with typelattice.lax, on operands already in the
+# compute dtype (see Op): one primitive where one computes what NumPy's
+# function computes, else a composition. Constants are 0-d arrays of the
+# operand's dtype; comparisons and selections give piecewise constant
+# functions their zero derivatives by the primitives' own rules.
+
+
+def _const(x: Any, value: Any) -> Array:
+    """A 0-d constant of ``x``'s dtype (weak: it takes ``x``'s flag)."""
+    return wrap(np.asarray(value).astype(x.dtype), _core.aval(x.dtype, True))
+
+
+def _zeros(x: Any) -> Any:
+    """Zeros of ``x``'s shape and dtype, a constant."""
+    return broadcast_in_dim_p.bind(
+        _const(x, 0), shape=tuple(x.shape), broadcast_dimensions=()
+    )
+
+
+def _kind(x: Any) -> str:
+    return _dtypes.kind_of(x.dtype)
+
+
+def _only(prim: Primitive, kinds: str) -> Callable[[DType], Primitive | None]:
+    """``prim`` for compute dtypes of ``kinds``, else the composition."""
+    return lambda cd: prim if _dtypes.kind_of(cd) in kinds else None
+
+
+def _bool_or(
+    for_bool: Primitive, other: Primitive
+) -> Callable[[DType], Primitive | None]:
+    """``for_bool`` in bool (``add`` of bools is ``or``), else ``other``."""
+    return lambda cd: for_bool if cd == np.bool_ else other
+
+
+def _by_kind(prims: dict[str, Primitive]) -> Callable[[DType], Primitive | None]:
+    return lambda cd: prims.get(_dtypes.kind_of(cd))
+
+
+def _full_shape(x: Any, shape: tuple[int, ...]) -> Any:
+    if tuple(x.shape) == shape:
+        return x
+    n = len(shape)
+    dims = tuple(range(n - x.ndim, n))
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+
+
+def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred``, else ``on_false``; constants of rank 0
+    are broadcast to the others' shape."""
+    shape = max((tuple(a.shape) for a in (pred, on_true, on_false)), key=len)
+    return _lx.select_n_p.bind(
+        _full_shape(pred, shape),
+        _full_shape(on_false, shape),
+        _full_shape(on_true, shape),
+    )
+
+
+def _truth(x: Any) -> Any:
+    """``x != 0`` (bool as it is)."""
+    if x.dtype == np.bool_:
+        return x
+    return _lx.ne_p.bind(x, _const(x, 0))
+
+
+def _logical(prim: Primitive) -> Callable[[Any, Any], Any]:
+    return lambda x, y: prim.bind(_truth(x), _truth(y))
+
+
+def _complex_order(prim: Primitive) -> Callable[[Any, Any], Any]:
+    """A comparison of complex numbers, as NumPy orders them: by real
+    part, then by imaginary part."""
+
+    def compare(x: Any, y: Any) -> Any:
+        xr, yr = _lx.real_p.bind(x), _lx.real_p.bind(y)
+        xi, yi = _lx.imag_p.bind(x), _lx.imag_p.bind(y)
+        first = _lx.lt_p if prim in (_lx.lt_p, _lx.le_p) else _lx.gt_p
+        return _lx.or_p.bind(
+            first.bind(xr, yr),
+            _lx.and_p.bind(_lx.eq_p.bind(xr, yr), prim.bind(xi, yi)),
+        )
+
+    return compare
+
+
+def _fmod(x: Any, y: Any) -> Any:
+    """C's fmod; an integer remainder by zero is 0, as NumPy's."""
+    r = _lx.rem_p.bind(x, y)
+    if _kind(x) not in "iu":
+        return r
+    return _select(_lx.eq_p.bind(y, _const(y, 0)), _const(r, 0), r)
+
+
+def _remainder(x: Any, y: Any) -> Any:
+    """``x - floor(x / y) * y`` as NumPy's ``remainder``: the remainder of
+    truncated division, moved by ``y`` when the signs differ; by zero, 0
+    for integers and NaN for floats; a zero takes ``y``'s sign."""
+    r = _lx.rem_p.bind(x, y)
+    zero = _const(r, 0)
+    nonzero = _lx.ne_p.bind(r, zero)
+    if _kind(x) == "u":
+        fix = _lx.and_p.bind(nonzero, _lx.lt_p.bind(y, zero))  # never
+    else:
+        fix = _lx.and_p.bind(
+            nonzero, _lx.ne_p.bind(_lx.lt_p.bind(r, zero), _lx.lt_p.bind(y, zero))
+        )
+    out = _select(fix, _lx.add_p.bind(r, y), r)
+    if _kind(x) in "iu":
+        return _select(_lx.eq_p.bind(y, zero), zero, out)
+    signed_zero = _select(_lx.lt_p.bind(y, zero), _const(r, -0.0), zero)
+    return _select(_lx.eq_p.bind(out, zero), signed_zero, out)
+
+
+def _floor_divide(x: Any, y: Any) -> Any:
+    """NumPy's ``floor_divide``: for integers the quotient rounded down (0
+    for a division by zero); for floats NumPy's ``divmod`` quotient,
+    ``(x - fmod(x, y)) / y`` corrected by the remainder's sign, then
+    rounded to the nearest whole number."""
+    zero = _const(x, 0)
+    if _kind(x) in "iu":
+        q = _lx.div_p.bind(x, y)
+        if _kind(x) == "i":
+            r = _lx.rem_p.bind(x, y)
+            signs = _lx.ne_p.bind(_lx.lt_p.bind(r, zero), _lx.lt_p.bind(y, zero))
+            fix = _lx.and_p.bind(_lx.ne_p.bind(r, zero), signs)
+            q = _select(fix, _lx.sub_p.bind(q, _const(x, 1)), q)
+        return _select(_lx.eq_p.bind(y, zero), zero, q)
+    mod = _lx.rem_p.bind(x, y)
+    div = _lx.div_p.bind(_lx.sub_p.bind(x, mod), y)
+    signs = _lx.ne_p.bind(_lx.lt_p.bind(y, zero), _lx.lt_p.bind(mod, zero))
+    fix = _lx.and_p.bind(_lx.ne_p.bind(mod, zero), signs)
+    div = _select(fix, _lx.sub_p.bind(div, _const(x, 1)), div)
+    floor = _lx.floor_p.bind(div)
+    half_up = _lx.gt_p.bind(_lx.sub_p.bind(div, floor), _const(x, 0.5))
+    floor = _select(half_up, _lx.add_p.bind(floor, _const(x, 1)), floor)
+    # A zero quotient takes the sign of x / y; a zero divisor gives x / y.
+    exact = _lx.div_p.bind(x, y)
+    signed_zero = _lx.mul_p.bind(exact, zero)
+    out = _select(_lx.eq_p.bind(div, zero), signed_zero, floor)
+    return _select(_lx.eq_p.bind(y, zero), exact, out)
+
+
+def _int_power(x: Any, y: Any) -> Any:
+    """Integer ``x ** y`` by repeated squaring in ``x``'s dtype (integers
+    wrap, as NumPy's); the exponent's bits are read one by one, after a
+    check (where it runs) that none is negative."""
+    y = _lx.convert_element_type_p.bind(
+        y, new_dtype=y.dtype, weak_type=y.weak_type, check=Check("exponent", "power", 1)
+    )
+    acc = _lx.add_p.bind(_zeros(x), _const(x, 1))
+    base = x
+    one = _const(y, 1)
+    shift = _lx.shift_right_logical_p
+    for _ in range(x.dtype.itemsize * 8):
+        bit = _lx.ne_p.bind(_lx.and_p.bind(y, one), _const(y, 0))
+        acc = _select(bit, _lx.mul_p.bind(acc, base), acc)
+        base = _lx.mul_p.bind(base, base)
+        y = shift.bind(y, one)
+    return acc
+
+
+def _logaddexp(x: Any, y: Any) -> Any:
+    """``max(x, y) + log1p(exp(-|x - y|))``; NaN where ``x - y`` is (two
+    infinities of one sign give that infinity). Complex operands: the one
+    of larger real part plus ``log1p(exp(other - it))``."""
+    if _kind(x) == "c":
+        first = _lx.ge_p.bind(_lx.real_p.bind(x), _lx.real_p.bind(y))
+        big, small = _select(first, x, y), _select(first, y, x)
+        return _lx.add_p.bind(
+            big, _lx.log1p_p.bind(_lx.exp_p.bind(_lx.sub_p.bind(small, big)))
+        )
+    amax = _lx.max_p.bind(x, y)
+    delta = _lx.sub_p.bind(x, y)
+    nan = _lx.ne_p.bind(delta, delta)
+    safe = _select(nan, _const(delta, 0), delta)
+    tail = _lx.log1p_p.bind(_lx.exp_p.bind(_lx.neg_p.bind(_lx.abs_p.bind(safe))))
+    out = _lx.add_p.bind(amax, tail)
+    equal_inf = _lx.and_p.bind(
+        _lx.eq_p.bind(x, y), _lx.not_p.bind(_lx.is_finite_p.bind(x))
+    )
+    return _select(equal_inf, x, _select(nan, delta, out))
+
+
+def _logaddexp2(x: Any, y: Any) -> Any:
+    """``max(x, y) + log2(1 + 2**-|x - y|)``; complex operands: by
+    :func:`_logaddexp` of ``x * ln 2`` and ``y * ln 2``, divided by ``ln 2``."""
+    if _kind(x) == "c":
+        ln2 = _const(x, math.log(2))
+        both = _logaddexp(_lx.mul_p.bind(x, ln2), _lx.mul_p.bind(y, ln2))
+        return _lx.div_p.bind(both, ln2)
+    amax = _lx.max_p.bind(x, y)
+    delta = _lx.sub_p.bind(x, y)
+    nan = _lx.ne_p.bind(delta, delta)
+    safe = _select(nan, _const(delta, 0), delta)
+    tail = _lx.log1p_p.bind(_lx.exp2_p.bind(_lx.neg_p.bind(_lx.abs_p.bind(safe))))
+    out = _lx.add_p.bind(amax, _lx.mul_p.bind(tail, _const(x, 1 / math.log(2))))
+    equal_inf = _lx.and_p.bind(
+        _lx.eq_p.bind(x, y), _lx.not_p.bind(_lx.is_finite_p.bind(x))
+    )
+    return _select(equal_inf, x, _select(nan, delta, out))
+
+
+def _hypot(x: Any, y: Any) -> Any:
+    """``sqrt(x**2 + y**2)``, scaled by the larger magnitude so that the
+    squares cannot overflow; infinite if either is."""
+    ax, ay = _lx.abs_p.bind(x), _lx.abs_p.bind(y)
+    big, small = _lx.max_p.bind(ax, ay), _lx.min_p.bind(ax, ay)
+    one = _const(big, 1)
+    safe = _select(_lx.eq_p.bind(big, _const(big, 0)), one, big)
+    ratio = _lx.div_p.bind(small, safe)
+    root = _lx.sqrt_p.bind(_lx.add_p.bind(_lx.mul_p.bind(ratio, ratio), one))
+    out = _lx.mul_p.bind(big, root)
+    inf = _const(big, np.inf)
+    either_inf = _lx.or_p.bind(_lx.eq_p.bind(ax, inf), _lx.eq_p.bind(ay, inf))
+    return _select(either_inf, _lx.add_p.bind(_zeros(out), inf), out)
+
+
+def _nan_ignoring(prim: Primitive) -> Callable[[Any, Any], Any]:
+    """fmax, fmin: ``prim``, except that a NaN gives way to a number."""
+
+    def fn(x: Any, y: Any) -> Any:
+        chosen = _select(_lx.ne_p.bind(x, x), y, prim.bind(x, y))
+        return _select(_lx.ne_p.bind(y, y), x, chosen)
+
+    return fn
+
+
+def _copysign(x: Any, y: Any) -> Any:
+    """``|x|`` with the sign bit of ``y`` (read from its bits: ``-0.0``
+    and NaNs have one too)."""
+    ax = _lx.abs_p.bind(x)
+    bits = np.dtype(f"int{y.dtype.itemsize * 8}")
+    pattern = _lx.bitcast_convert_type_p.bind(y, new_dtype=bits)
+    negative = _lx.lt_p.bind(pattern, _const(pattern, 0))
+    return _select(negative, _lx.neg_p.bind(ax), ax)
+
+
+def _heaviside(x: Any, y: Any) -> Any:
+    """0 below zero, 1 above, ``y`` at zero (NaN for NaN): piecewise
+    constant, so ``y`` is a constant of the derivative too."""
+    zero = _const(x, 0)
+    y = stop_gradient(y)
+    step = _select(_lx.gt_p.bind(x, zero), _const(x, 1), y)
+    step = _select(_lx.lt_p.bind(x, zero), zero, step)
+    return _select(_lx.ne_p.bind(x, x), x, step)
+
+
+def _power_of(x: Any, y: Any) -> Any:
+    if _kind(x) in "iu":
+        return _int_power(x, y)
+    return _lx.pow_p.bind(x, y)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _reciprocal(x: Any) -> Any:
+    return _lx.div_p.bind(_const(x, 1), x)
+
+
+def _log_base(base: float) -> Callable[[Any], Any]:
+    """``log(x) / log(base)``, as JAX computes ``log2`` and ``log10``."""
+    return lambda x: _lx.div_p.bind(_lx.log_p.bind(x), _const(x, math.log(base)))
+
+
+def _trunc(x: Any) -> Any:
+    """Rounded toward zero: ``ceil`` below zero, ``floor`` above."""
+    negative = _lx.lt_p.bind(x, _const(x, 0))
+    return _select(negative, _lx.ceil_p.bind(x), _lx.floor_p.bind(x))
+
+
+def _rint(x: Any) -> Any:
+    """Rounded half to even (complex numbers part by part)."""
+    if _kind(x) == "c":
+        parts = (_lx.real_p.bind(x), _lx.imag_p.bind(x))
+        return _lx.complex_p.bind(*(_rint(p) for p in parts))
+    return _lx.round_p.bind(x, rounding_method=_lx.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def _isnan(x: Any) -> Any:
+    return _lx.ne_p.bind(x, x)  # (never true for integers)
+
+
+def _isinf(x: Any) -> Any:
+    kind = _kind(x)
+    if kind == "c":
+        return _lx.or_p.bind(_isinf(_lx.real_p.bind(x)), _isinf(_lx.imag_p.bind(x)))
+    if kind != "f":
+        return _lx.ne_p.bind(x, x)  # False
+    return _lx.eq_p.bind(_lx.abs_p.bind(x), _const(x, np.inf))
+
+
+def _isfinite(x: Any) -> Any:
+    kind = _kind(x)
+    if kind == "c":
+        return _lx.and_p.bind(
+            _lx.is_finite_p.bind(_lx.real_p.bind(x)),
+            _lx.is_finite_p.bind(_lx.imag_p.bind(x)),
+        )
+    if kind != "f":
+        return _lx.eq_p.bind(x, x)  # True
+    return _lx.is_finite_p.bind(x)
+
+
+def _logical_not(x: Any) -> Any:
+    return _lx.eq_p.bind(x, _const(x, 0))
+
+
+def _imag_of_real(x: Any) -> Any:
+    return _zeros(x)  # (complex numbers: imag_p)
+
+
+def _angle_of(x: Any) -> Any:
+    """``atan2(imag(x), real(x))`` (0 or pi for real numbers)."""
+    if _kind(x) == "c":
+        return _lx.atan2_p.bind(_lx.imag_p.bind(x), _lx.real_p.bind(x))
+    return _lx.atan2_p.bind(_const(x, 0), x)
+
+
 # -- binary ------------------------------------------------------------------
 
 add = cast(
     "ufunc",
-    make_binary(Op("add", np.add, 2, lower=lax.add)),
+    make_binary(Op("add", np.add, 2, prim=_bool_or(_lx.or_p, _lx.add_p))),
 )
 _doc(
     add,
@@ -257,7 +584,7 @@ _doc(
 )
 subtract = cast(
     "ufunc",
-    make_binary(Op("subtract", np.subtract, 2, accept=_NUM, lower=lax.sub)),
+    make_binary(Op("subtract", np.subtract, 2, accept=_NUM, prim=_lx.sub_p)),
 )
 _doc(
     subtract,
@@ -267,7 +594,7 @@ _doc(
 )
 multiply = cast(
     "ufunc",
-    make_binary(Op("multiply", np.multiply, 2, lower=lax.mul)),
+    make_binary(Op("multiply", np.multiply, 2, prim=_bool_or(_lx.and_p, _lx.mul_p))),
 )
 _doc(
     multiply,
@@ -276,7 +603,7 @@ _doc(
     "Array([3, 4], dtype=bfloat16)",
 )
 true_divide = make_binary(
-    Op("true_divide", np.true_divide, 2, to="inexact", lower=lax.div)
+    Op("true_divide", np.true_divide, 2, to="inexact", prim=_lx.div_p)
 )
 _doc(
     true_divide,
@@ -284,7 +611,7 @@ _doc(
     ">>> tnp.true_divide(tnp.asarray([1, 2, 3], dtype='int16'), 2)\n"
     "Array([0.5, 1. , 1.5], dtype=float32)",
 )
-divide = make_binary(Op("divide", np.true_divide, 2, to="inexact", lower=lax.div))
+divide = make_binary(Op("divide", np.true_divide, 2, to="inexact", prim=_lx.div_p))
 _doc(
     divide,
     "Divide ``x`` by ``y`` elementwise (``true_divide``, the ``/`` operator).",
@@ -299,7 +626,8 @@ floor_divide = make_binary(
         accept="iuf",
         to="numeric",
         fp_int=True,
-        lower=ZERO_DERIVATIVE,
+        lower=_floor_divide,
+        full=True,
     )
 )
 _doc(
@@ -318,7 +646,8 @@ remainder = make_binary(
         accept="iuf",
         to="numeric",
         fp_int=True,
-        lower=_lower.floor_mod,
+        lower=_remainder,
+        full=True,
     )
 )
 _doc(
@@ -336,7 +665,8 @@ mod = make_binary(
         accept="iuf",
         to="numeric",
         fp_int=True,
-        lower=_lower.floor_mod,
+        lower=_remainder,
+        full=True,
     )
 )
 _doc(
@@ -346,7 +676,16 @@ _doc(
     ">>> tnp.mod(tnp.asarray([7, -7], dtype='int16'), 3)\nArray([1, 2], dtype=int16)",
 )
 fmod = make_binary(
-    Op("fmod", np.fmod, 2, accept="iuf", to="numeric", fp_int=True, lower=lax.rem)
+    Op(
+        "fmod",
+        np.fmod,
+        2,
+        accept="iuf",
+        to="numeric",
+        fp_int=True,
+        lower=_fmod,
+        full=True,
+    )
 )
 _doc(
     fmod,
@@ -354,12 +693,71 @@ _doc(
     "``x`` (C's ``fmod``).",
     ">>> tnp.fmod(tnp.asarray([7, -7], dtype='int8'), 3)\nArray([ 1, -1], dtype=int8)",
 )
-_power = make_binary(Op("power", np.power, 2, to="numeric", fp_int=True, lower=lax.pow))
-# The base alone, in its numeric type (bool becomes int32), weak flag kept.
-_power_base = make_unary(
-    Op("power", np.positive, 1, to="numeric", lower=_lower.identity)
+
+# Integer results are strong: JAX computes them from the unpromoted operands.
+_power = make_binary(
+    Op(
+        "power",
+        np.power,
+        2,
+        to="numeric",
+        fp_int=True,
+        strong_kinds=_INT,
+        lower=_power_of,
+        full=True,
+    )
 )
-float_power = make_binary(Op("float_power", np.power, 2, to="inexact", lower=lax.pow))
+# An inexact base with a strong integer exponent array: strong too.
+_power_strong = make_binary(
+    Op(
+        "power",
+        np.power,
+        2,
+        to="numeric",
+        fp_int=True,
+        strong_kinds=_ALL,
+        lower=_power_of,
+        full=True,
+    )
+)
+
+
+def _integer_power_op(exponent: int) -> Op:
+    """``x ** exponent`` for a concrete integer exponent: the base alone,
+    in its numeric type (bool becomes int32), weak flag kept, raised by
+    repeated multiplication (JAX's ``integer_pow``)."""
+    op = _INTEGER_POWERS.get(exponent)
+    if op is None:
+
+        def raised(x: Any) -> Any:
+            kind = _kind(x)
+            if exponent < 0 and kind in "iu":
+                raise _negative_power_error()
+            if kind == "f" and not -1 <= exponent <= 2 and _holds(x.dtype, exponent):
+                # The C library's pow, correctly rounded where repeated
+                # products are not (as NumPy computes it); x**2 and 1/x are
+                # exact as products, with exact derivatives.
+                return _lx.pow_p.bind(x, _const(x, exponent))
+            return _lx.integer_pow_p.bind(x, y=exponent)
+
+        op = _INTEGER_POWERS.setdefault(
+            exponent, Op("power", np.power, 1, to="numeric", lower=raised)
+        )
+    return op
+
+
+_INTEGER_POWERS: dict[int, Op] = {}
+
+
+def _holds(dt: DType, n: int) -> bool:
+    """Whether the float dtype ``dt`` holds the integer ``n`` exactly."""
+    if not -(2**53) <= n <= 2**53:  # (abs is this module's)
+        return False
+    with np.errstate(over="ignore"):
+        return bool(np.asarray(float(n)).astype(dt).astype(np.float64) == n)
+
+
+float_power = make_binary(Op("float_power", np.power, 2, to="inexact", prim=_lx.pow_p))
 _doc(
     float_power,
     "``x`` raised to the power ``y``, computed in an inexact type.",
@@ -371,12 +769,13 @@ logaddexp = cast(
     make_binary(
         Op(
             "logaddexp",
-            _logaddexp,
+            _np_logaddexp,
             2,
             accept="fc",
             to="inexact",
             weak_if_all="complex",
-            lower=_lower.logaddexp,
+            lower=_logaddexp,
+            full=True,
         )
     ),
 )
@@ -391,12 +790,13 @@ logaddexp2 = cast(
     make_binary(
         Op(
             "logaddexp2",
-            _logaddexp2,
+            _np_logaddexp2,
             2,
             accept="fc",
             to="inexact",
             weak_if_all=True,
-            lower=_lower.logaddexp2,
+            lower=_logaddexp2,
+            full=True,
         )
     ),
 )
@@ -407,7 +807,7 @@ _doc(
     "Array([2. , 3.3], dtype=float16)",
 )
 arctan2 = make_binary(
-    Op("arctan2", _arctan2, 2, accept="fc", to="inexact", lower=lax.atan2)
+    Op("arctan2", _np_arctan2, 2, accept="fc", to="inexact", prim=_lx.atan2_p)
 )
 _doc(
     arctan2,
@@ -425,7 +825,8 @@ hypot = make_binary(
         to="inexact",
         weak_if_all=True,
         error=ValueError,
-        lower=_lower.hypot,
+        lower=_hypot,
+        full=True,
     )
 )
 _doc(
@@ -436,17 +837,8 @@ _doc(
 )
 
 
-def _copysign_lower(x: Array, y: Array) -> Array:
-    """``|x|`` with the sign bit of ``y`` (a constant of the derivative), the
-    sign bit read by copysign itself."""
-    ax = lax.abs(x)
-    one = _lower._full_like(ax, 1)  # pyright: ignore[reportPrivateUsage]
-    negative = lax.lt(copysign(one, stop_gradient(y)), 0)
-    return lax.select(negative, lax.neg(ax), ax)
-
-
 copysign = make_binary(
-    Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_copysign_lower)
+    Op("copysign", np.copysign, 2, accept="f", to="inexact", lower=_copysign, full=True)
 )
 _doc(
     copysign,
@@ -455,7 +847,7 @@ _doc(
     "Array([-1.5, -2. ], dtype=float32)",
 )
 nextafter = make_binary(
-    Op("nextafter", np.nextafter, 2, accept="f", to="inexact", lower=lax.nextafter)
+    Op("nextafter", np.nextafter, 2, accept="f", to="inexact", prim=_lx.nextafter_p)
 )
 _doc(
     nextafter,
@@ -471,7 +863,8 @@ heaviside = make_binary(
         accept="f",
         to="inexact",
         weak_if_all="first",
-        lower=ZERO_DERIVATIVE,
+        lower=_heaviside,
+        full=True,
     )
 )
 _doc(
@@ -480,42 +873,82 @@ _doc(
     ">>> tnp.heaviside(tnp.asarray([-1.5, 0.0, 2.0], dtype='float32'), 0.5)\n"
     "Array([0. , 0.5, 1. ], dtype=float32)",
 )
-equal = make_binary(Op("equal", np.equal, 2, out="bool"))
+equal = make_binary(Op("equal", np.equal, 2, out="bool", prim=_lx.eq_p))
 _doc(
     equal,
     "``x == y`` elementwise (the ``==`` operator).",
     ">>> tnp.equal(tnp.asarray([1, 2, 3], dtype='int8'), 2)\n"
     "Array([False,  True, False], dtype=bool)",
 )
-not_equal = make_binary(Op("not_equal", np.not_equal, 2, out="bool"))
+not_equal = make_binary(Op("not_equal", np.not_equal, 2, out="bool", prim=_lx.ne_p))
 _doc(
     not_equal,
     "``x != y`` elementwise (the ``!=`` operator).",
     ">>> tnp.not_equal(tnp.asarray([1, 2, 3], dtype='int8'), 2)\n"
     "Array([ True, False,  True], dtype=bool)",
 )
-less = make_binary(Op("less", np.less, 2, out="bool"))
+less = make_binary(
+    Op(
+        "less",
+        np.less,
+        2,
+        out="bool",
+        prim=_only(_lx.lt_p, _REAL),
+        lower=_complex_order(_lx.lt_p),
+        full=True,
+    )
+)
 _doc(
     less,
     "``x < y`` elementwise (the ``<`` operator).",
     ">>> tnp.less(tnp.asarray([1, 2, 3], dtype='uint8'), 2)\n"
     "Array([ True, False, False], dtype=bool)",
 )
-less_equal = make_binary(Op("less_equal", np.less_equal, 2, out="bool"))
+less_equal = make_binary(
+    Op(
+        "less_equal",
+        np.less_equal,
+        2,
+        out="bool",
+        prim=_only(_lx.le_p, _REAL),
+        lower=_complex_order(_lx.le_p),
+        full=True,
+    )
+)
 _doc(
     less_equal,
     "``x <= y`` elementwise (the ``<=`` operator).",
     ">>> tnp.less_equal(tnp.asarray([1.5, 2.5], dtype='float32'), 2)\n"
     "Array([ True, False], dtype=bool)",
 )
-greater = make_binary(Op("greater", np.greater, 2, out="bool"))
+greater = make_binary(
+    Op(
+        "greater",
+        np.greater,
+        2,
+        out="bool",
+        prim=_only(_lx.gt_p, _REAL),
+        lower=_complex_order(_lx.gt_p),
+        full=True,
+    )
+)
 _doc(
     greater,
     "``x > y`` elementwise (the ``>`` operator).",
     ">>> tnp.greater(tnp.asarray([1, 2, 3], dtype='int16'), 2)\n"
     "Array([False, False,  True], dtype=bool)",
 )
-greater_equal = make_binary(Op("greater_equal", np.greater_equal, 2, out="bool"))
+greater_equal = make_binary(
+    Op(
+        "greater_equal",
+        np.greater_equal,
+        2,
+        out="bool",
+        prim=_only(_lx.ge_p, _REAL),
+        lower=_complex_order(_lx.ge_p),
+        full=True,
+    )
+)
 _doc(
     greater_equal,
     "``x >= y`` elementwise (the ``>=`` operator).",
@@ -524,7 +957,17 @@ _doc(
 )
 logical_and = cast(
     "ufunc",
-    make_binary(Op("logical_and", np.logical_and, 2, out="bool", weak_if_all=True)),
+    make_binary(
+        Op(
+            "logical_and",
+            np.logical_and,
+            2,
+            out="bool",
+            weak_if_all=True,
+            prim=_only(_lx.and_p, "b"),
+            lower=_logical(_lx.and_p),
+        )
+    ),
 )
 _doc(
     logical_and,
@@ -534,7 +977,17 @@ _doc(
 )
 logical_or = cast(
     "ufunc",
-    make_binary(Op("logical_or", np.logical_or, 2, out="bool", weak_if_all=True)),
+    make_binary(
+        Op(
+            "logical_or",
+            np.logical_or,
+            2,
+            out="bool",
+            weak_if_all=True,
+            prim=_only(_lx.or_p, "b"),
+            lower=_logical(_lx.or_p),
+        )
+    ),
 )
 _doc(
     logical_or,
@@ -544,7 +997,17 @@ _doc(
 )
 logical_xor = cast(
     "ufunc",
-    make_binary(Op("logical_xor", np.logical_xor, 2, out="bool", weak_if_all=True)),
+    make_binary(
+        Op(
+            "logical_xor",
+            np.logical_xor,
+            2,
+            out="bool",
+            weak_if_all=True,
+            prim=_only(_lx.xor_p, "b"),
+            lower=_logical(_lx.xor_p),
+        )
+    ),
 )
 _doc(
     logical_xor,
@@ -554,7 +1017,7 @@ _doc(
 )
 bitwise_and = cast(
     "ufunc",
-    make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT)),
+    make_binary(Op("bitwise_and", np.bitwise_and, 2, accept=_INT, prim=_lx.and_p)),
 )
 _doc(
     bitwise_and,
@@ -564,7 +1027,7 @@ _doc(
 )
 bitwise_or = cast(
     "ufunc",
-    make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT)),
+    make_binary(Op("bitwise_or", np.bitwise_or, 2, accept=_INT, prim=_lx.or_p)),
 )
 _doc(
     bitwise_or,
@@ -574,7 +1037,7 @@ _doc(
 )
 bitwise_xor = cast(
     "ufunc",
-    make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT)),
+    make_binary(Op("bitwise_xor", np.bitwise_xor, 2, accept=_INT, prim=_lx.xor_p)),
 )
 _doc(
     bitwise_xor,
@@ -582,7 +1045,16 @@ _doc(
     ">>> tnp.bitwise_xor(tnp.asarray([12, 10], dtype='uint8'), 6)\n"
     "Array([10, 12], dtype=uint8)",
 )
-left_shift = make_binary(Op("left_shift", np.left_shift, 2, to="numeric", accept="iu"))
+left_shift = make_binary(
+    Op(
+        "left_shift",
+        np.left_shift,
+        2,
+        to="numeric",
+        accept="iu",
+        prim=_lx.shift_left_p,
+    )
+)
 _doc(
     left_shift,
     "The bits of ``x`` shifted left by ``y`` (the ``<<`` operator; "
@@ -591,7 +1063,16 @@ _doc(
     "Array([ 4, 12], dtype=int8)",
 )
 right_shift = make_binary(
-    Op("right_shift", np.right_shift, 2, to="numeric", accept="iu")
+    Op(
+        "right_shift",
+        np.right_shift,
+        2,
+        to="numeric",
+        accept="iu",
+        prim=_by_kind(
+            {"i": _lx.shift_right_arithmetic_p, "u": _lx.shift_right_logical_p}
+        ),
+    )
 )
 _doc(
     right_shift,
@@ -604,7 +1085,7 @@ bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
 maximum = cast(
     "ufunc",
-    make_binary(Op("maximum", np.maximum, 2, lower=lax.max)),
+    make_binary(Op("maximum", np.maximum, 2, prim=_lx.max_p)),
 )
 _doc(
     maximum,
@@ -613,7 +1094,7 @@ _doc(
 )
 minimum = cast(
     "ufunc",
-    make_binary(Op("minimum", np.minimum, 2, lower=lax.min)),
+    make_binary(Op("minimum", np.minimum, 2, prim=_lx.min_p)),
 )
 _doc(
     minimum,
@@ -621,7 +1102,7 @@ _doc(
     ">>> tnp.minimum(tnp.asarray([1.0, 5.0], dtype='float16'), 3)\n"
     "Array([1., 3.], dtype=float16)",
 )
-fmax = make_binary(Op("fmax", np.fmax, 2, lower=_lower.fmax))
+fmax = make_binary(Op("fmax", np.fmax, 2, lower=_nan_ignoring(_lx.max_p), full=True))
 _doc(
     fmax,
     "The larger of ``x`` and ``y``, elementwise, ignoring a NaN when the "
@@ -629,7 +1110,7 @@ _doc(
     ">>> tnp.fmax(tnp.asarray([1.0, float('nan')], dtype='float32'), 2.0)\n"
     "Array([2., 2.], dtype=float32)",
 )
-fmin = make_binary(Op("fmin", np.fmin, 2, lower=_lower.fmin))
+fmin = make_binary(Op("fmin", np.fmin, 2, lower=_nan_ignoring(_lx.min_p), full=True))
 _doc(
     fmin,
     "The smaller of ``x`` and ``y``, elementwise, ignoring a NaN when the "
@@ -639,15 +1120,16 @@ _doc(
 )
 
 
-@traced(abstract.copying)
+@lax_function
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 ** x2`` elementwise, promoted as jax.numpy does (the ``**``
     operator).
 
     A concrete integer exponent (a Python int, or a 0-d integer array) does
     not take part in promotion: the result has the base's dtype and weak
-    flag (bool computes in int32). Otherwise the operands are promoted
-    together, as by :func:`multiply`.
+    flag (bool computes in int32), computed by repeated multiplication as
+    JAX's ``integer_pow``. Otherwise the operands are promoted together, as
+    by :func:`multiply`.
 
     Args:
       x1: the base: an Array, a NumPy array or scalar, or a Python scalar.
@@ -669,20 +1151,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     if exponent is not None:
         # As JAX: a concrete integer exponent does not take part in
         # promotion; the result has the base's (numeric) dtype and weak flag.
-        base = _power_base(x1)
-        if exponent < 0 and _dtypes.kind_of(base.dtype) in "iu":
-            raise _negative_power_error()
-        value = _core.ignore_fp_errors(_integer_power, np.asarray(base), exponent)
-        return wrap(
-            np.asarray(value, dtype=base.dtype), _core.aval(base.dtype, base.weak_type)
-        )
-    try:
-        out = _power(x1, x2)
-    except ValueError as err:
-        if "negative integer powers" not in str(err):
-            raise
-        raise _negative_power_error() from None
-    kind = _dtypes.kind_of(out.dtype)
+        return call(_integer_power_op(exponent), (x1,))
     # An inexact base with a strong integer exponent array: JAX computes
     # with the exponent unpromoted, so the result is strong.
     mixed = (
@@ -695,10 +1164,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
             or _dtypes.kind_of(_dtypes.dtype_of(x1)) in "fc"
         )
     )
-    if out.weak_type and (kind in "iu" or mixed):
-        # JAX computes these from the unpromoted operands: a strong result.
-        return wrap(np.asarray(out), _core.aval(out.dtype, False))
-    return out
+    return _power_strong(x1, x2) if mixed else _power(x1, x2)
 
 
 def _integer_scalar(x: Any) -> int | None:
@@ -715,47 +1181,11 @@ def _integer_scalar(x: Any) -> int | None:
         return None
 
 
-def _integer_power(base: np.ndarray[Any, Any], exponent: int) -> Any:
-    """``base ** exponent`` in ``base``'s dtype, for a concrete integer
-    exponent, as JAX's ``integer_pow``.
-
-    NumPy converts the exponent to the base's dtype, which may not hold it:
-    ``uint8 ** 300`` raises NumPy's bare OverflowError, ``float16 ** 70001``
-    computes ``x ** inf`` and ``bfloat16 ** 257`` computes ``x ** 256``,
-    both losing the sign of a negative base. Such exponents are applied by
-    repeated squaring in the base's dtype, as JAX does.
-    """
-    dt = base.dtype
-    n = -exponent if exponent < 0 else exponent  # (abs is this module's)
-    if _dtypes.kind_of(dt) in "iu":
-        lo, hi = _dtypes.value_range(dt)
-        exact = lo <= exponent <= hi
-    else:  # float64 holds every integer up to 2**53; each float holds fewer
-        exact = n <= 2**53 and _core.converted(np.asarray(float(exponent)), dt).astype(
-            np.complex128
-        ).real == float(exponent)
-    if exact:
-        return np.power(base, exponent)
-    result, square = None, base
-    while True:
-        if n & 1:
-            result = square if result is None else result * square
-        n >>= 1
-        if not n:
-            break
-        square = square * square
-    assert result is not None  # exponent 0 is exact in every dtype
-    return np.ones_like(result) / result if exponent < 0 else result
-
-
 def _negative_power_error() -> TypeError:
-    return TypeError(
-        "power: integers cannot be raised to negative integer powers. "
-        "Cast the base to a float first, e.g. x.astype('float32') ** -1."
-    )
+    return TypeError(negative_power_message("power"))
 
 
-@traced(abstract.copying)
+@lax_function
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``: Python's ``divmod``.
 
@@ -778,7 +1208,7 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A00
 
 # -- unary ------------------------------------------------------------------
 
-negative = make_unary(Op("negative", np.negative, 1, accept=_NUM, lower=lax.neg))
+negative = make_unary(Op("negative", np.negative, 1, accept=_NUM, prim=_lx.neg_p))
 _doc(
     negative,
     "``-x`` elementwise (the unary ``-`` operator).",
@@ -788,14 +1218,14 @@ _doc(
     "Array(-2.5, dtype=float32, weak_type=True)",
 )
 positive = make_unary(
-    Op("positive", np.positive, 1, identity_kinds="b", lower=_lower.identity)
+    Op("positive", np.positive, 1, identity_kinds="b", lower=_identity)
 )
 _doc(
     positive,
     "``+x`` elementwise: the values unchanged (the unary ``+`` operator).",
     ">>> tnp.positive(tnp.asarray([1, -2], dtype='int8'))\nArray([ 1, -2], dtype=int8)",
 )
-sign = make_unary(Op("sign", np.sign, 1, accept=_NUM, lower=ZERO_DERIVATIVE))
+sign = make_unary(Op("sign", np.sign, 1, accept=_NUM, prim=_lx.sign_p))
 _doc(
     sign,
     "-1, 0 or 1 by the sign of ``x`` (for complex, ``x / abs(x)``).",
@@ -803,7 +1233,7 @@ _doc(
     "Array([-1,  0,  1], dtype=int8)",
 )
 reciprocal = make_unary(
-    Op("reciprocal", np.reciprocal, 1, to="inexact", lower=_lower.reciprocal)
+    Op("reciprocal", np.reciprocal, 1, to="inexact", lower=_reciprocal)
 )
 _doc(
     reciprocal,
@@ -811,7 +1241,9 @@ _doc(
     ">>> tnp.reciprocal(tnp.asarray([1, 2, 4], dtype='int32'))\n"
     "Array([1.  , 0.5 , 0.25], dtype=float32)",
 )
-square = make_unary(Op("square", np.square, 1, to="numeric", lower=_lower.square))
+square = make_unary(
+    Op("square", np.square, 1, to="numeric", prim=_lx.integer_pow_p, params={"y": 2})
+)
 _doc(
     square,
     "``x * x`` elementwise.",
@@ -820,7 +1252,7 @@ _doc(
     ">>> tnp.square(tnp.asarray([True, False]))\n"
     "Array([1, 0], dtype=int32)",
 )
-sqrt = make_unary(Op("sqrt", np.sqrt, 1, to="inexact", lower=lax.sqrt))
+sqrt = make_unary(Op("sqrt", np.sqrt, 1, to="inexact", prim=_lx.sqrt_p))
 _doc(
     sqrt,
     "The non-negative square root of ``x`` (NaN for negative reals).",
@@ -829,28 +1261,28 @@ _doc(
     ">>> tnp.sqrt(2.0)\n"
     "Array(1.4142135, dtype=float32, weak_type=True)",
 )
-cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact", lower=lax.cbrt))
+cbrt = make_unary(Op("cbrt", np.cbrt, 1, accept="f", to="inexact", prim=_lx.cbrt_p))
 _doc(
     cbrt,
     "The cube root of ``x``, negative for negative ``x``.",
     ">>> tnp.cbrt(tnp.asarray([-8.0, 27.0], dtype='float32')).round(4)\n"
     "Array([-2.,  3.], dtype=float32)",
 )
-exp = make_unary(Op("exp", np.exp, 1, to="inexact", lower=lax.exp))
+exp = make_unary(Op("exp", np.exp, 1, to="inexact", prim=_lx.exp_p))
 _doc(
     exp,
     "``e`` raised to the power ``x``.",
     ">>> tnp.exp(tnp.asarray([0.0, 1.0], dtype='float16')).round(1)\n"
     "Array([1. , 2.7], dtype=float16)",
 )
-exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact", lower=lax.exp2))
+exp2 = make_unary(Op("exp2", np.exp2, 1, to="inexact", prim=_lx.exp2_p))
 _doc(
     exp2,
     "2 raised to the power ``x``.",
     ">>> tnp.exp2(tnp.asarray([0, 3], dtype='int8')).round(4)\n"
     "Array([1., 8.], dtype=float32)",
 )
-expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact", lower=lax.expm1))
+expm1 = make_unary(Op("expm1", np.expm1, 1, to="inexact", prim=_lx.expm1_p))
 _doc(
     expm1,
     "``exp(x) - 1``, accurate for ``x`` near zero.",
@@ -860,7 +1292,7 @@ _doc(
     ">>> (tnp.expm1(x) / x).round(5)  # 1 + x/2 + ...: no digits lost to exp(x)'s 1\n"
     "Array(1.0001, dtype=float32)",
 )
-log = make_unary(Op("log", np.log, 1, to="inexact", lower=lax.log))
+log = make_unary(Op("log", np.log, 1, to="inexact", prim=_lx.log_p))
 _doc(
     log,
     "The natural logarithm of ``x``.",
@@ -868,7 +1300,7 @@ _doc(
     "Array([0., 1.], dtype=float32)",
 )
 log2 = make_unary(
-    Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL, lower=_lower.log2)
+    Op("log2", np.log2, 1, to="inexact", strong_kinds=_ALL, lower=_log_base(2))
 )
 _doc(
     log2,
@@ -879,7 +1311,7 @@ _doc(
     "Array(3., dtype=float32)",
 )
 log10 = make_unary(
-    Op("log10", np.log10, 1, to="inexact", strong_kinds=_ALL, lower=_lower.log10)
+    Op("log10", np.log10, 1, to="inexact", strong_kinds=_ALL, lower=_log_base(10))
 )
 _doc(
     log10,
@@ -887,7 +1319,7 @@ _doc(
     ">>> tnp.log10(tnp.asarray([1.0, 100.0], dtype='float32')).round(4)\n"
     "Array([0., 2.], dtype=float32)",
 )
-log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact", lower=lax.log1p))
+log1p = make_unary(Op("log1p", np.log1p, 1, to="inexact", prim=_lx.log1p_p))
 _doc(
     log1p,
     "``log(1 + x)``, accurate for ``x`` near zero.",
@@ -897,84 +1329,84 @@ _doc(
     ">>> (tnp.log1p(x) / x).round(5)  # 1 - x/2 + ...: no digits lost to 1 + x\n"
     "Array(0.9999, dtype=float32)",
 )
-sin = make_unary(Op("sin", np.sin, 1, to="inexact", lower=lax.sin))
+sin = make_unary(Op("sin", np.sin, 1, to="inexact", prim=_lx.sin_p))
 _doc(
     sin,
     "The sine of ``x`` (radians).",
     ">>> tnp.sin(tnp.asarray([0.0, 1.5707964], dtype='float32')).round(4)\n"
     "Array([0., 1.], dtype=float32)",
 )
-cos = make_unary(Op("cos", np.cos, 1, to="inexact", lower=lax.cos))
+cos = make_unary(Op("cos", np.cos, 1, to="inexact", prim=_lx.cos_p))
 _doc(
     cos,
     "The cosine of ``x`` (radians).",
     ">>> tnp.cos(tnp.asarray([0, 1], dtype='int8')).round(4)\n"
     "Array([1.    , 0.5403], dtype=float32)",
 )
-tan = make_unary(Op("tan", np.tan, 1, to="inexact", lower=lax.tan))
+tan = make_unary(Op("tan", np.tan, 1, to="inexact", prim=_lx.tan_p))
 _doc(
     tan,
     "The tangent of ``x`` (radians).",
     ">>> tnp.tan(tnp.asarray([0.0, 0.7853982], dtype='float32')).round(4)\n"
     "Array([0., 1.], dtype=float32)",
 )
-arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact", lower=lax.asin))
+arcsin = make_unary(Op("arcsin", np.arcsin, 1, to="inexact", prim=_lx.asin_p))
 _doc(
     arcsin,
     "The inverse sine of ``x``, in radians (``asin`` is the same function).",
     ">>> tnp.arcsin(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
     "Array([0.    , 1.5708], dtype=float32)",
 )
-arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact", lower=lax.acos))
+arccos = make_unary(Op("arccos", np.arccos, 1, to="inexact", prim=_lx.acos_p))
 _doc(
     arccos,
     "The inverse cosine of ``x``, in radians (``acos`` is the same function).",
     ">>> tnp.arccos(tnp.asarray([1.0, 0.0], dtype='float32')).round(4)\n"
     "Array([0.    , 1.5708], dtype=float32)",
 )
-arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact", lower=lax.atan))
+arctan = make_unary(Op("arctan", np.arctan, 1, to="inexact", prim=_lx.atan_p))
 _doc(
     arctan,
     "The inverse tangent of ``x``, in radians (``atan`` is the same function).",
     ">>> tnp.arctan(tnp.asarray([0, 1], dtype='int16')).round(4)\n"
     "Array([0.    , 0.7854], dtype=float32)",
 )
-sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact", lower=lax.sinh))
+sinh = make_unary(Op("sinh", np.sinh, 1, to="inexact", prim=_lx.sinh_p))
 _doc(
     sinh,
     "The hyperbolic sine of ``x``.",
     ">>> tnp.sinh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
     "Array([0.    , 1.1752], dtype=float32)",
 )
-cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact", lower=lax.cosh))
+cosh = make_unary(Op("cosh", np.cosh, 1, to="inexact", prim=_lx.cosh_p))
 _doc(
     cosh,
     "The hyperbolic cosine of ``x``.",
     ">>> tnp.cosh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
     "Array([1.    , 1.5431], dtype=float32)",
 )
-tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact", lower=lax.tanh))
+tanh = make_unary(Op("tanh", np.tanh, 1, to="inexact", prim=_lx.tanh_p))
 _doc(
     tanh,
     "The hyperbolic tangent of ``x``.",
     ">>> tnp.tanh(tnp.asarray([0.0, 1.0], dtype='bfloat16'))\n"
     "Array([0, 0.761719], dtype=bfloat16)",
 )
-arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact", lower=lax.asinh))
+arcsinh = make_unary(Op("arcsinh", np.arcsinh, 1, to="inexact", prim=_lx.asinh_p))
 _doc(
     arcsinh,
     "The inverse hyperbolic sine of ``x`` (``asinh`` is the same function).",
     ">>> tnp.arcsinh(tnp.asarray([0.0, 1.0], dtype='float32')).round(4)\n"
     "Array([0.    , 0.8814], dtype=float32)",
 )
-arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact", lower=lax.acosh))
+arccosh = make_unary(Op("arccosh", np.arccosh, 1, to="inexact", prim=_lx.acosh_p))
 _doc(
     arccosh,
     "The inverse hyperbolic cosine of ``x`` (``acosh`` is the same function).",
     ">>> tnp.arccosh(tnp.asarray([1.0, 2.0], dtype='float32')).round(4)\n"
     "Array([0.   , 1.317], dtype=float32)",
 )
-arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact", lower=lax.atanh))
+arctanh = make_unary(Op("arctanh", np.arctanh, 1, to="inexact", prim=_lx.atanh_p))
 _doc(
     arctanh,
     "The inverse hyperbolic tangent of ``x`` (``atanh`` is the same function).",
@@ -985,7 +1417,7 @@ asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 atan2 = arctan2
 floor = make_unary(
-    Op("floor", np.floor, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+    Op("floor", np.floor, 1, accept="f", identity_kinds=_INT, prim=_lx.floor_p)
 )
 _doc(
     floor,
@@ -996,7 +1428,7 @@ _doc(
     "Array([3], dtype=int8)",
 )
 ceil = make_unary(
-    Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+    Op("ceil", np.ceil, 1, accept="f", identity_kinds=_INT, prim=_lx.ceil_p)
 )
 _doc(
     ceil,
@@ -1005,7 +1437,7 @@ _doc(
     "Array([-1.,  3.], dtype=float32)",
 )
 trunc = make_unary(
-    Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT, lower=ZERO_DERIVATIVE)
+    Op("trunc", np.trunc, 1, accept="f", identity_kinds=_INT, lower=_trunc)
 )
 _doc(
     trunc,
@@ -1014,7 +1446,7 @@ _doc(
     "Array([-1.,  2.], dtype=float32)",
 )
 rint = make_unary(
-    Op("rint", np.rint, 1, to="default_float", strong_kinds=_INT, lower=ZERO_DERIVATIVE)
+    Op("rint", np.rint, 1, to="default_float", strong_kinds=_INT, lower=_rint)
 )
 _doc(
     rint,
@@ -1024,14 +1456,23 @@ _doc(
     ">>> tnp.rint(tnp.asarray([3], dtype='int8'))\n"
     "Array([3.], dtype=float32)",
 )
-logical_not = make_unary(Op("logical_not", np.logical_not, 1, out="bool"))
+logical_not = make_unary(
+    Op(
+        "logical_not",
+        np.logical_not,
+        1,
+        out="bool",
+        prim=_only(_lx.not_p, "b"),
+        lower=_logical_not,
+    )
+)
 _doc(
     logical_not,
     "The truth value of ``not x`` elementwise (nonzero is true).",
     ">>> tnp.logical_not(tnp.asarray([0, 2], dtype='int8'))\n"
     "Array([ True, False], dtype=bool)",
 )
-invert = make_unary(Op("invert", np.invert, 1, accept=_INT))
+invert = make_unary(Op("invert", np.invert, 1, accept=_INT, prim=_lx.not_p))
 _doc(
     invert,
     "The bits of ``x`` flipped; for bool, logical not (the ``~`` operator; "
@@ -1042,21 +1483,25 @@ _doc(
     "Array([False,  True], dtype=bool)",
 )
 bitwise_not = bitwise_invert = invert
-isnan = make_unary(Op("isnan", np.isnan, 1, out="bool"))
+isnan = make_unary(Op("isnan", np.isnan, 1, out="bool", lower=_isnan))
 _doc(
     isnan,
     "Whether ``x`` is NaN (for complex: either part).",
     ">>> tnp.isnan(tnp.asarray([1.0, float('nan')], dtype='float32'))\n"
     "Array([False,  True], dtype=bool)",
 )
-isinf = make_unary(Op("isinf", np.isinf, 1, out="bool", strong_kinds=_ALL))
+isinf = make_unary(
+    Op("isinf", np.isinf, 1, out="bool", strong_kinds=_ALL, lower=_isinf)
+)
 _doc(
     isinf,
     "Whether ``x`` is positive or negative infinity (for complex: either part).",
     ">>> tnp.isinf(tnp.asarray([1.0, float('inf')], dtype='float32'))\n"
     "Array([False,  True], dtype=bool)",
 )
-isfinite = make_unary(Op("isfinite", np.isfinite, 1, out="bool", strong_kinds=_INT))
+isfinite = make_unary(
+    Op("isfinite", np.isfinite, 1, out="bool", strong_kinds=_INT, lower=_isfinite)
+)
 _doc(
     isfinite,
     "Whether ``x`` is neither infinite nor NaN (for complex: both parts).",
@@ -1064,7 +1509,15 @@ _doc(
     "dtype='float32'))\n"
     "Array([ True, False, False], dtype=bool)",
 )
-conj = make_unary(Op("conj", np.conjugate, 1, lower=_lower.conj))
+conj = make_unary(
+    Op(
+        "conj",
+        np.conjugate,
+        1,
+        prim=_only(_lx.conj_p, "c"),
+        lower=_identity,
+    )
+)
 _doc(
     conj,
     "The complex conjugate of ``x``; real input is returned as it is "
@@ -1074,7 +1527,7 @@ _doc(
 )
 conjugate = conj
 _abs = make_unary(
-    Op("abs", np.absolute, 1, out="real", identity_kinds="bu", lower=lax.abs)
+    Op("abs", np.absolute, 1, out="real", identity_kinds="bu", prim=_lx.abs_p)
 )
 abs = absolute = _abs  # noqa: A001
 _doc(
@@ -1086,8 +1539,26 @@ _doc(
     ">>> tnp.abs(tnp.asarray([3+4j], dtype='complex64')).round(4)\n"
     "Array([5.], dtype=float32)",
 )
-_real = make_unary(Op("real", np.real, 1, out="real", lower=_lower.real))
-_imag = make_unary(Op("imag", np.imag, 1, out="real", lower=_lower.imag))
+_real = make_unary(
+    Op(
+        "real",
+        np.real,
+        1,
+        out="real",
+        prim=_only(_lx.real_p, "c"),
+        lower=_identity,
+    )
+)
+_imag = make_unary(
+    Op(
+        "imag",
+        np.imag,
+        1,
+        out="real",
+        prim=_only(_lx.imag_p, "c"),
+        lower=_imag_of_real,
+    )
+)
 angle_op = Op(
     "angle",
     np.angle,
@@ -1095,12 +1566,12 @@ angle_op = Op(
     to="default_float",
     out="real",
     strong_kinds="biuf",
-    lower=_lower.angle,
+    lower=_angle_of,
 )
 _angle = make_unary(angle_op)
 
 
-@traced(abstract.copying)
+@lax_function
 def real(val: ArrayLike, /) -> Array:
     """The real part (the values themselves for real dtypes).
 
@@ -1118,7 +1589,7 @@ def real(val: ArrayLike, /) -> Array:
     return _real(val)
 
 
-@traced(abstract.copying)
+@lax_function
 def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros of the same dtype for real dtypes).
 
@@ -1136,7 +1607,7 @@ def imag(val: ArrayLike, /) -> Array:
     return _imag(val)
 
 
-@traced(abstract.copying)
+@lax_function
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The argument of complex numbers, in radians (or degrees).
 
@@ -1158,7 +1629,7 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
     return multiply(out, 180 / np.pi) if deg else out
 
 
-@traced(abstract.copying)
+@lax_function
 def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: A001
     """Round to ``decimals`` places, ties to even; integer arrays are
     returned unchanged when ``decimals >= 0``, as in jax.numpy (``around``
@@ -1196,17 +1667,38 @@ def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: 
                 1,
                 accept="fc",
                 identity_kinds=_INT if decimals >= 0 else "",
-                lower=ZERO_DERIVATIVE,
+                lower=_round_to(decimals),
             ),
         )
-    return apply(op, (a,))
+    return call(op, (a,))
+
+
+def _round_to(decimals: int) -> Callable[[Any], Any]:
+    """Rounding to ``decimals`` places as NumPy computes it: scaled by a
+    power of ten, rounded half to even, scaled back (complex numbers part
+    by part)."""
+
+    def rounded(x: Any) -> Any:
+        if decimals == 0:
+            return _rint(x)
+        if _kind(x) == "c":
+            parts = (_lx.real_p.bind(x), _lx.imag_p.bind(x))
+            re, im = (rounded(p) for p in parts)
+            return _lx.complex_p.bind(re, im)
+        if decimals > 0:
+            scale = _const(x, 10.0**decimals)
+            return _lx.div_p.bind(_rint(_lx.mul_p.bind(x, scale)), scale)
+        scale = _const(x, 10.0**-decimals)
+        return _lx.mul_p.bind(_rint(_lx.div_p.bind(x, scale)), scale)
+
+    return rounded
 
 
 _ROUND_OPS: dict[int, Op] = {}
 around = round
 
 
-@traced(abstract.copying)
+@lax_function
 def clip(
     arr: ArrayLike | None = None,
     /,
@@ -1256,13 +1748,13 @@ def clip(
     return out
 
 
-@traced(abstract.copying)
+@lax_function
 def positive_or_copy(x: ArrayLike) -> Array:
     """``x`` as an array of its own dtype and weak flag (bool allowed)."""
-    v, key = _array.operand(x, "clip", 0)
-    if not isinstance(key, _core.Aval):
-        return asarray(x)
-    return wrap(_core.unshared(np.asarray(v), x), key)
+    return call(_AS_ARRAY, (x,))
+
+
+_AS_ARRAY = Op("clip", np.positive, 1, identity_kinds=_ALL)
 
 
 @overload
@@ -1289,7 +1781,7 @@ def where(
 ) -> Array: ...
 
 
-@traced(abstract.copying)
+@lax_function
 def where(
     condition: ArrayLike,
     x: ArrayLike | None = None,
@@ -1330,7 +1822,8 @@ def where(
     (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        return _nonzero(condition, size, fill_value, "where")
+        # (the indices do not depend on the values' derivatives)
+        return _where_nonzero(stop_gradient(condition), size, fill_value)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     if size is not None or fill_value is not None:
@@ -1338,15 +1831,32 @@ def where(
             "where: size and fill_value are for where(condition) alone (the "
             "nonzero form), not with x and y"
         )
-    cv, _ = _array.operand(condition, "where", 0)
-    cond = np.asarray(cv, dtype=bool)
-    (vx, vy), plan = promote(_WHERE, (x, y))
-    out_key = plan.out_key
-    state = _config.current()
-    if state.rank_promotion != "allow":
-        shapes = [cond.shape, np.shape(vx), np.shape(vy)]
-        _core.check_rank("where", shapes, state.rank_promotion)
-    return finish(run("where", np.where, [cond, vx, vy], False), out_key)
+    if isinstance(condition, Tracer | TransformTracer):
+        cond: Any = stop_gradient(condition)
+    else:
+        cv, _ = _array.operand(condition, "where", 0)
+        cond = wrap(np.asarray(cv), _core.aval(np.asarray(cv).dtype, False))
+    if cond.dtype != np.bool_:
+        cond = _truth(cond)  # tested for truth
+    (vx, vy), shapes, plan, borrowed = operands(_WHERE, (x, y))
+    ops = [cond, vx, vy]
+    broadcast("where", ops, [tuple(cond.shape), *shapes], _config.current(), True)
+    cond, vx, vy = ops
+    return result(_select(cond, vx, vy), plan.out_key, borrowed)
+
+
+@traced(abstract.nonzero, name="where")
+def _where_nonzero(
+    condition: ArrayLike,
+    size: int | None,
+    fill_value: ArrayLike | tuple[ArrayLike, ...] | None,
+) -> tuple[Array, ...]:
+    return _nonzero(condition, size, fill_value, "where")
+
+
+@lowering(_where_nonzero)
+def _where_nonzero_lower(condition: Any, size: Any, fill_value: Any) -> Any:
+    return _where_nonzero(stop_gradient(condition), size, fill_value)
 
 
 _WHERE = Op("where", np.where, 2)
@@ -1374,52 +1884,3 @@ def _attach_ufunc_methods() -> None:
 
 
 _attach_ufunc_methods()
-
-
-# -- lowerings (for differentiation) --------------------------------------------
-
-
-def _power_lower(x1: Any, x2: Any, /) -> Any:
-    """A concrete integer exponent: repeated products (lax.integer_pow),
-    as eagerly; otherwise the promoted lax.pow."""
-    result = _lower.expected(power, x1, x2)
-    exponent = _integer_scalar(x2)
-    if exponent is not None:
-        return _lower.finish(lax.integer_pow(_power_base(x1), exponent), result)
-    return _lower.finish(_power(x1, x2), result)
-
-
-def _divmod_lower(x1: Any, x2: Any, /) -> Any:
-    return floor_divide(x1, x2), remainder(x1, x2)
-
-
-def _where_lower(
-    condition: Any,
-    x: Any = None,
-    y: Any = None,
-    /,
-    *,
-    size: int | None = None,
-    fill_value: Any = None,
-) -> Any:
-    if x is None and y is None:  # the indices of the nonzero elements
-        return where(stop_gradient(condition), size=size, fill_value=fill_value)
-    result = _lower.expected(where, condition, x, y, size=size, fill_value=fill_value)
-    shape = tuple(result.shape)
-    cond = stop_gradient(condition)
-    if getattr(cond, "dtype", None) != np.bool_ or not isinstance(cond, Array):
-        cond = not_equal(asarray(cond), 0)  # tested for truth
-    test = _lower.broadcast(cond, shape)
-    chosen = lax.select(
-        test,
-        _lower.broadcast(_lower.like(x, result), shape),
-        _lower.broadcast(_lower.like(y, result), shape),
-    )
-    return _lower.finish(chosen, result)
-
-
-lowering(power)(_power_lower)
-lowering(divmod)(_divmod_lower)
-lowering(where)(_where_lower)
-lowering(round)(_lower.constant(round))
-lowering(positive_or_copy)(_lower.identity)
