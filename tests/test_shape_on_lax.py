@@ -97,7 +97,7 @@ INTEGER_CASES: dict[str, F] = {
     "argsort_descending": lambda x, i: tnp.argsort(-x, axis=None, descending=True),
 }
 
-_EQUATION = re.compile(r"^\s*(v\S+, )*v\S+ = (lax\.[\w-]+|full)\(")
+_EQUATION = re.compile(r"^\s*(v\S+( weak)?, )*v\S+( weak)? = (lax\.[\w-]+|full)\(")
 
 
 def _body(program: Any) -> list[str]:

@@ -58,6 +58,7 @@ from typelattice._lax._primitive import (
     to_arrays,
     zeros,
 )
+from typelattice._tracing.jaxpr import def_pp_params
 
 if TYPE_CHECKING:
     from typelattice._basearray import Array
@@ -732,6 +733,14 @@ def _convert_transpose(
     return [
         convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)
     ]
+
+
+@def_pp_params(convert_element_type_p)
+def _convert_pp(params: dict[str, Any], out_avals: Any) -> dict[str, Any]:
+    """As JAX prints it: the check shown only where there is one."""
+    if params.get("check") is None:
+        return {k: v for k, v in params.items() if k != "check"}
+    return params
 
 
 convert_element_type_p.def_jvp(_convert_jvp)

@@ -500,7 +500,11 @@ class PrimitiveEquation(Equation):
         operands = ", ".join(
             f"v{v}" if v is not None else shown(c) for v, c in self.ins
         )
-        params = "".join(f", {k}={_param(v)}" for k, v in self.params.items())
+        params = "".join(
+            f", {k}={_param(v)}"
+            for k, v in self.params.items()
+            if v is not None or k != "check"
+        )
         return f"{outs} = lax.{self.prim.name}({operands}{params})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:

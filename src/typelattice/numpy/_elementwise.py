@@ -315,7 +315,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
         state.memo[(op, tkeys)] = plan
     cd = plan.cd
     conv = [
-        _convert_value(v, how, lo, hi, cd, name, i)
+        convert_value(v, how, lo, hi, cd, name, i)
         for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True))
     ]
     if state.rank_promotion != "allow":
@@ -323,7 +323,7 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     return conv, plan
 
 
-def _convert_value(
+def convert_value(
     v: Any, how: int, lo: int | float, hi: int | float, cd: DType, name: str, i: int
 ) -> Any:
     """One operand's NumPy value in the compute dtype (for :func:`promote`)."""
