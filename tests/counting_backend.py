@@ -45,8 +45,9 @@ class CountingBackend(Backend):
     >>> from typelattice import lax
     >>> from typelattice._backends import use
     >>> counting = CountingBackend()
+    >>> x = tnp.ones(3)
     >>> with use(counting):
-    ...     lax.add(tnp.ones(3), 2.0)
+    ...     lax.add(x, 2.0)
     Array([3., 3., 3.], dtype=float32)
     >>> counting.calls
     Counter({'add': 1})

@@ -525,6 +525,17 @@ static const struct {
 };
 
 /* Set by configure_binary(). */
+/* _backends.IN_USE (set by configure_bind): while another backend than
+ * NumPy's is in force anywhere, the plans (which hold NumPy's functions)
+ * are not run in C: the Python path binds the primitives. */
+static PyObject *bind_backends;
+
+static int
+other_backend_in_force(void)
+{
+    return bind_backends != NULL && PyList_GET_SIZE(bind_backends) != 0;
+}
+
 static PyObject *fp_var;    /* NumPy's error-state ContextVar */
 static PyObject *fp_ignore; /* its value with every warning off */
 static PyObject *scalar_to; /* _core.python_scalar_to(value, dtype, name) */
@@ -1143,6 +1154,7 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     if (PyVectorcall_NARGS(nargsf) != 2 ||
         (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
         array_type == NULL || scope_var == NULL || global_memo == NULL ||
+        other_backend_in_force() ||
         !binary_operand(args[self->swap], &vx, &kx) ||
         !binary_operand(args[1 - self->swap], &vy, &ky)) {
         goto python;
@@ -1270,7 +1282,7 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     if (PyVectorcall_NARGS(nargsf) != 1 ||
         (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
         array_type == NULL || scope_var == NULL || global_memo == NULL ||
-        !binary_operand(args[0], &v, &k)) {
+        other_backend_in_force() || !binary_operand(args[0], &v, &k)) {
         goto python;
     }
     memo = memo_in_force(global_memo, str_memo);
@@ -1528,7 +1540,6 @@ static Py_ssize_t bind_key_offset;
 static PyTypeObject *primitive_type; /* Primitive */
 static Py_ssize_t eager_offset;      /* its eager slot */
 static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
-static PyObject *bind_backends;      /* _backends.IN_USE: other backends */
 static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
 static PyObject *bind_fp_ignore;     /* its value with every warning off */
 static PyObject *bind_owned;         /* primitive._owned_as */
