@@ -1001,10 +1001,11 @@ def _remembered_backward(
     record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
 ) -> list[Any] | None:
     """A whole backward pass by one remembered program (None when there is
-    none, yet): for a record made of the same remembered calls wired alike
-    (each step of a training loop), of the output cotangents and the
-    residuals. It does what the blocks' transposes do, without the Python
-    between them, and reuses its temporaries across the calls."""
+    none, yet): for a record made of the same remembered calls and
+    primitives wired alike (each step of a training loop), of the output
+    cotangents and the residuals (a primitive's constants among them). It
+    does what the transposes do, without the Python between them, and
+    reuses its temporaries across the calls."""
     eqns = record.eqns
     if REMEMBER_AFTER is None or not eqns:
         return None
@@ -1015,20 +1016,35 @@ def _remembered_backward(
         sig += (v, c._key, c._value.shape)
     n = 0
     for b in eqns:
-        if type(b) is not _Block:
-            return None
-        n += len(b.lin.eqns)
-        sig += (b.lin, b.base, *b.refs)
+        if type(b) is _Block:
+            n += len(b.lin.eqns)
+            sig += (b.lin, b.base, *b.refs)
+            continue
+        # A primitive bound directly: its constants (residuals) become
+        # inputs of the program, known here by their type and shape.
+        prim, params, operands, outs = b
+        n += 1
+        sig += (prim, *params.items(), *outs)
+        for v, a in operands:
+            if v is not None:
+                sig += (v, a)
+            elif type(a) is ArrayImpl:
+                sig += (None, a._key, a._value.shape)
+            else:  # (a scalar, or a value of an enclosing transformation)
+                return None
     if n > _BACKWARD_MAX:  # (transposed block by block)
         return None
     key = tuple(sig)
-    found = _BACKWARDS.get(key)
+    try:
+        found = _BACKWARDS.get(key)
+    except TypeError:  # an unhashable parameter: not remembered
+        return None
     if type(found) is not _Transposed:
         if not _sighted(_BACKWARDS, key, found):
             return None
         found = _backward_program(record, in_vars, out_cts)
         # (its key holds the linearizations, whatever becomes of them)
-        lins = {id(b.lin): b.lin.held for b in eqns}
+        lins = {id(b.lin): b.lin.held for b in eqns if type(b) is _Block}
         held = 0 if found is None else found.held + sum(lins.values())
         held += _key_bytes(key)
         _keep(_BACKWARDS, key, found, held)
@@ -1037,7 +1053,10 @@ def _remembered_backward(
     program: _Transposed = found
     values = [c._value for c in out_cts.values()]
     for b in eqns:
-        values += [r._value for r in b.residuals]
+        if type(b) is _Block:
+            values += [r._value for r in b.residuals]
+        else:
+            values += [a._value for v, a in b[2] if v is None]
     return program.cotangents(values)
 
 
@@ -1045,7 +1064,8 @@ def _backward_program(
     record: LinearTrace, in_vars: Sequence[int | None], out_cts: dict[int, Any]
 ) -> _Transposed | None:
     """The program of a record's backward pass, of the output cotangents,
-    then each block's residuals."""
+    then each block's residuals and each primitive's constants, in the
+    record's order."""
     trace, token = _tracer.start("backward (remembered)")
     try:
         ins: list[int] = []
@@ -1056,6 +1076,16 @@ def _backward_program(
             given[v] = ct
         stand_in = LinearTrace(trace.name)
         for b in record.eqns:
+            if type(b) is not _Block:
+                prim, params, operands, outs = b
+                stood: list[Any] = []
+                for v, a in operands:
+                    if v is None:
+                        a = trace.new_tracer(a._key, a._value.shape)
+                        ins.append(a._var)
+                    stood.append((v, a))
+                stand_in.eqns.append((prim, params, stood, outs))
+                continue
             residuals = [trace.new_tracer(r._key, r._value.shape) for r in b.residuals]
             ins += [r._var for r in residuals]
             stand_in.eqns += _Block(b.lin, b.refs, b.base, residuals).equations()
