@@ -387,14 +387,14 @@ class Primitive:
         else:
             plan = self.eager_plan(args, params, backend)
         values = [x._value for x in args]
-        if ACTIVE and args:
-            # Constants made larger (a broadcast, a pad) while jit or
-            # eval_shape runs are made by the program when it runs: tracing
-            # allocates nothing of their size, and the program holds only
-            # the small operands (the seed of jit(grad(f)), a Python
-            # scalar broadcast by a lowering).
+        if ACTIVE:
+            # Constants made larger (a broadcast, a pad) or made from
+            # nothing (iota) while jit or eval_shape runs are made by the
+            # program when it runs: tracing allocates nothing of their
+            # size, and the program holds only the small operands (the
+            # seed of jit(grad(f)), a Python scalar broadcast).
             trace = current_trace()
-            if trace is not None and _grows(plan.out, values):
+            if trace is not None and (not values or _grows(plan.out, values)):
                 return record(trace, self, args, params)
         if backend is not NUMPY:
             result = _compute_on(backend, plan, values, params)
@@ -500,12 +500,13 @@ class PrimitiveEquation(Equation):
         operands = ", ".join(
             f"v{v}" if v is not None else shown(c) for v, c in self.ins
         )
-        params = "".join(
-            f", {k}={_param(v)}"
+        shown_params = [
+            f"{k}={_param(v)}"
             for k, v in self.params.items()
             if v is not None or k != "check"
-        )
-        return f"{outs} = lax.{self.prim.name}({operands}{params})"
+        ]
+        parts = ", ".join([operands, *shown_params] if operands else shown_params)
+        return f"{outs} = lax.{self.prim.name}({parts})"
 
     def _function(self, src: Source) -> tuple[Any, list[ShapedArray]]:
         """The function the program calls (the backend's fast function for
