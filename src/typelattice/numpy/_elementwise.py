@@ -23,7 +23,7 @@ function for the compute dtype, so both give the same values.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
@@ -321,6 +321,62 @@ def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     if state.rank_promotion != "allow":
         _core.check_rank(name, [np.shape(v) for v in values], state.rank_promotion)
     return conv, plan
+
+
+def promoted(
+    name: str, args: Sequence[Any], *, keep_weak: bool
+) -> tuple[list[Any], Plan]:
+    """``args`` joined as a binary operation joins its operands (the plan
+    of ``promotion_op(name)``), converted to the plan's dtype: arrays and
+    tracers by ``convert_element_type`` (with a :class:`Check` where the
+    plan says values could change, so they are checked where it runs),
+    NumPy values and Python scalars now. The results are strong, or with
+    ``keep_weak`` take the plan's weak flag. For the functions that join
+    or contract arrays (``concatenate``, ``matmul``...)."""
+    keys: list[object] = []
+    given: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Array):
+            keys.append(_core.aval(a.dtype, a.weak_type))
+            given.append(a)
+        else:
+            v, k = _array.operand(a, name, i)
+            keys.append(k)
+            given.append(v)
+    state = _state()
+    op = promotion_op(name)
+    tkeys = tuple(keys)
+    plan = state.memo.get((op, tkeys))
+    if plan is None:
+        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
+    if state.rank_promotion != "allow":
+        _core.check_rank(
+            name, [tuple(np.shape(v)) for v in given], state.rank_promotion
+        )
+    cd = plan.cd
+    weak = keep_weak and plan.out_key[1]
+    out: list[Any] = []
+    for i, (x, (how, lo, hi)) in enumerate(zip(given, plan.convs, strict=True)):
+        if not isinstance(x, Array):  # a NumPy value or a Python scalar
+            value = np.asarray(convert_value(x, how, lo, hi, cd, name, i), cd)
+            out.append(wrap(value, _core.aval(cd, weak)))
+        elif how == _CHECK:
+            out.append(_convert_to(x, cd, weak, Check("operand", name, i)))
+        elif how == _WEAK:
+            out.append(_convert_to(x, cd, weak, Check("weak", name, i)))
+        elif x.dtype != cd or x.weak_type != weak:
+            out.append(convert_element_type_p.bind(x, new_dtype=cd, weak_type=weak))
+        else:
+            out.append(x)
+    return out, plan
+
+
+def _convert_to(x: Any, dt: DType, weak: bool, check: Check) -> Any:
+    """``x`` in ``dt`` with the weak flag ``weak``, its values checked by
+    ``check`` (nothing to do, or check, when it has them already)."""
+    if x.dtype == dt and x.weak_type == weak:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=weak, check=check)
 
 
 def convert_value(

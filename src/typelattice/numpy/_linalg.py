@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from typelattice import _array, _config, _core, _dtypes
+from typelattice import _core, _dtypes
 from typelattice import _lax as lax
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl
 from typelattice._array import wrap as wrap_array
 from typelattice._basearray import Array
 from typelattice._core import Conversion, Plan
@@ -28,7 +28,7 @@ from typelattice._lax._indexing import take_along_axis
 from typelattice._lax._primitive import broadcast_in_dim_p, reduce_sum_p
 from typelattice._lax._structural import transpose_p
 from typelattice.numpy._creation import _requested  # pyright: ignore[reportPrivateUsage]
-from typelattice.numpy._elementwise import build_plan, convert_value, promotion_op
+from typelattice.numpy._elementwise import promoted
 from typelattice.numpy._reductions import accumulation_dtype
 
 if TYPE_CHECKING:
@@ -46,37 +46,7 @@ def _promoted(name: str, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
     """The operands in the promoted dtype (strong), and the promotion plan:
     as a binary operation promotes, the values checked where the plan's
     conversion could change them (see docs/semantics.md, "Data safety")."""
-    keys: list[object] = []
-    given: list[Any] = []
-    for i, a in enumerate(args):
-        if isinstance(a, Array):
-            keys.append(_core.aval(a.dtype, a.weak_type))
-            given.append(a)
-        else:
-            v, k = _array.operand(a, name, i)
-            keys.append(k)
-            given.append(v)
-    state = _config.current()
-    op = promotion_op(name)
-    tkeys = tuple(keys)
-    plan = state.memo.get((op, tkeys))
-    if plan is None:
-        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
-    if state.rank_promotion != "allow":
-        _core.check_rank(name, [np.shape(v) for v in given], state.rank_promotion)
-    cd = plan.cd
-    out: list[Any] = []
-    for i, (x, (how, lo, hi)) in enumerate(zip(given, plan.convs, strict=True)):
-        if not isinstance(x, Array):  # a NumPy value or a Python scalar
-            value = convert_value(x, how, lo, hi, cd, name, i)
-            out.append(wrap(np.asarray(value, cd), _core.aval(cd, False)))
-        elif how == Conversion.CHECK:
-            out.append(_to(x, cd, Check("operand", name, i)))
-        elif how == Conversion.WEAK:
-            out.append(_to(x, cd, Check("weak", name, i)))
-        else:
-            out.append(_to(x, cd))
-    return out, plan
+    return promoted(name, args, keep_weak=False)
 
 
 def _to(x: Any, dt: np.dtype[Any], check: Check | None = None) -> Any:

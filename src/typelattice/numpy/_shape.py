@@ -40,9 +40,8 @@ from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
-    build_plan,
-    convert_value,
     promote,
+    promoted,
     promotion_op,
 )
 
@@ -803,48 +802,8 @@ def _promoted(name: str, args: Sequence[Any]) -> list[Any]:
     """``args`` converted as the plan of ``name`` says: to its dtype and
     weak flag, arrays whose values could change checked where they run
     (``convert_element_type``'s check), Python scalars checked now."""
-    op = promotion_op(name)
-    items: list[Any] = []
-    keys: list[object] = []
-    for i, a in enumerate(args):
-        if isinstance(a, Array):
-            a = _plain(a)
-            items.append(a)
-            keys.append(_core.aval(a.dtype, a.weak_type))
-        else:
-            v, k = _array.operand(a, name, i)
-            items.append(v)
-            keys.append(k)
-    state = _config.current()
-    tkeys = tuple(keys)
-    plan = state.memo.get((op, tkeys))
-    if plan is None:
-        plan = state.memo[(op, tkeys)] = build_plan(op, tkeys, state)
-    if state.rank_promotion != "allow":
-        _core.check_rank(
-            name, [tuple(np.shape(v)) for v in items], state.rank_promotion
-        )
-    cd = plan.cd
-    weak = plan.out_key[1]
-    out: list[Any] = []
-    for i, (v, (how, lo, hi)) in enumerate(zip(items, plan.convs, strict=True)):
-        if not isinstance(v, Array):
-            value = np.asarray(convert_value(v, how, lo, hi, cd, name, i), cd)
-            out.append(wrap(value, _core.aval(cd, weak)))
-            continue
-        check = None
-        if how == _core.Conversion.CHECK:
-            check = Check("operand", name, i)
-        elif how == _core.Conversion.WEAK:
-            check = Check("weak", name, i)
-        if check is not None:
-            v = convert_element_type_p.bind(
-                v, new_dtype=cd, weak_type=weak, check=check
-            )
-        elif v.dtype != cd or v.weak_type != weak:
-            v = convert_element_type_p.bind(v, new_dtype=cd, weak_type=weak)
-        out.append(v)
-    return out
+    plain = [_plain(a) if isinstance(a, Array) else a for a in args]
+    return promoted(name, plain, keep_weak=True)[0]
 
 
 def _join(name: str, operands: list[Any], axis: int) -> Any:
