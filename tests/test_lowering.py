@@ -32,8 +32,10 @@ WITHOUT: dict[str, str] = {
     "empty": "creation",
     "full": "creation",
     "broadcast_shapes": "shapes",
-    # Lowered where they delegate (add, multiply, maximum, minimum; every
-    # outer); the others are documented as not differentiable.
+    # Written on lax where they are namespace functions (reduce of add,
+    # multiply, maximum, minimum, logical_and/or; accumulate of add and
+    # multiply; every outer); the others are documented as not
+    # differentiable.
     "reduce": "ufunc method",
     "accumulate": "ufunc method",
     "at": "ufunc method",

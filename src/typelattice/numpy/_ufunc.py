@@ -30,7 +30,7 @@ from typelattice import _array, _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import abstract
-from typelattice._tracing.trace import lowering, traced
+from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
 from typelattice.numpy._reductions import _axis, _explicit, _input
 from typelattice.numpy._reductions import _where as mask_of
@@ -320,14 +320,21 @@ def _logsumexp(
     return res if keepdims else np.squeeze(res, axis)
 
 
-def _reduce_axis(v: np.ndarray[Any, Any], axis: Any, where: str) -> Any:
+def _reduce_axis(ndim: int, axis: Any, where: str) -> Any:
     """``axis`` checked: an int, a tuple of ints, or None (every axis)."""
-
-    if axis is not None and v.ndim == 0:
+    if axis is not None and ndim == 0:
         raise ValueError(
             f"{where}: axis {axis!r} is out of bounds for a 0-d array; pass axis=None"
         )
-    return _axis(axis, v.ndim, where)
+    return _axis(axis, ndim, where)
+
+
+def _ndim(a: Any, where: str) -> int:
+    """The number of dimensions of an operand (a tracer's too; other values
+    checked as the reductions check them)."""
+    if isinstance(a, Array):
+        return a.ndim
+    return int(_reductions._input(a, where)[0].ndim)
 
 
 def _generic_reduce(
@@ -346,7 +353,7 @@ def _generic_reduce(
     key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
     dt = _explicit(dtype, name) if dtype is not None else _result_dtype(op, key)
     values, fn = _in_dtype(op, v, dt, name)
-    axes = _reduce_axis(v, axis, name)
+    axes = _reduce_axis(v.ndim, axis, name)
     if where is not None and initial is None and identity is None:
         raise ValueError(
             f"{name}: {op.name} has no identity, so reducing with where= needs "
@@ -410,8 +417,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
                 op, identity, a, axis, dtype, keepdims, initial, where
             )
 
-        v, _ = _reductions._input(a, where_)
-        _reduce_axis(v, axis, where_)
+        _reduce_axis(_ndim(a, where_), axis, where_)
         target = getattr(_reductions, delegate)
         if delegate in ("sum", "prod"):
             return target(  # type: ignore[no-any-return]
@@ -424,9 +430,8 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
                 a, axis, keepdims=keepdims, initial=initial, where=where
             )
         res: Array = target(a, axis, keepdims=keepdims, where=where)
-        if initial is not None:
+        if initial is not None:  # both strong bool: the result is strong
             res = fn(res, _creation.astype(initial, bool))
-            res = from_numpy(np.asarray(res))
         return res if dtype is None else _creation.convert_to(res, dtype, where_)
 
     return reduce
@@ -627,58 +632,29 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
     return reduceat
 
 
-def _lowerings(fn: Any, name: str) -> None:
-    """The methods' lowerings (for differentiation), where they delegate
-    to functions that have one: reduce and accumulate of add, multiply,
-    maximum and minimum."""
-
-    reducer = _REDUCERS.get(name)
-    if reducer in ("sum", "prod", "max", "min"):
-        target = getattr(_reductions, reducer)
-
-        def reduce(
-            a: Any,
-            axis: Any = 0,
-            dtype: Any = None,
-            out: None = None,
-            keepdims: bool = False,
-            initial: Any = None,
-            where: Any = None,
-        ) -> Any:
-            _no_out(out, f"{name}.reduce")
-            if reducer in ("sum", "prod"):
-                return target(
-                    a, axis, dtype, keepdims=keepdims, initial=initial, where=where
-                )
-            if dtype is not None:
-                a = _creation.convert_to(a, dtype, f"{name}.reduce")
-            return target(a, axis, keepdims=keepdims, initial=initial, where=where)
-
-        lowering(fn.reduce)(reduce)
-    accumulator = _ACCUMULATORS.get(name)
-    if accumulator is not None:
-        cumulative = getattr(_reductions, accumulator)
-
-        def accumulate(
-            a: Any, axis: Any = 0, dtype: Any = None, out: None = None
-        ) -> Any:
-            _no_out(out, f"{name}.accumulate")
-            return cumulative(a, axis, dtype)
-
-        lowering(fn.accumulate)(accumulate)
-
-
 def attach(fn: Any, identity: bool | int | float | None) -> None:
     """Give the binary elementwise function ``fn`` its ufunc methods and
     attributes (``fn`` itself is unchanged otherwise)."""
     op: _elementwise.Op = fn._op
     name = op.name
-    # Each method and its shape rule under tracing: reduce, accumulate and
-    # outer give sizes of their operands; at's and reduceat's depend on the
-    # index values, so they run on full-size placeholders.
-    methods: dict[str, tuple[Callable[..., Array], abstract.Rule]] = {
-        "reduce": (_make_reduce(fn, op, identity), abstract.copying),
-        "accumulate": (_make_accumulate(op), abstract.copying),
+    # Each method and its shape rule under tracing, None for the methods
+    # written with lax and the namespace functions written on it (the same
+    # code on every path). The others are recorded as one call: reduce's
+    # and accumulate's results have their operands' sizes; at's and
+    # reduceat's depend on the index values, so they run on full-size
+    # placeholders.
+    on_lax_reduce = name in _REDUCERS
+    on_lax_accumulate = name in _ACCUMULATORS
+    methods: dict[str, tuple[Callable[..., Array], abstract.Rule | None]] = {
+        "reduce": (
+            _make_reduce(fn, op, identity),
+            None if on_lax_reduce else abstract.copying,
+        ),
+        "accumulate": (
+            _make_accumulate(op),
+            None if on_lax_accumulate else abstract.copying,
+        ),
+        "outer": (_make_outer(fn, name), None),
         "at": (_make_at(op), abstract.full_size),
         "reduceat": (_make_reduceat(op), abstract.full_size),
     }
@@ -687,14 +663,10 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
         impl.__qualname__ = f"{name}.{method}"
         # One text for every function's method: the protocol's.
         impl.__doc__ = getattr(ufunc, method).__doc__
-        # Accept tracers (jit, eval_shape): recorded as one call each.
-        setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
-    outer = _make_outer(fn, name)
-    outer.__name__ = "outer"
-    outer.__qualname__ = f"{name}.outer"
-    outer.__doc__ = ufunc.outer.__doc__
-    fn.outer = _elementwise.lax_function(outer)
-    _lowerings(fn, name)
+        if rule is None:
+            setattr(fn, method, _elementwise.lax_function(impl))
+        else:  # accept tracers (jit, eval_shape): recorded as one call each
+            setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
     fn.nin = 2
     fn.nout = 1
     fn.nargs = 2
