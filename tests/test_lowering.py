@@ -33,8 +33,8 @@ WITHOUT: dict[str, str] = {
     "full": "creation",
     "broadcast_shapes": "shapes",
     # Written on lax where they are namespace functions (reduce of add,
-    # multiply, maximum, minimum, logical_and/or; accumulate of add and
-    # multiply; every outer); the others are documented as not
+    # multiply, maximum, minimum, logical_and/or; accumulate of add,
+    # multiply, maximum and minimum; every outer); the others are documented as not
     # differentiable.
     "reduce": "ufunc method",
     "accumulate": "ufunc method",

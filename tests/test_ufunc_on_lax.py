@@ -1,8 +1,9 @@
 """The ufunc methods that are namespace functions in jax.numpy (``reduce`` of
 add, multiply, maximum, minimum, logical_and, logical_or; ``accumulate`` of
-add and multiply; every ``outer``) are written on ``lax``: under ``jit`` their
-programs hold primitive equations only, and eagerly, under ``jit``, under
-``eval_shape`` and under differentiation they run the same code."""
+add, multiply, maximum and minimum; every ``outer``) are written on ``lax``:
+under ``jit`` their programs hold primitive equations only, and eagerly, under
+``jit``, under ``eval_shape`` and under differentiation they run the same
+code."""
 
 from __future__ import annotations
 
@@ -56,6 +57,13 @@ CASES: dict[str, tuple[F, tuple[Any, ...]]] = {
         lambda x: tnp.multiply.accumulate(x, dtype="float32"),
         (B,),
     ),
+    "maximum.accumulate": (lambda x: tnp.maximum.accumulate(x, axis=1), (M,)),
+    "maximum.accumulate-bool": (lambda x: tnp.maximum.accumulate(x), (MASK,)),
+    "minimum.accumulate-none": (
+        lambda x: tnp.minimum.accumulate(x, axis=None, dtype="int16"),
+        (B,),
+    ),
+    "minimum.accumulate-0d": (lambda x: tnp.minimum.accumulate(x), (M[0, 0],)),
     "subtract.outer": (lambda x, y: tnp.subtract.outer(x, y), (M[0], B[1])),
 }
 
@@ -148,3 +156,20 @@ def test_bad_axis_is_refused_on_every_path() -> None:
             run(lambda x: tnp.add.reduce(x, axis=0))
     with pytest.raises(ValueError, match="out of bounds"):
         tl.eval_shape(lambda x: tnp.maximum.reduce(x, axis=3), M)
+
+
+def test_running_extremes_keep_nan_and_check_the_dtype() -> None:
+    x = tnp.asarray(np.float32([1, np.nan, 3, 0]))
+    for run in (lambda f: f(x), lambda f: tl.jit(f)(x)):
+        got = run(lambda a: tnp.maximum.accumulate(a))
+        np.testing.assert_array_equal(np.asarray(got), [1, np.nan, np.nan, np.nan])
+    big = tnp.asarray(np.int16([3, 300]))
+    for run in (lambda f: f(big), lambda f: tl.jit(f)(big)):
+        with pytest.raises(OverflowError, match="300 does not fit in int8"):
+            run(lambda a: tnp.minimum.accumulate(a, dtype="int8"))
+
+
+def test_running_maximum_grad_follows_the_maximum() -> None:
+    x = tnp.asarray(np.float32([1, 3, 2, 5]))
+    grad = tl.grad(lambda a: tnp.sum(tnp.maximum.accumulate(a)))(x)
+    np.testing.assert_array_equal(np.asarray(grad), [1, 2, 0, 1])

@@ -29,6 +29,8 @@ import numpy as np
 from typelattice import _array, _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._lax._primitive import Primitive
+from typelattice._lax._reductions import cummax_p, cummin_p
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
@@ -247,6 +249,8 @@ _REDUCERS: Final = {
     "logical_or": "any",
 }
 _ACCUMULATORS: Final = {"add": "cumsum", "multiply": "cumprod"}
+# The functions whose accumulate is a running extreme (lax.cummax, cummin).
+_RUNNING: Final = {"maximum": cummax_p, "minimum": cummin_p}
 # The functions whose .at keeps the array's dtype and weak flag (x.at[i].op).
 _AT_UPDATES: Final = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract}
 
@@ -440,6 +444,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
 def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
     name = op.name
     delegate = _ACCUMULATORS.get(name)
+    running = _RUNNING.get(name)
 
     def accumulate(
         a: ArrayLike,
@@ -452,6 +457,8 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
 
         if delegate is not None:
             return getattr(_reductions, delegate)(a, axis, dtype)  # type: ignore[no-any-return]
+        if running is not None:
+            return _running_extreme(running, a, axis, dtype, where_)
         v, _ = _reductions._input(a, where_)
         key = _array.operand(a, where_, 0)[1]
         key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
@@ -477,6 +484,26 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
         return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, dt))
 
     return accumulate
+
+
+def _running_extreme(
+    prim: Primitive, a: Any, axis: Any, dtype: Any, where: str
+) -> Array:
+    """``maximum.accumulate``/``minimum.accumulate``: the running extreme
+    in ``a``'s dtype (or ``dtype``, whose conversion is checked), strong."""
+    x = _reductions._operand(a, where)
+    dt = _explicit(dtype, where) if dtype is not None else x.dtype
+    x = _reductions._requested_input(x, dt, where)
+    if x.ndim == 0:  # as NumPy: a 0-d array accumulates as one element
+        x = reshape(x, (1,))
+    if axis is None:
+        x, ax = reshape(x, (-1,)), 0
+    else:
+        ax = _core.index_of(_axis(axis, x.ndim, where), where)
+    if dt == np.dtype(bool):  # the extreme of bools is that of 0 and 1
+        wide = _reductions._to(x, np.dtype(np.uint8))
+        return _reductions._to(prim.bind(wide, axis=ax, reverse=False), dt)  # type: ignore[no-any-return]
+    return prim.bind(x, axis=ax, reverse=False)  # type: ignore[no-any-return]
 
 
 def _shape_of(x: Any, where: str) -> tuple[int, ...]:
@@ -644,7 +671,7 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     # reduceat's depend on the index values, so they run on full-size
     # placeholders.
     on_lax_reduce = name in _REDUCERS
-    on_lax_accumulate = name in _ACCUMULATORS
+    on_lax_accumulate = name in _ACCUMULATORS or name in _RUNNING
     methods: dict[str, tuple[Callable[..., Array], abstract.Rule | None]] = {
         "reduce": (
             _make_reduce(fn, op, identity),
