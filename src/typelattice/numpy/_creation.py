@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
-from typelattice._array import from_numpy, from_python_or_numpy, wrap
+from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import (
     Check,
@@ -885,14 +885,15 @@ def linspace(
         zero = _reduce_any(eq_p.bind(step, _filled(shape, 0, nd, False)))
         # (NumPy's special case for steps that underflow to 0: all elements
         # are computed the slower way when any step is 0.)
-        y = select_n_p.bind(
-            _spread(zero, dims),
-            mul_p.bind(y, _spread(step, dims, inner)),
-            mul_p.bind(
+        by_step = mul_p.bind(y, _spread(step, dims, inner))
+        if type(zero) is ArrayImpl and not zero._value:
+            y = by_step  # known: no step is 0 (ends that are not traced)
+        else:
+            by_delta = mul_p.bind(
                 div_p.bind(y, _spread(count, dims, inner)),
                 _spread(delta, dims, inner),
-            ),
-        )
+            )
+            y = select_n_p.bind(_spread(zero, dims), by_step, by_delta)
     else:  # no step: 0 values, or 1 with its end
         step = _filled(shape, np.nan, nd, False)
         y = mul_p.bind(y, _spread(delta, dims, inner))
