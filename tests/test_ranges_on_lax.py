@@ -509,3 +509,13 @@ def test_searchsorted_has_zero_derivative() -> None:
     a = tnp.asarray([0.0, 1.0, 2.0])
     g = tl.grad(lambda x: tnp.sum(tnp.searchsorted(a, x) * x))(tnp.asarray([0.5]))
     np.testing.assert_array_equal(np.asarray(g), [1.0])
+
+
+def test_complex_ranges_have_numpys_length_and_values() -> None:
+    """NumPy's length of a complex range is the shorter of its parts'."""
+    with tl.enable_x64(True):
+        for args in [(1 + 2j, 4 + 9j, 0.5 + 0.25j), (0, 3 + 3j, 1 + 1j), (0, 4, 0.5j)]:
+            got = tnp.arange(*args)
+            want = np.arange(*args)
+            assert (got.dtype, got.shape) == (want.dtype, want.shape)
+            assert np.asarray(got).tobytes() == want.tobytes()

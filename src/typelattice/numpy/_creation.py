@@ -662,7 +662,17 @@ def _range_length(start: Any, stop: Any, step: Any) -> int:
     ``ceil((stop - start) / step)`` in the bounds' own arithmetic (a true
     division, so a zero step raises ZeroDivisionError as in NumPy)."""
     with np.errstate(all="ignore"):
-        span = float((stop - start) / step)
+        quotient = (stop - start) / step
+    if isinstance(quotient, complex | np.complexfloating):
+        # NumPy's length of a complex range: the shorter of the two parts'.
+        z = complex(quotient)  # pyright: ignore[reportUnknownArgumentType]
+        parts = (z.real, z.imag)
+        if not all(math.isfinite(p) for p in parts):
+            span = math.nan
+        else:
+            span = float(builtins.min(math.ceil(p) for p in parts))
+    else:
+        span = float(quotient)
     if not math.isfinite(span):
         raise ValueError(
             f"arange: cannot compute the length of the range from {start!r} to "
@@ -746,7 +756,14 @@ def _stepped(
         ):
             lo = 2  # the first two values as given, the formula from the third
         length = n - lo
-        values = iota_p.bind(dtype=work, shape=(length,), dimension=0)
+        if work.kind == "c":  # the integers as the real parts
+            real = np.dtype(np.float32 if work == np.complex64 else np.float64)
+            values = iota_p.bind(dtype=real, shape=(length,), dimension=0)
+            values = convert_element_type_p.bind(
+                values, new_dtype=work, weak_type=False
+            )
+        else:
+            values = iota_p.bind(dtype=work, shape=(length,), dimension=0)
         if lo:
             values = add_p.bind(values, _filled((length,), lo, work, False))
         if nd.kind != "i" or delta != 1:
