@@ -20,9 +20,6 @@ RECORDED_WHOLE: dict[str, str] = {
     "nonzero": "its result's shape depends on the values",
     "argwhere": "its result's shape depends on the values",
     "flatnonzero": "its result's shape depends on the values",
-    "searchsorted": "computed eagerly by NumPy's search",
-    "arange": "a creation function with its own rule",
-    "linspace": "a creation function with its own rule",
 }
 
 

@@ -80,6 +80,11 @@ ON_LAX: dict[str, tuple[F, tuple[Any, ...]]] = {
     "full_like": (lambda x, s: tnp.full_like(x, s), (M, S)),
     "eye": (lambda x: tnp.eye(3, 4, k=1), (M,)),
     "identity": (lambda x: tnp.identity(3, "int8"), (M,)),
+    "arange": (lambda x: tnp.arange(0.1, 2.3, 0.3) + x, (S,)),
+    "arange-int": (lambda x: tnp.arange(10, 0, -3, "int8"), (M,)),
+    "linspace": (lambda x, y: tnp.linspace(x, y, 7, axis=1), (S, V)),
+    "linspace-retstep": (lambda x: tnp.linspace(x, 10, 4, False, True)[1], (S,)),
+    "searchsorted": (lambda x, y: tnp.searchsorted(x, y, side="right"), (V, M)),
 }
 
 
@@ -123,6 +128,9 @@ WRITTEN_ON_LAX: frozenset[Any] = frozenset(
         tnp.full_like,
         tnp.eye,
         tnp.identity,
+        tnp.arange,
+        tnp.linspace,
+        tnp.searchsorted,
     ]
 )
 

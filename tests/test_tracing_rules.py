@@ -171,9 +171,10 @@ def test_creation_rules_only_on_creation_functions() -> None:
         for fn in TRACED
         if fn._creation is not None  # type: ignore[attr-defined]
     }
-    # (zeros, full, eye and the other filled arrays are written on lax:
-    # they broadcast a scalar, which eval_shape records without allocating.)
-    assert with_creation == {"arange", "linspace"}
+    # (zeros, full, eye, arange, linspace and the other creation functions
+    # are written on lax: they broadcast a scalar or bind iota, which
+    # eval_shape records without allocating.)
+    assert with_creation == set()
 
 
 # -- the checks catch what they look for -----------------------------------------

@@ -8,21 +8,31 @@ forms, ranges, eye, the scalar types (``tnp.int8(3)``) and ``astype``."""
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
-from typelattice._array import from_numpy, from_python_or_numpy, wrap
+from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
 from typelattice._basearray import Array
-from typelattice._lax._elementwise import Check, add_p, convert_element_type_p, eq_p
+from typelattice._lax._elementwise import (
+    Check,
+    add_p,
+    convert_element_type_p,
+    div_p,
+    eq_p,
+    floor_p,
+    mul_p,
+    select_n_p,
+    sub_p,
+)
 from typelattice._lax._primitive import broadcast_in_dim_p, reshape_p
-from typelattice._lax._structural import concatenate_p, iota_p
-from typelattice._tracing import abstract
-from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.trace import lowering, traced
+from typelattice._lax._reductions import reduce_or_p
+from typelattice._lax._structural import concatenate_p, iota_p, slice_p, transpose_p
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 
@@ -574,7 +584,6 @@ def full_like(
 # -- ranges -----------------------------------------------------------------
 
 
-@traced(abstract.full_size, creation=abstract.arange)
 def arange(
     start: Any,
     stop: Any = None,
@@ -588,6 +597,8 @@ def arange(
 
     With ``stop`` None, ``start`` is the end of the range, which begins
     at 0 (``arange(5, None, 2)`` is ``[0, 2, 4]``, as in NumPy and JAX).
+    The bounds are static (Python or NumPy scalars, or concrete 0-d
+    Arrays): they decide the length.
 
     Args:
       start: the first value; with ``stop`` omitted or None, the end (from
@@ -642,15 +653,149 @@ def arange(
             "instead, e.g. arange(n) > 0"
         )
     if kind in "iu" and any(isinstance(x, float | np.floating) for x in plain):
-        return from_numpy(_integer_range(plain, dt, use))
-    raw = np.arange(*plain)  # type: ignore[arg-type]
-    # NumPy's stubs find no overload of arange for *plain: raw is unknown.
-    return from_numpy(_core.checked_cast(raw, dt, "arange", use=use))  # pyright: ignore[reportUnknownArgumentType]
+        return _integer_range(plain, dt, use)
+    return _numpy_range(plain, dt, use)
 
 
-def _integer_range(
-    plain: list[Any], dt: np.dtype[Any], use: str
-) -> np.ndarray[Any, Any]:
+def _range_length(start: Any, stop: Any, step: Any) -> int:
+    """The length of ``arange(start, stop, step)`` as NumPy computes it:
+    ``ceil((stop - start) / step)`` in the bounds' own arithmetic (a true
+    division, so a zero step raises ZeroDivisionError as in NumPy)."""
+    with np.errstate(all="ignore"):
+        quotient = (stop - start) / step
+    if isinstance(quotient, complex | np.complexfloating):
+        # NumPy's length of a complex range: the shorter of the two parts'.
+        z = complex(quotient)  # pyright: ignore[reportUnknownArgumentType]
+        parts = (z.real, z.imag)
+        if not all(math.isfinite(p) for p in parts):
+            span = math.nan
+        else:
+            span = float(builtins.min(math.ceil(p) for p in parts))
+    else:
+        span = float(quotient)
+    if not math.isfinite(span):
+        raise ValueError(
+            f"arange: cannot compute the length of the range from {start!r} to "
+            f"{stop!r} by {step!r}; give finite bounds and a nonzero step"
+        )
+    return builtins.max(0, math.ceil(span))
+
+
+def _numpy_range(plain: list[Any], dt: np.dtype[Any], use: str) -> Array:
+    """``arange`` with the values NumPy's ``arange`` gives, converted to
+    ``dt``: NumPy computes in int64 (integer bounds) or float64 (else),
+    stores ``start`` and ``start + step`` (added in the bounds' own
+    arithmetic) and fills the rest with ``start + i * delta``, ``delta``
+    the difference of those two stored values. The same operations on
+    ``iota`` give the same bits. The values are monotonic, so the ones
+    that decide whether ``dt`` holds them are known here: they are checked
+    now, on every path (eval_shape included)."""
+    start, stop = plain[0], plain[1]
+    step = plain[2] if len(plain) > 2 else 1
+    n = _range_length(start, stop, step)
+    nd: np.dtype[Any]
+    if any(isinstance(x, complex | np.complexfloating) for x in plain):
+        nd = np.dtype(np.complex128)
+    elif all(isinstance(x, int | np.integer) for x in plain):
+        nd = np.dtype(np.int64)
+    else:
+        nd = np.dtype(np.float64)
+    with np.errstate(all="ignore"):
+        first = nd.type(start)
+        second = nd.type(start + step)
+        delta = nd.type(second - first)
+        # The last value, and for a float range that does not fit ``dt``
+        # the first one that does not (the one the message names).
+        last = nd.type(first + (n - 1) * delta) if n > 2 else second
+    ends = np.array([first, last][: builtins.min(n, 2)], nd)
+    if nd != dt and _core.lost_value(ends, dt) is not None:
+        bad = ends
+        if nd.kind != "i" and _core.lost_value(ends[:1], dt) is None:
+            # Values grow in magnitude: the first that does not fit.
+            lo, hi = 1, n - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                with np.errstate(all="ignore"):
+                    v = second if mid == 1 else nd.type(first + mid * delta)
+                if _core.lost_value(np.array([v], nd), dt) is None:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            with np.errstate(all="ignore"):
+                v = second if lo == 1 else nd.type(first + lo * delta)
+            bad = np.array([v], nd)
+        _core.check_fits(bad, dt, "arange", use=use)
+    return _stepped(first, delta, second, n, nd, dt)
+
+
+def _stepped(
+    first: Any, delta: Any, second: Any, n: int, nd: np.dtype[Any], dt: np.dtype[Any]
+) -> Array:
+    """NumPy's range of ``n`` values of ``nd`` (``first``, ``second``, then
+    ``first + i * delta``) on ``iota``, converted to ``dt`` (which holds
+    the values: checked). Integers are exact in any dtype that holds every
+    ``i * delta``: computed in ``dt`` then; floats keep ``second`` as given
+    when ``first + delta`` rounds differently."""
+    if nd.kind != "i" and n < 3:  # the values themselves
+        values: Any = wrap(np.array([first, second][:n], nd), _core.aval(nd, False))
+    else:
+        lo = 0
+        work = nd
+        if nd.kind == "i":
+            if (
+                dt.kind in "iu"
+                and _fits_int(first, dt)
+                and _fits_int((n - 1) * delta, dt)
+            ):
+                work = dt
+            elif first == 0 and delta == 1 and dt in _EXACT_IOTA:
+                work = dt  # iota's values are the integers rounded once
+        elif any(
+            _range_value(first, delta, i, nd) != np.array(v, nd).tobytes()
+            for i, v in ((0, first), (1, second))
+        ):
+            lo = 2  # the first two values as given, the formula from the third
+        length = n - lo
+        if work.kind == "c":  # the integers as the real parts
+            real = np.dtype(np.float32 if work == np.complex64 else np.float64)
+            values = iota_p.bind(dtype=real, shape=(length,), dimension=0)
+            values = convert_element_type_p.bind(
+                values, new_dtype=work, weak_type=False
+            )
+        else:
+            values = iota_p.bind(dtype=work, shape=(length,), dimension=0)
+        if lo:
+            values = add_p.bind(values, _filled((length,), lo, work, False))
+        if nd.kind != "i" or delta != 1:
+            values = mul_p.bind(values, _filled((length,), delta, work, False))
+        if nd.kind != "i" or first != 0:
+            values = add_p.bind(values, _filled((length,), first, work, False))
+        if lo:
+            pair = wrap(np.array([first, second], nd), _core.aval(nd, False))
+            values = concatenate_p.bind(pair, values, dimension=0)
+    if values.dtype == dt:
+        return values  # type: ignore[no-any-return]
+    return convert_element_type_p.bind(  # type: ignore[no-any-return]
+        values, new_dtype=dt, weak_type=False
+    )
+
+
+#: The dtypes whose ``iota`` rounds each integer once, as a conversion does.
+_EXACT_IOTA: Final = frozenset(np.dtype(t) for t in ("float32", "float64"))
+
+
+def _fits_int(value: int, dt: np.dtype[Any]) -> bool:
+    info = np.iinfo(dt)
+    return int(info.min) <= value <= int(info.max)
+
+
+def _range_value(first: Any, delta: Any, i: int, nd: np.dtype[Any]) -> bytes:
+    """The bits of ``first + i * delta`` computed in ``nd`` as the range is."""
+    with np.errstate(all="ignore"):
+        return np.array(nd.type(i) * nd.type(delta) + nd.type(first), nd).tobytes()
+
+
+def _integer_range(plain: list[Any], dt: np.dtype[Any], use: str) -> Array:
     """``arange`` with float bounds and an integer dtype, as NumPy and JAX
     compute it: the length from the float bounds, then ``start`` and
     ``step`` converted to the dtype (truncated toward zero) and the values
@@ -672,11 +817,13 @@ def _integer_range(
         int(_core.checked_cast(np.asarray(v, np.float64), dt, "arange", use=use))
         for v in (start, step)
     )
-    values = first + np.arange(n, dtype=np.int64) * stride
-    return _core.checked_cast(values, dt, "arange", use=use)
+    int64 = np.dtype(np.int64)
+    if n:  # the extremes decide whether ``dt`` holds the values
+        ends = np.array([first, first + (n - 1) * stride], int64)
+        _core.check_fits(ends, dt, "arange", use=use)
+    return _stepped(first, stride, first + stride, n, int64, dt)
 
 
-@traced(abstract.full_size, creation=abstract.linspace)
 def linspace(
     start: Any,
     stop: Any,
@@ -724,24 +871,105 @@ def linspace(
     else:
         compute = np.dtype("float64") if joined.itemsize == 8 else np.dtype("float32")
     dt = compute if dtype is None else _requested(dtype, "linspace")
-    lo = np.asarray(start)
-    hi = np.asarray(stop)
+    use = "default" if dtype is None else "dtype"
+    lo, hi = (x if isinstance(x, Array) else _operand(x) for x in (start, stop))
+    # NumPy's computation, in its inexact type of the ends (float64 for
+    # integers and Python numbers): ``start + i * step`` (``step`` the
+    # difference over ``div``; ``i / div * delta`` when a step is 0), the
+    # last value ``stop`` itself.
+    nd = np.result_type(lo.dtype, hi.dtype)
+    if _dtypes.kind_of(nd) not in "fc":
+        nd = np.dtype(np.float64)
     try:
-        values, step = np.linspace(
-            lo, hi, num, endpoint=endpoint, retstep=True, axis=axis
-        )
+        shape = tuple(np.broadcast_shapes(lo.shape, hi.shape))
+        (axis,) = normalize_axis_tuple(axis, len(shape) + 1, "destination")
     except (TypeError, ValueError) as err:  # NumPy's: no name
         _core.reraise_named("linspace", err)
+    lo, hi = (_spread(_as(x, nd), shape) for x in (lo, hi))
+    dims = (num, *shape)
+    inner = tuple(range(1, len(dims)))
+    delta = sub_p.bind(hi, lo)
+    real = nd
+    if _dtypes.kind_of(nd) == "c":
+        real = np.dtype(np.float32 if nd == np.complex64 else np.float64)
+    index = _as(iota_p.bind(dtype=real, shape=(num,), dimension=0), nd)
+    y = _spread(index, dims, (0,))
+    div = (num - 1) if endpoint else num
+    step: Any
+    if div > 0:
+        count = _filled(shape, div, nd, False)
+        step = div_p.bind(delta, count)
+        zero = _reduce_any(eq_p.bind(step, _filled(shape, 0, nd, False)))
+        # (NumPy's special case for steps that underflow to 0: all elements
+        # are computed the slower way when any step is 0.)
+        by_step = mul_p.bind(y, _spread(step, dims, inner))
+        if type(zero) is ArrayImpl and not zero._value:
+            y = by_step  # known: no step is 0 (ends that are not traced)
+        else:
+            by_delta = mul_p.bind(
+                div_p.bind(y, _spread(count, dims, inner)),
+                _spread(delta, dims, inner),
+            )
+            y = select_n_p.bind(_spread(zero, dims), by_step, by_delta)
+    else:  # no step: 0 values, or 1 with its end
+        step = _filled(shape, np.nan, nd, False)
+        y = mul_p.bind(y, _spread(delta, dims, inner))
+    y = add_p.bind(y, _spread(lo, dims, inner))
+    if endpoint and num > 1:
+        head = slice_p.bind(
+            y,
+            start_indices=(0,) * len(dims),
+            limit_indices=(num - 1, *shape),
+            strides=(1,) * len(dims),
+        )
+        y = concatenate_p.bind(head, _spread(hi, (1, *shape), inner), dimension=0)
+    if axis:
+        order = list(inner)
+        order.insert(axis, 0)
+        y = transpose_p.bind(y, permutation=tuple(order))
     if _dtypes.kind_of(dt) in "iu":
         # Integer results are the floor of the values (as JAX), which must
         # fit: JAX saturates them.
-        values = np.floor(values)
-    use = "default" if dtype is None else "dtype"
-    values = _core.checked_cast(values, dt, "linspace", use=use)
-    out = from_numpy(values)
+        y = floor_p.bind(y)
+    if nd != dt:
+        check = Check(use, "linspace", 0)
+        y = convert_element_type_p.bind(y, new_dtype=dt, weak_type=False, check=check)
     if retstep:
-        return out, from_numpy(np.asarray(step).astype(compute))
-    return out
+        return y, _as(step, compute)
+    return y
+
+
+def _operand(x: Any) -> Array:
+    """A Python or NumPy value of ``linspace`` as a strong array of its NumPy
+    dtype (a Python int is int64 here, as in NumPy's computation)."""
+    value = np.array(x)
+    return wrap(value, _core.aval(value.dtype, False))
+
+
+def _as(x: Any, dt: np.dtype[Any]) -> Any:
+    """``x`` converted to ``dt`` (strong), as NumPy converts: unchecked."""
+    if x.dtype == dt and not x.weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False)
+
+
+def _spread(x: Any, dims: tuple[int, ...], axes: tuple[int, ...] | None = None) -> Any:
+    """``x`` broadcast to ``dims``, its axes becoming ``axes`` (by default
+    the trailing ones, as NumPy broadcasts)."""
+    if axes is None:
+        axes = tuple(range(len(dims) - x.ndim, len(dims)))
+    else:
+        axes = axes[len(axes) - x.ndim :]
+    if tuple(x.shape) == dims:
+        return x
+    return broadcast_in_dim_p.bind(x, shape=dims, broadcast_dimensions=axes)
+
+
+def _reduce_any(x: Any) -> Any:
+    """Whether any element of the bool array ``x`` is true (a 0-d array)."""
+    if not x.ndim:
+        return x
+    return reduce_or_p.bind(x, axes=tuple(range(x.ndim)))
 
 
 def eye(
@@ -852,48 +1080,3 @@ class ScalarType:
 
     def __hash__(self) -> int:
         return hash(self.dtype)
-
-
-# -- lowerings (for differentiation) --------------------------------------------
-
-
-def _linspace_lower(
-    start: Any,
-    stop: Any,
-    num: int = 50,
-    endpoint: bool = True,
-    retstep: bool = False,
-    dtype: Any = None,
-    axis: int = 0,
-    *,
-    device: Any = None,
-) -> Any:
-    """linspace is linear in ``start`` and ``stop``: its values, computed as
-    they are, plus the weights of each end times that end's deviation from
-    its own value (zero, with the derivative the weights give)."""
-    values = linspace(
-        stop_gradient(start), stop_gradient(stop), num, endpoint, retstep, dtype, axis
-    )
-    samples = values[0] if retstep else values
-    div = (num - 1) if endpoint else num
-    fraction = np.arange(num, dtype=np.float64) / max(div, 1)
-    if endpoint and num > 1:
-        fraction[-1] = 1.0
-    lo, hi = asarray(start), asarray(stop)
-    ndim = max(lo.ndim, hi.ndim)
-    weights = asarray(fraction.reshape((num,) + (1,) * ndim), dtype=samples.dtype)
-    shift_lo = lo - stop_gradient(lo)
-    shift_hi = hi - stop_gradient(hi)
-    moved = (1 - weights) * shift_lo + weights * shift_hi
-    if ndim:  # the samples' axis to ``axis`` (moveaxis)
-        order = list(range(1, ndim + 1))
-        order.insert(axis % (ndim + 1), 0)
-        moved = moved.transpose(order)
-    out = astype(samples + moved, samples.dtype)
-    if not retstep:
-        return out
-    step = astype(values[1] + (shift_hi - shift_lo) / max(div, 1), values[1].dtype)
-    return out, step
-
-
-lowering(linspace)(_linspace_lower)

@@ -40,9 +40,7 @@ from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
-    promote,
     promoted,
-    promotion_op,
 )
 
 if TYPE_CHECKING:
@@ -2209,7 +2207,6 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     return out
 
 
-@traced(abstract.copying)
 def searchsorted(
     a: ArrayLike,
     v: ArrayLike,
@@ -2222,6 +2219,11 @@ def searchsorted(
     (the default integer type). ``a`` and ``v`` are compared in their
     promoted type; NaNs sort last. ``method`` is accepted for jax.numpy
     compatibility (every method gives the same result).
+
+    Each index is the count of ``a``'s elements that sort before the value
+    (``'left'``) or not after it (``'right'``): every element of ``a`` is
+    compared with every value, which takes memory of ``a.size * v.size``
+    booleans.
 
     Args:
       a: a sorted 1-d Array or NumPy array.
@@ -2245,26 +2247,53 @@ def searchsorted(
             f"searchsorted: method={method!r}; expected 'scan', 'scan_unrolled', "
             "'sort' or 'compare_all'"
         )
-    conv, plan = promote(promotion_op("searchsorted"), (a, v))
+    (sorted_, values), plan = promoted("searchsorted", (a, v), keep_weak=False)
     cd = plan.cd
-    sorted_, values = (np.asarray(x, dtype=cd) for x in conv)
     if sorted_.ndim != 1:
         raise ValueError(
             f"searchsorted: a must be 1-dimensional, got shape {sorted_.shape}"
         )
-    order = None
+    n = sorted_.shape[0]
     if sorter is not None:
-        sv, _ = _array.operand(sorter, "searchsorted", 2)
-        order = np.asarray(sv)
-        if order.dtype.kind not in "iu" or order.shape != sorted_.shape:
+        order: Any = sorter
+        if not isinstance(sorter, Array):
+            sv, _ = _array.operand(sorter, "searchsorted", 2)
+            order = wrap(np.array(sv), _core.aval(np.asarray(sv).dtype, False))
+        if _dtypes.kind_of(order.dtype) not in "iu" or tuple(order.shape) != (n,):
             raise ValueError(
                 "searchsorted: sorter must be integer indices of a's length"
             )
+        if isinstance(order, ArrayImpl) and n:
+            known = order._value
+            if known.min() < -n or known.max() >= n:
+                raise ValueError(
+                    f"searchsorted: sorter holds indices out of range for a's "
+                    f"length {n}: give indices that sort a, e.g. argsort(a)"
+                )
+            if known.min() < 0:  # negative indices count from the end
+                order = wrap(known % n, _core.aval(known.dtype, False))
+        sorted_ = _take_along(sorted_, order, 0)
     if _dtypes.kind_of(cd) == "c":
         raise TypeError("searchsorted: complex values have no order")
-    out = np.searchsorted(sorted_, values, side=side, sorter=order)  # type: ignore[call-overload]
+    # Every value against every element: a grid of (*v.shape, n).
+    grid = (*values.shape, n)
+    each = lax.broadcast_in_dim(sorted_, grid, (values.ndim,))
+    value = lax.broadcast_in_dim(values, grid, tuple(range(values.ndim)))
+    # NaNs sort last: every element is before a NaN value, or not after it.
+    if side == "left":
+        before = lax.lt(each, value)
+        if _dtypes.kind_of(cd) == "f":
+            nan = lax.ne(value, value)
+            before = lax.bitwise_or(before, lax.bitwise_and(nan, lax.eq(each, each)))
+    else:
+        before = lax.le(each, value)
+        if _dtypes.kind_of(cd) == "f":
+            before = lax.bitwise_or(before, lax.ne(value, value))
     x64 = _config.current().enable_x64
-    return from_numpy(np.asarray(out).astype(_dtypes.default_dtype("i", x64)))
+    counts = convert_element_type_p.bind(
+        before, new_dtype=_dtypes.default_dtype("i", x64), weak_type=False
+    )
+    return lax.reduce_sum(counts, (values.ndim,))
 
 
 @_on_values
@@ -2403,6 +2432,6 @@ def _constant(function: Any) -> Callable[..., Any]:
     return lower
 
 
-for _fn in (nonzero, argwhere, flatnonzero, searchsorted):
+for _fn in (nonzero, argwhere, flatnonzero):
     lowering(_fn)(_constant(_fn))
 del _fn
