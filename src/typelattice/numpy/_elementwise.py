@@ -178,7 +178,7 @@ _PROMOTE_ONLY: dict[str, Op] = {}
 
 
 def promotion_op(name: str) -> Op:
-    """An Op that only promotes (for :func:`promote`), one per name, so its
+    """An Op that only promotes (for :func:`promoted`), one per name, so its
     plans are cached like any other's."""
     op = _PROMOTE_ONLY.get(name)
     if op is None:
@@ -293,36 +293,6 @@ def _state() -> _config.State:
     return _config._global if scope is None else scope.resolve()
 
 
-def promote(op: Op, args: tuple[Any, ...]) -> tuple[list[Any], Plan]:
-    """``args``' values converted to ``op``'s compute dtype, and ``op``'s
-    plan, for functions that compute on NumPy values themselves.
-
-    The converted values are ndarrays or, for Python scalars, 0-d arrays
-    (ints in range may stay ints).
-    """
-    name = op.name
-    values: list[Any] = []
-    keys: list[object] = []
-    for i, a in enumerate(args):
-        v, k = _array.operand(a, name, i)
-        values.append(v)
-        keys.append(k)
-    state = _state()
-    tkeys = tuple(keys)
-    plan = state.memo.get((op, tkeys))
-    if plan is None:
-        plan = build_plan(op, tkeys, state)
-        state.memo[(op, tkeys)] = plan
-    cd = plan.cd
-    conv = [
-        convert_value(v, how, lo, hi, cd, name, i)
-        for i, (v, (how, lo, hi)) in enumerate(zip(values, plan.convs, strict=True))
-    ]
-    if state.rank_promotion != "allow":
-        _core.check_rank(name, [np.shape(v) for v in values], state.rank_promotion)
-    return conv, plan
-
-
 def promoted(
     name: str, args: Sequence[Any], *, keep_weak: bool
 ) -> tuple[list[Any], Plan]:
@@ -382,7 +352,7 @@ def _convert_to(x: Any, dt: DType, weak: bool, check: Check) -> Any:
 def convert_value(
     v: Any, how: int, lo: int | float, hi: int | float, cd: DType, name: str, i: int
 ) -> Any:
-    """One operand's NumPy value in the compute dtype (for :func:`promote`)."""
+    """One operand's NumPy value in the compute dtype (for :func:`promoted`)."""
     if how == _KEEP:
         return v
     if how == _CAST:
