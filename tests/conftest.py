@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 import typelattice as tl
+from counting_backend import CountingBackend
 from typelattice import _config
+from typelattice._backends import use
 
 
 @pytest.fixture(autouse=True)
@@ -16,3 +19,35 @@ def _clean_config() -> Iterator[None]:
     yield
     _config._scope.reset(token)
     tl.config.reset()
+
+
+# TYPELATTICE_TEST_BACKEND=counting runs every test under the counting
+# backend (tests/counting_backend.py): CI runs the golden suites so, to show
+# that whatever they compute is computed by the primitives of the backend in
+# force, with the same answers as the NumPy backend's.
+_BACKEND = os.environ.get("TYPELATTICE_TEST_BACKEND", "")
+if _BACKEND not in ("", "numpy", "counting"):
+    raise SystemExit(
+        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give 'counting', or 'numpy' "
+        "(the default)"
+    )
+COUNTING = CountingBackend() if _BACKEND == "counting" else None
+
+
+@pytest.fixture(autouse=True)
+def _backend() -> Iterator[None]:
+    """Each test under the backend named by TYPELATTICE_TEST_BACKEND."""
+    if COUNTING is None:
+        yield
+        return
+    with use(COUNTING):
+        yield
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if COUNTING is not None:
+        calls = COUNTING.total()
+        kinds = len(COUNTING.calls)
+        terminalreporter.write_line(
+            f"counting backend: {calls} primitive calls of {kinds} primitives"
+        )

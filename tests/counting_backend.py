@@ -63,6 +63,17 @@ class CountingBackend(Backend):
         for prim in PRIMITIVES.values():
             self.def_impl(prim, self._counted(prim, NUMPY.impl(prim)))
 
+    def implements(self, prim: Primitive) -> bool:
+        return super().implements(prim) or NUMPY.implements(prim)
+
+    def impl(self, prim: Primitive) -> Callable[..., Any]:
+        """``prim``'s implementation: the NumPy backend's, counted (that of a
+        primitive defined after this backend was made too, as a module
+        imported later defines it)."""
+        if not super().implements(prim) and NUMPY.implements(prim):
+            self.def_impl(prim, self._counted(prim, NUMPY.impl(prim)))
+        return super().impl(prim)
+
     def _counted(self, prim: Primitive, impl: Callable[..., Any]) -> Callable[..., Any]:
         calls, name, several = self.calls, prim.name, prim.multiple_results
 
