@@ -723,10 +723,30 @@ def _sort_abstract(
     return xs
 
 
+def _plain_order(key: NDArray) -> bool:
+    """Whether NumPy's own comparison orders ``key`` as :func:`_sort_keys`
+    does: integers and booleans; NumPy floats with no zero (-0.0 goes
+    before 0.0) and no NaN (NaNs go last, those with the sign bit first)."""
+    kind = key.dtype.kind
+    if kind in "biu":
+        return True
+    if kind != "f":  # complex, and the narrow floats NumPy does not order
+        return False
+    return not (np.isnan(key).any() or (key == 0).any())
+
+
 @sort_p.def_impl
 def _sort_impl(
     *xs: NDArray, dimension: int, is_stable: bool, num_keys: int
 ) -> tuple[NDArray, ...]:
+    # Where NumPy's comparison is the total order, its sorts give the same
+    # result as the keys below (one operand: the same values; several: the
+    # same permutation, as both are stable): the common case, 5-10x faster.
+    if num_keys == 1 and _plain_order(xs[0]):
+        if len(xs) == 1:
+            return (np.sort(xs[0], axis=dimension),)
+        order = np.argsort(xs[0], axis=dimension, kind="stable")
+        return tuple(np.take_along_axis(x, order, axis=dimension) for x in xs)
     moved = [np.moveaxis(x, dimension, -1) for x in xs]
     keys = [k for x in moved[:num_keys] for k in _sort_keys(x)]
     # lexsort sorts by its last key first, and is stable.
