@@ -480,6 +480,224 @@ static PyTypeObject FastPath_Type = {
     .tp_new = FastPath_new,
 };
 
+/* -- reading ndarrays ------------------------------------------------------ */
+
+/*
+ * The head of NumPy's ndarray object (PyArrayObject_fields in NumPy's
+ * ndarraytypes.h, the same in NumPy 1.x and 2.x): the extension is built
+ * without NumPy's headers, so it spells out the fields it reads. Reading
+ * them directly costs a load where the attributes (shape, dtype,
+ * flags.owndata) cost lookups and new objects. configure_bind checks the
+ * layout against those attributes on arrays it makes (one that owns its
+ * memory, a view) and sets ndarray_layout only when every field agrees;
+ * otherwise the attributes are read. Only ever applied to objects whose type
+ * is exactly numpy.ndarray.
+ */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} NdarrayHead;
+
+#define NDARRAY_OWNDATA 0x0004 /* NPY_ARRAY_OWNDATA */
+
+/* numpy.ndarray once the fields above were checked (configure_bind) */
+static PyTypeObject *ndarray_layout;
+#define HEAD_OF(a) (Py_TYPE(a) == ndarray_layout ? (NdarrayHead *)(a) : NULL)
+static PyObject *str_flags;
+static PyObject *str_owndata;
+static PyObject *str_shape;
+static PyObject *str_base;
+
+/* a.flags.owndata of the ndarray a (exactly one). -1: error. */
+static int
+ndarray_owns_data(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *flags, *owndata;
+    int owns;
+
+    if (head != NULL) {
+        return (head->flags & NDARRAY_OWNDATA) != 0;
+    }
+    flags = PyObject_GetAttr(a, str_flags);
+    if (flags == NULL) {
+        return -1;
+    }
+    owndata = PyObject_GetAttr(flags, str_owndata);
+    Py_DECREF(flags);
+    if (owndata == NULL) {
+        return -1;
+    }
+    owns = PyObject_IsTrue(owndata);
+    Py_DECREF(owndata);
+    return owns;
+}
+
+/* a.dtype of the ndarray a (exactly one), a new reference. */
+static PyObject *
+ndarray_dtype(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+
+    if (head != NULL) {
+        return Py_NewRef(head->descr);
+    }
+    return PyObject_GetAttr(a, str_dtype);
+}
+
+/* a.shape of the ndarray a (exactly one), a new reference. */
+static PyObject *
+ndarray_shape(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *shape;
+    int i;
+
+    if (head == NULL) {
+        return PyObject_GetAttr(a, str_shape);
+    }
+    shape = PyTuple_New(head->nd);
+    if (shape == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < head->nd; i++) {
+        PyObject *d = PyLong_FromSsize_t(head->dimensions[i]);
+
+        if (d == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, i, d);
+    }
+    return shape;
+}
+
+/* Whether the ndarray a's shape is the tuple of ints shape (exactly one).
+ * -1: error. */
+static int
+ndarray_has_shape(PyObject *a, PyObject *shape)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *own;
+    Py_ssize_t i;
+    int same;
+
+    if (!PyTuple_CheckExact(shape)) {
+        return 0;
+    }
+    if (head != NULL) {
+        if (PyTuple_GET_SIZE(shape) != head->nd) {
+            return 0;
+        }
+        for (i = 0; i < head->nd; i++) {
+            PyObject *d = PyTuple_GET_ITEM(shape, i);
+            Py_ssize_t v;
+
+            if (!PyLong_CheckExact(d)) {
+                return 0;
+            }
+            v = PyLong_AsSsize_t(d);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+            if (v != head->dimensions[i]) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    own = PyObject_GetAttr(a, str_shape);
+    if (own == NULL) {
+        return -1;
+    }
+    same = PyObject_RichCompareBool(own, shape, Py_EQ);
+    Py_DECREF(own);
+    return same;
+}
+
+/* Whether the fields of NdarrayHead read from the ndarray a give its
+ * attributes (shape, dtype, flags.owndata, base). -1: error. */
+static int
+ndarray_layout_agrees(PyObject *a)
+{
+    NdarrayHead *head = (NdarrayHead *)a;
+    PyObject *shape, *dtype, *flags, *owndata, *base;
+    Py_ssize_t i;
+    int ok;
+
+    shape = PyObject_GetAttr(a, str_shape);
+    dtype = PyObject_GetAttr(a, str_dtype);
+    flags = PyObject_GetAttr(a, str_flags);
+    owndata = flags == NULL ? NULL : PyObject_GetAttr(flags, str_owndata);
+    base = PyObject_GetAttr(a, str_base);
+    ok = shape != NULL && dtype != NULL && owndata != NULL && base != NULL &&
+         PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == head->nd &&
+         dtype == head->descr &&
+         ((head->flags & NDARRAY_OWNDATA) != 0) == (owndata == Py_True) &&
+         (base == Py_None ? head->base == NULL : head->base == base);
+    for (i = 0; ok && i < head->nd; i++) {
+        ok = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i)) ==
+             head->dimensions[i];
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(flags);
+    Py_XDECREF(owndata);
+    Py_XDECREF(base);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    return ok;
+}
+
+/* Set ndarray_layout when the layout agrees with the attributes of an
+ * array of ndarray (a type: numpy.ndarray) that owns its memory and of a
+ * view of it. */
+static int
+check_ndarray_layout(PyObject *ndarray)
+{
+    PyObject *owner, *view, *slice, *one;
+    int ok = 0;
+
+    ndarray_layout = NULL;
+    owner = PyObject_CallFunction(ndarray, "((nn)s)", (Py_ssize_t)3,
+                                  (Py_ssize_t)5, "f4");
+    if (owner == NULL) {
+        return -1;
+    }
+    one = PyLong_FromLong(1);
+    slice = one == NULL ? NULL : PySlice_New(one, Py_None, NULL);
+    view = slice == NULL ? NULL : PyObject_GetItem(owner, slice);
+    if (view != NULL && Py_TYPE(owner) == (PyTypeObject *)ndarray &&
+        Py_TYPE(view) == (PyTypeObject *)ndarray) {
+        ok = ndarray_layout_agrees(owner);
+        if (ok == 1) {
+            ok = ndarray_layout_agrees(view);
+        }
+        if (ok == 1) {
+            ok = ((NdarrayHead *)owner)->flags & NDARRAY_OWNDATA &&
+                 !(((NdarrayHead *)view)->flags & NDARRAY_OWNDATA) &&
+                 ((NdarrayHead *)view)->dimensions[0] == 2;
+        }
+    }
+    Py_DECREF(owner);
+    Py_XDECREF(one);
+    Py_XDECREF(slice);
+    Py_XDECREF(view);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    ndarray_layout = ok == 1 ? (PyTypeObject *)ndarray : NULL;
+    return 0;
+}
+
 /* -- elementwise functions -------------------------------------------- */
 
 /*
@@ -808,7 +1026,7 @@ finish_result(PyObject *out, PyObject *out_key)
     int same;
 
     if (Py_TYPE(out) == (PyTypeObject *)ndarray_type) {
-        odt = PyObject_GetAttr(out, str_dtype);
+        odt = ndarray_dtype(out);
         if (odt == NULL) {
             return NULL;
         }
@@ -910,13 +1128,9 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
 #define REUSES_TEMPORARIES (PY_VERSION_HEX >= 0x030E0000)
 #define REUSE_MIN_BYTES (256 * 1024)
 
-static PyObject *str_shape;
 static PyObject *str_strides;
 static PyObject *str_read_only; /* ReadOnlyMemory's refusal */
 static PyObject *str_nbytes;
-static PyObject *str_base;
-static PyObject *str_flags;
-static PyObject *str_owndata;
 static PyObject *str_writeable;
 static PyObject *str_nout;
 static PyObject *str_safe;
@@ -1558,29 +1772,10 @@ typedef struct {
     int scalars;         /* it converts Python scalars with to_arrays */
 } FastPrimitive;
 
-/* Whether the ndarray out owns its memory (out.flags.owndata). -1: error. */
-static int
-owns_data(PyObject *out)
-{
-    PyObject *flags = PyObject_GetAttr(out, str_flags);
-    PyObject *owndata;
-    int owns;
-
-    if (flags == NULL) {
-        return -1;
-    }
-    owndata = PyObject_GetAttr(flags, str_owndata);
-    Py_DECREF(flags);
-    if (owndata == NULL) {
-        return -1;
-    }
-    owns = PyObject_IsTrue(owndata);
-    Py_DECREF(owndata);
-    return owns;
-}
-
 /* The Array of the plan's result out (see FastPrimitive), as _owned_as
- * makes it; values are the n operands' ndarrays. */
+ * makes it; values are the n operands' ndarrays. A result that is not an
+ * ndarray (a NumPy scalar of a reduction to 0-d) is first made one by
+ * numpy.asarray, as there. */
 static PyObject *
 bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
             Py_ssize_t n)
@@ -1588,39 +1783,51 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
     PyObject *want = PyTuple_GET_ITEM(out_key, 0);
     PyObject *list, *obj, *odt;
     Py_ssize_t i;
-    int ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
+    int ok;
 
+    if (Py_TYPE(out) != (PyTypeObject *)bind_ndarray && asarray != NULL) {
+        out = PyObject_Vectorcall(asarray, &out, 1, NULL);
+        if (out == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        Py_INCREF(out);
+    }
+    ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
     for (i = 0; ok && i < n; i++) {
         ok = out != values[i];
     }
     if (ok) {
-        ok = owns_data(out);
-        if (ok < 0) {
-            return NULL;
+        ok = ndarray_owns_data(out);
+    }
+    if (ok > 0) {
+        odt = ndarray_dtype(out);
+        if (odt == NULL) {
+            ok = -1;
+        }
+        else {
+            ok = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
+            Py_DECREF(odt);
         }
     }
-    if (ok) {
-        odt = PyObject_GetAttr(out, str_dtype);
-        if (odt == NULL) {
-            return NULL;
-        }
-        ok = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
-        Py_DECREF(odt);
-        if (ok < 0) {
-            return NULL;
-        }
+    if (ok < 0) {
+        Py_DECREF(out);
+        return NULL;
     }
     if (ok) {
         obj = bind_array_type->tp_alloc(bind_array_type, 0);
         if (obj == NULL) {
+            Py_DECREF(out);
             return NULL;
         }
-        *(PyObject **)((char *)obj + bind_value_offset) = Py_NewRef(out);
+        *(PyObject **)((char *)obj + bind_value_offset) = out; /* (taken) */
         *(PyObject **)((char *)obj + bind_key_offset) = Py_NewRef(out_key);
         return obj;
     }
     list = PyList_New(n);
     if (list == NULL) {
+        Py_DECREF(out);
         return NULL;
     }
     for (i = 0; i < n; i++) {
@@ -1631,7 +1838,203 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
         obj = PyObject_Vectorcall(bind_owned, args, 3, NULL);
     }
     Py_DECREF(list);
+    Py_DECREF(out);
     return obj;
+}
+
+/*
+ * The plans last found, per primitive and operand avals: a table of
+ * BIND_MEMO_SLOTS entries indexed by a hash of the primitive, the operands'
+ * avals and the parameters' names, each holding the key it was found under
+ * (as eager_key builds it) and the plan. A call whose operands have the
+ * entry's avals (the same interned objects) and shapes, and whose parameters
+ * are the entry's names with the same values (the same objects, or equal
+ * ints, strings and tuples of them: values that hash alike when equal),
+ * builds an equal key: its plan is the one Primitive.eager holds under the
+ * entry's key, looked up there again (so a plan dropped from the dict is
+ * never used) unless the dict is unchanged since the entry was made (its
+ * version tag, on Python versions that keep one). The key need not be built
+ * then: no tuple of shapes is made, and nothing hashed.
+ */
+#define BIND_MEMO_SLOTS 256
+typedef struct {
+    PyObject *prim; /* NULL: an empty slot */
+    PyObject *key;
+    PyObject *plan;
+    PyObject *eager; /* the dict the plan was found in (borrowed: compared) */
+    unsigned long long version;
+} BindMemo;
+static BindMemo bind_memo[BIND_MEMO_SLOTS];
+
+#if PY_VERSION_HEX < 0x030C0000
+#define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
+#else
+#define DICT_VERSION(d) 0ull /* (no tag read: the dict is asked each time) */
+#define DICT_VERSION_NONE 1
+#endif
+
+/* Whether two parameter values are the same for a dict: the same object,
+ * or equal exact ints, strings or tuples of such. */
+static int
+param_same(PyObject *a, PyObject *b)
+{
+    PyTypeObject *t = Py_TYPE(a);
+    Py_ssize_t i;
+
+    if (a == b) {
+        return 1;
+    }
+    if (t != Py_TYPE(b)) {
+        return 0;
+    }
+    if (t == &PyLong_Type) {
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    }
+    if (t == &PyUnicode_Type) {
+        return PyUnicode_Compare(a, b) == 0;
+    }
+    if (t == &PyTuple_Type) {
+        if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {
+            return 0;
+        }
+        for (i = 0; i < PyTuple_GET_SIZE(a); i++) {
+            if (!param_same(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether key is the one eager_key builds for the operands args (values:
+ * their ndarrays, then the parameters' values) and kwnames. */
+static int
+bind_key_matches(PyObject *key, PyObject *const *args, PyObject *const *values,
+                 Py_ssize_t n, PyObject *kwnames, Py_ssize_t nkw)
+{
+    Py_ssize_t i;
+
+    if (PyTuple_GET_SIZE(key) != 2 * n + nkw) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (PyTuple_GET_ITEM(key, i) !=
+            *(PyObject **)((char *)args[i] + bind_key_offset)) {
+            return 0;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        int same = ndarray_has_shape(values[i], PyTuple_GET_ITEM(key, n + i));
+
+        if (same != 1) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *item = PyTuple_GET_ITEM(key, 2 * n + i);
+
+        if (PyTuple_GET_ITEM(item, 0) != PyTuple_GET_ITEM(kwnames, i) ||
+            !param_same(PyTuple_GET_ITEM(item, 1), values[n + i])) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The key eager_key builds, a new reference. */
+static PyObject *
+bind_key(PyObject *const *args, PyObject *const *values, Py_ssize_t n,
+         PyObject *kwnames, Py_ssize_t nkw)
+{
+    PyObject *key = PyTuple_New(2 * n + nkw);
+    Py_ssize_t i;
+
+    if (key == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *shape = ndarray_shape(values[i]);
+
+        if (shape == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(
+            key, i,
+            Py_NewRef(*(PyObject **)((char *)args[i] + bind_key_offset)));
+        PyTuple_SET_ITEM(key, n + i, shape);
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *item =
+            PyTuple_Pack(2, PyTuple_GET_ITEM(kwnames, i), values[n + i]);
+
+        if (item == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, 2 * n + i, item);
+    }
+    return key;
+}
+
+/* The plan of prim's eager dict for these operands and parameters, a new
+ * reference; NULL with an exception: error; NULL without one: none (ask
+ * Python). */
+static PyObject *
+bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
+          PyObject *const *values, Py_ssize_t n, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    size_t h = (size_t)prim >> 4;
+    BindMemo *e;
+    PyObject *key, *plan;
+    Py_ssize_t i;
+
+    for (i = 0; i < n; i++) {
+        h = h * 1000003u ^
+            ((size_t)*(PyObject **)((char *)args[i] + bind_key_offset) >> 4);
+    }
+    for (i = 0; i < nkw; i++) {
+        h = h * 1000003u ^ ((size_t)PyTuple_GET_ITEM(kwnames, i) >> 4);
+    }
+    e = &bind_memo[(h ^ (h >> 17)) % BIND_MEMO_SLOTS];
+    if (e->prim == prim && e->eager == eager &&
+        bind_key_matches(e->key, args, values, n, kwnames, nkw)) {
+#ifndef DICT_VERSION_NONE
+        if (e->version == DICT_VERSION(eager)) {
+            return Py_NewRef(e->plan);
+        }
+#endif
+        plan = PyDict_GetItemWithError(eager, e->key);
+        if (plan == NULL) {
+            return NULL; /* (dropped: Python makes it again) */
+        }
+        Py_SETREF(e->plan, Py_NewRef(plan));
+        e->version = DICT_VERSION(eager);
+        return Py_NewRef(plan);
+    }
+    key = bind_key(args, values, n, kwnames, nkw);
+    if (key == NULL) {
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(eager, key);
+    if (plan == NULL) {
+        Py_DECREF(key);
+        /* As Python: an unhashable parameter is looked up no further. */
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+        }
+        return NULL;
+    }
+    Py_XSETREF(e->prim, Py_NewRef(prim));
+    Py_XSETREF(e->key, key);
+    Py_XSETREF(e->plan, Py_NewRef(plan));
+    e->eager = eager;
+    e->version = DICT_VERSION(eager);
+    return Py_NewRef(plan);
 }
 
 /* The primitive prim bound eagerly on the n operands args, with the
@@ -1642,7 +2045,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
              PyObject *kwnames)
 {
     PyObject *values[2 * BIND_MAX_OPERANDS]; /* operands, then parameters */
-    PyObject *eager, *key, *plan, *fn, *out_key, *token, *out;
+    PyObject *eager, *plan, *fn, *out_key, *token, *out;
     PyObject *type, *exc, *traceback;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     Py_ssize_t i;
@@ -1667,53 +2070,26 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
             return NULL;
         }
     }
-    key = PyTuple_New(2 * n + nkw);
-    if (key == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        PyObject *shape = PyObject_GetAttr(values[i], str_shape);
-
-        if (shape == NULL) {
-            Py_DECREF(key);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(
-            key, i,
-            Py_NewRef(*(PyObject **)((char *)args[i] + bind_key_offset)));
-        PyTuple_SET_ITEM(key, n + i, shape);
-    }
     for (i = 0; i < nkw; i++) {
-        PyObject *item =
-            PyTuple_Pack(2, PyTuple_GET_ITEM(kwnames, i), args[n + i]);
-
-        if (item == NULL) {
-            Py_DECREF(key);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(key, 2 * n + i, item);
         values[n + i] = args[n + i];
     }
-    plan = PyDict_GetItemWithError(eager, key);
-    Py_DECREF(key);
+    plan = bind_plan(prim, eager, args, values, n, kwnames);
     if (plan == NULL) {
-        /* As Python: an unhashable parameter is looked up no further. */
-        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-        }
         return NULL;
     }
     /* EagerPlan(fn, with_params, out_key, out) */
     if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 4) {
+        Py_DECREF(plan);
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
     with_params = PyTuple_GET_ITEM(plan, 1) == Py_True;
     out_key = PyTuple_GET_ITEM(plan, 2);
     if (!PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
+        Py_DECREF(plan);
         return NULL; /* several results (None) */
     }
-    Py_INCREF(plan); /* (fn and out_key live while the call runs) */
+    /* (the reference to plan keeps fn and out_key alive while it runs) */
     token = PyContextVar_Set(bind_fp_var, bind_fp_ignore);
     if (token == NULL) {
         Py_DECREF(plan);
@@ -2121,6 +2497,9 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(bind_fp_ignore, Py_NewRef(args[8]));
     Py_XSETREF(bind_owned, Py_NewRef(args[9]));
     Py_XSETREF(bind_ndarray, Py_NewRef(args[10]));
+    if (check_ndarray_layout(args[10]) < 0) {
+        return NULL;
+    }
     /* Last: FastPrimitive is idle until bind_array_type is set. */
     Py_XSETREF(bind_array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
