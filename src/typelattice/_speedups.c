@@ -942,9 +942,103 @@ is_conv(PyObject *conv)
 /* One operand (at position pos) converted as its plan entry says, into *out
  * (a new reference); *cast is set for an array the ufunc converts itself.
  * 1: done; 0: ask Python (nothing raised); -1: error. */
+/*
+ * The 0-d arrays of Python scalars converted again and again for binary
+ * ufuncs (x + 2, x * 0.5...): numpy.asarray(value, cd), kept read-only in a
+ * table of SCALAR_SLOTS entries indexed by a hash of the value's bits (an
+ * int's value, a float's bits: -0.0 and 0.0, or two nans, are told apart),
+ * its Python type and the dtype. A value is kept when it is seen a second
+ * time in its slot; values seen once cost no more than a plain conversion.
+ * Only a ufunc's operand is ever given one (see binary_run): a ufunc reads
+ * its operands and never returns one, so no result holds a shared array.
+ */
+#define SCALAR_SLOTS 64
+typedef struct {
+    PyObject *cd;            /* the dtype (a strong reference); NULL: empty */
+    PyTypeObject *type;      /* int or float */
+    unsigned long long bits; /* the value */
+    PyObject *array;         /* its read-only 0-d array, once seen twice */
+} SharedScalar;
+static SharedScalar shared_scalars[SCALAR_SLOTS];
+static PyTypeObject *ufunc_type; /* numpy.ufunc */
+static PyObject *str_writeable;
+
+/* numpy.asarray(value, cd) of the exact Python int or float value, from
+ * shared_scalars or made (and kept, read-only, when seen a second time);
+ * a new reference. NULL without an exception: not kept here, convert it. */
+static PyObject *
+shared_scalar(PyObject *value, PyObject *cd)
+{
+    PyTypeObject *t = Py_TYPE(value);
+    unsigned long long bits, h;
+    SharedScalar *e;
+    PyObject *array, *flags;
+    int again, rc;
+
+    if (t == &PyFloat_Type) {
+        double v = PyFloat_AS_DOUBLE(value);
+
+        memcpy(&bits, &v, sizeof bits);
+    }
+    else if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        bits = (unsigned long long)v;
+    }
+    else {
+        return NULL;
+    }
+    h = (bits ^ ((unsigned long long)(size_t)cd >> 4) ^
+         ((unsigned long long)(size_t)t >> 4)) *
+        0x9E3779B97F4A7C15ull;
+    e = &shared_scalars[h >> 58];
+    again = e->cd == cd && e->type == t && e->bits == bits;
+    if (again && e->array != NULL) {
+        return Py_NewRef(e->array);
+    }
+    {
+        PyObject *args[2] = {value, cd};
+
+        array = PyObject_Vectorcall(asarray, args, 2, NULL);
+    }
+    if (array == NULL) {
+        return NULL;
+    }
+    if (!again) { /* the first time here: remembered, not kept */
+        Py_XSETREF(e->cd, Py_NewRef(cd));
+        e->type = t;
+        e->bits = bits;
+        Py_CLEAR(e->array);
+        return array;
+    }
+    if (Py_TYPE(array) != (PyTypeObject *)ndarray_type) {
+        return array;
+    }
+    flags = PyObject_GetAttr(array, str_flags);
+    if (flags == NULL) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    rc = PyObject_SetAttr(flags, str_writeable, Py_False);
+    Py_DECREF(flags);
+    if (rc < 0) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    if (e->cd == cd && e->type == t && e->bits == bits && e->array == NULL) {
+        e->array = Py_NewRef(array); /* (still this value's slot) */
+    }
+    return array;
+}
+
 static int
 binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
-               PyObject *cd, int pos, PyObject **out, int *cast)
+               PyObject *cd, int pos, PyObject **out, int *cast, int shared)
 {
     PyObject *checked;
     long how;
@@ -980,8 +1074,11 @@ binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
     case SCALAR:
         if (scalar_fits(value, PyTuple_GET_ITEM(conv, 2))) {
             /* What the checked conversion computes when it cannot fail. */
-            PyObject *args[2] = {value, cd};
-            *out = PyObject_Vectorcall(asarray, args, 2, NULL);
+            *out = shared ? shared_scalar(value, cd) : NULL;
+            if (*out == NULL && !PyErr_Occurred()) {
+                PyObject *args[2] = {value, cd};
+                *out = PyObject_Vectorcall(asarray, args, 2, NULL);
+            }
         }
         else {
             *out = call3(scalar_to, value, cd, self->name);
@@ -1131,7 +1228,6 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
 static PyObject *str_strides;
 static PyObject *str_read_only; /* ReadOnlyMemory's refusal */
 static PyObject *str_nbytes;
-static PyObject *str_writeable;
 static PyObject *str_nout;
 static PyObject *str_safe;
 static PyObject *out_kwnames; /* ("out", "casting") */
@@ -1293,6 +1389,7 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
     int temporary_x = temporary(x, vx);
     int temporary_y = temporary(y, vy);
     int cast = 0;
+    int shared;
     int fp;
     int status;
 
@@ -1311,13 +1408,14 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;
     }
+    shared = ufunc_type != NULL && Py_TYPE(fn) == ufunc_type;
     status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, 0, &cx,
-                            &cast);
+                            &cast, shared);
     if (status <= 0) {
         return NULL;
     }
     status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, 1, &cy,
-                            &cast);
+                            &cast, shared);
     if (status <= 0) {
         goto done;
     }
@@ -3274,6 +3372,22 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(cast_call, Py_NewRef(args[7]));
     Py_XSETREF(finish, Py_NewRef(args[8]));
     Py_XSETREF(asarray, Py_NewRef(args[9]));
+    {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        PyObject *ufunc = numpy == NULL ? NULL
+                                        : PyObject_GetAttrString(numpy, "ufunc");
+
+        Py_XDECREF(numpy);
+        if (ufunc == NULL) {
+            return NULL;
+        }
+        if (!PyType_Check(ufunc)) {
+            Py_DECREF(ufunc);
+            PyErr_SetString(PyExc_TypeError, "numpy.ufunc must be a type");
+            return NULL;
+        }
+        Py_XSETREF(ufunc_type, (PyTypeObject *)ufunc);
+    }
     Py_XSETREF(check_operand, Py_NewRef(args[10]));
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
