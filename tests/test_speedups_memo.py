@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import typelattice as tl
 import typelattice.numpy as tnp
 from test_speedups_bind import both, describe, outcome, python_path
 from typelattice import _promotion, lax
@@ -174,3 +175,29 @@ def test_results_of_a_scalar_seen_again_are_new_writable_arrays() -> None:
             for out in pair:
                 assert value_of(out).flags.owndata
                 assert value_of(out).flags.writeable
+
+
+@needs_c
+def test_under_differentiation_arrays_bind_in_c_as_in_python() -> None:
+    """Differentiation traces take no arrays: while one runs (and no jit or
+    eval_shape trace in this context), the primal computations on arrays
+    are the eager ones."""
+    c = array([1.0, -2.0, 3.0], "float32")
+    seen: list[Any] = []
+
+    def f(t: Any) -> Any:
+        seen.append(outcome(lax.add, c, c))
+        seen.append(outcome(lax.broadcast_in_dim, c, (2, 3), (1,)))
+        seen.append(outcome(reduce_sum_p.bind, c, axes=(0,)))
+        return lax.reduce_sum(lax.mul(lax.exp(t), lax.add(c, c)), (0,))
+
+    x = array([0.5, 0.25, 0.125], "float32")
+    with python_path():
+        want = outcome(tl.grad(f), x)
+        expected = list(seen)
+    seen.clear()
+    assert outcome(tl.grad(f), x) == want
+    assert seen == expected
+    seen.clear()
+    assert outcome(tl.jit(tl.grad(f)), x) == want
+    assert len(seen) == 3

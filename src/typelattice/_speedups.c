@@ -1826,9 +1826,12 @@ static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
  * conversion it remembered (see scalar_operand), and the two are bound as
  * arrays.
  *
- * It answers only when no trace runs in any thread (tracer.ACTIVE is empty),
- * the NumPy backend computes in every thread (the plans are its own: no
- * other backend is in force, _backends.IN_USE is empty), every operand is exactly an ArrayImpl and the primitive has a plan for
+ * It answers only when no jit or eval_shape trace runs in this context
+ * (tracer.ACTIVE is empty, or the trace variable holds None: only
+ * differentiation traces run, whose tracers are no arrays), the NumPy
+ * backend computes in every thread (the plans are its own: no other backend
+ * is in force, _backends.IN_USE is empty), every operand is exactly an
+ * ArrayImpl and the primitive has a plan for
  * their signature: the key is built as eager_key builds it -- the operands'
  * interned avals, their shapes, then the (name, value) pairs of the
  * parameters in the order given -- and the plan's function is called as
@@ -1938,6 +1941,31 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
     Py_DECREF(list);
     Py_DECREF(out);
     return obj;
+}
+
+static PyObject *trace_var; /* _tracing.tracer._current (configure_jit) */
+
+/* Whether no jit or eval_shape trace runs in this context (the trace
+ * variable holds None), while traces run somewhere (tracer.ACTIVE): only
+ * differentiation traces, which never take arrays, or traces of other
+ * threads. Primitive.bind then computes on arrays as when none runs (it
+ * records a binding only in the trace of its own context). 0 when unsure. */
+static int
+no_trace_here(void)
+{
+    PyObject *running;
+    int none;
+
+    if (trace_var == NULL) {
+        return 0;
+    }
+    if (PyContextVar_Get(trace_var, NULL, &running) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    none = running == Py_None;
+    Py_XDECREF(running);
+    return none;
 }
 
 /*
@@ -2149,9 +2177,10 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     Py_ssize_t i;
     int with_params, reset;
 
-    if (bind_array_type == NULL || PyList_GET_SIZE(bind_active) != 0 ||
-        PyList_GET_SIZE(bind_backends) != 0 || Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
-        nkw > BIND_MAX_OPERANDS) {
+    if (bind_array_type == NULL || PyList_GET_SIZE(bind_backends) != 0 ||
+        Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
+        nkw > BIND_MAX_OPERANDS ||
+        (PyList_GET_SIZE(bind_active) != 0 && !no_trace_here())) {
         return NULL;
     }
     eager = *(PyObject **)((char *)prim + eager_offset);
@@ -2623,7 +2652,6 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
  * as given.
  */
 
-static PyObject *trace_var;    /* _tracing.tracer._current */
 static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
                                   complex64, complex128, bool) */
 static PyObject *jit_asarray;  /* numpy.asarray */

@@ -32,8 +32,9 @@ is built, ``Primitive.bind`` and the public functions of :mod:`typelattice.lax`
 whose arguments are all operands read the same plans in C
 (``_speedups.FastPrimitive``): they call the plan's function and wrap its
 result as :func:`_owned_as` does, and hand every other call (a tracer or any
-other operand, a signature without a plan, a trace running anywhere,
-another backend in force anywhere) to the Python functions here.
+other operand, a signature without a plan, a jit or eval_shape trace
+running in this context, another backend in force anywhere) to the Python
+functions here.
 
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
