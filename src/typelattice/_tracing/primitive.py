@@ -807,10 +807,13 @@ def is_undefined(x: Any) -> bool:
 def aval_of(x: Any) -> ShapedArray:
     """The abstract value of an array, a :class:`ShapedArray`, a
     :class:`Zero` or an :class:`UndefinedPrimal`."""
+    if type(x) is ArrayImpl:  # (the commonest: its slots, not its properties)
+        dt, weak = x._key
+        return ShapedArray(x._value.shape, dt, weak)
     if type(x) is ShapedArray:
         return x
-    if type(x) in (Zero, UndefinedPrimal):
-        return x.aval  # type: ignore[no-any-return]
+    if type(x) is Zero or type(x) is UndefinedPrimal:
+        return x.aval
     return ShapedArray(tuple(x.shape), x.dtype, x.weak_type)
 
 
