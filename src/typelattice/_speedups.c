@@ -480,6 +480,224 @@ static PyTypeObject FastPath_Type = {
     .tp_new = FastPath_new,
 };
 
+/* -- reading ndarrays ------------------------------------------------------ */
+
+/*
+ * The head of NumPy's ndarray object (PyArrayObject_fields in NumPy's
+ * ndarraytypes.h, the same in NumPy 1.x and 2.x): the extension is built
+ * without NumPy's headers, so it spells out the fields it reads. Reading
+ * them directly costs a load where the attributes (shape, dtype,
+ * flags.owndata) cost lookups and new objects. configure_bind checks the
+ * layout against those attributes on arrays it makes (one that owns its
+ * memory, a view) and sets ndarray_layout only when every field agrees;
+ * otherwise the attributes are read. Only ever applied to objects whose type
+ * is exactly numpy.ndarray.
+ */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} NdarrayHead;
+
+#define NDARRAY_OWNDATA 0x0004 /* NPY_ARRAY_OWNDATA */
+
+/* numpy.ndarray once the fields above were checked (configure_bind) */
+static PyTypeObject *ndarray_layout;
+#define HEAD_OF(a) (Py_TYPE(a) == ndarray_layout ? (NdarrayHead *)(a) : NULL)
+static PyObject *str_flags;
+static PyObject *str_owndata;
+static PyObject *str_shape;
+static PyObject *str_base;
+
+/* a.flags.owndata of the ndarray a (exactly one). -1: error. */
+static int
+ndarray_owns_data(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *flags, *owndata;
+    int owns;
+
+    if (head != NULL) {
+        return (head->flags & NDARRAY_OWNDATA) != 0;
+    }
+    flags = PyObject_GetAttr(a, str_flags);
+    if (flags == NULL) {
+        return -1;
+    }
+    owndata = PyObject_GetAttr(flags, str_owndata);
+    Py_DECREF(flags);
+    if (owndata == NULL) {
+        return -1;
+    }
+    owns = PyObject_IsTrue(owndata);
+    Py_DECREF(owndata);
+    return owns;
+}
+
+/* a.dtype of the ndarray a (exactly one), a new reference. */
+static PyObject *
+ndarray_dtype(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+
+    if (head != NULL) {
+        return Py_NewRef(head->descr);
+    }
+    return PyObject_GetAttr(a, str_dtype);
+}
+
+/* a.shape of the ndarray a (exactly one), a new reference. */
+static PyObject *
+ndarray_shape(PyObject *a)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *shape;
+    int i;
+
+    if (head == NULL) {
+        return PyObject_GetAttr(a, str_shape);
+    }
+    shape = PyTuple_New(head->nd);
+    if (shape == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < head->nd; i++) {
+        PyObject *d = PyLong_FromSsize_t(head->dimensions[i]);
+
+        if (d == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, i, d);
+    }
+    return shape;
+}
+
+/* Whether the ndarray a's shape is the tuple of ints shape (exactly one).
+ * -1: error. */
+static int
+ndarray_has_shape(PyObject *a, PyObject *shape)
+{
+    NdarrayHead *head = HEAD_OF(a);
+    PyObject *own;
+    Py_ssize_t i;
+    int same;
+
+    if (!PyTuple_CheckExact(shape)) {
+        return 0;
+    }
+    if (head != NULL) {
+        if (PyTuple_GET_SIZE(shape) != head->nd) {
+            return 0;
+        }
+        for (i = 0; i < head->nd; i++) {
+            PyObject *d = PyTuple_GET_ITEM(shape, i);
+            Py_ssize_t v;
+
+            if (!PyLong_CheckExact(d)) {
+                return 0;
+            }
+            v = PyLong_AsSsize_t(d);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+            if (v != head->dimensions[i]) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    own = PyObject_GetAttr(a, str_shape);
+    if (own == NULL) {
+        return -1;
+    }
+    same = PyObject_RichCompareBool(own, shape, Py_EQ);
+    Py_DECREF(own);
+    return same;
+}
+
+/* Whether the fields of NdarrayHead read from the ndarray a give its
+ * attributes (shape, dtype, flags.owndata, base). -1: error. */
+static int
+ndarray_layout_agrees(PyObject *a)
+{
+    NdarrayHead *head = (NdarrayHead *)a;
+    PyObject *shape, *dtype, *flags, *owndata, *base;
+    Py_ssize_t i;
+    int ok;
+
+    shape = PyObject_GetAttr(a, str_shape);
+    dtype = PyObject_GetAttr(a, str_dtype);
+    flags = PyObject_GetAttr(a, str_flags);
+    owndata = flags == NULL ? NULL : PyObject_GetAttr(flags, str_owndata);
+    base = PyObject_GetAttr(a, str_base);
+    ok = shape != NULL && dtype != NULL && owndata != NULL && base != NULL &&
+         PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == head->nd &&
+         dtype == head->descr &&
+         ((head->flags & NDARRAY_OWNDATA) != 0) == (owndata == Py_True) &&
+         (base == Py_None ? head->base == NULL : head->base == base);
+    for (i = 0; ok && i < head->nd; i++) {
+        ok = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i)) ==
+             head->dimensions[i];
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(flags);
+    Py_XDECREF(owndata);
+    Py_XDECREF(base);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    return ok;
+}
+
+/* Set ndarray_layout when the layout agrees with the attributes of an
+ * array of ndarray (a type: numpy.ndarray) that owns its memory and of a
+ * view of it. */
+static int
+check_ndarray_layout(PyObject *ndarray)
+{
+    PyObject *owner, *view, *slice, *one;
+    int ok = 0;
+
+    ndarray_layout = NULL;
+    owner = PyObject_CallFunction(ndarray, "((nn)s)", (Py_ssize_t)3,
+                                  (Py_ssize_t)5, "f4");
+    if (owner == NULL) {
+        return -1;
+    }
+    one = PyLong_FromLong(1);
+    slice = one == NULL ? NULL : PySlice_New(one, Py_None, NULL);
+    view = slice == NULL ? NULL : PyObject_GetItem(owner, slice);
+    if (view != NULL && Py_TYPE(owner) == (PyTypeObject *)ndarray &&
+        Py_TYPE(view) == (PyTypeObject *)ndarray) {
+        ok = ndarray_layout_agrees(owner);
+        if (ok == 1) {
+            ok = ndarray_layout_agrees(view);
+        }
+        if (ok == 1) {
+            ok = ((NdarrayHead *)owner)->flags & NDARRAY_OWNDATA &&
+                 !(((NdarrayHead *)view)->flags & NDARRAY_OWNDATA) &&
+                 ((NdarrayHead *)view)->dimensions[0] == 2;
+        }
+    }
+    Py_DECREF(owner);
+    Py_XDECREF(one);
+    Py_XDECREF(slice);
+    Py_XDECREF(view);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    ndarray_layout = ok == 1 ? (PyTypeObject *)ndarray : NULL;
+    return 0;
+}
+
 /* -- elementwise functions -------------------------------------------- */
 
 /*
@@ -724,9 +942,103 @@ is_conv(PyObject *conv)
 /* One operand (at position pos) converted as its plan entry says, into *out
  * (a new reference); *cast is set for an array the ufunc converts itself.
  * 1: done; 0: ask Python (nothing raised); -1: error. */
+/*
+ * The 0-d arrays of Python scalars converted again and again for binary
+ * ufuncs (x + 2, x * 0.5...): numpy.asarray(value, cd), kept read-only in a
+ * table of SCALAR_SLOTS entries indexed by a hash of the value's bits (an
+ * int's value, a float's bits: -0.0 and 0.0, or two nans, are told apart),
+ * its Python type and the dtype. A value is kept when it is seen a second
+ * time in its slot; values seen once cost no more than a plain conversion.
+ * Only a ufunc's operand is ever given one (see binary_run): a ufunc reads
+ * its operands and never returns one, so no result holds a shared array.
+ */
+#define SCALAR_SLOTS 64
+typedef struct {
+    PyObject *cd;            /* the dtype (a strong reference); NULL: empty */
+    PyTypeObject *type;      /* int or float */
+    unsigned long long bits; /* the value */
+    PyObject *array;         /* its read-only 0-d array, once seen twice */
+} SharedScalar;
+static SharedScalar shared_scalars[SCALAR_SLOTS];
+static PyTypeObject *ufunc_type; /* numpy.ufunc */
+static PyObject *str_writeable;
+
+/* numpy.asarray(value, cd) of the exact Python int or float value, from
+ * shared_scalars or made (and kept, read-only, when seen a second time);
+ * a new reference. NULL without an exception: not kept here, convert it. */
+static PyObject *
+shared_scalar(PyObject *value, PyObject *cd)
+{
+    PyTypeObject *t = Py_TYPE(value);
+    unsigned long long bits, h;
+    SharedScalar *e;
+    PyObject *array, *flags;
+    int again, rc;
+
+    if (t == &PyFloat_Type) {
+        double v = PyFloat_AS_DOUBLE(value);
+
+        memcpy(&bits, &v, sizeof bits);
+    }
+    else if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        bits = (unsigned long long)v;
+    }
+    else {
+        return NULL;
+    }
+    h = (bits ^ ((unsigned long long)(size_t)cd >> 4) ^
+         ((unsigned long long)(size_t)t >> 4)) *
+        0x9E3779B97F4A7C15ull;
+    e = &shared_scalars[h >> 58];
+    again = e->cd == cd && e->type == t && e->bits == bits;
+    if (again && e->array != NULL) {
+        return Py_NewRef(e->array);
+    }
+    {
+        PyObject *args[2] = {value, cd};
+
+        array = PyObject_Vectorcall(asarray, args, 2, NULL);
+    }
+    if (array == NULL) {
+        return NULL;
+    }
+    if (!again) { /* the first time here: remembered, not kept */
+        Py_XSETREF(e->cd, Py_NewRef(cd));
+        e->type = t;
+        e->bits = bits;
+        Py_CLEAR(e->array);
+        return array;
+    }
+    if (Py_TYPE(array) != (PyTypeObject *)ndarray_type) {
+        return array;
+    }
+    flags = PyObject_GetAttr(array, str_flags);
+    if (flags == NULL) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    rc = PyObject_SetAttr(flags, str_writeable, Py_False);
+    Py_DECREF(flags);
+    if (rc < 0) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    if (e->cd == cd && e->type == t && e->bits == bits && e->array == NULL) {
+        e->array = Py_NewRef(array); /* (still this value's slot) */
+    }
+    return array;
+}
+
 static int
 binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
-               PyObject *cd, int pos, PyObject **out, int *cast)
+               PyObject *cd, int pos, PyObject **out, int *cast, int shared)
 {
     PyObject *checked;
     long how;
@@ -762,8 +1074,11 @@ binary_convert(FastElementwise *self, PyObject *conv, PyObject *value,
     case SCALAR:
         if (scalar_fits(value, PyTuple_GET_ITEM(conv, 2))) {
             /* What the checked conversion computes when it cannot fail. */
-            PyObject *args[2] = {value, cd};
-            *out = PyObject_Vectorcall(asarray, args, 2, NULL);
+            *out = shared ? shared_scalar(value, cd) : NULL;
+            if (*out == NULL && !PyErr_Occurred()) {
+                PyObject *args[2] = {value, cd};
+                *out = PyObject_Vectorcall(asarray, args, 2, NULL);
+            }
         }
         else {
             *out = call3(scalar_to, value, cd, self->name);
@@ -808,7 +1123,7 @@ finish_result(PyObject *out, PyObject *out_key)
     int same;
 
     if (Py_TYPE(out) == (PyTypeObject *)ndarray_type) {
-        odt = PyObject_GetAttr(out, str_dtype);
+        odt = ndarray_dtype(out);
         if (odt == NULL) {
             return NULL;
         }
@@ -910,14 +1225,9 @@ call_quietly(PyObject *fn, PyObject *const *args, Py_ssize_t n, int fp)
 #define REUSES_TEMPORARIES (PY_VERSION_HEX >= 0x030E0000)
 #define REUSE_MIN_BYTES (256 * 1024)
 
-static PyObject *str_shape;
 static PyObject *str_strides;
 static PyObject *str_read_only; /* ReadOnlyMemory's refusal */
 static PyObject *str_nbytes;
-static PyObject *str_base;
-static PyObject *str_flags;
-static PyObject *str_owndata;
-static PyObject *str_writeable;
 static PyObject *str_nout;
 static PyObject *str_safe;
 static PyObject *out_kwnames; /* ("out", "casting") */
@@ -1079,6 +1389,7 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
     int temporary_x = temporary(x, vx);
     int temporary_y = temporary(y, vy);
     int cast = 0;
+    int shared;
     int fp;
     int status;
 
@@ -1097,13 +1408,14 @@ binary_run(FastElementwise *self, PyObject *plan, PyObject *x, PyObject *vx,
         !PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
         return NULL;
     }
+    shared = ufunc_type != NULL && Py_TYPE(fn) == ufunc_type;
     status = binary_convert(self, PyTuple_GET_ITEM(convs, 0), vx, cd, 0, &cx,
-                            &cast);
+                            &cast, shared);
     if (status <= 0) {
         return NULL;
     }
     status = binary_convert(self, PyTuple_GET_ITEM(convs, 1), vy, cd, 1, &cy,
-                            &cast);
+                            &cast, shared);
     if (status <= 0) {
         goto done;
     }
@@ -1514,9 +1826,12 @@ static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
  * conversion it remembered (see scalar_operand), and the two are bound as
  * arrays.
  *
- * It answers only when no trace runs in any thread (tracer.ACTIVE is empty),
- * the NumPy backend computes in every thread (the plans are its own: no
- * other backend is in force, _backends.IN_USE is empty), every operand is exactly an ArrayImpl and the primitive has a plan for
+ * It answers only when no jit or eval_shape trace runs in this context
+ * (tracer.ACTIVE is empty, or the trace variable holds None: only
+ * differentiation traces run, whose tracers are no arrays), the NumPy
+ * backend computes in every thread (the plans are its own: no other backend
+ * is in force, _backends.IN_USE is empty), every operand is exactly an
+ * ArrayImpl and the primitive has a plan for
  * their signature: the key is built as eager_key builds it -- the operands'
  * interned avals, their shapes, then the (name, value) pairs of the
  * parameters in the order given -- and the plan's function is called as
@@ -1558,29 +1873,10 @@ typedef struct {
     int scalars;         /* it converts Python scalars with to_arrays */
 } FastPrimitive;
 
-/* Whether the ndarray out owns its memory (out.flags.owndata). -1: error. */
-static int
-owns_data(PyObject *out)
-{
-    PyObject *flags = PyObject_GetAttr(out, str_flags);
-    PyObject *owndata;
-    int owns;
-
-    if (flags == NULL) {
-        return -1;
-    }
-    owndata = PyObject_GetAttr(flags, str_owndata);
-    Py_DECREF(flags);
-    if (owndata == NULL) {
-        return -1;
-    }
-    owns = PyObject_IsTrue(owndata);
-    Py_DECREF(owndata);
-    return owns;
-}
-
 /* The Array of the plan's result out (see FastPrimitive), as _owned_as
- * makes it; values are the n operands' ndarrays. */
+ * makes it; values are the n operands' ndarrays. A result that is not an
+ * ndarray (a NumPy scalar of a reduction to 0-d) is first made one by
+ * numpy.asarray, as there. */
 static PyObject *
 bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
             Py_ssize_t n)
@@ -1588,39 +1884,51 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
     PyObject *want = PyTuple_GET_ITEM(out_key, 0);
     PyObject *list, *obj, *odt;
     Py_ssize_t i;
-    int ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
+    int ok;
 
+    if (Py_TYPE(out) != (PyTypeObject *)bind_ndarray && asarray != NULL) {
+        out = PyObject_Vectorcall(asarray, &out, 1, NULL);
+        if (out == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        Py_INCREF(out);
+    }
+    ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
     for (i = 0; ok && i < n; i++) {
         ok = out != values[i];
     }
     if (ok) {
-        ok = owns_data(out);
-        if (ok < 0) {
-            return NULL;
+        ok = ndarray_owns_data(out);
+    }
+    if (ok > 0) {
+        odt = ndarray_dtype(out);
+        if (odt == NULL) {
+            ok = -1;
+        }
+        else {
+            ok = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
+            Py_DECREF(odt);
         }
     }
-    if (ok) {
-        odt = PyObject_GetAttr(out, str_dtype);
-        if (odt == NULL) {
-            return NULL;
-        }
-        ok = odt == want ? 1 : PyObject_RichCompareBool(odt, want, Py_EQ);
-        Py_DECREF(odt);
-        if (ok < 0) {
-            return NULL;
-        }
+    if (ok < 0) {
+        Py_DECREF(out);
+        return NULL;
     }
     if (ok) {
         obj = bind_array_type->tp_alloc(bind_array_type, 0);
         if (obj == NULL) {
+            Py_DECREF(out);
             return NULL;
         }
-        *(PyObject **)((char *)obj + bind_value_offset) = Py_NewRef(out);
+        *(PyObject **)((char *)obj + bind_value_offset) = out; /* (taken) */
         *(PyObject **)((char *)obj + bind_key_offset) = Py_NewRef(out_key);
         return obj;
     }
     list = PyList_New(n);
     if (list == NULL) {
+        Py_DECREF(out);
         return NULL;
     }
     for (i = 0; i < n; i++) {
@@ -1631,7 +1939,228 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
         obj = PyObject_Vectorcall(bind_owned, args, 3, NULL);
     }
     Py_DECREF(list);
+    Py_DECREF(out);
     return obj;
+}
+
+static PyObject *trace_var; /* _tracing.tracer._current (configure_jit) */
+
+/* Whether no jit or eval_shape trace runs in this context (the trace
+ * variable holds None), while traces run somewhere (tracer.ACTIVE): only
+ * differentiation traces, which never take arrays, or traces of other
+ * threads. Primitive.bind then computes on arrays as when none runs (it
+ * records a binding only in the trace of its own context). 0 when unsure. */
+static int
+no_trace_here(void)
+{
+    PyObject *running;
+    int none;
+
+    if (trace_var == NULL) {
+        return 0;
+    }
+    if (PyContextVar_Get(trace_var, NULL, &running) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    none = running == Py_None;
+    Py_XDECREF(running);
+    return none;
+}
+
+/*
+ * The plans last found, per primitive and operand avals: a table of
+ * BIND_MEMO_SLOTS entries indexed by a hash of the primitive, the operands'
+ * avals and the parameters' names, each holding the key it was found under
+ * (as eager_key builds it) and the plan. A call whose operands have the
+ * entry's avals (the same interned objects) and shapes, and whose parameters
+ * are the entry's names with the same values (the same objects, or equal
+ * ints, strings and tuples of them: values that hash alike when equal),
+ * builds an equal key: its plan is the one Primitive.eager holds under the
+ * entry's key, looked up there again (so a plan dropped from the dict is
+ * never used) unless the dict is unchanged since the entry was made (its
+ * version tag, on Python versions that keep one). The key need not be built
+ * then: no tuple of shapes is made, and nothing hashed.
+ */
+#define BIND_MEMO_SLOTS 256
+typedef struct {
+    PyObject *prim; /* NULL: an empty slot */
+    PyObject *key;
+    PyObject *plan;
+    PyObject *eager; /* the dict the plan was found in (borrowed: compared) */
+    unsigned long long version;
+} BindMemo;
+static BindMemo bind_memo[BIND_MEMO_SLOTS];
+
+#if PY_VERSION_HEX < 0x030C0000
+#define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
+#else
+#define DICT_VERSION(d) 0ull /* (no tag read: the dict is asked each time) */
+#define DICT_VERSION_NONE 1
+#endif
+
+/* Whether two parameter values are the same for a dict: the same object,
+ * or equal exact ints, strings or tuples of such. */
+static int
+param_same(PyObject *a, PyObject *b)
+{
+    PyTypeObject *t = Py_TYPE(a);
+    Py_ssize_t i;
+
+    if (a == b) {
+        return 1;
+    }
+    if (t != Py_TYPE(b)) {
+        return 0;
+    }
+    if (t == &PyLong_Type) {
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    }
+    if (t == &PyUnicode_Type) {
+        return PyUnicode_Compare(a, b) == 0;
+    }
+    if (t == &PyTuple_Type) {
+        if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {
+            return 0;
+        }
+        for (i = 0; i < PyTuple_GET_SIZE(a); i++) {
+            if (!param_same(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether key is the one eager_key builds for the operands args (values:
+ * their ndarrays, then the parameters' values) and kwnames. */
+static int
+bind_key_matches(PyObject *key, PyObject *const *args, PyObject *const *values,
+                 Py_ssize_t n, PyObject *kwnames, Py_ssize_t nkw)
+{
+    Py_ssize_t i;
+
+    if (PyTuple_GET_SIZE(key) != 2 * n + nkw) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (PyTuple_GET_ITEM(key, i) !=
+            *(PyObject **)((char *)args[i] + bind_key_offset)) {
+            return 0;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        int same = ndarray_has_shape(values[i], PyTuple_GET_ITEM(key, n + i));
+
+        if (same != 1) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *item = PyTuple_GET_ITEM(key, 2 * n + i);
+
+        if (PyTuple_GET_ITEM(item, 0) != PyTuple_GET_ITEM(kwnames, i) ||
+            !param_same(PyTuple_GET_ITEM(item, 1), values[n + i])) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The key eager_key builds, a new reference. */
+static PyObject *
+bind_key(PyObject *const *args, PyObject *const *values, Py_ssize_t n,
+         PyObject *kwnames, Py_ssize_t nkw)
+{
+    PyObject *key = PyTuple_New(2 * n + nkw);
+    Py_ssize_t i;
+
+    if (key == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *shape = ndarray_shape(values[i]);
+
+        if (shape == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(
+            key, i,
+            Py_NewRef(*(PyObject **)((char *)args[i] + bind_key_offset)));
+        PyTuple_SET_ITEM(key, n + i, shape);
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *item =
+            PyTuple_Pack(2, PyTuple_GET_ITEM(kwnames, i), values[n + i]);
+
+        if (item == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, 2 * n + i, item);
+    }
+    return key;
+}
+
+/* The plan of prim's eager dict for these operands and parameters, a new
+ * reference; NULL with an exception: error; NULL without one: none (ask
+ * Python). */
+static PyObject *
+bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
+          PyObject *const *values, Py_ssize_t n, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    size_t h = (size_t)prim >> 4;
+    BindMemo *e;
+    PyObject *key, *plan;
+    Py_ssize_t i;
+
+    for (i = 0; i < n; i++) {
+        h = h * 1000003u ^
+            ((size_t)*(PyObject **)((char *)args[i] + bind_key_offset) >> 4);
+    }
+    for (i = 0; i < nkw; i++) {
+        h = h * 1000003u ^ ((size_t)PyTuple_GET_ITEM(kwnames, i) >> 4);
+    }
+    e = &bind_memo[(h ^ (h >> 17)) % BIND_MEMO_SLOTS];
+    if (e->prim == prim && e->eager == eager &&
+        bind_key_matches(e->key, args, values, n, kwnames, nkw)) {
+#ifndef DICT_VERSION_NONE
+        if (e->version == DICT_VERSION(eager)) {
+            return Py_NewRef(e->plan);
+        }
+#endif
+        plan = PyDict_GetItemWithError(eager, e->key);
+        if (plan == NULL) {
+            return NULL; /* (dropped: Python makes it again) */
+        }
+        Py_SETREF(e->plan, Py_NewRef(plan));
+        e->version = DICT_VERSION(eager);
+        return Py_NewRef(plan);
+    }
+    key = bind_key(args, values, n, kwnames, nkw);
+    if (key == NULL) {
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(eager, key);
+    if (plan == NULL) {
+        Py_DECREF(key);
+        /* As Python: an unhashable parameter is looked up no further. */
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+        }
+        return NULL;
+    }
+    Py_XSETREF(e->prim, Py_NewRef(prim));
+    Py_XSETREF(e->key, key);
+    Py_XSETREF(e->plan, Py_NewRef(plan));
+    e->eager = eager;
+    e->version = DICT_VERSION(eager);
+    return Py_NewRef(plan);
 }
 
 /* The primitive prim bound eagerly on the n operands args, with the
@@ -1642,15 +2171,16 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
              PyObject *kwnames)
 {
     PyObject *values[2 * BIND_MAX_OPERANDS]; /* operands, then parameters */
-    PyObject *eager, *key, *plan, *fn, *out_key, *token, *out;
+    PyObject *eager, *plan, *fn, *out_key, *token, *out;
     PyObject *type, *exc, *traceback;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     Py_ssize_t i;
     int with_params, reset;
 
-    if (bind_array_type == NULL || PyList_GET_SIZE(bind_active) != 0 ||
-        PyList_GET_SIZE(bind_backends) != 0 || Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
-        nkw > BIND_MAX_OPERANDS) {
+    if (bind_array_type == NULL || PyList_GET_SIZE(bind_backends) != 0 ||
+        Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
+        nkw > BIND_MAX_OPERANDS ||
+        (PyList_GET_SIZE(bind_active) != 0 && !no_trace_here())) {
         return NULL;
     }
     eager = *(PyObject **)((char *)prim + eager_offset);
@@ -1667,53 +2197,26 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
             return NULL;
         }
     }
-    key = PyTuple_New(2 * n + nkw);
-    if (key == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        PyObject *shape = PyObject_GetAttr(values[i], str_shape);
-
-        if (shape == NULL) {
-            Py_DECREF(key);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(
-            key, i,
-            Py_NewRef(*(PyObject **)((char *)args[i] + bind_key_offset)));
-        PyTuple_SET_ITEM(key, n + i, shape);
-    }
     for (i = 0; i < nkw; i++) {
-        PyObject *item =
-            PyTuple_Pack(2, PyTuple_GET_ITEM(kwnames, i), args[n + i]);
-
-        if (item == NULL) {
-            Py_DECREF(key);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(key, 2 * n + i, item);
         values[n + i] = args[n + i];
     }
-    plan = PyDict_GetItemWithError(eager, key);
-    Py_DECREF(key);
+    plan = bind_plan(prim, eager, args, values, n, kwnames);
     if (plan == NULL) {
-        /* As Python: an unhashable parameter is looked up no further. */
-        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-        }
         return NULL;
     }
     /* EagerPlan(fn, with_params, out_key, out) */
     if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 4) {
+        Py_DECREF(plan);
         return NULL;
     }
     fn = PyTuple_GET_ITEM(plan, 0);
     with_params = PyTuple_GET_ITEM(plan, 1) == Py_True;
     out_key = PyTuple_GET_ITEM(plan, 2);
     if (!PyTuple_Check(out_key) || PyTuple_GET_SIZE(out_key) != 2) {
+        Py_DECREF(plan);
         return NULL; /* several results (None) */
     }
-    Py_INCREF(plan); /* (fn and out_key live while the call runs) */
+    /* (the reference to plan keeps fn and out_key alive while it runs) */
     token = PyContextVar_Set(bind_fp_var, bind_fp_ignore);
     if (token == NULL) {
         Py_DECREF(plan);
@@ -2121,6 +2624,9 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(bind_fp_ignore, Py_NewRef(args[8]));
     Py_XSETREF(bind_owned, Py_NewRef(args[9]));
     Py_XSETREF(bind_ndarray, Py_NewRef(args[10]));
+    if (check_ndarray_layout(args[10]) < 0) {
+        return NULL;
+    }
     /* Last: FastPrimitive is idle until bind_array_type is set. */
     Py_XSETREF(bind_array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
@@ -2146,7 +2652,6 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
  * as given.
  */
 
-static PyObject *trace_var;    /* _tracing.tracer._current */
 static PyObject *jit_dtypes;   /* (int32, int64, float32, float64,
                                   complex64, complex128, bool) */
 static PyObject *jit_asarray;  /* numpy.asarray */
@@ -2895,6 +3400,22 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(cast_call, Py_NewRef(args[7]));
     Py_XSETREF(finish, Py_NewRef(args[8]));
     Py_XSETREF(asarray, Py_NewRef(args[9]));
+    {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        PyObject *ufunc = numpy == NULL ? NULL
+                                        : PyObject_GetAttrString(numpy, "ufunc");
+
+        Py_XDECREF(numpy);
+        if (ufunc == NULL) {
+            return NULL;
+        }
+        if (!PyType_Check(ufunc)) {
+            Py_DECREF(ufunc);
+            PyErr_SetString(PyExc_TypeError, "numpy.ufunc must be a type");
+            return NULL;
+        }
+        Py_XSETREF(ufunc_type, (PyTypeObject *)ufunc);
+    }
     Py_XSETREF(check_operand, Py_NewRef(args[10]));
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));

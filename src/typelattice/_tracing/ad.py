@@ -925,7 +925,9 @@ class LinearTrace:
             _dead(self)
         if prim.abstract_eval is None:
             raise NotImplementedError(f"primitive {prim.name} has no rules")
-        out = prim.evaluate([aval_of(x) for x in args], params)
+        out = prim.evaluate(
+            [x.aval if type(x) is LinearTracer else aval_of(x) for x in args], params
+        )
         operands = [
             (x.ref, x.aval)
             if isinstance(x, LinearTracer) and x._trace is self

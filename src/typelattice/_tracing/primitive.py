@@ -32,8 +32,9 @@ is built, ``Primitive.bind`` and the public functions of :mod:`typelattice.lax`
 whose arguments are all operands read the same plans in C
 (``_speedups.FastPrimitive``): they call the plan's function and wrap its
 result as :func:`_owned_as` does, and hand every other call (a tracer or any
-other operand, a signature without a plan, a trace running anywhere,
-another backend in force anywhere) to the Python functions here.
+other operand, a signature without a plan, a jit or eval_shape trace
+running in this context, another backend in force anywhere) to the Python
+functions here.
 
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
@@ -806,10 +807,13 @@ def is_undefined(x: Any) -> bool:
 def aval_of(x: Any) -> ShapedArray:
     """The abstract value of an array, a :class:`ShapedArray`, a
     :class:`Zero` or an :class:`UndefinedPrimal`."""
+    if type(x) is ArrayImpl:  # (the commonest: its slots, not its properties)
+        dt, weak = x._key
+        return ShapedArray(x._value.shape, dt, weak)
     if type(x) is ShapedArray:
         return x
-    if type(x) in (Zero, UndefinedPrimal):
-        return x.aval  # type: ignore[no-any-return]
+    if type(x) is Zero or type(x) is UndefinedPrimal:
+        return x.aval
     return ShapedArray(tuple(x.shape), x.dtype, x.weak_type)
 
 
