@@ -295,7 +295,6 @@ class JVPTracer(Tracer):
 
     __slots__ = ("primal", "tangent")
 
-
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
@@ -940,7 +939,6 @@ class LinearTracer(Tracer):
     """A tangent in reverse mode: a variable of the linear record."""
 
     __slots__ = ("aval", "ref")
-
 
     def __init__(self, trace: LinearTrace, var: int, aval: ShapedArray) -> None:
         self._trace = trace

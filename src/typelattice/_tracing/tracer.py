@@ -330,7 +330,6 @@ class JitTracer(_NoValues, Tracer):
 
     __slots__ = ("_key", "_promotes_as", "_shape", "_var")
 
-
     def __init__(
         self,
         trace: RecordingTrace,

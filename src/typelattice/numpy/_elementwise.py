@@ -500,15 +500,16 @@ def call(op: Op, args: tuple[Any, ...]) -> Array:
     NumPy values, Python scalars and tracers of every kind alike
     (:func:`compute`).
 
-    With a tracer among ``args``, the call is handed to the innermost
-    tracer's trace as one namespace call (``process_lowering``): jit and
-    eval_shape compute it on the tracers; a differentiation computes it
-    by :func:`compute` both on the tracers and, for the value, on the
-    primal values: in reverse mode a call seen before then runs from its
-    remembered linearization, and a training loop's backward pass from one
-    remembered program."""
+    With a differentiation's tracer among ``args``, the call is handed to
+    the innermost tracer's trace as one namespace call
+    (``process_lowering``), computed by :func:`compute` both on the
+    tracers and, for the value, on the primal values: in reverse mode a
+    call seen before then runs from its remembered linearization, and a
+    training loop's backward pass from one remembered program. (jit's and
+    eval_shape's traces would run :func:`compute` on their tracers: it is
+    called directly.)"""
     for a in args:
-        if isinstance(a, Tracer):
+        if isinstance(a, Tracer) and a._trace.differentiates:
 
             def run(leaves: list[Any]) -> Any:
                 return compute(op, tuple(leaves))
