@@ -15,10 +15,10 @@ import typelattice.numpy as tnp
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
 from typelattice._tracing.ad import JVPTracer, LinearTracer
-from typelattice._tracing.tracer import Placeholder, Tracer
+from typelattice._tracing.tracer import JitTracer, Placeholder, Tracer
 from typelattice.numpy._array_methods import ARRAY_CLASSES, ARRAY_METHODS
 
-CLASSES = [ArrayImpl, Placeholder, Tracer, JVPTracer, LinearTracer]
+CLASSES = [ArrayImpl, Placeholder, Tracer, JitTracer, JVPTracer, LinearTracer]
 
 
 def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:

@@ -54,9 +54,9 @@ from typelattice._basearray import Array
 from typelattice._tracing import tree
 from typelattice._tracing.tracer import (
     ConcretizationTypeError,
+    JitTracer,
     Placeholder,
-    Trace,
-    Tracer,
+    RecordingTrace,
     current_trace,
     dummy,
 )
@@ -125,7 +125,7 @@ _BUSY: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 def _shape(x: Any) -> Shape | None:
     """The real shape of an array argument (None for anything else)."""
-    if isinstance(x, Tracer):
+    if isinstance(x, JitTracer):
         return x._shape
     if isinstance(x, ArrayImpl):
         shape: Shape = x._value.shape
@@ -204,7 +204,7 @@ def _dims_of(leaves: list[Any]) -> _Dims:
     traced: list[Shape] = []
     pinned: list[Shape] = []
     for x in leaves:
-        if isinstance(x, Tracer):
+        if isinstance(x, JitTracer):
             traced.append(x._shape)
         else:
             shape = _shape(x)
@@ -215,7 +215,7 @@ def _dims_of(leaves: list[Any]) -> _Dims:
 
 def _stand_in(x: Any, shape: Shape) -> Any:
     """An operand like ``x`` (dtype, weak flag, kind of array) of ``shape``."""
-    if isinstance(x, Tracer | Placeholder):
+    if isinstance(x, JitTracer | Placeholder):
         return dummy(x._key, shape)
     if isinstance(x, ArrayImpl):
         return wrap(dummy(x._key, shape)._value, x._key)
@@ -257,7 +257,7 @@ def _run_stand_ins(
     """``fn`` on the arguments ``(args, kwargs)`` flattened to ``leaves``,
     each tracer replaced by a stand-in of its sizes by ``dims``."""
     small = [
-        _stand_in(x, dims.small(x._shape)) if isinstance(x, Tracer) else x
+        _stand_in(x, dims.small(x._shape)) if isinstance(x, JitTracer) else x
         for x in leaves
     ]
     small_args, small_kwargs = treedef.unflatten(small)
@@ -381,11 +381,11 @@ def vdot(
     size = math.prod(_shape_or_scalar(a))
     if size != math.prod(_shape_or_scalar(b)):
         raise Fallback  # raised before anything is allocated
-    traced = [x for x in (a, b) if isinstance(x, Tracer)]
+    traced = [x for x in (a, b) if isinstance(x, JitTracer)]
     flat = (min(size, 1),) if len(traced) == 2 else (size,)
 
     def sub(x: Any) -> Any:
-        return _stand_in(x, flat) if isinstance(x, Tracer) else x
+        return _stand_in(x, flat) if isinstance(x, JitTracer) else x
 
     out = _run(fn, tree.tree_map(sub, args), tree.tree_map(sub, kwargs))
     return _rebuild(out, lambda _: ())
@@ -528,7 +528,7 @@ def take(
             raise Fallback from None
         ax = ax % len(shape) if -len(shape) <= ax < len(shape) else None
     length = math.prod(shape) if axis is None else (0 if ax is None else shape[ax])
-    if isinstance(indices, Tracer):
+    if isinstance(indices, JitTracer):
         kept = min(length, 2)
         given["indices"] = _stand_in(indices, tuple(min(d, 1) for d in indices._shape))
     elif (
@@ -632,13 +632,17 @@ def _index_result(
         elif isinstance(p, int | np.integer):
             kinds.append("int")
             consumed += 1
-        elif isinstance(p, Tracer | ArrayImpl | np.ndarray):
+        elif isinstance(p, JitTracer | ArrayImpl | np.ndarray):
             index = cast("Array | np.ndarray[Any, Any]", p)
             kind = np.dtype(index.dtype).kind
             if kind in "iu":
                 kinds.append("array")
                 consumed += 1
-            elif kind == "b" and index.ndim and not isinstance(p, Tracer | Placeholder):
+            elif (
+                kind == "b"
+                and index.ndim
+                and not isinstance(p, JitTracer | Placeholder)
+            ):
                 kinds.append("mask")
                 consumed += index.ndim
             else:
@@ -650,11 +654,11 @@ def _index_result(
     if kinds.count("ellipsis") > 1 or consumed > len(shape):
         return None
     # The index arrays' stand-ins, and the broadcast (block) shapes.
-    traced = [p._shape for p in parts if isinstance(p, Tracer)]
+    traced = [p._shape for p in parts if isinstance(p, JitTracer)]
     pinned = [
         _shape_or_scalar(p)
         for p, k in zip(parts, kinds, strict=True)
-        if k == "array" and not isinstance(p, Tracer)
+        if k == "array" and not isinstance(p, JitTracer)
     ]
     dims = _Dims(traced, pinned)
     block_real: list[Shape] = []
@@ -666,7 +670,7 @@ def _index_result(
         elif k == "array":
             s = _shape_or_scalar(p)
             block_real.append(s)
-            block_small.append(dims.small(s) if isinstance(p, Tracer) else s)
+            block_small.append(dims.small(s) if isinstance(p, JitTracer) else s)
         elif k == "mask":
             count = (int(np.count_nonzero(np.asarray(p))),)
             block_real.append(count)
@@ -716,7 +720,7 @@ def _index_result(
         else:  # an integer or an index array: the real length
             stand_shape.append(shape[pos])
             stand_key.append(
-                _stand_in(p, dims.small(p._shape)) if isinstance(p, Tracer) else p
+                _stand_in(p, dims.small(p._shape)) if isinstance(p, JitTracer) else p
             )
             pos += 1
     for d in shape[pos:]:
@@ -786,7 +790,7 @@ def scatter(getitem: Callable[..., Any]) -> Rule:
                 raise Fallback(err) from None
         else:
             sub = found[1]
-        values_shape = _shape(values) if isinstance(values, Tracer) else None
+        values_shape = _shape(values) if isinstance(values, JitTracer) else None
         dims = _Dims(
             [sub] + ([values_shape] if values_shape is not None else []),
             [_shape_or_scalar(values)] if values_shape is None else [],
@@ -826,7 +830,7 @@ def filled(shape_of: Callable[[Any, str], Shape], *, shape_first: bool = False) 
             raise Fallback
         fill_shape = _shape_or_scalar(fill)
         small_fill = fill_shape
-        if isinstance(fill, Tracer):
+        if isinstance(fill, JitTracer):
             small_fill = tuple(min(d, 1) for d in fill_shape)
             given["fill_value"] = _stand_in(fill, small_fill)
         like = given.get("a")
@@ -943,7 +947,7 @@ def full_size(
     raise Fallback
 
 
-def creation_trace() -> Trace | None:
+def creation_trace() -> RecordingTrace | None:
     """The trace in which a creation function called without tracers gives
     tracers (by its creation rule): an abstract-only trace (eval_shape),
     unless the call comes from a function running on stand-ins."""

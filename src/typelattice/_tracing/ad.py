@@ -49,6 +49,7 @@ from typelattice._tracing import tree
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
     Primitive,
+    PrimitiveEquation,
     ShapedArray,
     UndefinedPrimal,
     Zero,
@@ -61,8 +62,9 @@ from typelattice._tracing.primitive import (
 from typelattice._tracing.trace import NotDifferentiableError, Program, code_bytes
 from typelattice._tracing.tracer import (
     ACTIVE,
+    JitTracer,
+    Trace,
     Tracer,
-    TransformTracer,
     UnexpectedTracerError,
 )
 
@@ -114,16 +116,16 @@ def _dead(trace: Any) -> NoReturn:
 # -- forward mode ---------------------------------------------------------------
 
 
-class JVPTrace:
+class JVPTrace(Trace):
     """One differentiation in progress: its tracers carry tangents (in
     reverse mode, tracers of its linear ``record``)."""
 
-    __slots__ = ("alive", "level", "name", "record")
+    __slots__ = ("record",)
+
+    differentiates = True
 
     def __init__(self, name: str, record: LinearTrace | None = None) -> None:
-        self.name = name
-        self.level = _depth.get()
-        self.alive = True
+        super().__init__(name, _depth.get())
         self.record = record
 
     def process_lowering(
@@ -283,7 +285,7 @@ def _with_value(trace: JVPTrace, lowered: Any, value: Any, key: Hashable) -> Any
     return structure.unflatten(merged)
 
 
-class JVPTracer(TransformTracer):
+class JVPTracer(Tracer):
     """A value being differentiated: its primal value and its tangent.
 
     Functions see an array (``isinstance(x, typelattice.Array)`` holds) with
@@ -291,7 +293,7 @@ class JVPTracer(TransformTracer):
     value works (``if x > 0``), as in JAX, outside jit.
     """
 
-    __slots__ = ("_trace", "primal", "tangent")
+    __slots__ = ("primal", "tangent")
 
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
         self._trace = trace
@@ -557,7 +559,7 @@ class _Linearized:
 
         def output(x: Any) -> int | None:
             """The program output for a stand-in (None: not one)."""
-            if not isinstance(x, Tracer) or x._trace is not primal_trace:
+            if not isinstance(x, JitTracer) or x._trace is not primal_trace:
                 return None
             pos = at.get(x._var)
             if pos is None:
@@ -573,7 +575,7 @@ class _Linearized:
                     return None
                 self.results.append((tangent.ref, tangent.aval))
                 tangent_outs.append((tangent.ref, tangent.aval))
-            elif isinstance(leaf, TransformTracer):
+            elif isinstance(leaf, Tracer) and leaf._trace.differentiates:
                 return None
             else:
                 self.results.append(None)
@@ -581,11 +583,11 @@ class _Linearized:
         distinct = len({v for v, _ in tangent_outs}) == len(tangent_outs)
         self.tangent_outs = tangent_outs if distinct else None
         residual_at: dict[int, int] = {}
-        for prim, params, operands, out_vars in lin.eqns:
-            if any(isinstance(v, Array) for v in params.values()):
+        for eqn in lin.eqns:
+            if any(isinstance(v, Array) for v in eqn.params.values()):
                 return None
             ops: list[Any] = []
-            for v, a in operands:
+            for v, a in eqn.ins:
                 if v is not None:
                     ops.append((0, v, a))
                 elif type(a) is ArrayImpl:
@@ -598,7 +600,7 @@ class _Linearized:
                         residual_at[pos] = len(self.residuals)
                         self.residuals.append(pos)
                     ops.append((1, residual_at[pos], None))
-            self.eqns.append((prim, params, ops, out_vars))
+            self.eqns.append((eqn.prim, eqn.params, ops, eqn.outs))
         self.n_internal = lin.nvars - len(self.tangent_of)
         self.keys = [primal_trace.avals[outs[p]][0] for p in self.residuals]
         self.residual_avals = [primal_trace.avals[outs[p]] for p in self.residuals]
@@ -715,11 +717,11 @@ class _Block:
         """The record's variable for the linearization's ``v``."""
         return self.refs[v] if v < len(self.refs) else self.base + v
 
-    def equations(self) -> list[tuple[Primitive, dict[str, Any], list[Any], list[int]]]:
+    def equations(self) -> list[PrimitiveEquation]:
         """The equations as the record holds them, one by one."""
         var, residuals = self.var, self.residuals
         return [
-            (
+            PrimitiveEquation(
                 prim,
                 params,
                 [
@@ -847,7 +849,7 @@ class _Transposed:
 
     @classmethod
     def compiled(
-        cls, trace: _tracer.Trace, ins: list[int], cts: list[Any]
+        cls, trace: _tracer.RecordingTrace, ins: list[int], cts: list[Any]
     ) -> _Transposed | None:
         """The program computing ``cts`` (tracers of ``trace``, constants or
         None) from the values of ``ins``; None when it cannot be kept."""
@@ -856,7 +858,7 @@ class _Transposed:
         for c in cts:
             if c is None:
                 results.append(None)
-            elif isinstance(c, Tracer) and c._trace is trace:
+            elif isinstance(c, JitTracer) and c._trace is trace:
                 results.append((len(outs), c._key))
                 outs.append(c._var)
             elif type(c) is ArrayImpl:
@@ -887,19 +889,20 @@ class _Transposed:
 # -- reverse mode: the linear record --------------------------------------------
 
 
-class LinearTrace:
+class LinearTrace(Trace):
     """The record of the linear map from input tangents to output tangents."""
 
-    __slots__ = ("alive", "eqns", "level", "name", "nvars")
+    __slots__ = ("eqns", "nvars")
+
+    differentiates = True
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self.level = _depth.get() + 1  # above its JVPTrace
-        self.alive = True
+        super().__init__(name, _depth.get() + 1)  # (above its JVPTrace)
         self.nvars = 0
-        # Per equation: (primitive, params, operands, output variables); an
-        # operand is (var, aval) for a linear input, (None, value) otherwise.
-        # A remembered call's equations are one _Block.
+        # The primitives applied to tangents, as jit records them
+        # (PrimitiveEquation: an operand is (var, aval) for a linear input,
+        # (None, value) otherwise); a remembered call's equations are one
+        # _Block.
         self.eqns: list[Any] = []
 
     def new(self, aval: ShapedArray) -> LinearTracer:
@@ -907,16 +910,8 @@ class LinearTrace:
         self.nvars += 1
         return tracer
 
-    def process_lowering(
-        self,
-        key: Hashable,
-        run: Callable[[list[Any]], Any],
-        leaves: list[Any],
-        structure: Hashable,
-        evaluate: Callable[[list[Any]], Any],
-    ) -> Any:
-        """A namespace function's lowering applied to tangents: recorded."""
-        return run(leaves)
+    # (process_lowering: the base's, a namespace function's lowering
+    # applied to tangents is recorded)
 
     def process_primitive(
         self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
@@ -928,7 +923,7 @@ class LinearTrace:
         out = prim.evaluate(
             [x.aval if type(x) is LinearTracer else aval_of(x) for x in args], params
         )
-        operands = [
+        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
             (x.ref, x.aval)
             if isinstance(x, LinearTracer) and x._trace is self
             else (None, x)
@@ -936,14 +931,16 @@ class LinearTrace:
         ]
         avals = out if prim.multiple_results else (out,)
         tracers = [self.new(a) for a in avals]
-        self.eqns.append((prim, params, operands, [t.ref for t in tracers]))
+        self.eqns.append(
+            PrimitiveEquation(prim, params, operands, [t.ref for t in tracers])
+        )
         return tuple(tracers) if prim.multiple_results else tracers[0]
 
 
-class LinearTracer(TransformTracer):
+class LinearTracer(Tracer):
     """A tangent in reverse mode: a variable of the linear record."""
 
-    __slots__ = ("_trace", "aval", "ref")
+    __slots__ = ("aval", "ref")
 
     def __init__(self, trace: LinearTrace, var: int, aval: ShapedArray) -> None:
         self._trace = trace
@@ -1024,10 +1021,9 @@ def _remembered_backward(
             continue
         # A primitive bound directly: its constants (residuals) become
         # inputs of the program, known here by their type and shape.
-        prim, params, operands, outs = b
         n += 1
-        sig += (prim, *params.items(), *outs)
-        for v, a in operands:
+        sig += (b.prim, *b.params.items(), *b.outs)
+        for v, a in b.ins:
             if v is not None:
                 sig += (v, a)
             elif type(a) is ArrayImpl:
@@ -1058,7 +1054,7 @@ def _remembered_backward(
         if type(b) is _Block:
             values += [r._value for r in b.residuals]
         else:
-            values += [a._value for v, a in b[2] if v is None]
+            values += [a._value for v, a in b.ins if v is None]
     return program.cotangents(values)
 
 
@@ -1079,14 +1075,13 @@ def _backward_program(
         stand_in = LinearTrace(trace.name)
         for b in record.eqns:
             if type(b) is not _Block:
-                prim, params, operands, outs = b
-                stood: list[Any] = []
-                for v, a in operands:
+                stood: list[tuple[int, ShapedArray] | tuple[None, Any]] = []
+                for v, a in b.ins:
                     if v is None:
                         a = trace.new_tracer(a._key, a._value.shape)
                         ins.append(a._var)
                     stood.append((v, a))
-                stand_in.eqns.append((prim, params, stood, outs))
+                stand_in.eqns.append(PrimitiveEquation(b.prim, b.params, stood, b.outs))
                 continue
             residuals = [trace.new_tracer(r._key, r._value.shape) for r in b.residuals]
             ins += [r._var for r in residuals]
@@ -1110,12 +1105,10 @@ def _consumed(eqns: list[Any]) -> Iterator[Any]:
         yield eqns.pop()
 
 
-def _transpose(
-    eqn: tuple[Primitive, dict[str, Any], list[Any], list[int]], cts: dict[int, Any]
-) -> None:
+def _transpose(eqn: PrimitiveEquation, cts: dict[int, Any]) -> None:
     """Move the cotangents of an equation's outputs in ``cts`` to its
     linear operands', by its primitive's transpose rule."""
-    prim, params, operands, outs = eqn
+    prim, params, operands, outs = eqn.prim, eqn.params, eqn.ins, eqn.outs
     got = [cts.pop(v, None) for v in outs]
     if all(c is None for c in got):
         return
@@ -1240,9 +1233,7 @@ def _zeros_for(aval: ShapedArray) -> Any:
     return np.zeros(aval.shape, float0)
 
 
-def _equations(
-    record: LinearTrace,
-) -> Iterator[tuple[Primitive, dict[str, Any], list[Any], list[int]]]:
+def _equations(record: LinearTrace) -> Iterator[PrimitiveEquation]:
     """The record's equations, one by one (blocks expanded)."""
     for eqn in record.eqns:
         if type(eqn) is _Block:
@@ -1260,7 +1251,8 @@ def forward_pass(
     env: dict[int, Any] = {
         v: t for v, t in zip(in_vars, tangents, strict=True) if v is not None
     }
-    for prim, params, operands, outs in _equations(record):
+    for eqn in _equations(record):
+        prim, params, operands, outs = eqn.prim, eqn.params, eqn.ins, eqn.outs
         if not any(v in env for v, _ in operands if v is not None):
             continue  # no tangent reaches it
         args = [

@@ -39,9 +39,16 @@ from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import tree
-from typelattice._tracing.ad import JVPTrace, JVPTracer, LinearTracer, _dead
+from typelattice._tracing.ad import (
+    JVPTrace,
+    JVPTracer,
+    LinearTrace,
+    LinearTracer,
+    _dead,
+)
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
+    PrimitiveEquation,
     ShapedArray,
     UndefinedPrimal,
     Zero,
@@ -51,7 +58,7 @@ from typelattice._tracing.primitive import (
     tangent_aval,
     zeros,
 )
-from typelattice._tracing.tracer import ACTIVE, TransformTracer, innermost_trace
+from typelattice._tracing.tracer import ACTIVE, innermost_trace
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -86,10 +93,8 @@ def _positional(
 def _differentiation(leaves: Sequence[Any]) -> JVPTrace | None:
     """The differentiation that processes a call on ``leaves``: the
     innermost trace, when it is a JVPTrace."""
-    if not any(isinstance(x, TransformTracer) for x in leaves):
-        return None
     trace = innermost_trace(leaves)
-    if type(trace) is not JVPTrace:  # jit, eval_shape, or a tangent's record
+    if type(trace) is not JVPTrace:  # none, jit, eval_shape, or a tangent's record
         return None
     if not trace.alive:
         _dead(trace)
@@ -316,7 +321,8 @@ def _reweak(t: Any, weak: bool) -> Any:
     if type(t) is ArrayImpl:
         return wrap(t._value, _core.aval(t._value.dtype, weak))
     if type(t) is LinearTracer:
-        return LinearTracer(t._trace, t.ref, t.aval.update(weak_type=weak))
+        record = cast(LinearTrace, t._trace)
+        return LinearTracer(record, t.ref, t.aval.update(weak_type=weak))
     raise TypeError(
         f"a custom derivative rule gave a tangent {t!r} whose weak flag is not "
         f"its primal's ({'weak' if weak else 'not weak'}): compute it from the "
@@ -493,8 +499,10 @@ class _VJPCall:
                 refs.append(t.ref)
             else:
                 outs.append(None)
-        operands = [(t.ref, t.aval) for t in tangents]
-        record.eqns.append((self, {}, operands, refs))
+        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
+            (t.ref, t.aval) for t in tangents
+        ]
+        record.eqns.append(PrimitiveEquation(cast(Any, self), {}, operands, refs))
         return outs
 
     # What the record's readers use of a primitive:

@@ -526,7 +526,7 @@ class _Builder:
     """The jaxpr's variables, made from a trace's variable numbers and its
     constants."""
 
-    def __init__(self, trace: _tr.Trace) -> None:
+    def __init__(self, trace: _tr.RecordingTrace) -> None:
         self.avals = trace.avals
         self.vars: dict[int, Atom] = {}
         self.constvars: list[Var] = []
@@ -559,7 +559,7 @@ class _Builder:
         return found
 
 
-def _equations(trace: _tr.Trace, b: _Builder) -> list[JaxprEqn]:
+def _equations(trace: _tr.RecordingTrace, b: _Builder) -> list[JaxprEqn]:
     eqns: list[JaxprEqn] = []
     for eqn in trace.eqns:
         if type(eqn) is PrimitiveEquation:
@@ -668,7 +668,7 @@ def make_jaxpr(
         eqns = _equations(trace, b)
         outvars: list[Atom] = []
         for r in results:
-            if isinstance(r, _tr.Tracer):
+            if isinstance(r, _tr.JitTracer):
                 outvars.append(b.var(r._var))
             else:
                 assert isinstance(r, ArrayImpl)

@@ -310,15 +310,15 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
 def argument_value(leaf: Any, where: str, pos: int, x64: bool) -> Any:
     """An argument of a transformation as an array: arrays and tracers as
     they are, Python scalars weak, NumPy values converted and copied."""
-    if isinstance(leaf, ArrayImpl | _tr.Tracer | _tr.TransformTracer):
+    if isinstance(leaf, ArrayImpl | _tr.Tracer):
         return leaf
     value, (key, _, _) = _argument(leaf, where, pos, x64)
     return wrap(value, key)
 
 
-def _output(leaf: Any, trace: _tr.Trace, where: str) -> Any:
+def _output(leaf: Any, trace: _tr.RecordingTrace, where: str) -> Any:
     """An output leaf as a tracer of ``trace`` or a concrete array."""
-    if isinstance(leaf, _tr.Tracer):
+    if isinstance(leaf, _tr.JitTracer):
         if leaf._trace is not trace:  # pyright: ignore[reportPrivateUsage]
             leaf.check()
         return leaf
@@ -343,7 +343,7 @@ def _run_traced(
     avals: Sequence[Abstract],
     where: str,
     abstract_only: bool = False,
-) -> tuple[_tr.Trace, list[_tr.Tracer], list[Any], TreeDef]:
+) -> tuple[_tr.RecordingTrace, list[_tr.JitTracer], list[Any], TreeDef]:
     """Run ``call(args, kwargs)`` on tracers for the flattened arguments.
 
     Returns the finished trace, the argument tracers, the result leaves
@@ -830,10 +830,10 @@ class Jitted(Generic[P, R]):
                 v = leaf._value
                 values.append(v)
                 sig.append((leaf._key, v.shape, leaf._key))
-            elif isinstance(leaf, _tr.Tracer):
+            elif isinstance(leaf, _tr.JitTracer):
                 leaf.check()  # raises: no trace is running here
                 raise AssertionError("unreachable")
-            elif isinstance(leaf, _tr.TransformTracer):
+            elif isinstance(leaf, _tr.Tracer):
                 # Differentiated: run in the transformation, which records
                 # primitives (inside an enclosing jit, that jit's program).
                 return self._inline(args, kwargs)  # type: ignore[no-any-return]
@@ -863,7 +863,7 @@ class Jitted(Generic[P, R]):
         x64 = _config.current().enable_x64
         held: list[Any] = []
         for leaf in leaves:
-            if isinstance(leaf, _tr.Tracer | _tr.TransformTracer):
+            if isinstance(leaf, _tr.Tracer):
                 held.append(leaf)
             else:
                 value, (key, _, _) = _argument(leaf, where, len(held), x64)
@@ -892,7 +892,7 @@ class Jitted(Generic[P, R]):
         keys: list[_core.Aval] = []
         consts: list[tuple[int, Any]] = []
         for pos, r in enumerate(results):
-            if isinstance(r, _tr.Tracer):
+            if isinstance(r, _tr.JitTracer):
                 outs.append(r._var)  # pyright: ignore[reportPrivateUsage]
                 keys.append(r._key)  # pyright: ignore[reportPrivateUsage]
             else:

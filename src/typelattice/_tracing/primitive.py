@@ -106,8 +106,8 @@ from typelattice._promotion import _speedups
 from typelattice._tracing.trace import Equation, Source, shown
 from typelattice._tracing.tracer import (
     ACTIVE,
-    Trace,
-    Tracer,
+    JitTracer,
+    RecordingTrace,
     current_trace,
     innermost_trace,
 )
@@ -362,6 +362,31 @@ class Primitive:
         self.noop = test
         return test
 
+    def record(
+        self, trace: RecordingTrace, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        """Record this primitive on ``args`` (tracers of ``trace`` among
+        them) in ``trace`` (what its ``process_primitive`` does): tracers
+        for its results, by its abstract evaluation."""
+        if self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        current_backend().impl(self)  # (raises when none computes it)
+        for x in args:
+            if isinstance(x, JitTracer) and x._trace is not current_trace():
+                x.check()  # raises: a leaked tracer, or another trace's
+        avals = [aval_of(x) for x in args]
+        out = self.evaluate(avals, params)
+        ins: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
+            (x._var, a) if isinstance(x, JitTracer) else (None, x._value)
+            for x, a in zip(args, avals, strict=True)
+        ]
+        outs = out if self.multiple_results else (out,)
+        tracers = [
+            trace.new_tracer(_core.aval(a.dtype, a.weak_type), a.shape) for a in outs
+        ]
+        trace.record(PrimitiveEquation(self, params, ins, [t._var for t in tracers]))
+        return tuple(tracers) if self.multiple_results else tracers[0]
+
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to arrays (the result computed, an array
         that owns its data, or a tuple of them with ``multiple_results``),
@@ -374,8 +399,6 @@ class Primitive:
                 noop = self.noop
                 if noop is not None and noop(aval_of(args[0]), **params):
                     return args[0]  # (a tracer: nothing to record)
-                if trace.level < 0:  # jit or eval_shape
-                    return record(trace, self, args, params)
                 return trace.process_primitive(self, args, params)
         backend = NUMPY
         if IN_USE:  # another backend is in force somewhere: which one here?
@@ -396,7 +419,7 @@ class Primitive:
             # seed of jit(grad(f)), a Python scalar broadcast).
             trace = current_trace()
             if trace is not None and (not values or _grows(plan.out, values)):
-                return record(trace, self, args, params)
+                return trace.process_primitive(self, args, params)
         if backend is not NUMPY:
             result = _compute_on(backend, plan, values, params)
         else:
@@ -471,9 +494,15 @@ _EVALUATED_MAX: Final = 4096
 
 
 class PrimitiveEquation(Equation):
-    """A primitive recorded by jit or eval_shape: replayed by the
-    implementation of the backend in force when the program is generated,
-    on the values, in one call."""
+    """A primitive applied to variables of a trace: recorded by jit or
+    eval_shape (replayed by the implementation of the backend in force when
+    the program is generated, on the values, in one call), and by reverse
+    mode differentiation in its linear record (transposed).
+
+    ``ins`` has per operand ``(var, aval)`` for a variable of the trace (a
+    tracer of it, of that :class:`ShapedArray`), ``(None, constant)`` for
+    another: in a program a NumPy value, in a linear record an array (or
+    a tracer of an enclosing trace). ``outs`` are the results' variables."""
 
     __slots__ = ("ins", "outs", "params", "prim")
 
@@ -481,14 +510,16 @@ class PrimitiveEquation(Equation):
         self,
         prim: Primitive,
         params: dict[str, Any],
-        ins: list[tuple[int, None] | tuple[None, Any]],
+        ins: list[tuple[int, ShapedArray] | tuple[None, Any]],
         outs: list[int],
     ) -> None:
         self.prim = prim
         self.params = params
-        # Per operand: (var, None) for a tracer, (None, value) for a constant.
         self.ins = ins
         self.outs = outs
+
+    def __repr__(self) -> str:
+        return f"PrimitiveEquation({self.pretty(lambda v: f'v{v}')})"
 
     def inputs(self) -> Sequence[int]:
         return [v for v, _ in self.ins if v is not None]
@@ -632,29 +663,6 @@ def _constant_aval(value: Any) -> ShapedArray:
     """The abstract value of a recorded constant (a NumPy value)."""
     array = np.asarray(value)
     return ShapedArray(array.shape, array.dtype, False)
-
-
-def record(
-    trace: Trace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
-) -> Any:
-    """Record ``prim`` on ``args`` (tracers of ``trace`` among them) in
-    ``trace``: tracers for its results, by its abstract evaluation."""
-    if prim.abstract_eval is None:
-        raise NotImplementedError(f"primitive {prim.name} has no rules")
-    current_backend().impl(prim)  # (raises when none computes it)
-    for x in args:
-        if isinstance(x, Tracer) and x._trace is not current_trace():
-            x.check()  # raises: a leaked tracer, or another trace's
-    out = prim.evaluate([aval_of(x) for x in args], params)
-    ins: list[tuple[int, None] | tuple[None, Any]] = [
-        (x._var, None) if isinstance(x, Tracer) else (None, x._value) for x in args
-    ]
-    avals = out if prim.multiple_results else (out,)
-    tracers = [
-        trace.new_tracer(_core.aval(a.dtype, a.weak_type), a.shape) for a in avals
-    ]
-    trace.record(PrimitiveEquation(prim, params, ins, [t._var for t in tracers]))
-    return tuple(tracers) if prim.multiple_results else tracers[0]
 
 
 def _owned(value: Any, weak: bool, inputs: list[Any]) -> ArrayImpl:

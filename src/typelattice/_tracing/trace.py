@@ -41,9 +41,9 @@ from typelattice._tracing import abstract, tree
 from typelattice._tracing.tracer import (
     ACTIVE,
     ConcretizationTypeError,
-    Trace,
+    JitTracer,
+    RecordingTrace,
     Tracer,
-    TransformTracer,
     current_trace,
     describe,
     dummy,
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 
-def _this_trace(tracers: Sequence[Tracer]) -> Trace:
+def _this_trace(tracers: Sequence[JitTracer]) -> RecordingTrace:
     trace = current_trace()
     for t in tracers:
         if t._trace is not trace:
@@ -154,7 +154,7 @@ class Call(Equation):
 
     def __init__(
         self,
-        trace: Trace,
+        trace: RecordingTrace,
         name: str,
         fn: Callable[..., Any],
         leaves: list[Any],
@@ -171,9 +171,9 @@ class Call(Equation):
         self.slots = [
             (pos, leaf._var)
             for pos, leaf in enumerate(leaves)
-            if isinstance(leaf, Tracer)
+            if isinstance(leaf, JitTracer)
         ]
-        self.leaves = [None if isinstance(x, Tracer) else x for x in leaves]
+        self.leaves = [None if isinstance(x, JitTracer) else x for x in leaves]
         self.ins = list(dict.fromkeys(var for _, var in self.slots))
         self.outs = outs
 
@@ -313,14 +313,14 @@ def _call(
 ) -> Any:
     leaves, treedef = tree.flatten_call(args, kwargs)
     for x in leaves:
-        if isinstance(x, TransformTracer):
+        if isinstance(x, Tracer) and x._trace.differentiates:
 
             def evaluate(leaves: list[Any]) -> Any:
                 args, kwargs = treedef.unflatten(leaves)
                 return _call(fn, name, rule, creation, args, kwargs)
 
             return _lower(fn, name, args, kwargs, leaves, treedef, evaluate)
-    tracers = [x for x in leaves if isinstance(x, Tracer)]
+    tracers = [x for x in leaves if isinstance(x, JitTracer)]
     if not tracers:
         trace = None if creation is None else abstract.creation_trace()
         if creation is None or trace is None:
@@ -402,6 +402,7 @@ def _lower(
             return lower(*args, **kwargs)
 
         trace = innermost_trace(leaves)
+        assert trace is not None  # (a differentiation's tracer among them)
         return trace.process_lowering(fn, run, leaves, treedef, evaluate)
     try:
         return fn(*args, **kwargs)
@@ -444,7 +445,7 @@ def _evaluate(
         except abstract.Fallback as fallback:
             error = fallback.error
     if error is not None and abstract_only:
-        distinct = {t._var: t for t in leaves if isinstance(t, Tracer)}.values()
+        distinct = {t._var: t for t in leaves if isinstance(t, JitTracer)}.values()
         if sum(math.prod(t._shape) for t in distinct) > abstract.RERUN_LIMIT:
             # Too big to run for real: the stand-ins' error, said so.
             shown = ", ".join(repr(t) for t in distinct)
@@ -455,7 +456,7 @@ def _evaluate(
             raise error
 
     full_args, full_kwargs = treedef.unflatten(
-        [dummy(x._key, x._shape) if isinstance(x, Tracer) else x for x in leaves]
+        [dummy(x._key, x._shape) if isinstance(x, JitTracer) else x for x in leaves]
     )
     return abstract.run_placeholders(fn, full_args, full_kwargs)
 
@@ -469,7 +470,9 @@ class Program:
     ``run(*values)`` returns the values of ``outs``, in order.
     """
 
-    def __init__(self, trace: Trace, ins: Sequence[int], outs: Sequence[int]) -> None:
+    def __init__(
+        self, trace: RecordingTrace, ins: Sequence[int], outs: Sequence[int]
+    ) -> None:
         eqns = _live(trace.eqns, outs)
         self.trace = trace
         self.eqns = eqns

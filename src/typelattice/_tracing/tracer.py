@@ -1,11 +1,21 @@
-"""Abstract arrays: :class:`Tracer`, the traces that own them, and their errors.
+"""Tracers, the traces that own them, and their errors.
 
-While :func:`typelattice.jit` or :func:`typelattice.eval_shape` runs a
-function, its array arguments are :class:`Tracer` objects: arrays with a
-shape, a dtype and a weak flag but no values. Every namespace operation
-accepts them and returns tracers, and records itself in the current
-:class:`Trace`; anything that needs a value (``bool(t)``, ``float(t)``,
-``np.asarray(t)``, a Python ``if``) raises :class:`ConcretizationTypeError`.
+Every transformation runs a function on :class:`Tracer` objects, arrays
+that belong to one :class:`Trace`: one run of the transformation. The two
+base classes are the whole protocol. A trace has a ``name``, a ``level``
+(see :func:`innermost_trace`), ``alive`` (False once it has ended) and
+``process_primitive(prim, args, params)``: what binding a primitive to
+operands among which its tracers are the innermost does. ``Primitive.bind``
+has that one dispatch.
+
+- :class:`RecordingTrace` (``jit``, ``eval_shape``) records each primitive
+  as an equation; its :class:`JitTracer` objects have a shape, a dtype and
+  a weak flag but no values: anything that needs a value (``bool(t)``,
+  ``float(t)``, ``np.asarray(t)``, a Python ``if``) raises
+  :class:`ConcretizationTypeError`.
+- The differentiation traces of :mod:`typelattice._tracing.ad` apply the
+  primitives' JVP rules, or record the linear map for transposition, in
+  the same equations.
 
 Operations other than the elementwise ones are evaluated abstractly by
 running them on a :class:`Placeholder`: an ordinary array whose values are
@@ -22,8 +32,8 @@ under tracing, as in JAX, instead of being taken with a made-up value.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
@@ -33,12 +43,14 @@ from typelattice._basearray import Array
 
 __all__ = [
     "ConcretizationTypeError",
+    "JitTracer",
     "Placeholder",
+    "RecordingTrace",
     "Trace",
     "Tracer",
-    "TransformTracer",
     "UnexpectedTracerError",
     "current_trace",
+    "innermost_trace",
 ]
 
 
@@ -97,26 +109,68 @@ def _concrete_error(key: _core.Aval, shape: tuple[int, ...], what: str) -> NoRet
 
 
 class Trace:
-    """One run of a function on tracers: the tracers it made, and the
-    operations recorded on them (by :mod:`typelattice._tracing.trace`)."""
+    """One run of a transformation: the owner of its tracers.
+
+    Subclasses say what applying a primitive to their tracers does
+    (:meth:`process_primitive`). ``level`` orders nested traces: a
+    primitive goes to the trace of the highest level among its operands'
+    tracers (:func:`innermost_trace`), the others being constants to it."""
+
+    __slots__ = ("alive", "level", "name")
+
+    #: Whether this trace differentiates (its tracers carry tangents, or
+    #: are tangents): a namespace function given its tracers computes with
+    #: its lowering, and Python control flow on their primal values works.
+    differentiates: ClassVar[bool] = False
+
+    def __init__(self, name: str, level: int) -> None:
+        self.name = name
+        self.level = level
+        self.alive = True
+
+    def process_primitive(
+        self, prim: Any, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        """The result of binding ``prim`` (a ``Primitive``) to ``args``,
+        among which this trace's tracers are the innermost."""
+        raise NotImplementedError(f"{type(self).__name__} processes no primitive")
+
+    def process_lowering(
+        self,
+        key: Hashable,
+        run: Callable[[list[Any]], Any],
+        leaves: list[Any],
+        structure: Hashable,
+        evaluate: Callable[[list[Any]], Any],
+    ) -> Any:
+        """A namespace function on the flattened arguments ``leaves``
+        (``key`` names it, ``structure`` says how the leaves make its
+        arguments): by default its lowering, ``run(leaves)``, whose
+        primitives this trace processes. A differentiation takes the value
+        from ``evaluate`` on the primal values instead (the function's
+        own), and may remember the lowering's linearization."""
+        return run(leaves)
+
+
+class RecordingTrace(Trace):
+    """A trace of :func:`typelattice.jit` or :func:`typelattice.eval_shape`:
+    the variables it made (a :class:`JitTracer` is a variable number) and
+    the equations recorded on them, which a program replays."""
 
     __slots__ = (
         "abstract_only",
-        "alive",
         "avals",
         "eqns",
-        "name",
         "parent",
         "stands_in",
     )
 
-    #: Below every differentiation trace (see ``primitive.innermost_trace``):
-    #: a transformation started inside jit works on jit's tracers.
-    level = -1
-
-    def __init__(self, name: str, parent: Trace | None, abstract_only: bool) -> None:
-        self.name = name
-        self.alive = True
+    def __init__(
+        self, name: str, parent: RecordingTrace | None, abstract_only: bool
+    ) -> None:
+        # Below every differentiation trace (see innermost_trace): a
+        # transformation started inside jit works on jit's tracers.
+        super().__init__(name, -1)
         # The trace running when this one started, and whether this one is
         # only evaluated (eval_shape: tracers of enclosing traces may enter,
         # since nothing recorded here is run).
@@ -126,16 +180,23 @@ class Trace:
         # remembering how it computed them): code that would take a shortcut
         # or a check on known values must refuse them instead.
         self.stands_in = False
-        # Per variable: its (key, shape); a Tracer is a variable number.
+        # Per variable: its (key, shape); a JitTracer is a variable number.
         self.avals: list[tuple[_core.Aval, tuple[int, ...]]] = []
         self.eqns: list[Any] = []
 
+    def process_primitive(
+        self, prim: Any, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        """Record ``prim`` on ``args``: tracers of this trace for its
+        results, by its abstract evaluation (``Primitive.record``)."""
+        return prim.record(self, args, params)
+
     def new_tracer(
         self, key: _core.Aval, shape: tuple[int, ...], promotes_as: object = None
-    ) -> Tracer:
+    ) -> JitTracer:
         """A tracer of this trace for a new variable of abstract value
         ``key`` and ``shape``."""
-        tracer = Tracer(self, len(self.avals), key, shape, promotes_as)
+        tracer = JitTracer(self, len(self.avals), key, shape, promotes_as)
         self.avals.append((key, shape))
         return tracer
 
@@ -145,7 +206,7 @@ class Trace:
         self.eqns.append(eqn)
 
 
-_current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
+_current: contextvars.ContextVar[RecordingTrace | None] = contextvars.ContextVar(
     "typelattice_trace", default=None
 )
 # Traces running in any thread: while it is empty, namespace functions skip
@@ -153,7 +214,7 @@ _current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
 ACTIVE: list[Trace] = []
 
 
-def current_trace() -> Trace | None:
+def current_trace() -> RecordingTrace | None:
     """The trace running in this context, if any."""
     return _current.get()
 
@@ -219,7 +280,32 @@ class _NoValues:
         self._refuse(".tolist()")
 
 
-class Tracer(_NoValues, Array):
+class Tracer(Array):
+    """The base class of every tracer: an array that belongs to a trace.
+
+    Every transformation gives a function tracers for its array arguments:
+    :func:`typelattice.jit` and :func:`typelattice.eval_shape` tracers with
+    no values, :func:`typelattice.grad`, ``jvp``, ``vjp`` and ``linearize``
+    tracers that carry a value and its derivative. ``isinstance(t, Array)``
+    holds for all of them, and every function of ``typelattice.numpy``
+    accepts them.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> kinds = []
+    >>> def f(x):
+    ...     kinds.append(isinstance(x, tl.Tracer))
+    ...     return x * x
+    >>> _ = tl.eval_shape(f, 1.0), tl.grad(f)(1.0), tl.jit(f)(1.0)
+    >>> kinds
+    [True, True, True]
+    """
+
+    __slots__ = ("_trace",)
+
+    _trace: Trace
+
+
+class JitTracer(_NoValues, Tracer):
     """An abstract array: shape, dtype and weak flag, no values.
 
     Made by :func:`typelattice.jit` and :func:`typelattice.eval_shape` for
@@ -238,15 +324,15 @@ class Tracer(_NoValues, Array):
     ...     print(type(x).__name__, x)
     ...     return x * 2
     >>> tl.eval_shape(f, tnp.zeros(3, 'int8'))
-    Tracer Traced<int8[3]>
+    JitTracer Traced<int8[3]>
     ShapeDtypeStruct(shape=(3,), dtype=int8)
     """
 
-    __slots__ = ("_key", "_promotes_as", "_shape", "_trace", "_var")
+    __slots__ = ("_key", "_promotes_as", "_shape", "_var")
 
     def __init__(
         self,
-        trace: Trace,
+        trace: RecordingTrace,
         var: int,
         key: _core.Aval,
         shape: tuple[int, ...],
@@ -281,7 +367,7 @@ class Tracer(_NoValues, Array):
         """The abstract value: ``(dtype, weak_type)``."""
         return self._key
 
-    def check(self) -> Trace:
+    def check(self) -> RecordingTrace:
         """This tracer's trace, if it is the one running (or encloses a running
         eval_shape); else raise.
 
@@ -298,14 +384,14 @@ class Tracer(_NoValues, Array):
         ['eval_shape(<lambda>)']
         """
         trace = self._trace
-        running = _current.get()
-        if trace.alive and running is trace:
-            return trace
-        inner = running
-        while trace.alive and inner is not None and inner.abstract_only:
-            inner = inner.parent
+        inner = _current.get()
+        # The running trace, or one enclosing it through eval_shape traces.
+        while trace.alive and inner is not None:
             if inner is trace:
-                return trace
+                return inner
+            if not inner.abstract_only:
+                break
+            inner = inner.parent
         if trace.alive:
             raise UnexpectedTracerError(
                 f"{self!r} belongs to a trace of {trace.name} that is running "
@@ -333,39 +419,25 @@ class Tracer(_NoValues, Array):
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"cannot pickle {self!r}: it has no values")
 
-    def __copy__(self) -> Tracer:
+    def __copy__(self) -> JitTracer:
         return self
 
-    def __deepcopy__(self, memo: Any) -> Tracer:
+    def __deepcopy__(self, memo: Any) -> JitTracer:
         return self
 
 
-class TransformTracer(Array):
-    """The base of the tracers of the differentiation transformations
-    (:mod:`typelattice._tracing.ad`): namespace functions given one compute
-    with the primitives (their lowering) instead of NumPy.
-
-    Their traces have a ``level`` (see :func:`innermost_trace`) and a
-    method ``process_lowering(key, run, leaves, structure, evaluate)``:
-    a namespace function on the flattened arguments ``leaves``, whose
-    derivatives come from its lowering, ``run(leaves)``, and whose values
-    from ``evaluate`` on the primal values (``key`` names the function,
-    ``structure`` how the leaves make its arguments)."""
-
-    __slots__ = ()
-
-
-def innermost_trace(args: Sequence[Any]) -> Any:
+def innermost_trace(args: Sequence[Any]) -> Trace | None:
     """The trace that processes a primitive applied to ``args``: the one of
     the highest level among the tracers' (differentiation traces are
     numbered from 0 as they start, inside the others; jit and eval_shape
     traces are below them all), or None when there is no tracer."""
-    top: Any = None
+    top: Trace | None = None
     best = -2
     for x in args:
-        trace = getattr(x, "_trace", None)
-        if trace is not None and trace.level > best:
-            top, best = trace, trace.level
+        if isinstance(x, Tracer):
+            trace = x._trace
+            if trace.level > best:
+                top, best = trace, trace.level
     return top
 
 
@@ -417,13 +489,15 @@ def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
 
 def start(
     name: str, abstract_only: bool = False
-) -> tuple[Trace, contextvars.Token[Trace | None]]:
-    trace = Trace(name, _current.get(), abstract_only)
+) -> tuple[RecordingTrace, contextvars.Token[RecordingTrace | None]]:
+    trace = RecordingTrace(name, _current.get(), abstract_only)
     ACTIVE.append(trace)
     return trace, _current.set(trace)
 
 
-def stop(trace: Trace, token: contextvars.Token[Trace | None]) -> None:
+def stop(
+    trace: RecordingTrace, token: contextvars.Token[RecordingTrace | None]
+) -> None:
     trace.alive = False
     _current.reset(token)
     ACTIVE.remove(trace)

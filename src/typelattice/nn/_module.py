@@ -38,7 +38,6 @@ from typelattice._tracing.jit import eval_shape
 from typelattice._tracing.tracer import (
     ConcretizationTypeError,
     Tracer,
-    TransformTracer,
 )
 from typelattice.nn._initializers import shaped_by_arguments
 from typelattice.numpy import Array
@@ -755,7 +754,7 @@ def _given(
 def _no_traced_numbers(value: Any, where: str) -> None:
     """Refuse a list of traced numbers: jit and grad see each number of a
     list as an argument of its own, which no array is made of."""
-    if any(isinstance(x, Tracer | TransformTracer) for x in tree.leaves(value)):
+    if any(isinstance(x, Tracer) for x in tree.leaves(value)):
         raise TypeError(
             f"{where} is a {type(value).__name__} of traced numbers: under jit "
             "and grad each number of a list is an argument of its own. Fix: "

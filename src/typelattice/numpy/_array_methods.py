@@ -6,9 +6,8 @@ on the tracers from above.
 the namespace's functions compute, each once, and
 :func:`register_array_methods` sets them on
 :class:`~typelattice._array.ArrayImpl` and on the tracers
-(:class:`~typelattice._tracing.tracer.Tracer` and
-:class:`~typelattice._tracing.tracer.TransformTracer`, the base of the
-differentiation tracers) when ``typelattice.numpy`` loads, as JAX's
+(:class:`~typelattice._tracing.tracer.Tracer`, the base of every tracer)
+when ``typelattice.numpy`` loads, as JAX's
 ``register_jax_array_methods`` does. Nothing below the namespace refers to
 it: the arrays and tracers are defined without their methods, and no
 module of theirs imports the namespace.
@@ -34,7 +33,7 @@ from typelattice import _array, _core
 from typelattice import numpy as _namespace
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
-from typelattice._tracing.tracer import Tracer, TransformTracer
+from typelattice._tracing.tracer import Tracer
 from typelattice.numpy import (
     _creation,
     _elementwise,
@@ -1001,9 +1000,8 @@ function, a property, or an :class:`_Operator`. Each is declared (with its
 signature and documentation) on :class:`~typelattice._basearray.Array`."""
 
 # The classes the table is set on: the concrete array (and so its
-# placeholders) and the tracers (the differentiation tracers derive from
-# TransformTracer).
-ARRAY_CLASSES: Final = (ArrayImpl, Tracer, TransformTracer)
+# placeholders) and the base of every tracer.
+ARRAY_CLASSES: Final = (ArrayImpl, Tracer)
 
 
 def _documented(name: str, entry: Any) -> Any:

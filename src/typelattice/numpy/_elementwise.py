@@ -38,7 +38,7 @@ from typelattice._lax._elementwise import Check, _cast, convert_element_type_p
 from typelattice._lax._primitive import ShapedArray, broadcast_in_dim_p, reshape_p
 from typelattice._promotion import _speedups
 from typelattice._tracing.primitive import Primitive
-from typelattice._tracing.tracer import Tracer, TransformTracer, innermost_trace
+from typelattice._tracing.tracer import JitTracer, Tracer, innermost_trace
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
@@ -457,9 +457,9 @@ def operands(
             keys.append(a._key)
         elif t in _PY_SCALARS:
             keys.append(t)
-        elif isinstance(a, Tracer):
+        elif isinstance(a, JitTracer):
             keys.append(a._promotes_as)
-        elif isinstance(a, TransformTracer):
+        elif isinstance(a, Tracer):
             keys.append(_core.aval(a.dtype, a.weak_type))
         else:
             v, k = _array.operand(a, name, i)
@@ -500,14 +500,16 @@ def call(op: Op, args: tuple[Any, ...]) -> Array:
     NumPy values, Python scalars and tracers of every kind alike
     (:func:`compute`).
 
-    With a differentiation tracer among ``args``, the call is handed to
-    its trace as one namespace call (``process_lowering``), computed by
-    :func:`compute` both on the tracers and, for the value, on the primal
-    values: in reverse mode a call seen before then runs from its
-    remembered linearization, and a training loop's backward pass from one
-    remembered program."""
+    With a differentiation's tracer among ``args``, the call is handed to
+    the innermost tracer's trace as one namespace call
+    (``process_lowering``), computed by :func:`compute` both on the
+    tracers and, for the value, on the primal values: in reverse mode a
+    call seen before then runs from its remembered linearization, and a
+    training loop's backward pass from one remembered program. (jit's and
+    eval_shape's traces would run :func:`compute` on their tracers: it is
+    called directly.)"""
     for a in args:
-        if isinstance(a, TransformTracer):
+        if isinstance(a, Tracer) and a._trace.differentiates:
 
             def run(leaves: list[Any]) -> Any:
                 return compute(op, tuple(leaves))

@@ -27,7 +27,7 @@ from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.primitive import Primitive
 from typelattice._tracing.trace import lowering, traced
-from typelattice._tracing.tracer import Tracer, TransformTracer
+from typelattice._tracing.tracer import Tracer
 from typelattice.numpy import _ufunc
 from typelattice.numpy._elementwise import (
     DType,
@@ -1831,7 +1831,7 @@ def where(
             "where: size and fill_value are for where(condition) alone (the "
             "nonzero form), not with x and y"
         )
-    if isinstance(condition, Tracer | TransformTracer):
+    if isinstance(condition, Tracer):
         cond: Any = stop_gradient(condition)
     else:
         cv, _ = _array.operand(condition, "where", 0)
