@@ -2065,7 +2065,7 @@ def _nonzero(
     n = math.prod(shape)
     flat = reshape_p.bind(x, new_sizes=(n,), dimensions=None)
     if flat.dtype != np.dtype(bool):
-        flat = lax.ne(flat, lax.full((), 0, flat.dtype))
+        flat = lax.ne(flat, 0)
     if size is None:
         # Only an array with values gets here: the count is read.
         ones = lax.convert_element_type(flat, np.dtype(np.int32))
@@ -2074,16 +2074,16 @@ def _nonzero(
     positions = _first_true(flat, n, size)  # (n where there are fewer)
     found: Any = None
     if fills is not None:
-        found = lax.lt(positions, lax.full((), n, positions.dtype))
+        found = lax.lt(positions, n)
     out: list[Array] = []
     stride = n
     for axis, length in enumerate(shape):
         stride //= max(length, 1)
         index = positions
         if n and stride > 1:
-            index = lax.div(index, lax.full((), stride, index.dtype))
+            index = lax.div(index, stride)
         if n and axis:
-            index = lax.rem(index, lax.full((), length, index.dtype))
+            index = lax.rem(index, length)
         if fills is None:
             out.append(
                 convert_element_type_p.bind(index, new_dtype=dt, weak_type=False)
@@ -2447,7 +2447,7 @@ def _first_true(cond: Any, n: int, size: int) -> Any:
         cond = lax.pad(cond, False, [(0, n - m, 0)])
     int32 = np.dtype(np.int32)
     ones = lax.convert_element_type(cond, int32)
-    ranks = lax.sub(lax.cumsum(ones), lax.full((n,), 1, int32))
+    ranks = lax.sub(lax.cumsum(ones), 1)
     target = lax.select(cond, ranks, lax.full((n,), size, int32))
     dn = lax.ScatterDimensionNumbers(
         update_window_dims=(),
