@@ -32,7 +32,7 @@ FAMILY: dict[str, F] = {
     "where": lambda a, **kw: tnp.where(a, **kw),
 }
 
-SHAPES = [(0,), (1,), (7,), (3, 4), (2, 0, 3), (2, 3, 4), (1, 1, 1, 6)]
+SHAPES = [(), (0,), (1,), (7,), (3, 4), (2, 0, 3), (2, 3, 4), (1, 1, 1, 6)]
 DTYPES = ["bool", "int8", "uint16", "int32", "float32", "bfloat16", "complex64"]
 
 
