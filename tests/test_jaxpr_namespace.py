@@ -16,11 +16,7 @@ from test_paths_agree import _split, cases, make_operand, outcome, rec
 
 #: Namespace functions still recorded whole, each with why. The list must
 #: only shrink.
-RECORDED_WHOLE: dict[str, str] = {
-    "nonzero": "its result's shape depends on the values",
-    "argwhere": "its result's shape depends on the values",
-    "flatnonzero": "its result's shape depends on the values",
-}
+RECORDED_WHOLE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("mode", list(rec.MODES))

@@ -42,7 +42,6 @@ WITHOUT: dict[str, str] = {
     "reduceat": "ufunc method",
     "_scatter_apply": "x.at[].apply",
     "_scatter_at": "x.at[].divide and .power (NumPy's ufunc.at)",
-    "_view": "bit reinterpretation",
     # nn.initializers.orthogonal's QR step: parameters are made, not
     # differentiated through.
     "_orthonormal_columns": "initializer",

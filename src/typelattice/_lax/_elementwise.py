@@ -781,7 +781,8 @@ def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x: NDArray, *, new_dtype: DType) -> NDArray:
-    out = np.array(x, copy=True).view(new_dtype)
+    # (A copy in C order: the bytes of the last axis are read in order.)
+    out = np.array(x, order="C").view(new_dtype)
     if new_dtype.itemsize < x.dtype.itemsize:
         return out.reshape(*x.shape, x.dtype.itemsize // new_dtype.itemsize)
     return out.reshape(x.shape[:-1]) if new_dtype.itemsize > x.dtype.itemsize else out
@@ -1202,8 +1203,12 @@ def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 
 @complex_p.def_impl
 def _complex_impl(x: NDArray, y: NDArray) -> NDArray:
-    out_dt = _COMPLEX_OF[x.dtype]
-    return x.astype(out_dt) + 1j * y.astype(out_dt)
+    # The parts stored as they are (``x + 1j * y`` would turn an infinite
+    # imaginary part's real part into NaN).
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), _COMPLEX_OF[x.dtype])
+    out.real = x
+    out.imag = y
+    return out
 
 
 def _complex_transpose(ct: Any, x: Any, y: Any) -> list[Any]:

@@ -78,7 +78,6 @@ __all__ = [
     "hstack",
     "like",
     "linspace",
-    "nonzero",
     "outer",
     "ravel",
     "repeat",
@@ -565,21 +564,6 @@ def take(
         assert ax is not None  # else the run has raised
         real = (*shape[:ax], *index_shape, *shape[ax + 1 :])
     return _rebuild(out, lambda _: real)
-
-
-def nonzero(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """nonzero, argwhere, flatnonzero, where(condition): ``size`` results
-    (rows for argwhere), computed with ``size=0``; an invalid size is left
-    to the real call to refuse."""
-    bound = _bind(fn, args, kwargs)
-    count = _count(bound.arguments["size"])
-    if count is None or count < 0:
-        raise Fallback
-    bound.arguments["size"] = 0
-    out = _run_small(fn, bound.args, bound.kwargs)
-    return _rebuild(out, lambda small: (count, *small.shape[1:]))
 
 
 # -- indexing -------------------------------------------------------------------

@@ -21,7 +21,11 @@ from typelattice import _array, _config, _core, _dtypes
 from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
-from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._elementwise import (
+    Check,
+    bitcast_convert_type_p,
+    convert_element_type_p,
+)
 from typelattice._lax._indexing import (
     IndexCheck,
     check_index,
@@ -36,10 +40,11 @@ from typelattice._lax._primitive import reshape_p
 from typelattice._lax._structural import iota_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.trace import lowering, traced
+from typelattice._tracing.trace import traced
 from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
+    lax_function,
     promoted,
 )
 
@@ -2006,67 +2011,117 @@ def _result_size(size: Any, name: str) -> int:
     return n
 
 
-def _checked_size(a: object, size: object, name: str) -> int | None:
-    """``size=`` of nonzero's family, checked; None only outside tracing."""
+def _nonzero_operand(a: Any, size: object, name: str) -> tuple[Any, int | None]:
+    """The array of nonzero's family (its derivative stripped: the results
+    are indices) and its checked ``size=``, None only for an array whose
+    values are known (not while jit or eval_shape traces)."""
+    if isinstance(a, Array):
+        a = stop_gradient(a)
     if size is None:
-        if isinstance(a, Placeholder):
+        if isinstance(a, Array) and type(a) is not ArrayImpl:
             raise ConcretizationTypeError(
                 f"{name} of a traced array {a!r}: the number of nonzero "
                 "elements is not known while tracing. Give size= (and "
                 "fill_value=) for a fixed-size result."
             )
-        return None
-    return _result_size(size, name)
+        return _arr(a, name), None
+    n = _result_size(size, name)
+    return _arr(a, name), n
 
 
 def _nonzero(
-    a: ArrayLike,
+    x: Any,
     size: int | None,
     fill_value: ArrayLike | tuple[ArrayLike, ...] | None,
     name: str,
 ) -> tuple[Array, ...]:
-    """:func:`nonzero`, with ``name`` in its messages (its family calls it)."""
-    size = _checked_size(a, size, name)
-    v, _ = _one(a, name)
-    if not v.ndim:
+    """:func:`nonzero` of the array ``x`` (from :func:`_nonzero_operand`),
+    with ``name`` in its messages (its family calls it).
+
+    The positions of the first ``size`` nonzero elements of the flattened
+    ``x`` (:func:`_first_true`: ranks by a running sum, then a scatter), cut
+    into one index per axis by integer division; where there are fewer,
+    ``fill_value``. Without ``size``, the count is computed and read first.
+    """
+    shape = tuple(x.shape)
+    if not shape:
         raise ValueError(
             f"{name}: a 0-d array has no indices; use atleast_1d(x) first, as "
             "jax.numpy requires"
         )
-    state = _config.current()
-    dt = _dtypes.default_dtype("i", state.enable_x64)
-    found = np.nonzero(v)
+    fills: tuple[Any, ...] | None = None
     if size is None:
         if fill_value is not None:
             raise ValueError(f"{name}: fill_value needs size=")
-        return tuple(from_numpy(i.astype(dt)) for i in found)
-    fills: tuple[Any, ...]
-    if isinstance(fill_value, tuple):
+    elif isinstance(fill_value, tuple):
         fills = fill_value
-        if len(fills) != v.ndim:
+        if len(fills) != len(shape):
             raise ValueError(
                 f"{name}: fill_value has {len(fills)} values for an array of "
-                f"{v.ndim} dimensions; give one per dimension, or a scalar"
+                f"{len(shape)} dimensions; give one per dimension, or a scalar"
             )
     else:
-        fills = (0 if fill_value is None else fill_value,) * v.ndim
+        fills = (0 if fill_value is None else fill_value,) * len(shape)
+    n = math.prod(shape)
+    flat = reshape_p.bind(x, new_sizes=(n,), dimensions=None)
+    if flat.dtype != np.dtype(bool):
+        flat = lax.ne(flat, 0)
+    if size is None:
+        # Only an array with values gets here: the count is read.
+        ones = lax.convert_element_type(flat, np.dtype(np.int32))
+        size = int(lax.reduce_sum(ones, (0,)))
+    dt = _dtypes.default_dtype("i", _config.current().enable_x64)
+    positions = _first_true(flat, n, size)  # (n where there are fewer)
+    found: Any = None
+    if fills is not None:
+        found = lax.lt(positions, n)
     out: list[Array] = []
-    for i, fill in zip(found, fills, strict=True):
-        if np.ndim(fill):
-            raise ValueError(
-                f"{name}: fill_value must be a scalar (or a tuple of them)"
+    stride = n
+    for axis, length in enumerate(shape):
+        stride //= max(length, 1)
+        index = positions
+        if n and stride > 1:
+            index = lax.div(index, stride)
+        if n and axis:
+            index = lax.rem(index, length)
+        if fills is None:
+            out.append(
+                convert_element_type_p.bind(index, new_dtype=dt, weak_type=False)
             )
-        fv, fkey = _array.operand(fill, name, 1)
-        out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
-        head = i[:size].astype(out_dt)
-        pad = np.full(max(0, size - len(i)), _core.convert(fv, out_dt, name))
-        out.append(
-            wrap(np.concatenate([head, pad.astype(out_dt)]), _core.aval(out_dt, weak))
-        )
+            continue
+        fill, out_dt, weak = _index_fill(fills[axis], dt, name)
+        index = convert_element_type_p.bind(index, new_dtype=out_dt, weak_type=weak)
+        padding = lax.broadcast_in_dim(fill, (size,), ())
+        out.append(lax.select(found, index, padding))
     return tuple(out)
 
 
-@traced(abstract.nonzero)
+def _index_fill(
+    fill: Any, dt: np.dtype[Any], name: str
+) -> tuple[Any, np.dtype[Any], bool]:
+    """The padding of nonzero's family: a scalar, as a 0-d array of the
+    result's dtype (``dt``, the default integer, promoted with the fill's
+    type) and weak flag, its value checked to fit."""
+    if isinstance(fill, Array):
+        fill = stop_gradient(_plain(fill))
+    if np.ndim(fill):  # pyright: ignore[reportUnknownArgumentType]
+        raise ValueError(f"{name}: fill_value must be a scalar (or a tuple of them)")
+    state = _config.current()
+    if isinstance(fill, Array) and type(fill) is not ArrayImpl:
+        key = _core.aval(fill.dtype, fill.weak_type)
+        out_dt, weak = _core.result_of([_core.aval(dt, False), key], state)
+        check = Check("weak" if fill.weak_type else "operand", name, 1)
+        converted = convert_element_type_p.bind(
+            fill, new_dtype=out_dt, weak_type=weak, check=check
+        )
+        return converted, out_dt, weak
+    fv, fkey = _array.operand(fill, name, 1)
+    out_dt, weak = _core.result_of([_core.aval(dt, False), fkey], state)
+    value = np.asarray(_core.convert(fv, out_dt, name), out_dt)
+    return wrap(value, _core.aval(out_dt, weak)), out_dt, weak
+
+
+@lax_function
 def nonzero(
     a: ArrayLike,
     *,
@@ -2100,10 +2155,11 @@ def nonzero(
     >>> tnp.nonzero(tnp.asarray([0, 5, 0, 7]), size=3, fill_value=-1)
     (Array([ 1,  3, -1], dtype=int32),)
     """
-    return _nonzero(a, size, fill_value, "nonzero")
+    x, n = _nonzero_operand(a, size, "nonzero")
+    return _nonzero(x, n, fill_value, "nonzero")
 
 
-@traced(abstract.nonzero)
+@lax_function
 def argwhere(
     a: ArrayLike,
     *,
@@ -2130,17 +2186,22 @@ def argwhere(
            [ 1,  0],
            [-1, -1]], dtype=int32)
     """
-    size = _checked_size(a, size, "argwhere")
-    v, key = _one(a, "argwhere")
-    columns = _nonzero(wrap(np.atleast_1d(v), key), size, fill_value, "argwhere")
-    values: list[np.ndarray[Any, Any]] = [np.asarray(c) for c in columns]
-    rows = np.stack(values, axis=1)
-    if v.ndim == 0:
-        rows = rows[:, :0]
-    return wrap(rows, _core.aval(columns[0].dtype, columns[0].weak_type))
+    x, n = _nonzero_operand(a, size, "argwhere")
+    ndim = x.ndim
+    if not ndim:
+        x = reshape_p.bind(x, new_sizes=(1,), dimensions=None)
+    columns = _nonzero(x, n, fill_value, "argwhere")
+    rows = lax.concatenate(
+        [
+            reshape_p.bind(c, new_sizes=(c.shape[0], 1), dimensions=None)
+            for c in columns
+        ],
+        1,
+    )
+    return rows if ndim else lax.slice_in_dim(rows, 0, 0, axis=1)
 
 
-@traced(abstract.nonzero)
+@lax_function
 def flatnonzero(
     a: ArrayLike,
     *,
@@ -2161,9 +2222,9 @@ def flatnonzero(
     >>> tnp.flatnonzero(tnp.asarray([[0, 1], [2, 0]]))
     Array([1, 2], dtype=int32)
     """
-    size = _checked_size(a, size, "flatnonzero")
-    v, key = _one(a, "flatnonzero")
-    return _nonzero(wrap(v.reshape(-1), key), size, fill_value, "flatnonzero")[0]
+    x, n = _nonzero_operand(a, size, "flatnonzero")
+    flat = reshape_p.bind(x, new_sizes=(math.prod(x.shape),), dimensions=None)
+    return _nonzero(flat, n, fill_value, "flatnonzero")[0]
 
 
 @_on_values
@@ -2386,7 +2447,7 @@ def _first_true(cond: Any, n: int, size: int) -> Any:
         cond = lax.pad(cond, False, [(0, n - m, 0)])
     int32 = np.dtype(np.int32)
     ones = lax.convert_element_type(cond, int32)
-    ranks = lax.sub(lax.cumsum(ones), lax.full((n,), 1, int32))
+    ranks = lax.sub(lax.cumsum(ones), 1)
     target = lax.select(cond, ranks, lax.full((n,), size, int32))
     dn = lax.ScatterDimensionNumbers(
         update_window_dims=(),
@@ -2397,41 +2458,87 @@ def _first_true(cond: Any, n: int, size: int) -> Any:
     return lax.scatter(lax.full((size,), n, int32), column, lax.iota(int32, n), dn)
 
 
-@traced(abstract.full_size)
+@lax_function
 def _view(x: Any, dtype: Any = None) -> Array:  # pyright: ignore[reportUnusedFunction]
     """``x.view(dtype)``: the same bytes read as ``dtype`` (a strong array;
-    the last axis changes length when the item sizes differ)."""
-    v, _ = _one(x, "view")
-    if dtype is None:
-        return from_numpy(np.array(v))
-    dt = _astype_dtype(dtype, "view")
-    if v.ndim == 0 and dt.itemsize != v.dtype.itemsize:
+    the last axis changes length when the item sizes differ), with
+    ``bitcast_convert_type``. Bytes have no derivative.
+
+    Bool bytes are read through uint8 (to bool: any nonzero byte is True, as
+    JAX); complex numbers as their two parts, real first."""
+    if isinstance(x, Array):
+        x = stop_gradient(x)
+    x = _arr(x, "view")
+    old = np.dtype(x.dtype)
+    dt = old if dtype is None else _astype_dtype(dtype, "view")
+    shape = tuple(x.shape)
+    if old == dt:
+        return bitcast_convert_type_p.bind(x, new_dtype=dt)  # type: ignore[no-any-return]
+    size, new_size = old.itemsize, dt.itemsize
+    if not shape and size != new_size:
         raise ValueError(
             f"view: a 0-d array can only be viewed as a type of the same item "
-            f"size ({v.dtype.itemsize} bytes), not {dt}; reshape it to 1-d first"
+            f"size ({size} bytes), not {dt}; reshape it to 1-d first"
         )
-    try:
-        out = np.ascontiguousarray(v).view(dt)
-    except ValueError as err:
-        _core.reraise_named("view", err)
-    if dt == np.dtype(bool):
-        out = out.view(np.uint8) != 0  # any nonzero byte is True, as JAX
-    return from_numpy(np.array(out))
+    last = shape[-1] if shape else 1
+    if last * size % new_size:
+        raise ValueError(
+            "view: When changing to a larger dtype, its size must be a divisor "
+            "of the total size in bytes of the last axis of the array "
+            f"({last} x {size} bytes of {old}, {new_size} bytes per {dt}); "
+            "slice or pad the last axis to a multiple first"
+        )
+    out_shape = (*shape[:-1], last * size // new_size) if shape else ()
+    lead = shape[:-1]
+    bits = reshape_p.bind(x, new_sizes=(*lead, last), dimensions=None)
+    kind = _dtypes.kind_of(old)
+    if kind == "b":
+        bits = lax.convert_element_type(bits, np.dtype(np.uint8))
+    elif kind == "c":
+        parts = [
+            reshape_p.bind(part(bits), new_sizes=(*lead, last, 1), dimensions=None)
+            for part in (lax.real, lax.imag)
+        ]
+        last *= 2
+        pair = lax.concatenate(parts, len(lead) + 1)
+        bits = reshape_p.bind(pair, new_sizes=(*lead, last), dimensions=None)
+    target = _dtypes.kind_of(dt)
+    read_as = np.dtype(np.uint8) if target == "b" else dt
+    if target == "c":
+        read_as = np.dtype(np.float32 if dt == np.dtype(np.complex64) else np.float64)
+    out = _bitcast_last(bits, read_as)
+    if target == "b":
+        out = lax.ne(out, lax.full((), 0, read_as))
+    elif target == "c":
+        n = out.shape[-1] // 2
+        pair = reshape_p.bind(out, new_sizes=(*lead, n, 2), dimensions=None)
+        re, im = (
+            reshape_p.bind(
+                lax.slice_in_dim(pair, i, i + 1, axis=len(lead) + 1),
+                new_sizes=(*lead, n),
+                dimensions=None,
+            )
+            for i in (0, 1)
+        )
+        out = lax.complex(re, im)
+    return reshape_p.bind(out, new_sizes=out_shape, dimensions=None)  # type: ignore[no-any-return]
 
 
-# -- differentiation of the functions computed eagerly ------------------------
-# Their results are integers (indices) or piecewise constant: the lowering is
-# the function on values that carry no derivative.
-
-
-def _constant(function: Any) -> Callable[..., Any]:
-    def lower(*args: Any, **kwargs: Any) -> Any:
-        a, k = stop_gradient((args, kwargs))
-        return function(*a, **k)
-
-    return lower
-
-
-for _fn in (nonzero, argwhere, flatnonzero):
-    lowering(_fn)(_constant(_fn))
-del _fn
+def _bitcast_last(x: Any, dt: np.dtype[Any]) -> Any:
+    """The bytes of the last axis of ``x`` (a bitcastable type, at least
+    1-d, whose last axis holds a whole number of ``dt`` items) read as
+    ``dt``: the last axis changes length."""
+    *lead, last = x.shape
+    size, new_size = np.dtype(x.dtype).itemsize, dt.itemsize
+    if size == new_size:
+        return bitcast_convert_type_p.bind(x, new_dtype=dt)
+    if size > new_size:
+        out = bitcast_convert_type_p.bind(x, new_dtype=dt)
+        return reshape_p.bind(
+            out, new_sizes=(*lead, last * size // new_size), dimensions=None
+        )
+    ratio = new_size // size
+    grouped = reshape_p.bind(
+        x, new_sizes=(*lead, last // ratio, ratio), dimensions=None
+    )
+    return bitcast_convert_type_p.bind(grouped, new_dtype=dt)

@@ -23,10 +23,8 @@ from typelattice._basearray import Array
 from typelattice._lax import _elementwise as _lx
 from typelattice._lax._elementwise import Check, negative_power_message
 from typelattice._lax._primitive import broadcast_in_dim_p
-from typelattice._tracing import abstract
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.primitive import Primitive
-from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import Tracer
 from typelattice.numpy import _ufunc
 from typelattice.numpy._elementwise import (
@@ -40,7 +38,10 @@ from typelattice.numpy._elementwise import (
     operands,
     result,
 )
-from typelattice.numpy._shape import _nonzero  # pyright: ignore[reportPrivateUsage]
+from typelattice.numpy._shape import (
+    _nonzero,  # pyright: ignore[reportPrivateUsage]
+    _nonzero_operand,  # pyright: ignore[reportPrivateUsage]
+)
 from typelattice.numpy._ufunc import ufunc
 
 if TYPE_CHECKING:
@@ -1822,8 +1823,7 @@ def where(
     (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        # (the indices do not depend on the values' derivatives)
-        return _where_nonzero(stop_gradient(condition), size, fill_value)
+        return _where_nonzero(condition, size, fill_value)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     if size is not None or fill_value is not None:
@@ -1845,18 +1845,13 @@ def where(
     return result(_select(cond, vx, vy), plan.out_key, borrowed)
 
 
-@traced(abstract.nonzero, name="where")
 def _where_nonzero(
     condition: ArrayLike,
     size: int | None,
     fill_value: ArrayLike | tuple[ArrayLike, ...] | None,
 ) -> tuple[Array, ...]:
-    return _nonzero(condition, size, fill_value, "where")
-
-
-@lowering(_where_nonzero)
-def _where_nonzero_lower(condition: Any, size: Any, fill_value: Any) -> Any:
-    return _where_nonzero(stop_gradient(condition), size, fill_value)
+    x, n = _nonzero_operand(condition, size, "where")
+    return _nonzero(x, n, fill_value, "where")
 
 
 _WHERE = Op("where", np.where, 2)
