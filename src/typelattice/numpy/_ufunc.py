@@ -21,6 +21,7 @@ function's own weak-type rule.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -29,13 +30,13 @@ import numpy as np
 from typelattice import _array, _core, _dtypes
 from typelattice._array import from_numpy, wrap
 from typelattice._basearray import Array
+from typelattice._lax._fold import Computation, cumulative_reduce_p, reduce_p
 from typelattice._lax._primitive import Primitive
 from typelattice._lax._reductions import cummax_p, cummin_p
 from typelattice._tracing import abstract
 from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
-from typelattice.numpy._reductions import _axis, _explicit, _input
-from typelattice.numpy._reductions import _where as mask_of
+from typelattice.numpy._reductions import _axis, _explicit
 from typelattice.numpy._shape import _fitting, _index, _one, _scatter, reshape
 
 if TYPE_CHECKING:
@@ -253,6 +254,7 @@ _ACCUMULATORS: Final = {"add": "cumsum", "multiply": "cumprod"}
 _RUNNING: Final = {"maximum": cummax_p, "minimum": cummin_p}
 # The functions whose .at keeps the array's dtype and weak flag (x.at[i].op).
 _AT_UPDATES: Final = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract}
+_BOOL: Final = np.dtype(bool)
 
 
 def _no_out(out: object, where: str) -> None:
@@ -304,24 +306,34 @@ def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
     return np.asarray(_fitting(initial, dt, where, "start from"))[()]
 
 
-def _logsumexp(
-    op: _elementwise.Op,
-    values: np.ndarray[Any, Any],
-    axis: int,
-    keepdims: bool,
-    mask: Any,
-) -> Any:
-    """``logaddexp``/``logaddexp2`` reduced along ``axis`` (complex too)."""
-    base2 = op.name == "logaddexp2"
-    x = values * np.log(2).astype(values.dtype) if base2 else values
-    real = x.real if x.dtype.kind == "c" else x
-    top = np.max(real, axis=axis, keepdims=True, where=mask, initial=-np.inf)
-    top = np.where(np.isfinite(top), top, 0)
-    total = np.sum(np.exp(x - top), axis=axis, keepdims=True, where=mask)
-    res = np.log(total) + top
-    if base2:
-        res = res / np.log(2).astype(values.dtype)
-    return res if keepdims else np.squeeze(res, axis)
+def _logsumexp(base2: bool) -> Callable[[np.ndarray[Any, Any], int, Any], Any]:
+    """``logaddexp`` (``base2``: ``logaddexp2``) folded over one axis where
+    NumPy has no ufunc (complex): shifted by the largest real part, exact
+    for large values."""
+
+    def fold(values: np.ndarray[Any, Any], axis: int, mask: Any) -> Any:
+        x = values * np.log(2).astype(values.dtype) if base2 else values
+        real = x.real if x.dtype.kind == "c" else x
+        top = np.max(real, axis=axis, keepdims=True, where=mask, initial=-np.inf)
+        top = np.where(np.isfinite(top), top, 0)
+        total = np.sum(np.exp(x - top), axis=axis, keepdims=True, where=mask)
+        res = np.log(total) + top
+        if base2:
+            res = res / np.log(2).astype(values.dtype)
+        return np.squeeze(res, axis)
+
+    return fold
+
+
+def computation(op: _elementwise.Op, identity: Any) -> Computation:
+    """``op`` as the computation parameter of the fold primitives (its
+    NumPy function; a function without identity folds one axis at a time)."""
+    loop = None
+    if op.name in ("logaddexp", "logaddexp2"):
+        loop = _logsumexp(op.name == "logaddexp2")
+    return Computation(
+        op.name, op.fn, reduce_loop=loop, reorderable=identity is not None
+    )
 
 
 def _reduce_axis(ndim: int, axis: Any, where: str) -> Any:
@@ -341,8 +353,29 @@ def _ndim(a: Any, where: str) -> int:
     return int(_reductions._input(a, where)[0].ndim)
 
 
+def _fold_input(
+    op: _elementwise.Op, a: Any, dtype: Any, where: str
+) -> tuple[Any, np.dtype[Any]]:
+    """The operand of a fold: ``a`` in the dtype it is folded in (``dtype``,
+    else the dtype ``op`` gives for ``a`` with itself), its values checked
+    (see docs/semantics.md, "Data safety")."""
+    x = _reductions._operand(a, where)
+    key = _core.aval(x.dtype, x.weak_type if isinstance(a, Array) else False)
+    dt = _explicit(dtype, where) if dtype is not None else _result_dtype(op, key)
+    plan = _plan(op, _core.aval(dt, False))
+    if plan.out_key[0] != dt:
+        raise TypeError(
+            f"{where}: {op.name} of two {dt} arrays gives {plan.out_key[0]}, so "
+            f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
+        )
+    if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
+        x = _reductions._to(x, _BOOL)
+    return _reductions._requested_input(x, dt, where), dt
+
+
 def _generic_reduce(
     op: _elementwise.Op,
+    comp: Computation,
     identity: Any,
     a: Any,
     axis: Any,
@@ -352,56 +385,53 @@ def _generic_reduce(
     where: Any,
 ) -> Array:
     name = f"{op.name}.reduce"
-    v, _ = _input(a, name)
-    key = _array.operand(a, name, 0)[1]
-    key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
-    dt = _explicit(dtype, name) if dtype is not None else _result_dtype(op, key)
-    values, fn = _in_dtype(op, v, dt, name)
-    axes = _reduce_axis(v.ndim, axis, name)
+    x, dt = _fold_input(op, a, dtype, name)
+    shape = tuple(x.shape)
+    axes = _reduce_axis(len(shape), axis, name)
     if where is not None and initial is None and identity is None:
         raise ValueError(
             f"{name}: {op.name} has no identity, so reducing with where= needs "
             "initial= (the result where nothing is selected)"
         )
-    mask = np.broadcast_to(mask_of(where, name), v.shape)
-    if axes is None:
-        values, mask = values.reshape(-1), mask.reshape(-1)
-        flat_axes: Any = 0
+    mask = _reductions._mask(where, shape, name)
+    if axes is None:  # the flattened array, folded in its order
+        x = reshape(x, (-1,))
+        mask = None if mask is None else reshape(mask, (-1,))
+        dims: tuple[int, ...] = (0,)
     else:
-        flat_axes = axes
-    start = None if initial is None else _initial(initial, dt, name)
-    if values.size == 0 and start is None and identity is None:
+        dims = tuple(sorted(axes)) if isinstance(axes, tuple) else (axes,)
+    if len(dims) > 1 and not comp.reorderable:
+        raise ValueError(
+            f"{name}: reduction operation '{op.name}' is not reorderable, so at "
+            "most one axis may be specified"
+        )
+    operands = [x]
+    if initial is not None:
+        start = _initial(initial, dt, name)
+        operands.append(wrap(np.asarray(start, dt), _core.aval(dt, False)))
+    elif math.prod(shape) == 0 and identity is None:
         raise ValueError(
             f"{name}: reducing an axis of length 0 has no result ({op.name} has "
             "no identity); pass initial=..."
         )
-    if isinstance(fn, np.ufunc):
-        kwargs: dict[str, Any] = {} if where is None else {"where": mask}
-        if start is not None:
-            kwargs["initial"] = start
-        try:
-            res = _core.ignore_fp_errors(
-                fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
-            )
-        except ValueError as err:
-            _core.reraise_named(name, err)
-    else:  # complex logaddexp: no NumPy ufunc
-        res = values
-        axes_list: list[int] = list(
-            flat_axes if isinstance(flat_axes, tuple) else (flat_axes,)  # pyright: ignore[reportUnknownArgumentType]
-        )
-        for ax in sorted(axes_list)[::-1]:
-            res = _core.ignore_fp_errors(_logsumexp, op, res, ax, keepdims, mask)
-            mask = np.ones(np.shape(res), bool)
-        if start is not None:
-            res = _core.ignore_fp_errors(fn, start, res)
-    res = np.asarray(res)
-    if axes is None and keepdims:
-        res = res.reshape((1,) * v.ndim)
-    return from_numpy(_core.ignore_fp_errors(res.astype, dt))
+    if mask is not None:
+        operands.append(mask)
+    res = reduce_p.bind(
+        *operands,
+        computation=comp,
+        dimensions=dims,
+        initial=initial is not None,
+        masked=mask is not None,
+    )
+    if keepdims:
+        kept = dims if axes is not None else tuple(range(len(shape)))
+        res = reshape(res, tuple(1 if i in kept else d for i, d in enumerate(shape)))
+    return res  # type: ignore[no-any-return]
 
 
-def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., Array]:
+def _make_reduce(
+    fn: Any, op: _elementwise.Op, comp: Computation, identity: Any
+) -> Callable[..., Array]:
     name = op.name
     delegate = _REDUCERS.get(name)
 
@@ -418,7 +448,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         _no_out(out, where_)
         if delegate is None:
             return _generic_reduce(
-                op, identity, a, axis, dtype, keepdims, initial, where
+                op, comp, identity, a, axis, dtype, keepdims, initial, where
             )
 
         _reduce_axis(_ndim(a, where_), axis, where_)
@@ -441,7 +471,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
     return reduce
 
 
-def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_accumulate(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
     delegate = _ACCUMULATORS.get(name)
     running = _RUNNING.get(name)
@@ -459,29 +489,14 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
             return getattr(_reductions, delegate)(a, axis, dtype)  # type: ignore[no-any-return]
         if running is not None:
             return _running_extreme(running, a, axis, dtype, where_)
-        v, _ = _reductions._input(a, where_)
-        key = _array.operand(a, where_, 0)[1]
-        key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
-        dt = (
-            _reductions._explicit(dtype, where_)
-            if dtype is not None
-            else _result_dtype(op, key)
-        )
-        values, fn = _in_dtype(op, v, dt, where_)
-        if values.ndim == 0:
-            values = values.reshape(1)
+        x, _ = _fold_input(op, a, dtype, where_)
+        if x.ndim == 0:  # as NumPy: a 0-d array accumulates as one element
+            x = reshape(x, (1,))
         if axis is None:
-            values, ax = values.reshape(-1), 0
+            x, ax = reshape(x, (-1,)), 0
         else:
-            ax = _core.index_of(_reductions._axis(axis, values.ndim, where_), where_)
-        if isinstance(fn, np.ufunc):
-            res = _core.ignore_fp_errors(fn.accumulate, values, axis=ax)
-        else:
-            moved = np.moveaxis(values, ax, 0).copy()
-            for i in range(1, moved.shape[0]):
-                moved[i] = _core.ignore_fp_errors(fn, moved[i - 1], moved[i])
-            res = np.moveaxis(moved, 0, ax)
-        return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, dt))
+            ax = _core.index_of(_axis(axis, x.ndim, where_), where_)
+        return cumulative_reduce_p.bind(x, computation=comp, axis=ax)  # type: ignore[no-any-return]
 
     return accumulate
 
@@ -647,8 +662,8 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
             for start, end in zip(starts, ends, strict=True):
                 stop = end if end > start else start + 1
                 part = np.take(values, np.arange(start, stop), axis=ax)
-                mask = np.ones(part.shape, bool)
-                parts.append(_logsumexp(op, part, ax, True, mask))
+                fold = _logsumexp(name == "logaddexp2")
+                parts.append(np.expand_dims(fold(part, ax, True), ax))
             res = (
                 np.concatenate(parts, axis=ax)
                 if parts
@@ -670,17 +685,10 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     # and accumulate's results have their operands' sizes; at's and
     # reduceat's depend on the index values, so they run on full-size
     # placeholders.
-    on_lax_reduce = name in _REDUCERS
-    on_lax_accumulate = name in _ACCUMULATORS or name in _RUNNING
+    comp = computation(op, identity)
     methods: dict[str, tuple[Callable[..., Array], abstract.Rule | None]] = {
-        "reduce": (
-            _make_reduce(fn, op, identity),
-            None if on_lax_reduce else abstract.copying,
-        ),
-        "accumulate": (
-            _make_accumulate(op),
-            None if on_lax_accumulate else abstract.copying,
-        ),
+        "reduce": (_make_reduce(fn, op, comp, identity), None),
+        "accumulate": (_make_accumulate(op, comp), None),
         "outer": (_make_outer(fn, name), None),
         "at": (_make_at(op), abstract.full_size),
         "reduceat": (_make_reduceat(op), abstract.full_size),

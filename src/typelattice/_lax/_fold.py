@@ -1,0 +1,221 @@
+"""Primitives whose parameter is a binary computation: a fold (``reduce``)
+and a running fold (``cumulative_reduce``) with it.
+
+``typelattice.numpy``'s ufunc methods of the functions that have no
+reduction of their own (``subtract.reduce``, ``logaddexp.accumulate``...)
+bind these. As ``jax.lax.reduce`` takes the computation as a callable, the
+parameter here is a :class:`Computation`: a binary NumPy function under the
+name of the namespace function it computes, hashable (programs are cached
+by it) and shown by that name (``computation=subtract``).
+
+The fold is NumPy's ufunc method: sequential, left to right (``subtract``
+of ``[a, b, c]`` is ``(a - b) - c``, after ``initial`` when there is one),
+in the operand's dtype. Where NumPy has no ufunc for the dtype (complex
+``logaddexp``), the computation's own loops compute.
+
+Derivatives: none (``jax.numpy`` differentiates none of these methods
+either); a zero tangent passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import numpy as np
+
+from typelattice import _dtypes
+from typelattice._lax._primitive import (
+    Primitive,
+    ShapedArray,
+    defjvp_unsupported,
+)
+
+__all__ = ["Computation", "cumulative_reduce_p", "reduce_p"]
+
+NDArray = np.ndarray[Any, Any]
+Shape = tuple[int, ...]
+_BOOL: Final = np.dtype(bool)
+
+
+class Computation:
+    """The binary computation of a fold: ``fn`` (NumPy arrays of one dtype
+    in, that dtype out) under ``name``.
+
+    ``reduce_loop(values, axis, mask)`` folds one axis where NumPy has no
+    ufunc for the dtype (``mask`` selects, ``True`` for every element);
+    ``reorderable`` says whether several axes may be folded at once (the
+    order of a non-associative computation would be unspecified).
+
+    >>> Computation("subtract", np.subtract)
+    subtract
+    >>> Computation("subtract", np.subtract).ufunc_for(np.dtype("int8"))
+    <ufunc 'subtract'>
+    """
+
+    __slots__ = ("fn", "name", "reduce_loop", "reorderable")
+
+    name: str
+    fn: Callable[..., Any]
+    reduce_loop: Callable[[NDArray, int, Any], Any] | None
+    reorderable: bool
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        reduce_loop: Callable[[NDArray, int, Any], Any] | None = None,
+        reorderable: bool = True,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.reduce_loop = reduce_loop
+        self.reorderable = reorderable
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Computation
+            and other.name == self.name
+            and other.fn is self.fn
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, id(self.fn)))
+
+    def ufunc_for(self, dt: np.dtype[Any]) -> np.ufunc | None:
+        """NumPy's ufunc computing this on ``dt`` (``fn`` itself, or for a
+        wrapper adding complex support the ufunc of its name on real
+        dtypes), or None: the loops compute."""
+        if isinstance(self.fn, np.ufunc):
+            return self.fn
+        if _dtypes.kind_of(dt) != "c":
+            found = getattr(np, self.name, None)
+            if isinstance(found, np.ufunc):
+                return found
+        return None
+
+
+def _not_reorderable(computation: Computation) -> str:
+    return (
+        f"reduction operation '{computation}' is not reorderable, so at most "
+        "one axis may be specified"
+    )
+
+
+# -- reduce ------------------------------------------------------------------
+
+#: ``reduce(x[, initial][, mask], computation, dimensions, initial, masked)``:
+#: ``x`` folded with ``computation`` over ``dimensions`` (starting from the
+#: 0-d ``initial`` operand where ``initial=True``, over the elements the bool
+#: ``mask`` of ``x``'s shape selects where ``masked=True``).
+reduce_p = Primitive("reduce")
+
+
+@reduce_p.def_abstract_eval
+def _reduce_abstract(
+    x: ShapedArray,
+    *rest: ShapedArray,
+    computation: Computation,
+    dimensions: Shape,
+    initial: bool,
+    masked: bool,
+) -> ShapedArray:
+    if len(rest) != initial + masked:
+        raise TypeError(
+            f"reduce: {1 + initial + masked} operands expected, got {1 + len(rest)}"
+        )
+    if len(set(dimensions)) != len(dimensions) or not all(
+        0 <= d < x.ndim for d in dimensions
+    ):
+        raise ValueError(
+            f"reduce: dimensions {dimensions} are not distinct axes of an "
+            f"operand of rank {x.ndim}"
+        )
+    if len(dimensions) > 1 and not computation.reorderable:
+        raise ValueError(f"reduce: {_not_reorderable(computation)}")
+    if initial and (rest[0].shape != () or rest[0].dtype != x.dtype):
+        raise TypeError(
+            f"reduce: initial must be a scalar of the operand's dtype {x.dtype}, "
+            f"got {rest[0]}"
+        )
+    if masked and (rest[-1].shape != x.shape or rest[-1].dtype != _BOOL):
+        raise TypeError(
+            f"reduce: the mask must be bool of the operand's shape {x.shape}, "
+            f"got {rest[-1]}"
+        )
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in dimensions)
+    return ShapedArray(shape, x.dtype, False)
+
+
+@reduce_p.def_impl
+def _reduce_impl(
+    x: NDArray,
+    *rest: NDArray,
+    computation: Computation,
+    dimensions: Shape,
+    initial: bool,
+    masked: bool,
+) -> NDArray:
+    start = rest[0][()] if initial else None
+    mask: Any = rest[-1] if masked else True
+    ufunc = computation.ufunc_for(x.dtype)
+    if ufunc is not None:
+        kwargs: dict[str, Any] = {"where": mask} if masked else {}
+        if start is not None:
+            kwargs["initial"] = start
+        res = ufunc.reduce(x, axis=dimensions, **kwargs)
+    else:
+        loop = computation.reduce_loop
+        if loop is None:
+            raise TypeError(f"reduce: {computation} has no loop for {x.dtype}")
+        res = x
+        for axis in sorted(dimensions, reverse=True):  # (later axes stay put)
+            res = loop(res, axis, mask)
+            mask = True
+        if start is not None:
+            res = computation.fn(start, res)
+    return np.asarray(res).astype(x.dtype, copy=False)
+
+
+defjvp_unsupported(reduce_p, "a fold with a computation is not differentiated")
+
+
+# -- cumulative_reduce -------------------------------------------------------
+
+#: ``cumulative_reduce(x, computation, axis)``: the running fold of ``x``
+#: along ``axis`` (NumPy's ``ufunc.accumulate``).
+cumulative_reduce_p = Primitive("cumulative_reduce")
+
+
+@cumulative_reduce_p.def_abstract_eval
+def _cumulative_abstract(
+    x: ShapedArray, *, computation: Computation, axis: int
+) -> ShapedArray:
+    if not 0 <= axis < x.ndim:
+        raise ValueError(
+            f"cumulative_reduce: axis {axis} is out of range for an operand of "
+            f"rank {x.ndim}"
+        )
+    return ShapedArray(x.shape, x.dtype, False)
+
+
+@cumulative_reduce_p.def_impl
+def _cumulative_impl(x: NDArray, *, computation: Computation, axis: int) -> NDArray:
+    ufunc = computation.ufunc_for(x.dtype)
+    if ufunc is not None:
+        res = ufunc.accumulate(x, axis=axis)
+    else:
+        moved = np.moveaxis(x, axis, 0).copy()
+        for i in range(1, moved.shape[0]):
+            moved[i] = computation.fn(moved[i - 1], moved[i])
+        res = np.moveaxis(moved, 0, axis)
+    return np.asarray(res).astype(x.dtype, copy=False)
+
+
+defjvp_unsupported(
+    cumulative_reduce_p, "a running fold with a computation is not differentiated"
+)
