@@ -31,7 +31,7 @@ from typelattice._lax._primitive import (
     defjvp_unsupported,
 )
 
-__all__ = ["Computation", "cumulative_reduce_p", "reduce_p"]
+__all__ = ["Computation", "cumulative_reduce_p", "reduce_p", "scatter_combine_p"]
 
 NDArray = np.ndarray[Any, Any]
 Shape = tuple[int, ...]
@@ -218,4 +218,60 @@ def _cumulative_impl(x: NDArray, *, computation: Computation, axis: int) -> NDAr
 
 defjvp_unsupported(
     cumulative_reduce_p, "a running fold with a computation is not differentiated"
+)
+
+
+# -- scatter_combine ---------------------------------------------------------
+
+#: ``scatter_combine(operand, positions, updates, computation)``: the 1-d
+#: ``operand`` with ``computation(operand[p], u)`` stored at each position
+#: ``p`` of ``positions`` in turn, ``u`` the update at the same place: a
+#: position named twice is combined twice (NumPy's ``ufunc.at``); positions
+#: outside the operand are skipped.
+scatter_combine_p = Primitive("scatter_combine")
+
+
+@scatter_combine_p.def_abstract_eval
+def _scatter_combine_abstract(
+    operand: ShapedArray,
+    positions: ShapedArray,
+    updates: ShapedArray,
+    *,
+    computation: Computation,
+) -> ShapedArray:
+    if operand.ndim != 1 or positions.ndim != 1 or updates.shape != positions.shape:
+        raise ValueError(
+            "scatter_combine: a 1-d operand and one update per position expected, "
+            f"got {operand}, {positions} and {updates}"
+        )
+    if _dtypes.kind_of(positions.dtype) not in "iu":
+        raise TypeError(
+            f"scatter_combine: positions must be integers, got {positions.dtype}"
+        )
+    if updates.dtype != operand.dtype:
+        raise TypeError(
+            f"scatter_combine: updates must have the operand's dtype "
+            f"{operand.dtype}, got {updates.dtype}"
+        )
+    return operand
+
+
+@scatter_combine_p.def_impl
+def _scatter_combine_impl(
+    operand: NDArray, positions: NDArray, updates: NDArray, *, computation: Computation
+) -> NDArray:
+    out = operand.copy()
+    inside = (positions >= 0) & (positions < out.shape[0])
+    at, values = positions[inside], updates[inside]
+    ufunc = computation.ufunc_for(out.dtype)
+    if ufunc is not None:
+        ufunc.at(out, at, values)
+    else:  # in the order given, as ufunc.at
+        for p, u in zip(at.tolist(), values, strict=True):
+            out[p] = computation.fn(out[p], u)
+    return out
+
+
+defjvp_unsupported(
+    scatter_combine_p, "a scatter with a computation is not differentiated"
 )

@@ -22,6 +22,7 @@ from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
+from typelattice._lax._fold import Computation, scatter_combine_p
 from typelattice._lax._indexing import (
     IndexCheck,
     check_index,
@@ -1776,38 +1777,72 @@ def _fitting_array(
     return convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak, check=check)
 
 
-@traced(abstract.full_size)
 def _scatter_at(
     x: Any,
     index: Any,
     values: Any,
-    ufunc: np.ufunc | None,
+    ufunc: np.ufunc | Computation,
     name: str,
     mode: str | None = None,
     wrap_negative: bool = True,
     label: str | None = None,
+    hint: str = _AT_HINT,
 ) -> Array:
-    """``x.at[index].divide(values)`` and ``.power``: NumPy's ``ufunc.at``
-    (an element indexed twice is updated twice), which no scatter primitive
-    computes; not differentiable."""
+    """``x.at[index].divide(values)`` and ``.power``, and ``ufunc.at`` of the
+    functions no scatter primitive computes: NumPy's ``ufunc.at`` (an element
+    indexed twice is updated twice), the ``scatter_combine`` primitive with
+    the function as its computation; not differentiable.
+
+    The positions are found as :func:`_scatter` finds them (an iota indexed
+    by ``index``), so indices may be traced and out-of-bounds ones follow
+    ``mode``."""
     where = label or f"x.at[...].{name}"
-    target, key = _one(x, where)
-    dt = key[0]
+    target = _arr(x, where)
+    dt, weak = target.dtype, target.weak_type
     if name == "divide" and _dtypes.kind_of(dt) not in "fc":
         raise TypeError(
             f"{where}: dividing an {dt} array in place would need a float "
             "result; convert first with x.astype('float32')"
         )
-    update = _fitting(values, dt, where, "store")
-    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
-    out = _padded(target, pad, 0) if pad else target.copy()
-    if ufunc is None:
-        out[idx] = update
-    else:
-        _core.ignore_fp_errors(ufunc.at, out, idx, update)
-    if pad:
-        out = np.array(out[tuple(slice(0, n) for n in target.shape)])
-    return wrap(out, key)
+    update = _fitting_array(values, dt, weak, where, "store")
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    size = math.prod(target.shape)
+    words = _Words(
+        where, "fill" if mode in ("drop", "fill") else mode, wrap_negative, hint, -1
+    )
+    if mode == "promise_in_bounds":
+        words = words._replace(mode=None)
+    positions = _basic_positions(tuple(target.shape), index, words)
+    if positions is None:
+        numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
+        positions = _indexed(numbers, index, words)
+    shape = tuple(positions.shape)
+    vshape = tuple(update.shape)
+    try:
+        if np.broadcast_shapes(shape, vshape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{where}: values of shape {vshape} do not broadcast to the shape "
+            f"{shape} of the indexed part"
+        ) from None
+    if update.ndim > len(shape):  # leading axes of length 1
+        update = _reshaped(update, vshape[update.ndim - len(shape) :])
+    m = math.prod(shape)
+    computation = (
+        ufunc if isinstance(ufunc, Computation) else Computation(ufunc.__name__, ufunc)
+    )
+    done = scatter_combine_p.bind(
+        _reshaped(target, (size,)),
+        _reshaped(positions, (m,)),
+        _reshaped(_broadcast(update, shape), (m,)),
+        computation=computation,
+    )
+    return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
 
 
 @traced(abstract.full_size)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 import numpy as np
 
 from typelattice import _array, _core, _dtypes
-from typelattice._array import from_numpy, wrap
+from typelattice._array import wrap
 from typelattice._basearray import Array
 from typelattice._lax._fold import Computation, cumulative_reduce_p, reduce_p
 from typelattice._lax._primitive import Primitive
@@ -37,7 +37,14 @@ from typelattice._tracing import abstract
 from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
 from typelattice.numpy._reductions import _axis, _explicit
-from typelattice.numpy._shape import _fitting, _index, _one, _scatter, reshape
+from typelattice.numpy._shape import (
+    _fitting,
+    _fitting_array,
+    _one,
+    _scatter,
+    _scatter_at,
+    reshape,
+)
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -273,12 +280,10 @@ def _result_dtype(op: _elementwise.Op, key: _core.Aval) -> np.dtype[Any]:
     return _plan(op, key).out_key[0]
 
 
-def _in_dtype(
-    op: _elementwise.Op, v: np.ndarray[Any, Any], dt: np.dtype[Any], where: str
-) -> tuple[np.ndarray[Any, Any], Callable[..., Any]]:
-    """``v`` converted to ``dt`` (checked: see docs/semantics.md, "Data
-    safety"), and the NumPy function computing ``op`` on two arrays of
-    ``dt`` (whose result must be ``dt`` again)."""
+def _in_dtype(op: _elementwise.Op, x: Any, dt: np.dtype[Any], where: str) -> Any:
+    """``x`` converted to ``dt``, in which ``op`` of two arrays must give
+    ``dt`` again, its values checked (see docs/semantics.md, "Data
+    safety")."""
     plan = _plan(op, _core.aval(dt, False))
     if plan.out_key[0] != dt:
         raise TypeError(
@@ -286,8 +291,8 @@ def _in_dtype(
             f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
         )
     if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
-        v = v.astype(bool)
-    return _core.checked_cast(v, dt, where), _numpy_ufunc(op.fn, op, dt)
+        x = _reductions._to(x, _BOOL)
+    return _reductions._requested_input(x, dt, where)
 
 
 def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
@@ -362,15 +367,7 @@ def _fold_input(
     x = _reductions._operand(a, where)
     key = _core.aval(x.dtype, x.weak_type if isinstance(a, Array) else False)
     dt = _explicit(dtype, where) if dtype is not None else _result_dtype(op, key)
-    plan = _plan(op, _core.aval(dt, False))
-    if plan.out_key[0] != dt:
-        raise TypeError(
-            f"{where}: {op.name} of two {dt} arrays gives {plan.out_key[0]}, so "
-            f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
-        )
-    if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
-        x = _reductions._to(x, _BOOL)
-    return _reductions._requested_input(x, dt, where), dt
+    return _in_dtype(op, x, dt, where), dt
 
 
 def _generic_reduce(
@@ -540,7 +537,7 @@ def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     return outer
 
 
-def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_at(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
     update = _AT_UPDATES.get(name)
 
@@ -569,28 +566,22 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
             return _scatter(a, indices, b, update, name, label=where_)
         # Other functions, as JAX: the result has the function's dtype for
         # a and b (strong); both are converted to it first.
-        target, key = _one(a, where_)
-        bv, bkey = _array.operand(b, where_, 1)
-        state = _elementwise._state()
-        plan = _elementwise.build_plan(op, (key, bkey), state)
+        x = _reductions._operand(a, where_)
+        key = _core.aval(x.dtype, x.weak_type if isinstance(a, Array) else False)
+        bkey = (
+            _core.aval(b.dtype, b.weak_type)
+            if isinstance(b, Array)
+            else _array.operand(b, where_, 1)[1]
+        )
+        plan = _elementwise.build_plan(op, (key, bkey), _elementwise._state())
         cd, dt = plan.cd, plan.out_key[0]
-        values, fn = _in_dtype(op, target, dt, where_)
-        out = values.copy()
+        x = _in_dtype(op, x, dt, where_)
         if cd != dt:  # logical_xor: b's truth value
-            bv = np.asarray(_fitting(bv, cd, where_, "use")).astype(bool)
+            values = _fitting_array(b, cd, False, where_, "use")
+            values = _reductions._to(values, _BOOL)
         else:
-            bv = _fitting(bv, dt, where_, "use")
-        idx = _index(indices)
-        if isinstance(fn, np.ufunc):
-            _core.ignore_fp_errors(fn.at, out, idx, bv)
-        else:
-            pairwise = np.frompyfunc(
-                lambda x, y: _core.ignore_fp_errors(fn, np.asarray(x, dt), y), 2, 1
-            )
-            boxed = out.astype(object)
-            pairwise.at(boxed, idx, np.asarray(bv, dt).astype(object))
-            out = boxed.astype(dt)
-        return from_numpy(np.asarray(out, dtype=dt))
+            values = _fitting_array(b, dt, False, where_, "use")
+        return _scatter_at(x, indices, values, comp, name, label=where_, hint="")
 
     return at
 
@@ -690,7 +681,7 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
         "reduce": (_make_reduce(fn, op, comp, identity), None),
         "accumulate": (_make_accumulate(op, comp), None),
         "outer": (_make_outer(fn, name), None),
-        "at": (_make_at(op), abstract.full_size),
+        "at": (_make_at(op, comp), None),
         "reduceat": (_make_reduceat(op), abstract.full_size),
     }
     for method, (impl, rule) in methods.items():
