@@ -31,7 +31,13 @@ from typelattice._lax._primitive import (
     defjvp_unsupported,
 )
 
-__all__ = ["Computation", "cumulative_reduce_p", "reduce_p", "scatter_combine_p"]
+__all__ = [
+    "Computation",
+    "cumulative_reduce_p",
+    "reduce_p",
+    "reduce_segments_p",
+    "scatter_combine_p",
+]
 
 NDArray = np.ndarray[Any, Any]
 Shape = tuple[int, ...]
@@ -274,4 +280,56 @@ def _scatter_combine_impl(
 
 defjvp_unsupported(
     scatter_combine_p, "a scatter with a computation is not differentiated"
+)
+
+
+# -- reduce_segments ---------------------------------------------------------
+
+#: ``reduce_segments(x, starts, computation, axis)``: ``x`` folded over the
+#: slices ``starts[i]:starts[i + 1]`` along ``axis`` (the last one to the
+#: end; where ``starts[i] >= starts[i + 1]``, the element at ``starts[i]``):
+#: NumPy's ``ufunc.reduceat``. The starts must be within the axis.
+reduce_segments_p = Primitive("reduce_segments")
+
+
+@reduce_segments_p.def_abstract_eval
+def _reduce_segments_abstract(
+    x: ShapedArray, starts: ShapedArray, *, computation: Computation, axis: int
+) -> ShapedArray:
+    if not 0 <= axis < x.ndim:
+        raise ValueError(
+            f"reduce_segments: axis {axis} is out of range for an operand of "
+            f"rank {x.ndim}"
+        )
+    if starts.ndim != 1 or _dtypes.kind_of(starts.dtype) not in "iu":
+        raise TypeError(f"reduce_segments: starts must be 1-d integers, got {starts}")
+    shape = list(x.shape)
+    shape[axis] = starts.shape[0]
+    return ShapedArray(tuple(shape), x.dtype, False)
+
+
+@reduce_segments_p.def_impl
+def _reduce_segments_impl(
+    x: NDArray, starts: NDArray, *, computation: Computation, axis: int
+) -> NDArray:
+    ufunc = computation.ufunc_for(x.dtype)
+    if ufunc is not None:
+        res = ufunc.reduceat(x, starts, axis=axis)
+        return np.asarray(res).astype(x.dtype, copy=False)
+    loop = computation.reduce_loop
+    if loop is None:
+        raise TypeError(f"reduce_segments: {computation} has no loop for {x.dtype}")
+    begins: list[int] = starts.tolist()
+    ends = [*begins[1:], x.shape[axis]][: len(begins)]
+    parts: list[NDArray] = []
+    for begin, end in zip(begins, ends, strict=True):
+        stop = end if end > begin else begin + 1
+        part = np.take(x, np.arange(begin, stop), axis=axis)
+        parts.append(np.expand_dims(loop(part, axis, True), axis))
+    res = np.concatenate(parts, axis=axis) if parts else np.take(x, starts, axis=axis)
+    return np.asarray(res).astype(x.dtype, copy=False)
+
+
+defjvp_unsupported(
+    reduce_segments_p, "a segment fold with a computation is not differentiated"
 )

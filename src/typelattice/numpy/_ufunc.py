@@ -30,7 +30,14 @@ import numpy as np
 from typelattice import _array, _core, _dtypes
 from typelattice._array import wrap
 from typelattice._basearray import Array
-from typelattice._lax._fold import Computation, cumulative_reduce_p, reduce_p
+from typelattice._lax._elementwise import convert_element_type_p
+from typelattice._lax._fold import (
+    Computation,
+    cumulative_reduce_p,
+    reduce_p,
+    reduce_segments_p,
+)
+from typelattice._lax._indexing import IndexCheck, check_index
 from typelattice._lax._primitive import Primitive
 from typelattice._lax._reductions import cummax_p, cummin_p
 from typelattice._tracing import abstract
@@ -586,7 +593,7 @@ def _make_at(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     return at
 
 
-def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_reduceat(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
 
     def reduceat(
@@ -599,68 +606,57 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
         where_ = f"{name}.reduceat"
         _no_out(out, where_)
 
-        v, key = _one(a, where_)
+        x = _reductions._operand(a, where_)
+        key = _core.aval(x.dtype, x.weak_type)
         if isinstance(indices, list | tuple):
             raise TypeError(
                 f"{where_}: indices must be an array, not a list; use asarray"
             )
-        iv, _ = _array.operand(indices, where_, 1)
-        idx = np.asarray(iv)
-        if idx.dtype.kind not in "iu":
-            raise TypeError(f"{where_}: indices must be integers, got {idx.dtype}")
-        if v.ndim == 0:
+        starts = _reductions._operand(indices, where_)
+        if _dtypes.kind_of(starts.dtype) not in "iu":
+            raise TypeError(f"{where_}: indices must be integers, got {starts.dtype}")
+        if x.ndim == 0:
             raise ValueError(f"{where_}: a must have at least one dimension")
-        if idx.ndim != 1:
+        if starts.ndim != 1:
             raise ValueError(
-                f"{where_}: indices must be one-dimensional, got shape {idx.shape}"
+                f"{where_}: indices must be one-dimensional, got shape "
+                f"{tuple(starts.shape)}"
             )
         if axis is None or isinstance(axis, tuple | list):  # pyright: ignore[reportUnnecessaryComparison]
             raise ValueError(f"{where_}: needs a single integer axis, got {axis!r}")
         ax = _core.index_of(axis, f"{where_}: axis")
-        if not -v.ndim <= ax < v.ndim:
+        if not -x.ndim <= ax < x.ndim:
             raise ValueError(
                 f"{where_}: axis {ax} is out of bounds for an array of "
-                f"dimension {v.ndim}"
+                f"dimension {x.ndim}"
             )
-        ax %= v.ndim
-        n = v.shape[ax]
-        bad = (idx < 0) | (idx >= n)
-        if bad.any():
-            raise IndexError(
-                f"{where_}: index {int(idx[bad][0])} is out of bounds for axis "
-                f"{ax} with size {n} (indices must be in [0, {n}))"
-            )
+        ax %= x.ndim
+        n = x.shape[ax]
+        # (an index outside the axis raises, eagerly or when a program runs)
+        hint = f" (indices must be in [0, {n}))"
+        starts = check_index(
+            starts, IndexCheck(ax, n, False, "raise", f"{where_}: ", hint)
+        )
         if dtype is not None:
             dt = _explicit(dtype, where_)
             out_key = _core.aval(dt, False)
         else:
             dt, out_key = key[0], key
         plan = _plan(op, _core.aval(dt, False))
-        fn, op_key, cd = op.fn, plan.out_key, plan.cd
-        if op_key[0] != dt and op.out != "bool":
+        op_dt, cd = plan.out_key[0], plan.cd
+        if op_dt != dt and op.out != "bool":
             raise TypeError(
-                f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
-                f"result dtype {dt} cannot hold; pass dtype='{op_key[0]}'"
+                f"{where_}: {name} of {dt} values gives {op_dt}, which the "
+                f"result dtype {dt} cannot hold; pass dtype='{op_dt}'"
             )
-        values = _core.checked_cast(v, cd, where_)
-        fn = _numpy_ufunc(fn, op, cd)
-        if isinstance(fn, np.ufunc):
-            res = _core.ignore_fp_errors(fn.reduceat, values, idx, axis=ax)
-        else:
-            starts: list[int] = idx.tolist()
-            ends = [*starts[1:], n]
-            parts: list[np.ndarray[Any, Any]] = []
-            for start, end in zip(starts, ends, strict=True):
-                stop = end if end > start else start + 1
-                part = np.take(values, np.arange(start, stop), axis=ax)
-                fold = _logsumexp(name == "logaddexp2")
-                parts.append(np.expand_dims(fold(part, ax, True), ax))
-            res = (
-                np.concatenate(parts, axis=ax)
-                if parts
-                else np.take(values, idx, axis=ax)
-            )
-        return wrap(_core.ignore_fp_errors(np.asarray(res).astype, dt), out_key)
+        values = _reductions._requested_input(x, cd, where_)
+        if op.out == "bool":  # the logical functions fold truth values
+            values = _reductions._to(values, _BOOL)
+        res = reduce_segments_p.bind(values, starts, computation=comp, axis=ax)
+        # (the function's result in the result's dtype, as NumPy's astype)
+        return convert_element_type_p.bind(  # type: ignore[no-any-return]
+            res, new_dtype=dt, weak_type=out_key.weak_type, check=None
+        )
 
     return reduceat
 
@@ -682,7 +678,7 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
         "accumulate": (_make_accumulate(op, comp), None),
         "outer": (_make_outer(fn, name), None),
         "at": (_make_at(op, comp), None),
-        "reduceat": (_make_reduceat(op), abstract.full_size),
+        "reduceat": (_make_reduceat(op, comp), None),
     }
     for method, (impl, rule) in methods.items():
         impl.__name__ = method
