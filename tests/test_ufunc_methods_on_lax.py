@@ -82,6 +82,8 @@ CASES: dict[str, tuple[F, tuple[Any, ...]]] = {
         lambda x, i: x.at[i + 2].divide(4.0, mode="drop"),
         (F32[1], DUP),
     ),
+    "x.at.apply": (lambda x, i: x.at[i].apply(tnp.sin), (F32[0], DUP)),
+    "x.at.apply-slice": (lambda x: x.at[::2].apply(lambda v: v * 3), (I8[2],)),
     "add.reduceat": (lambda x, i: tnp.add.reduceat(x, i, axis=1), (I8, STARTS)),
     "subtract.reduceat": (lambda x, i: tnp.subtract.reduceat(x, i), (F32[2], STARTS)),
     "logaddexp.reduceat-complex": (
@@ -118,8 +120,11 @@ def test_programs_hold_primitive_equations_only(name: str) -> None:
         assert " = lax." in line, f"{name}: {line}"
     shown = str(tl.make_jaxpr(fn)(*args))
     method = name.split("-")[0]
-    computation = method.split(".")[-1] if method.startswith("x.") else method
-    assert f"computation={computation.split('.')[0]}" in shown
+    if method == "x.at.apply":
+        assert "scatter_apply[func=" in shown
+    else:
+        computation = method.split(".")[-1] if method.startswith("x.") else method
+        assert f"computation={computation.split('.')[0]}" in shown
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -144,7 +149,13 @@ def test_the_counting_backend_computes_the_same(name: str) -> None:
     with use(counting):
         got = fn(*args)
     _same(got, want)
-    folds = ("reduce", "cumulative_reduce", "scatter_combine", "reduce_segments")
+    folds = (
+        "reduce",
+        "cumulative_reduce",
+        "scatter_combine",
+        "reduce_segments",
+        "scatter_apply",
+    )
     assert sum(counting.calls[p] for p in folds) == 1, counting.calls
 
 
@@ -183,6 +194,27 @@ def test_an_index_given_twice_is_applied_twice() -> None:
         np.testing.assert_array_equal(np.asarray(got), [16, 9])
 
 
+def test_apply_is_applied_once_per_occurrence() -> None:
+    calls: list[int] = []
+
+    def double(v: Any) -> Any:
+        calls.append(v.shape[0])
+        return v * 2
+
+    x = tnp.asarray(np.int8([1, 1, 1, 1]))
+    i = tnp.asarray([3, 0, 3, 3, 1])
+    want = np.int8([2, 2, 1, 8])
+    np.testing.assert_array_equal(np.asarray(x.at[i].apply(double)), want)
+    assert calls == [3, 1, 1]  # (each round: the positions named that often)
+    np.testing.assert_array_equal(
+        np.asarray(tl.jit(lambda a, j: a.at[j].apply(double))(x, i)), want
+    )
+    with pytest.raises(TypeError, match="sin turned int8 values into float32"):
+        tl.eval_shape(lambda a, j: a.at[j].apply(tnp.sin), x, i)
+    with pytest.raises(TypeError, match="sin turned int8 values into float32"):
+        x.at[i].apply(tnp.sin)
+
+
 def test_traced_indices_out_of_range_raise_when_the_program_runs() -> None:
     x = tnp.asarray(np.float32([1, 2, 3]))
     bad = tnp.asarray([0, 7])
@@ -190,6 +222,7 @@ def test_traced_indices_out_of_range_raise_when_the_program_runs() -> None:
         "maximum.at": lambda a, i: tnp.maximum.at(a, i, 0.0, inplace=False),
         "x.at[...].divide": lambda a, i: a.at[i].divide(2.0),
         "add.reduceat": lambda a, i: tnp.add.reduceat(a, i),
+        "x.at[...].apply": lambda a, i: a.at[i].apply(tnp.negative),
     }
     for where, fn in calls.items():
         for run in (fn, tl.jit(fn)):
@@ -244,8 +277,9 @@ def test_weak_arrays_keep_their_weak_flag_where_the_method_does() -> None:
         lambda a: tnp.sum(a.at[tnp.asarray([0, 0])].divide(2.0)),
         lambda a: tnp.sum(tnp.maximum.at(a, tnp.asarray([1]), 0.0, inplace=False)),
         lambda a: tnp.sum(tnp.add.reduceat(a, tnp.asarray([0, 2]))),
+        lambda a: tnp.sum(a.at[tnp.asarray([0, 0])].apply(tnp.sin)),
     ],
-    ids=["reduce", "accumulate", "x.at.divide", "maximum.at", "reduceat"],
+    ids=["reduce", "accumulate", "x.at.divide", "maximum.at", "reduceat", "apply"],
 )
 def test_not_differentiated(fn: F) -> None:
     x = tnp.asarray(np.float32([1, 2, 3]))

@@ -1,17 +1,23 @@
-"""Primitives whose parameter is a binary computation: a fold (``reduce``)
-and a running fold (``cumulative_reduce``) with it.
+"""Primitives whose parameter is a computation: a fold (``reduce``), a
+running fold (``cumulative_reduce``), a fold of segments
+(``reduce_segments``) and a scatter (``scatter_combine``) with a binary
+computation, and a scatter applying a function (``scatter_apply``).
 
 ``typelattice.numpy``'s ufunc methods of the functions that have no
-reduction of their own (``subtract.reduce``, ``logaddexp.accumulate``...)
-bind these. As ``jax.lax.reduce`` takes the computation as a callable, the
-parameter here is a :class:`Computation`: a binary NumPy function under the
-name of the namespace function it computes, hashable (programs are cached
-by it) and shown by that name (``computation=subtract``).
+namespace function of their own (``subtract.reduce``,
+``logaddexp.accumulate``, ``maximum.at``, ``add.reduceat``) and the updates
+``x.at[i].divide``, ``.power`` and ``.apply`` bind these. As
+``jax.lax.reduce`` and ``jax.lax.scatter_apply`` take the computation as a
+callable, the parameter here is a :class:`Computation` (a binary NumPy
+function under the name of the namespace function it computes) or an
+:class:`Applied` function: hashable (programs are cached by it) and shown
+by its name (``computation=subtract``).
 
-The fold is NumPy's ufunc method: sequential, left to right (``subtract``
-of ``[a, b, c]`` is ``(a - b) - c``, after ``initial`` when there is one),
-in the operand's dtype. Where NumPy has no ufunc for the dtype (complex
-``logaddexp``), the computation's own loops compute.
+Each is NumPy's ufunc method: sequential, left to right (``subtract`` of
+``[a, b, c]`` is ``(a - b) - c``, after ``initial`` when there is one; an
+index given twice to ``ufunc.at`` is applied twice), in the operand's
+dtype. Where NumPy has no ufunc for the dtype (complex ``logaddexp``), the
+computation's own loops compute.
 
 Derivatives: none (``jax.numpy`` differentiates none of these methods
 either); a zero tangent passes.
@@ -32,10 +38,12 @@ from typelattice._lax._primitive import (
 )
 
 __all__ = [
+    "Applied",
     "Computation",
     "cumulative_reduce_p",
     "reduce_p",
     "reduce_segments_p",
+    "scatter_apply_p",
     "scatter_combine_p",
 ]
 
@@ -332,4 +340,81 @@ def _reduce_segments_impl(
 
 defjvp_unsupported(
     reduce_segments_p, "a segment fold with a computation is not differentiated"
+)
+
+
+# -- scatter_apply -----------------------------------------------------------
+
+
+class Applied:
+    """The parameter of ``scatter_apply``: ``fn``, a function of a 1-d NumPy
+    array giving one of the same shape and dtype, shown as ``name`` and
+    equal to another of the same ``key`` (the function it computes, and
+    what else decides its results).
+
+    >>> Applied("negative", np.negative, ("negative",))
+    negative
+    """
+
+    __slots__ = ("fn", "key", "name")
+
+    name: str
+    fn: Callable[[NDArray], NDArray]
+    key: Any
+
+    def __init__(self, name: str, fn: Callable[[NDArray], NDArray], key: Any) -> None:
+        self.name = name
+        self.fn = fn
+        self.key = key
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Applied and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+#: ``scatter_apply(operand, positions, func)``: the 1-d ``operand`` with
+#: ``func`` applied to the element at each position of ``positions``, once
+#: per occurrence (a position named twice gets ``func(func(x))``); positions
+#: outside the operand are skipped.
+scatter_apply_p = Primitive("scatter_apply")
+
+
+@scatter_apply_p.def_abstract_eval
+def _scatter_apply_abstract(
+    operand: ShapedArray, positions: ShapedArray, *, func: Applied
+) -> ShapedArray:
+    if operand.ndim != 1 or positions.ndim != 1:
+        raise ValueError(
+            "scatter_apply: a 1-d operand and 1-d positions expected, got "
+            f"{operand} and {positions}"
+        )
+    if _dtypes.kind_of(positions.dtype) not in "iu":
+        raise TypeError(
+            f"scatter_apply: positions must be integers, got {positions.dtype}"
+        )
+    return operand
+
+
+@scatter_apply_p.def_impl
+def _scatter_apply_impl(
+    operand: NDArray, positions: NDArray, *, func: Applied
+) -> NDArray:
+    out = operand.copy()
+    inside = positions[(positions >= 0) & (positions < out.shape[0])]
+    unique, counts = np.unique(inside, return_counts=True)
+    # Round r applies func to the positions named more than r times: each
+    # element as often as it is named, all of a round in one call.
+    for round_ in range(int(counts.max()) if counts.size else 0):
+        at = unique[counts > round_]
+        out[at] = func.fn(out[at])
+    return out
+
+
+defjvp_unsupported(
+    scatter_apply_p, "a scatter applying a function is not differentiated"
 )

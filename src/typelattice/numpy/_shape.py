@@ -22,7 +22,12 @@ from typelattice import _lax as lax
 from typelattice._array import ArrayImpl, from_numpy, wrap
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import Check, convert_element_type_p
-from typelattice._lax._fold import Computation, scatter_combine_p
+from typelattice._lax._fold import (
+    Applied,
+    Computation,
+    scatter_apply_p,
+    scatter_combine_p,
+)
 from typelattice._lax._indexing import (
     IndexCheck,
     check_index,
@@ -37,10 +42,12 @@ from typelattice._lax._primitive import reshape_p
 from typelattice._lax._structural import iota_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
+from typelattice._tracing.jit import ShapeDtypeStruct, eval_shape
 from typelattice._tracing.trace import lowering, traced
 from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
+    lax_function,
     promoted,
 )
 
@@ -1777,6 +1784,28 @@ def _fitting_array(
     return convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak, check=check)
 
 
+def _at_positions(shape: tuple[int, ...], index: Any, words: _Words) -> Any:
+    """The numbers of the elements of an array of ``shape`` that ``index``
+    selects, as :func:`_scatter` finds them (an iota indexed by ``index``,
+    which may be traced); ``words.mode`` says what an index out of bounds
+    gives (positions out of range for ``'drop'``/``'fill'``)."""
+    mode = words.mode
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{words.where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    if mode in ("drop", "fill"):
+        words = words._replace(mode="fill")
+    elif mode == "promise_in_bounds":
+        words = words._replace(mode=None)
+    positions = _basic_positions(shape, index, words)
+    if positions is None:
+        numbers = _reshaped(_iota((math.prod(shape),), 0, np.int32), shape)
+        positions = _indexed(numbers, index, words)
+    return positions
+
+
 def _scatter_at(
     x: Any,
     index: Any,
@@ -1805,21 +1834,9 @@ def _scatter_at(
             "result; convert first with x.astype('float32')"
         )
     update = _fitting_array(values, dt, weak, where, "store")
-    if mode is not None and mode not in _GATHER_MODES:
-        raise ValueError(
-            f"{where}: mode={mode!r} is not one of "
-            f"{', '.join(map(repr, _GATHER_MODES))}"
-        )
+    words = _Words(where, mode, wrap_negative, hint, -1)
+    positions = _at_positions(tuple(target.shape), index, words)
     size = math.prod(target.shape)
-    words = _Words(
-        where, "fill" if mode in ("drop", "fill") else mode, wrap_negative, hint, -1
-    )
-    if mode == "promise_in_bounds":
-        words = words._replace(mode=None)
-    positions = _basic_positions(tuple(target.shape), index, words)
-    if positions is None:
-        numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
-        positions = _indexed(numbers, index, words)
     shape = tuple(positions.shape)
     vshape = tuple(update.shape)
     try:
@@ -1845,7 +1862,7 @@ def _scatter_at(
     return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@lax_function
 def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -1854,30 +1871,42 @@ def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
     wrap_negative: bool = True,
 ) -> Array:
     """``x.at[index].apply(func)``: ``func`` applied to the elements at
-    ``index``, once per occurrence of a position in the index."""
+    ``index``, once per occurrence of a position in the index (the
+    ``scatter_apply`` primitive, with the positions :func:`_scatter` finds);
+    not differentiable."""
     where = "x.at[...].apply"
-    target, key = _one(x, where)
-    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
-    positions: np.ndarray[Any, Any] = np.arange(target.size, dtype=np.int64)
-    positions = positions.reshape(target.shape)
-    if pad:
-        positions = _padded(positions, pad, -1)
-    chosen: np.ndarray[Any, Any] = np.asarray(positions[idx]).reshape(-1)
-    chosen = chosen[chosen >= 0]
-    flat = target.reshape(-1).copy()
-    unique, counts = np.unique(chosen, return_counts=True)
-    for round_ in range(int(counts.max()) if counts.size else 0):
-        at = unique[counts > round_]
-        result: Any = func(wrap(flat[at], key))
+    target = _arr(x, where)
+    key = _core.aval(target.dtype, target.weak_type)
+    words = _Words(where, mode, wrap_negative, _AT_HINT, -1)
+    positions = _at_positions(tuple(target.shape), index, words)
+    name = getattr(func, "__name__", "the function")
+
+    def on_values(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        result: Any = func(wrap(values, key))
         if not isinstance(result, Array) or result.dtype != key[0]:
             got = getattr(result, "dtype", type(result).__name__)
             raise TypeError(
-                f"{where}: {getattr(func, '__name__', 'the function')} turned "
-                f"{key[0]} values into {got}; it must keep the dtype (cast x "
-                "first, e.g. x.astype('float32'))"
+                f"{where}: {name} turned {key[0]} values into {got}; it must "
+                "keep the dtype (cast x first, e.g. x.astype('float32'))"
             )
-        flat[at] = np.asarray(result).reshape(-1)
-    return wrap(flat.reshape(target.shape), key)
+        return np.asarray(result).reshape(-1)
+
+    size, m = math.prod(target.shape), math.prod(positions.shape)
+    if type(target) is not ArrayImpl or type(positions) is not ArrayImpl:
+        # Traced: the dtype func gives is checked now, on m values' shape.
+        out = eval_shape(func, ShapeDtypeStruct((m,), key[0], key.weak_type))
+        if getattr(out, "dtype", None) != key[0]:
+            got = getattr(out, "dtype", type(out).__name__)
+            raise TypeError(
+                f"{where}: {name} turned {key[0]} values into {got}; it must "
+                "keep the dtype (cast x first, e.g. x.astype('float32'))"
+            )
+    done = scatter_apply_p.bind(
+        _reshaped(target, (size,)),
+        _reshaped(positions, (m,)),
+        func=Applied(name, on_values, (func, key)),
+    )
+    return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
 
 
 def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:

@@ -40,8 +40,6 @@ from typelattice._lax._fold import (
 from typelattice._lax._indexing import IndexCheck, check_index
 from typelattice._lax._primitive import Primitive
 from typelattice._lax._reductions import cummax_p, cummin_p
-from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
 from typelattice.numpy._reductions import _axis, _explicit
 from typelattice.numpy._shape import (
@@ -300,16 +298,6 @@ def _in_dtype(op: _elementwise.Op, x: Any, dt: np.dtype[Any], where: str) -> Any
     if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
         x = _reductions._to(x, _BOOL)
     return _reductions._requested_input(x, dt, where)
-
-
-def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
-    """NumPy's ufunc for ``op`` on real ``dt`` where ``op.fn`` is a wrapper
-    (logaddexp: the wrapper adds complex support)."""
-    if not isinstance(fn, np.ufunc) and _dtypes.kind_of(dt) != "c":
-        found = getattr(np, op.name, None)
-        if isinstance(found, np.ufunc):
-            return found
-    return fn
 
 
 def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
@@ -666,29 +654,23 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     attributes (``fn`` itself is unchanged otherwise)."""
     op: _elementwise.Op = fn._op
     name = op.name
-    # Each method and its shape rule under tracing, None for the methods
-    # written with lax and the namespace functions written on it (the same
-    # code on every path). The others are recorded as one call: reduce's
-    # and accumulate's results have their operands' sizes; at's and
-    # reduceat's depend on the index values, so they run on full-size
-    # placeholders.
+    # Every method is written with lax (the primitives whose parameter is
+    # the function itself, see typelattice._lax._fold) and the namespace
+    # functions written on it: the same code on every path.
     comp = computation(op, identity)
-    methods: dict[str, tuple[Callable[..., Array], abstract.Rule | None]] = {
-        "reduce": (_make_reduce(fn, op, comp, identity), None),
-        "accumulate": (_make_accumulate(op, comp), None),
-        "outer": (_make_outer(fn, name), None),
-        "at": (_make_at(op, comp), None),
-        "reduceat": (_make_reduceat(op, comp), None),
+    methods: dict[str, Callable[..., Array]] = {
+        "reduce": _make_reduce(fn, op, comp, identity),
+        "accumulate": _make_accumulate(op, comp),
+        "outer": _make_outer(fn, name),
+        "at": _make_at(op, comp),
+        "reduceat": _make_reduceat(op, comp),
     }
-    for method, (impl, rule) in methods.items():
+    for method, impl in methods.items():
         impl.__name__ = method
         impl.__qualname__ = f"{name}.{method}"
         # One text for every function's method: the protocol's.
         impl.__doc__ = getattr(ufunc, method).__doc__
-        if rule is None:
-            setattr(fn, method, _elementwise.lax_function(impl))
-        else:  # accept tracers (jit, eval_shape): recorded as one call each
-            setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
+        setattr(fn, method, _elementwise.lax_function(impl))
     fn.nin = 2
     fn.nout = 1
     fn.nargs = 2
