@@ -1375,109 +1375,9 @@ def _fill_for(fill_value: Any, dt: np.dtype[Any], where: str) -> Any:
     return np.asarray(_fitting(fill_value, dt, where, "fill with"))
 
 
-def _part(p: Any) -> Any:
-    """One part of an index, a list made an array (as NumPy reads it)."""
-    if isinstance(p, list):
-        items: list[Any] = p  # pyright: ignore[reportUnknownVariableType]
-        return np.asarray(items)
-    return p
-
-
 def _is_mask(a: Any) -> bool:
     dtype: Any = getattr(a, "dtype", None)
     return isinstance(a, np.ndarray) and dtype == np.dtype(bool)
-
-
-def _resolve(
-    shape: tuple[int, ...],
-    index: Any,
-    mode: str | None,
-    wrap_negative: bool,
-    where: str,
-) -> tuple[Any, list[int]]:
-    """``index`` with its integer parts checked or adjusted for ``mode``.
-
-    Returns the index for NumPy and the axes that need one extra slot at
-    their end: with ``'fill'``/``'drop'``, out-of-bounds integers point
-    there (filled for a get, dropped for an update).
-    """
-    if mode is not None and mode not in _GATHER_MODES:
-        raise ValueError(
-            f"{where}: mode={mode!r} is not one of "
-            f"{', '.join(map(repr, _GATHER_MODES))}"
-        )
-    parts: list[Any] = (
-        list(_index(index)) if isinstance(index, tuple) else [_index(index)]  # pyright: ignore[reportUnknownArgumentType]
-    )
-    consumed = 0
-    for p in parts:
-        if p is None or p is Ellipsis or isinstance(p, bool):
-            continue
-        a = _part(p)
-        if _is_mask(a):
-            consumed += np.ndim(a)
-        else:
-            consumed += 1
-    out: list[Any] = []
-    pad: list[int] = []
-    axis = 0
-    for p in parts:
-        if p is Ellipsis:
-            out.append(p)
-            axis += len(shape) - consumed
-            continue
-        if p is None or isinstance(p, bool):
-            out.append(p)
-            continue
-        a = _part(p)
-        if isinstance(a, slice) or _is_mask(a):
-            out.append(a)
-            axis += 1 if isinstance(a, slice) else np.ndim(a)
-            continue
-        if axis >= len(shape):
-            raise IndexError(
-                f"{where}: too many indices for an array of dimension {len(shape)}"
-            )
-        n = shape[axis]
-        ints: np.ndarray[Any, Any] = np.asarray(a)
-        if ints.dtype.kind not in "iu":
-            raise IndexError(
-                f"{where}: indices must be integers, slices, None, ... or bool "
-                f"arrays, got {ints.dtype}"
-            )
-        ints = ints.astype(np.int64)
-        if wrap_negative:
-            ints = np.where(ints < 0, ints + n, ints)
-        bad = (ints < 0) | (ints >= n)
-        if mode in (None, "promise_in_bounds"):
-            if bad.any():
-                value = int(np.asarray(a).reshape(-1)[np.flatnonzero(bad)[0]])
-                raise IndexError(
-                    f"{where}: index {value} is out of bounds for axis {axis} "
-                    f"with size {n}; pass mode='clip' to clamp indices, or "
-                    "mode='fill' (mode='drop') to fill (skip) those positions"
-                )
-        elif mode == "clip":
-            if n == 0:
-                raise IndexError(
-                    f"{where}: cannot clip indices to an empty axis {axis}"
-                )
-            ints = np.clip(ints, 0, n - 1)
-        else:
-            ints = np.where(bad, n, ints)
-            pad.append(axis)
-        out.append(ints if ints.ndim else int(ints))
-        axis += 1
-    return tuple(out), pad
-
-
-def _padded(v: np.ndarray[Any, Any], pad: list[int], fill: Any) -> np.ndarray[Any, Any]:
-    """``v`` with one more slot, holding ``fill``, at the end of each of ``pad``."""
-    for axis in pad:
-        slab = list(v.shape)
-        slab[axis] = 1
-        v = np.concatenate([v, np.broadcast_to(np.asarray(fill, v.dtype), slab)], axis)
-    return v
 
 
 @_on_values
@@ -1810,7 +1710,7 @@ def _scatter_at(
     x: Any,
     index: Any,
     values: Any,
-    ufunc: np.ufunc | Computation,
+    ufunc: np.ufunc | Computation | None,
     name: str,
     mode: str | None = None,
     wrap_negative: bool = True,
@@ -1850,6 +1750,8 @@ def _scatter_at(
     if update.ndim > len(shape):  # leading axes of length 1
         update = _reshaped(update, vshape[update.ndim - len(shape) :])
     m = math.prod(shape)
+    if ufunc is None:  # (a plain store is a scatter, which _scatter binds)
+        raise TypeError(f"{where}: no function combines the values")
     computation = (
         ufunc if isinstance(ufunc, Computation) else Computation(ufunc.__name__, ufunc)
     )

@@ -391,7 +391,8 @@ def _generic_reduce(
         mask = None if mask is None else reshape(mask, (-1,))
         dims: tuple[int, ...] = (0,)
     else:
-        dims = tuple(sorted(axes)) if isinstance(axes, tuple) else (axes,)
+        listed: list[int] = list(axes) if isinstance(axes, tuple) else [axes]  # pyright: ignore[reportUnknownArgumentType]
+        dims = tuple(sorted(listed))
     if len(dims) > 1 and not comp.reorderable:
         raise ValueError(
             f"{name}: reduction operation '{op.name}' is not reorderable, so at "
