@@ -149,8 +149,8 @@ def test_every_function_arrays_call_has_a_rule() -> None:
 
 
 def test_no_rule_names_nothing() -> None:
-    # The functions still recorded whole (value-dependent shapes, ufunc
-    # methods...): fewer as more of the namespace is written on lax.
+    # The functions still recorded whole (value-dependent shapes...): fewer
+    # as more of the namespace is written on lax.
     assert TRACED
     referenced = _referenced_names(SOURCES.rglob("*.py"))
     assert naming_nothing(TRACED, tnp, referenced) == []
@@ -184,7 +184,7 @@ def test_the_checks_catch_a_function_without_a_rule() -> None:
     def bare(a: Any) -> Any:
         return a
 
-    @traced(abstract.copying)
+    @traced(abstract.full_size)
     def ruled(a: Any) -> Any:
         return a
 
@@ -205,7 +205,7 @@ def test_the_checks_catch_a_rule_naming_nothing() -> None:
 
             fn.__name__ = fn.__qualname__ = name
             fn.__module__ = fake.__name__
-            made.append(traced(abstract.copying)(fn))
+            made.append(traced(abstract.full_size)(fn))
             TRACED.remove(made[-1])
             setattr(fake, name, made[-1])
         fake.shadowed = lambda a: a  # type: ignore[attr-defined]

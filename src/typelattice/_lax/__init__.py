@@ -14,7 +14,9 @@ the shared checks and the conventions of the differentiation rules) is
 imported by the family modules, in the order ``_elementwise``,
 ``_structural``, ``_indexing``, ``_reductions``, ``_dot``, ``_linalg``: each
 imports the ones before it where its functions or rules are written with
-their primitives, and nothing after it. The few primitives that rules of an
+their primitives, and nothing after it. ``_fold`` (the primitives whose
+parameter is a computation: ``ufunc.reduce``, ``ufunc.at``...) imports
+``_primitive`` only. The few primitives that rules of an
 earlier family bind (elementwise rules broadcast tangents and sum
 cotangents over broadcast axes; the transposes of ``broadcast_in_dim`` and
 ``pad`` sum) are declared in ``_primitive``: ``broadcast_in_dim``,

@@ -9,17 +9,10 @@ equal sizes stay equal and different sizes different, and sizes of the
 concrete arrays among the arguments are kept as they are, so the call on
 stand-ins is valid exactly when the call on the real sizes is, and raises
 the same errors. The result's shape comes from the rule attached to each
-function where it is defined (``@traced(abstract.copying)`` in the
+function where it is defined (``@traced(abstract.nonzero)`` in the
 namespace's modules, see :func:`typelattice._tracing.trace.traced`); the
-rules are the functions of this module:
-
-- *copying* functions (reductions, sorting along an axis, products,
-  ``where``, ``astype``...) give results whose sizes are sizes of their
-  operands, so the small result's sizes translate back one to one
-  (:func:`copying`);
-- the others (flattening, joining, ``tile``, ``repeat``, ``take``,
-  indexing with arrays, ``x.at[...]`` updates) compute their shapes from
-  the real shapes.
+rules are the functions of this module, which compute the result's shape
+from the real shapes.
 
 Functions whose rule is :func:`full_size`, and those whose stand-in run
 raises (the error is then raised by the run on full-size placeholders, with
@@ -67,16 +60,13 @@ __all__ = [
     "Rule",
     "arange",
     "concatenate",
-    "copying",
     "creation_trace",
     "diagonal",
     "eye",
     "filled",
-    "flat_or_copying",
     "full_size",
     "getitem",
     "hstack",
-    "like",
     "linspace",
     "outer",
     "ravel",
@@ -290,47 +280,6 @@ def _normal_axis(axis: Any, ndim: int) -> int:
     """A valid axis (the stand-in run has checked it) made non-negative."""
     ax = operator.index(axis)
     return ax % ndim if ndim else 0
-
-
-# -- copying functions ----------------------------------------------------------
-
-
-def copying(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """Results whose sizes are sizes of the operands: translated back."""
-    leaves, treedef = tree.flatten((args, kwargs))
-    dims = _dims_of(leaves)
-    out = _run_stand_ins(fn, leaves, treedef, dims)
-    return _rebuild(out, lambda a: dims.real(a._value.shape))
-
-
-def flat_or_copying(
-    name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """cumsum, cumprod, sort, argsort: along an axis, or of the flattened
-    array when ``axis`` is None."""
-    bound = _bind(fn, args, kwargs)
-    if bound.arguments["axis"] is not None:
-        return copying(name, fn, args, kwargs)
-    out = _run_small(fn, args, kwargs)
-    size = math.prod(_shape_or_scalar(bound.arguments["a"]))
-    return _rebuild(out, lambda _: (size,))
-
-
-def like(shape_of: Callable[[Any, str], Shape]) -> Rule:
-    """zeros_like and co: copying unless ``shape`` is given (then as
-    :func:`filled`, with ``shape_of`` normalizing it)."""
-    given_shape = filled(shape_of)
-
-    def rule(
-        name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        if _bind(fn, args, kwargs).arguments["shape"] is None:
-            return copying(name, fn, args, kwargs)
-        return given_shape(name, fn, args, kwargs)
-
-    return rule
 
 
 def diagonal(

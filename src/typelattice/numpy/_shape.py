@@ -26,6 +26,12 @@ from typelattice._lax._elementwise import (
     bitcast_convert_type_p,
     convert_element_type_p,
 )
+from typelattice._lax._fold import (
+    Applied,
+    Computation,
+    scatter_apply_p,
+    scatter_combine_p,
+)
 from typelattice._lax._indexing import (
     IndexCheck,
     check_index,
@@ -40,7 +46,7 @@ from typelattice._lax._primitive import reshape_p
 from typelattice._lax._structural import iota_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
-from typelattice._tracing.trace import traced
+from typelattice._tracing.jit import ShapeDtypeStruct, eval_shape
 from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
@@ -1372,109 +1378,9 @@ def _fill_for(fill_value: Any, dt: np.dtype[Any], where: str) -> Any:
     return np.asarray(_fitting(fill_value, dt, where, "fill with"))
 
 
-def _part(p: Any) -> Any:
-    """One part of an index, a list made an array (as NumPy reads it)."""
-    if isinstance(p, list):
-        items: list[Any] = p  # pyright: ignore[reportUnknownVariableType]
-        return np.asarray(items)
-    return p
-
-
 def _is_mask(a: Any) -> bool:
     dtype: Any = getattr(a, "dtype", None)
     return isinstance(a, np.ndarray) and dtype == np.dtype(bool)
-
-
-def _resolve(
-    shape: tuple[int, ...],
-    index: Any,
-    mode: str | None,
-    wrap_negative: bool,
-    where: str,
-) -> tuple[Any, list[int]]:
-    """``index`` with its integer parts checked or adjusted for ``mode``.
-
-    Returns the index for NumPy and the axes that need one extra slot at
-    their end: with ``'fill'``/``'drop'``, out-of-bounds integers point
-    there (filled for a get, dropped for an update).
-    """
-    if mode is not None and mode not in _GATHER_MODES:
-        raise ValueError(
-            f"{where}: mode={mode!r} is not one of "
-            f"{', '.join(map(repr, _GATHER_MODES))}"
-        )
-    parts: list[Any] = (
-        list(_index(index)) if isinstance(index, tuple) else [_index(index)]  # pyright: ignore[reportUnknownArgumentType]
-    )
-    consumed = 0
-    for p in parts:
-        if p is None or p is Ellipsis or isinstance(p, bool):
-            continue
-        a = _part(p)
-        if _is_mask(a):
-            consumed += np.ndim(a)
-        else:
-            consumed += 1
-    out: list[Any] = []
-    pad: list[int] = []
-    axis = 0
-    for p in parts:
-        if p is Ellipsis:
-            out.append(p)
-            axis += len(shape) - consumed
-            continue
-        if p is None or isinstance(p, bool):
-            out.append(p)
-            continue
-        a = _part(p)
-        if isinstance(a, slice) or _is_mask(a):
-            out.append(a)
-            axis += 1 if isinstance(a, slice) else np.ndim(a)
-            continue
-        if axis >= len(shape):
-            raise IndexError(
-                f"{where}: too many indices for an array of dimension {len(shape)}"
-            )
-        n = shape[axis]
-        ints: np.ndarray[Any, Any] = np.asarray(a)
-        if ints.dtype.kind not in "iu":
-            raise IndexError(
-                f"{where}: indices must be integers, slices, None, ... or bool "
-                f"arrays, got {ints.dtype}"
-            )
-        ints = ints.astype(np.int64)
-        if wrap_negative:
-            ints = np.where(ints < 0, ints + n, ints)
-        bad = (ints < 0) | (ints >= n)
-        if mode in (None, "promise_in_bounds"):
-            if bad.any():
-                value = int(np.asarray(a).reshape(-1)[np.flatnonzero(bad)[0]])
-                raise IndexError(
-                    f"{where}: index {value} is out of bounds for axis {axis} "
-                    f"with size {n}; pass mode='clip' to clamp indices, or "
-                    "mode='fill' (mode='drop') to fill (skip) those positions"
-                )
-        elif mode == "clip":
-            if n == 0:
-                raise IndexError(
-                    f"{where}: cannot clip indices to an empty axis {axis}"
-                )
-            ints = np.clip(ints, 0, n - 1)
-        else:
-            ints = np.where(bad, n, ints)
-            pad.append(axis)
-        out.append(ints if ints.ndim else int(ints))
-        axis += 1
-    return tuple(out), pad
-
-
-def _padded(v: np.ndarray[Any, Any], pad: list[int], fill: Any) -> np.ndarray[Any, Any]:
-    """``v`` with one more slot, holding ``fill``, at the end of each of ``pad``."""
-    for axis in pad:
-        slab = list(v.shape)
-        slab[axis] = 1
-        v = np.concatenate([v, np.broadcast_to(np.asarray(fill, v.dtype), slab)], axis)
-    return v
 
 
 @_on_values
@@ -1781,41 +1687,87 @@ def _fitting_array(
     return convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak, check=check)
 
 
-@traced(abstract.full_size)
+def _at_positions(shape: tuple[int, ...], index: Any, words: _Words) -> Any:
+    """The numbers of the elements of an array of ``shape`` that ``index``
+    selects, as :func:`_scatter` finds them (an iota indexed by ``index``,
+    which may be traced); ``words.mode`` says what an index out of bounds
+    gives (positions out of range for ``'drop'``/``'fill'``)."""
+    mode = words.mode
+    if mode is not None and mode not in _GATHER_MODES:
+        raise ValueError(
+            f"{words.where}: mode={mode!r} is not one of "
+            f"{', '.join(map(repr, _GATHER_MODES))}"
+        )
+    if mode in ("drop", "fill"):
+        words = words._replace(mode="fill")
+    elif mode == "promise_in_bounds":
+        words = words._replace(mode=None)
+    positions = _basic_positions(shape, index, words)
+    if positions is None:
+        numbers = _reshaped(_iota((math.prod(shape),), 0, np.int32), shape)
+        positions = _indexed(numbers, index, words)
+    return positions
+
+
 def _scatter_at(
     x: Any,
     index: Any,
     values: Any,
-    ufunc: np.ufunc | None,
+    ufunc: np.ufunc | Computation | None,
     name: str,
     mode: str | None = None,
     wrap_negative: bool = True,
     label: str | None = None,
+    hint: str = _AT_HINT,
 ) -> Array:
-    """``x.at[index].divide(values)`` and ``.power``: NumPy's ``ufunc.at``
-    (an element indexed twice is updated twice), which no scatter primitive
-    computes; not differentiable."""
+    """``x.at[index].divide(values)`` and ``.power``, and ``ufunc.at`` of the
+    functions no scatter primitive computes: NumPy's ``ufunc.at`` (an element
+    indexed twice is updated twice), the ``scatter_combine`` primitive with
+    the function as its computation; not differentiable.
+
+    The positions are found as :func:`_scatter` finds them (an iota indexed
+    by ``index``), so indices may be traced and out-of-bounds ones follow
+    ``mode``."""
     where = label or f"x.at[...].{name}"
-    target, key = _one(x, where)
-    dt = key[0]
+    target = _arr(x, where)
+    dt, weak = target.dtype, target.weak_type
     if name == "divide" and _dtypes.kind_of(dt) not in "fc":
         raise TypeError(
             f"{where}: dividing an {dt} array in place would need a float "
             "result; convert first with x.astype('float32')"
         )
-    update = _fitting(values, dt, where, "store")
-    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
-    out = _padded(target, pad, 0) if pad else target.copy()
-    if ufunc is None:
-        out[idx] = update
-    else:
-        _core.ignore_fp_errors(ufunc.at, out, idx, update)
-    if pad:
-        out = np.array(out[tuple(slice(0, n) for n in target.shape)])
-    return wrap(out, key)
+    update = _fitting_array(values, dt, weak, where, "store")
+    words = _Words(where, mode, wrap_negative, hint, -1)
+    positions = _at_positions(tuple(target.shape), index, words)
+    size = math.prod(target.shape)
+    shape = tuple(positions.shape)
+    vshape = tuple(update.shape)
+    try:
+        if np.broadcast_shapes(shape, vshape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{where}: values of shape {vshape} do not broadcast to the shape "
+            f"{shape} of the indexed part"
+        ) from None
+    if update.ndim > len(shape):  # leading axes of length 1
+        update = _reshaped(update, vshape[update.ndim - len(shape) :])
+    m = math.prod(shape)
+    if ufunc is None:  # (a plain store is a scatter, which _scatter binds)
+        raise TypeError(f"{where}: no function combines the values")
+    computation = (
+        ufunc if isinstance(ufunc, Computation) else Computation(ufunc.__name__, ufunc)
+    )
+    done = scatter_combine_p.bind(
+        _reshaped(target, (size,)),
+        _reshaped(positions, (m,)),
+        _reshaped(_broadcast(update, shape), (m,)),
+        computation=computation,
+    )
+    return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
 
 
-@traced(abstract.full_size)
+@lax_function
 def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -1824,30 +1776,42 @@ def _scatter_apply(  # pyright: ignore[reportUnusedFunction]
     wrap_negative: bool = True,
 ) -> Array:
     """``x.at[index].apply(func)``: ``func`` applied to the elements at
-    ``index``, once per occurrence of a position in the index."""
+    ``index``, once per occurrence of a position in the index (the
+    ``scatter_apply`` primitive, with the positions :func:`_scatter` finds);
+    not differentiable."""
     where = "x.at[...].apply"
-    target, key = _one(x, where)
-    idx, pad = _resolve(target.shape, index, mode, wrap_negative, where)
-    positions: np.ndarray[Any, Any] = np.arange(target.size, dtype=np.int64)
-    positions = positions.reshape(target.shape)
-    if pad:
-        positions = _padded(positions, pad, -1)
-    chosen: np.ndarray[Any, Any] = np.asarray(positions[idx]).reshape(-1)
-    chosen = chosen[chosen >= 0]
-    flat = target.reshape(-1).copy()
-    unique, counts = np.unique(chosen, return_counts=True)
-    for round_ in range(int(counts.max()) if counts.size else 0):
-        at = unique[counts > round_]
-        result: Any = func(wrap(flat[at], key))
+    target = _arr(x, where)
+    key = _core.aval(target.dtype, target.weak_type)
+    words = _Words(where, mode, wrap_negative, _AT_HINT, -1)
+    positions = _at_positions(tuple(target.shape), index, words)
+    name = getattr(func, "__name__", "the function")
+
+    def on_values(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        result: Any = func(wrap(values, key))
         if not isinstance(result, Array) or result.dtype != key[0]:
             got = getattr(result, "dtype", type(result).__name__)
             raise TypeError(
-                f"{where}: {getattr(func, '__name__', 'the function')} turned "
-                f"{key[0]} values into {got}; it must keep the dtype (cast x "
-                "first, e.g. x.astype('float32'))"
+                f"{where}: {name} turned {key[0]} values into {got}; it must "
+                "keep the dtype (cast x first, e.g. x.astype('float32'))"
             )
-        flat[at] = np.asarray(result).reshape(-1)
-    return wrap(flat.reshape(target.shape), key)
+        return np.asarray(result).reshape(-1)
+
+    size, m = math.prod(target.shape), math.prod(positions.shape)
+    if type(target) is not ArrayImpl or type(positions) is not ArrayImpl:
+        # Traced: the dtype func gives is checked now, on m values' shape.
+        out = eval_shape(func, ShapeDtypeStruct((m,), key[0], key.weak_type))
+        if getattr(out, "dtype", None) != key[0]:
+            got = getattr(out, "dtype", type(out).__name__)
+            raise TypeError(
+                f"{where}: {name} turned {key[0]} values into {got}; it must "
+                "keep the dtype (cast x first, e.g. x.astype('float32'))"
+            )
+    done = scatter_apply_p.bind(
+        _reshaped(target, (size,)),
+        _reshaped(positions, (m,)),
+        func=Applied(name, on_values, (func, key)),
+    )
+    return _reshaped(done, tuple(target.shape))  # type: ignore[no-any-return]
 
 
 def _fitting(value: Any, dt: np.dtype[Any], where: str, verb: str) -> Any:

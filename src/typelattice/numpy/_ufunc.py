@@ -21,22 +21,35 @@ function's own weak-type rule.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
 from typelattice import _array, _core, _dtypes
-from typelattice._array import from_numpy, wrap
+from typelattice._array import wrap
 from typelattice._basearray import Array
+from typelattice._lax._elementwise import convert_element_type_p
+from typelattice._lax._fold import (
+    Computation,
+    cumulative_reduce_p,
+    reduce_p,
+    reduce_segments_p,
+)
+from typelattice._lax._indexing import IndexCheck, check_index
 from typelattice._lax._primitive import Primitive
 from typelattice._lax._reductions import cummax_p, cummin_p
-from typelattice._tracing import abstract
-from typelattice._tracing.trace import traced
 from typelattice.numpy import _creation, _elementwise, _reductions
-from typelattice.numpy._reductions import _axis, _explicit, _input
-from typelattice.numpy._reductions import _where as mask_of
-from typelattice.numpy._shape import _fitting, _index, _one, _scatter, reshape
+from typelattice.numpy._reductions import _axis, _explicit
+from typelattice.numpy._shape import (
+    _fitting,
+    _fitting_array,
+    _one,
+    _scatter,
+    _scatter_at,
+    reshape,
+)
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
@@ -253,6 +266,7 @@ _ACCUMULATORS: Final = {"add": "cumsum", "multiply": "cumprod"}
 _RUNNING: Final = {"maximum": cummax_p, "minimum": cummin_p}
 # The functions whose .at keeps the array's dtype and weak flag (x.at[i].op).
 _AT_UPDATES: Final = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract}
+_BOOL: Final = np.dtype(bool)
 
 
 def _no_out(out: object, where: str) -> None:
@@ -271,12 +285,10 @@ def _result_dtype(op: _elementwise.Op, key: _core.Aval) -> np.dtype[Any]:
     return _plan(op, key).out_key[0]
 
 
-def _in_dtype(
-    op: _elementwise.Op, v: np.ndarray[Any, Any], dt: np.dtype[Any], where: str
-) -> tuple[np.ndarray[Any, Any], Callable[..., Any]]:
-    """``v`` converted to ``dt`` (checked: see docs/semantics.md, "Data
-    safety"), and the NumPy function computing ``op`` on two arrays of
-    ``dt`` (whose result must be ``dt`` again)."""
+def _in_dtype(op: _elementwise.Op, x: Any, dt: np.dtype[Any], where: str) -> Any:
+    """``x`` converted to ``dt``, in which ``op`` of two arrays must give
+    ``dt`` again, its values checked (see docs/semantics.md, "Data
+    safety")."""
     plan = _plan(op, _core.aval(dt, False))
     if plan.out_key[0] != dt:
         raise TypeError(
@@ -284,18 +296,8 @@ def _in_dtype(
             f"it cannot be carried out in {dt}; choose dtype={plan.out_key[0]}"
         )
     if plan.cd != dt:  # logical_xor computes in the operands' type, gives bool
-        v = v.astype(bool)
-    return _core.checked_cast(v, dt, where), _numpy_ufunc(op.fn, op, dt)
-
-
-def _numpy_ufunc(fn: Any, op: _elementwise.Op, dt: np.dtype[Any]) -> Any:
-    """NumPy's ufunc for ``op`` on real ``dt`` where ``op.fn`` is a wrapper
-    (logaddexp: the wrapper adds complex support)."""
-    if not isinstance(fn, np.ufunc) and _dtypes.kind_of(dt) != "c":
-        found = getattr(np, op.name, None)
-        if isinstance(found, np.ufunc):
-            return found
-    return fn
+        x = _reductions._to(x, _BOOL)
+    return _reductions._requested_input(x, dt, where)
 
 
 def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
@@ -304,24 +306,34 @@ def _initial(initial: Any, dt: np.dtype[Any], where: str) -> Any:
     return np.asarray(_fitting(initial, dt, where, "start from"))[()]
 
 
-def _logsumexp(
-    op: _elementwise.Op,
-    values: np.ndarray[Any, Any],
-    axis: int,
-    keepdims: bool,
-    mask: Any,
-) -> Any:
-    """``logaddexp``/``logaddexp2`` reduced along ``axis`` (complex too)."""
-    base2 = op.name == "logaddexp2"
-    x = values * np.log(2).astype(values.dtype) if base2 else values
-    real = x.real if x.dtype.kind == "c" else x
-    top = np.max(real, axis=axis, keepdims=True, where=mask, initial=-np.inf)
-    top = np.where(np.isfinite(top), top, 0)
-    total = np.sum(np.exp(x - top), axis=axis, keepdims=True, where=mask)
-    res = np.log(total) + top
-    if base2:
-        res = res / np.log(2).astype(values.dtype)
-    return res if keepdims else np.squeeze(res, axis)
+def _logsumexp(base2: bool) -> Callable[[np.ndarray[Any, Any], int, Any], Any]:
+    """``logaddexp`` (``base2``: ``logaddexp2``) folded over one axis where
+    NumPy has no ufunc (complex): shifted by the largest real part, exact
+    for large values."""
+
+    def fold(values: np.ndarray[Any, Any], axis: int, mask: Any) -> Any:
+        x = values * np.log(2).astype(values.dtype) if base2 else values
+        real = x.real if x.dtype.kind == "c" else x
+        top = np.max(real, axis=axis, keepdims=True, where=mask, initial=-np.inf)
+        top = np.where(np.isfinite(top), top, 0)
+        total = np.sum(np.exp(x - top), axis=axis, keepdims=True, where=mask)
+        res = np.log(total) + top
+        if base2:
+            res = res / np.log(2).astype(values.dtype)
+        return np.squeeze(res, axis)
+
+    return fold
+
+
+def computation(op: _elementwise.Op, identity: Any) -> Computation:
+    """``op`` as the computation parameter of the fold primitives (its
+    NumPy function; a function without identity folds one axis at a time)."""
+    loop = None
+    if op.name in ("logaddexp", "logaddexp2"):
+        loop = _logsumexp(op.name == "logaddexp2")
+    return Computation(
+        op.name, op.fn, reduce_loop=loop, reorderable=identity is not None
+    )
 
 
 def _reduce_axis(ndim: int, axis: Any, where: str) -> Any:
@@ -341,8 +353,21 @@ def _ndim(a: Any, where: str) -> int:
     return int(_reductions._input(a, where)[0].ndim)
 
 
+def _fold_input(
+    op: _elementwise.Op, a: Any, dtype: Any, where: str
+) -> tuple[Any, np.dtype[Any]]:
+    """The operand of a fold: ``a`` in the dtype it is folded in (``dtype``,
+    else the dtype ``op`` gives for ``a`` with itself), its values checked
+    (see docs/semantics.md, "Data safety")."""
+    x = _reductions._operand(a, where)
+    key = _core.aval(x.dtype, x.weak_type if isinstance(a, Array) else False)
+    dt = _explicit(dtype, where) if dtype is not None else _result_dtype(op, key)
+    return _in_dtype(op, x, dt, where), dt
+
+
 def _generic_reduce(
     op: _elementwise.Op,
+    comp: Computation,
     identity: Any,
     a: Any,
     axis: Any,
@@ -352,56 +377,54 @@ def _generic_reduce(
     where: Any,
 ) -> Array:
     name = f"{op.name}.reduce"
-    v, _ = _input(a, name)
-    key = _array.operand(a, name, 0)[1]
-    key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
-    dt = _explicit(dtype, name) if dtype is not None else _result_dtype(op, key)
-    values, fn = _in_dtype(op, v, dt, name)
-    axes = _reduce_axis(v.ndim, axis, name)
+    x, dt = _fold_input(op, a, dtype, name)
+    shape = tuple(x.shape)
+    axes = _reduce_axis(len(shape), axis, name)
     if where is not None and initial is None and identity is None:
         raise ValueError(
             f"{name}: {op.name} has no identity, so reducing with where= needs "
             "initial= (the result where nothing is selected)"
         )
-    mask = np.broadcast_to(mask_of(where, name), v.shape)
-    if axes is None:
-        values, mask = values.reshape(-1), mask.reshape(-1)
-        flat_axes: Any = 0
+    mask = _reductions._mask(where, shape, name)
+    if axes is None:  # the flattened array, folded in its order
+        x = reshape(x, (-1,))
+        mask = None if mask is None else reshape(mask, (-1,))
+        dims: tuple[int, ...] = (0,)
     else:
-        flat_axes = axes
-    start = None if initial is None else _initial(initial, dt, name)
-    if values.size == 0 and start is None and identity is None:
+        listed: list[int] = list(axes) if isinstance(axes, tuple) else [axes]  # pyright: ignore[reportUnknownArgumentType]
+        dims = tuple(sorted(listed))
+    if len(dims) > 1 and not comp.reorderable:
+        raise ValueError(
+            f"{name}: reduction operation '{op.name}' is not reorderable, so at "
+            "most one axis may be specified"
+        )
+    operands = [x]
+    if initial is not None:
+        start = _initial(initial, dt, name)
+        operands.append(wrap(np.asarray(start, dt), _core.aval(dt, False)))
+    elif math.prod(shape) == 0 and identity is None:
         raise ValueError(
             f"{name}: reducing an axis of length 0 has no result ({op.name} has "
             "no identity); pass initial=..."
         )
-    if isinstance(fn, np.ufunc):
-        kwargs: dict[str, Any] = {} if where is None else {"where": mask}
-        if start is not None:
-            kwargs["initial"] = start
-        try:
-            res = _core.ignore_fp_errors(
-                fn.reduce, values, axis=flat_axes, keepdims=keepdims, **kwargs
-            )
-        except ValueError as err:
-            _core.reraise_named(name, err)
-    else:  # complex logaddexp: no NumPy ufunc
-        res = values
-        axes_list: list[int] = list(
-            flat_axes if isinstance(flat_axes, tuple) else (flat_axes,)  # pyright: ignore[reportUnknownArgumentType]
-        )
-        for ax in sorted(axes_list)[::-1]:
-            res = _core.ignore_fp_errors(_logsumexp, op, res, ax, keepdims, mask)
-            mask = np.ones(np.shape(res), bool)
-        if start is not None:
-            res = _core.ignore_fp_errors(fn, start, res)
-    res = np.asarray(res)
-    if axes is None and keepdims:
-        res = res.reshape((1,) * v.ndim)
-    return from_numpy(_core.ignore_fp_errors(res.astype, dt))
+    if mask is not None:
+        operands.append(mask)
+    res = reduce_p.bind(
+        *operands,
+        computation=comp,
+        dimensions=dims,
+        initial=initial is not None,
+        masked=mask is not None,
+    )
+    if keepdims:
+        kept = dims if axes is not None else tuple(range(len(shape)))
+        res = reshape(res, tuple(1 if i in kept else d for i, d in enumerate(shape)))
+    return res  # type: ignore[no-any-return]
 
 
-def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., Array]:
+def _make_reduce(
+    fn: Any, op: _elementwise.Op, comp: Computation, identity: Any
+) -> Callable[..., Array]:
     name = op.name
     delegate = _REDUCERS.get(name)
 
@@ -418,7 +441,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
         _no_out(out, where_)
         if delegate is None:
             return _generic_reduce(
-                op, identity, a, axis, dtype, keepdims, initial, where
+                op, comp, identity, a, axis, dtype, keepdims, initial, where
             )
 
         _reduce_axis(_ndim(a, where_), axis, where_)
@@ -441,7 +464,7 @@ def _make_reduce(fn: Any, op: _elementwise.Op, identity: Any) -> Callable[..., A
     return reduce
 
 
-def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_accumulate(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
     delegate = _ACCUMULATORS.get(name)
     running = _RUNNING.get(name)
@@ -459,29 +482,14 @@ def _make_accumulate(op: _elementwise.Op) -> Callable[..., Array]:
             return getattr(_reductions, delegate)(a, axis, dtype)  # type: ignore[no-any-return]
         if running is not None:
             return _running_extreme(running, a, axis, dtype, where_)
-        v, _ = _reductions._input(a, where_)
-        key = _array.operand(a, where_, 0)[1]
-        key = key if isinstance(key, _core.Aval) else _core.aval(v.dtype, False)
-        dt = (
-            _reductions._explicit(dtype, where_)
-            if dtype is not None
-            else _result_dtype(op, key)
-        )
-        values, fn = _in_dtype(op, v, dt, where_)
-        if values.ndim == 0:
-            values = values.reshape(1)
+        x, _ = _fold_input(op, a, dtype, where_)
+        if x.ndim == 0:  # as NumPy: a 0-d array accumulates as one element
+            x = reshape(x, (1,))
         if axis is None:
-            values, ax = values.reshape(-1), 0
+            x, ax = reshape(x, (-1,)), 0
         else:
-            ax = _core.index_of(_reductions._axis(axis, values.ndim, where_), where_)
-        if isinstance(fn, np.ufunc):
-            res = _core.ignore_fp_errors(fn.accumulate, values, axis=ax)
-        else:
-            moved = np.moveaxis(values, ax, 0).copy()
-            for i in range(1, moved.shape[0]):
-                moved[i] = _core.ignore_fp_errors(fn, moved[i - 1], moved[i])
-            res = np.moveaxis(moved, 0, ax)
-        return from_numpy(_core.ignore_fp_errors(np.asarray(res).astype, dt))
+            ax = _core.index_of(_axis(axis, x.ndim, where_), where_)
+        return cumulative_reduce_p.bind(x, computation=comp, axis=ax)  # type: ignore[no-any-return]
 
     return accumulate
 
@@ -525,7 +533,7 @@ def _make_outer(fn: Any, name: str) -> Callable[..., Array]:
     return outer
 
 
-def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_at(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
     update = _AT_UPDATES.get(name)
 
@@ -554,33 +562,27 @@ def _make_at(op: _elementwise.Op) -> Callable[..., Array]:
             return _scatter(a, indices, b, update, name, label=where_)
         # Other functions, as JAX: the result has the function's dtype for
         # a and b (strong); both are converted to it first.
-        target, key = _one(a, where_)
-        bv, bkey = _array.operand(b, where_, 1)
-        state = _elementwise._state()
-        plan = _elementwise.build_plan(op, (key, bkey), state)
+        x = _reductions._operand(a, where_)
+        key = _core.aval(x.dtype, x.weak_type if isinstance(a, Array) else False)
+        bkey = (
+            _core.aval(b.dtype, b.weak_type)
+            if isinstance(b, Array)
+            else _array.operand(b, where_, 1)[1]
+        )
+        plan = _elementwise.build_plan(op, (key, bkey), _elementwise._state())
         cd, dt = plan.cd, plan.out_key[0]
-        values, fn = _in_dtype(op, target, dt, where_)
-        out = values.copy()
+        x = _in_dtype(op, x, dt, where_)
         if cd != dt:  # logical_xor: b's truth value
-            bv = np.asarray(_fitting(bv, cd, where_, "use")).astype(bool)
+            values = _fitting_array(b, cd, False, where_, "use")
+            values = _reductions._to(values, _BOOL)
         else:
-            bv = _fitting(bv, dt, where_, "use")
-        idx = _index(indices)
-        if isinstance(fn, np.ufunc):
-            _core.ignore_fp_errors(fn.at, out, idx, bv)
-        else:
-            pairwise = np.frompyfunc(
-                lambda x, y: _core.ignore_fp_errors(fn, np.asarray(x, dt), y), 2, 1
-            )
-            boxed = out.astype(object)
-            pairwise.at(boxed, idx, np.asarray(bv, dt).astype(object))
-            out = boxed.astype(dt)
-        return from_numpy(np.asarray(out, dtype=dt))
+            values = _fitting_array(b, dt, False, where_, "use")
+        return _scatter_at(x, indices, values, comp, name, label=where_, hint="")
 
     return at
 
 
-def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
+def _make_reduceat(op: _elementwise.Op, comp: Computation) -> Callable[..., Array]:
     name = op.name
 
     def reduceat(
@@ -593,68 +595,57 @@ def _make_reduceat(op: _elementwise.Op) -> Callable[..., Array]:
         where_ = f"{name}.reduceat"
         _no_out(out, where_)
 
-        v, key = _one(a, where_)
+        x = _reductions._operand(a, where_)
+        key = _core.aval(x.dtype, x.weak_type)
         if isinstance(indices, list | tuple):
             raise TypeError(
                 f"{where_}: indices must be an array, not a list; use asarray"
             )
-        iv, _ = _array.operand(indices, where_, 1)
-        idx = np.asarray(iv)
-        if idx.dtype.kind not in "iu":
-            raise TypeError(f"{where_}: indices must be integers, got {idx.dtype}")
-        if v.ndim == 0:
+        starts = _reductions._operand(indices, where_)
+        if _dtypes.kind_of(starts.dtype) not in "iu":
+            raise TypeError(f"{where_}: indices must be integers, got {starts.dtype}")
+        if x.ndim == 0:
             raise ValueError(f"{where_}: a must have at least one dimension")
-        if idx.ndim != 1:
+        if starts.ndim != 1:
             raise ValueError(
-                f"{where_}: indices must be one-dimensional, got shape {idx.shape}"
+                f"{where_}: indices must be one-dimensional, got shape "
+                f"{tuple(starts.shape)}"
             )
         if axis is None or isinstance(axis, tuple | list):  # pyright: ignore[reportUnnecessaryComparison]
             raise ValueError(f"{where_}: needs a single integer axis, got {axis!r}")
         ax = _core.index_of(axis, f"{where_}: axis")
-        if not -v.ndim <= ax < v.ndim:
+        if not -x.ndim <= ax < x.ndim:
             raise ValueError(
                 f"{where_}: axis {ax} is out of bounds for an array of "
-                f"dimension {v.ndim}"
+                f"dimension {x.ndim}"
             )
-        ax %= v.ndim
-        n = v.shape[ax]
-        bad = (idx < 0) | (idx >= n)
-        if bad.any():
-            raise IndexError(
-                f"{where_}: index {int(idx[bad][0])} is out of bounds for axis "
-                f"{ax} with size {n} (indices must be in [0, {n}))"
-            )
+        ax %= x.ndim
+        n = x.shape[ax]
+        # (an index outside the axis raises, eagerly or when a program runs)
+        hint = f" (indices must be in [0, {n}))"
+        starts = check_index(
+            starts, IndexCheck(ax, n, False, "raise", f"{where_}: ", hint)
+        )
         if dtype is not None:
             dt = _explicit(dtype, where_)
             out_key = _core.aval(dt, False)
         else:
             dt, out_key = key[0], key
         plan = _plan(op, _core.aval(dt, False))
-        fn, op_key, cd = op.fn, plan.out_key, plan.cd
-        if op_key[0] != dt and op.out != "bool":
+        op_dt, cd = plan.out_key[0], plan.cd
+        if op_dt != dt and op.out != "bool":
             raise TypeError(
-                f"{where_}: {name} of {dt} values gives {op_key[0]}, which the "
-                f"result dtype {dt} cannot hold; pass dtype='{op_key[0]}'"
+                f"{where_}: {name} of {dt} values gives {op_dt}, which the "
+                f"result dtype {dt} cannot hold; pass dtype='{op_dt}'"
             )
-        values = _core.checked_cast(v, cd, where_)
-        fn = _numpy_ufunc(fn, op, cd)
-        if isinstance(fn, np.ufunc):
-            res = _core.ignore_fp_errors(fn.reduceat, values, idx, axis=ax)
-        else:
-            starts: list[int] = idx.tolist()
-            ends = [*starts[1:], n]
-            parts: list[np.ndarray[Any, Any]] = []
-            for start, end in zip(starts, ends, strict=True):
-                stop = end if end > start else start + 1
-                part = np.take(values, np.arange(start, stop), axis=ax)
-                mask = np.ones(part.shape, bool)
-                parts.append(_logsumexp(op, part, ax, True, mask))
-            res = (
-                np.concatenate(parts, axis=ax)
-                if parts
-                else np.take(values, idx, axis=ax)
-            )
-        return wrap(_core.ignore_fp_errors(np.asarray(res).astype, dt), out_key)
+        values = _reductions._requested_input(x, cd, where_)
+        if op.out == "bool":  # the logical functions fold truth values
+            values = _reductions._to(values, _BOOL)
+        res = reduce_segments_p.bind(values, starts, computation=comp, axis=ax)
+        # (the function's result in the result's dtype, as NumPy's astype)
+        return convert_element_type_p.bind(  # type: ignore[no-any-return]
+            res, new_dtype=dt, weak_type=out_key.weak_type, check=None
+        )
 
     return reduceat
 
@@ -664,36 +655,23 @@ def attach(fn: Any, identity: bool | int | float | None) -> None:
     attributes (``fn`` itself is unchanged otherwise)."""
     op: _elementwise.Op = fn._op
     name = op.name
-    # Each method and its shape rule under tracing, None for the methods
-    # written with lax and the namespace functions written on it (the same
-    # code on every path). The others are recorded as one call: reduce's
-    # and accumulate's results have their operands' sizes; at's and
-    # reduceat's depend on the index values, so they run on full-size
-    # placeholders.
-    on_lax_reduce = name in _REDUCERS
-    on_lax_accumulate = name in _ACCUMULATORS or name in _RUNNING
-    methods: dict[str, tuple[Callable[..., Array], abstract.Rule | None]] = {
-        "reduce": (
-            _make_reduce(fn, op, identity),
-            None if on_lax_reduce else abstract.copying,
-        ),
-        "accumulate": (
-            _make_accumulate(op),
-            None if on_lax_accumulate else abstract.copying,
-        ),
-        "outer": (_make_outer(fn, name), None),
-        "at": (_make_at(op), abstract.full_size),
-        "reduceat": (_make_reduceat(op), abstract.full_size),
+    # Every method is written with lax (the primitives whose parameter is
+    # the function itself, see typelattice._lax._fold) and the namespace
+    # functions written on it: the same code on every path.
+    comp = computation(op, identity)
+    methods: dict[str, Callable[..., Array]] = {
+        "reduce": _make_reduce(fn, op, comp, identity),
+        "accumulate": _make_accumulate(op, comp),
+        "outer": _make_outer(fn, name),
+        "at": _make_at(op, comp),
+        "reduceat": _make_reduceat(op, comp),
     }
-    for method, (impl, rule) in methods.items():
+    for method, impl in methods.items():
         impl.__name__ = method
         impl.__qualname__ = f"{name}.{method}"
         # One text for every function's method: the protocol's.
         impl.__doc__ = getattr(ufunc, method).__doc__
-        if rule is None:
-            setattr(fn, method, _elementwise.lax_function(impl))
-        else:  # accept tracers (jit, eval_shape): recorded as one call each
-            setattr(fn, method, traced(rule, name=f"{name}.{method}")(impl))
+        setattr(fn, method, _elementwise.lax_function(impl))
     fn.nin = 2
     fn.nout = 1
     fn.nargs = 2
