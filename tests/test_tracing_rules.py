@@ -1,38 +1,25 @@
-"""Shape rules are attached where each function is defined, and they match
-the namespace one to one.
-
-Every function of ``typelattice.numpy`` that takes arrays accepts tracers:
-the elementwise ones (made from an ``Op``) and those written with
-``typelattice.lax`` (marked ``lax_function``) by binding primitives, every
-other one by the shape rule given with ``@traced(rule)`` at its definition
-(ufunc methods where they are made). No registered rule may name nothing: each
-traced function is the one its module holds under its name (so calls reach
-the traced version), and something uses it.
+"""Every function of ``typelattice.numpy`` that takes arrays is written on
+its primitives: elementwise (made from an ``Op``) or written with
+``typelattice.lax`` (marked ``lax_function``), so tracers of every kind
+reach it by binding primitives. Nothing is recorded whole: no shape rules,
+no second implementation under tracing.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
-import pathlib
 import re
 import sys
-from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-import pytest
-
-import typelattice
 import typelattice.numpy as tnp
 from support import ON_LAX
 from test_on_lax import WRITTEN_ON_LAX
-from typelattice._tracing import abstract
-from typelattice._tracing.trace import TRACED, traced
+from typelattice._tracing import trace
 from typelattice.numpy import _array_methods
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
-SOURCES = pathlib.Path(typelattice.__file__).parent
 
 
 def _namespace_functions(namespace: ModuleType) -> dict[str, Any]:
@@ -66,20 +53,16 @@ def _array_entry_points() -> dict[str, Any]:
 
 
 def _takes_tracers(fn: Any) -> bool:
-    """Elementwise (an ``Op`` behind it), written with ``typelattice.lax``
-    (marked ``_lax``), or given a shape rule."""
-    return (
-        hasattr(fn, "_op")
-        or getattr(fn, "_lax", False)
-        or callable(getattr(fn, "_rule", None))
-    )
+    """Elementwise (an ``Op`` behind it) or written with ``typelattice.lax``
+    (marked ``_lax``)."""
+    return hasattr(fn, "_op") or getattr(fn, "_lax", False)
 
 
-def without_rules(functions: dict[str, Any]) -> list[str]:
-    """The names of functions that accept arrays but not tracers: neither
-    elementwise, nor written with lax, nor given a shape rule (the programs
-    of functions written on lax are checked by test_on_lax.py,
-    test_shape_on_lax.py and test_elementwise_one_path.py)."""
+def not_on_lax(functions: dict[str, Any]) -> list[str]:
+    """The names of functions that accept arrays but are neither
+    elementwise nor written with lax (the programs of functions written on
+    lax are checked by test_on_lax.py, test_shape_on_lax.py,
+    test_elementwise_one_path.py and test_jaxpr_namespace.py)."""
     missing = []
     for name, fn in functions.items():
         if name.split(".")[-1] in ON_LAX or fn in WRITTEN_ON_LAX:
@@ -93,128 +76,39 @@ def without_rules(functions: dict[str, Any]) -> list[str]:
     return sorted(missing)
 
 
-def _referenced_names(paths: Iterable[pathlib.Path]) -> set[str]:
-    """Every name used (loaded, an attribute, imported) in these sources."""
-    names: set[str] = set()
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                names.add(node.attr)
-            elif isinstance(node, ast.alias):
-                names.add(node.asname or node.name)
-    return names
-
-
-def naming_nothing(
-    registered: Iterable[Callable[..., Any]],
-    namespace: ModuleType,
-    referenced: set[str],
-) -> list[str]:
-    """The traced functions whose rule reaches no caller: not what their
-    module holds under their name (shadowed or renamed), or used nowhere
-    (neither exported nor referenced)."""
-    lost = []
-    for fn in registered:
-        qualname = fn.__qualname__
-        if "." in qualname:  # a ufunc method: tnp.<name>.<method>
-            holder, method = qualname.split(".", 1)
-            if getattr(getattr(namespace, holder, None), method, None) is not fn:
-                lost.append(qualname)
-            continue
-        module = sys.modules[fn.__module__]
-        if getattr(module, fn.__name__, None) is not fn:
-            lost.append(f"{fn.__module__}.{qualname}")
-        elif fn.__name__ not in namespace.__all__ and fn.__name__ not in referenced:
-            lost.append(f"{fn.__module__}.{qualname}")
-    return sorted(lost)
-
-
 # -- the namespace ---------------------------------------------------------------
 
 
-def test_every_namespace_function_has_a_rule() -> None:
+def test_every_namespace_function_is_on_lax() -> None:
     functions = _namespace_functions(tnp)
     assert {"sum", "reshape", "concatenate", "zeros", "add", "where"} <= set(functions)
-    assert without_rules(functions) == []
+    assert not_on_lax(functions) == []
 
 
-def test_every_function_arrays_call_has_a_rule() -> None:
+def test_every_function_arrays_call_is_on_lax() -> None:
     entry_points = _array_entry_points()
     assert {"_shape._getitem", "_shape._scatter", "_reductions.sum"} <= set(
         entry_points
     )
-    assert without_rules(entry_points) == []
-
-
-def test_no_rule_names_nothing() -> None:
-    # The functions still recorded whole (value-dependent shapes...): fewer
-    # as more of the namespace is written on lax.
-    assert TRACED
-    referenced = _referenced_names(SOURCES.rglob("*.py"))
-    assert naming_nothing(TRACED, tnp, referenced) == []
-
-
-def test_rules_are_the_abstract_rules() -> None:
-    """Each rule is one of the shape rules of _tracing.abstract (or made by
-    one of its rule factories there): no rule is written elsewhere."""
-    for fn in TRACED:
-        for rule in (fn._rule, fn._creation):  # type: ignore[attr-defined]
-            if rule is not None:
-                assert rule.__module__ == abstract.__name__, fn.__qualname__
-
-
-def test_creation_rules_only_on_creation_functions() -> None:
-    with_creation = {
-        fn.__name__
-        for fn in TRACED
-        if fn._creation is not None  # type: ignore[attr-defined]
-    }
-    # (zeros, full, eye, arange, linspace and the other creation functions
-    # are written on lax: they broadcast a scalar or bind iota, which
-    # eval_shape records without allocating.)
-    assert with_creation == set()
+    assert not_on_lax(entry_points) == []
 
 
 # -- the checks catch what they look for -----------------------------------------
 
 
-def test_the_checks_catch_a_function_without_a_rule() -> None:
+def test_the_checks_catch_a_function_not_on_lax() -> None:
     def bare(a: Any) -> Any:
         return a
 
-    @traced(abstract.full_size)
-    def ruled(a: Any) -> Any:
+    def marked(a: Any) -> Any:
         return a
 
-    TRACED.remove(ruled)
-    assert without_rules({"bare": bare, "ruled": ruled, "add": tnp.add}) == ["bare"]
+    marked._lax = True  # type: ignore[attr-defined]
+    assert not_on_lax({"bare": bare, "marked": marked, "add": tnp.add}) == ["bare"]
 
 
-def test_the_checks_catch_a_rule_naming_nothing() -> None:
-    fake = ModuleType("typelattice_fake_namespace")
-    fake.__all__ = ["exported"]  # type: ignore[attr-defined]
-    sys.modules[fake.__name__] = fake
-    try:
-        made = []
-        for name in ("exported", "shadowed", "unused", "used"):
-
-            def fn(a: Any) -> Any:
-                return a
-
-            fn.__name__ = fn.__qualname__ = name
-            fn.__module__ = fake.__name__
-            made.append(traced(abstract.full_size)(fn))
-            TRACED.remove(made[-1])
-            setattr(fake, name, made[-1])
-        fake.shadowed = lambda a: a  # type: ignore[attr-defined]
-        lost = naming_nothing(made, fake, referenced={"used"})
-    finally:
-        del sys.modules[fake.__name__]
-    assert lost == [f"{fake.__name__}.shadowed", f"{fake.__name__}.unused"]
-
-
-def test_traced_refuses_a_missing_rule() -> None:
-    with pytest.raises(TypeError, match="rule"):
-        traced(None)  # type: ignore[arg-type]
+def test_nothing_is_recorded_whole() -> None:
+    """The machinery that recorded a namespace call as one equation, run
+    again on placeholders, is gone: a program holds primitives only."""
+    for name in ("Call", "traced", "TRACED", "lowering", "LOWERINGS"):
+        assert not hasattr(trace, name), name

@@ -17,13 +17,11 @@ has that one dispatch.
   primitives' JVP rules, or record the linear map for transposition, in
   the same equations.
 
-Operations other than the elementwise ones are evaluated abstractly by
-running them on a :class:`Placeholder`: an ordinary array whose values are
-never read (a broadcast 1 of the right dtype, of the tracer's shape or of a
-small stand-in shape, see :mod:`typelattice._tracing.abstract`) and which refuses
-every conversion to a Python value, so that code paths taken for concrete
-values (a concrete integer exponent, a shape given as an array) are refused
-under tracing, as in JAX, instead of being taken with a made-up value.
+A jitted function called inside another trace runs there on its concrete
+arguments as :class:`Placeholder` objects: ordinary arrays that compute
+(binding a primitive on one computes it) but refuse every conversion to a
+Python value, so that the function takes the code paths it takes when
+traced by itself, as in JAX, not those of concrete values.
 """
 
 # Package-internal: reads the arrays' and tracers' underscored slots by design.
@@ -442,13 +440,9 @@ def innermost_trace(args: Sequence[Any]) -> Trace | None:
 
 
 class Placeholder(_NoValues, ArrayImpl):
-    """A concrete-looking array that stands for a tracer's abstract value.
-
-    Operations see an ordinary array (so they need no tracing code of their
-    own) whose values must not decide anything: every conversion to a Python
-    value raises :class:`ConcretizationTypeError`. At trace time the values
-    are a broadcast 1; when a jitted function runs, they are the real ones.
-    """
+    """An array whose values must not decide anything: every conversion
+    to a Python value raises :class:`ConcretizationTypeError` (a jitted
+    function's concrete arguments when it runs inside another trace)."""
 
     __slots__ = ()
 
@@ -469,22 +463,6 @@ def placeholder(value: np.ndarray[Any, Any], key: _core.Aval) -> Placeholder:
     out._value = value
     out._key = key
     return out
-
-
-# Per dtype: a read-only 1, which dummies repeat (with zero strides).
-_ONES: dict[np.dtype[Any], np.ndarray[Any, Any]] = {}
-
-
-def dummy(key: _core.Aval, shape: tuple[int, ...]) -> Placeholder:
-    """A placeholder for an abstract value: a broadcast 1, no memory per
-    element."""
-    dt = key[0]
-    one = _ONES.get(dt)
-    if one is None:
-        one = _ONES[dt] = np.ones(1, dt)
-        one.flags.writeable = False
-    value: np.ndarray[Any, Any] = np.ndarray(shape, dt, one, 0, (0,) * len(shape))
-    return placeholder(value, key)
 
 
 def start(

@@ -8,9 +8,7 @@ initialiser's ``dtype`` argument, else float32 (float64 under
 ``enable_x64``). The random values come from :mod:`typelattice.random`.
 """
 
-# Package-internal: the orthogonal initialiser's QR step reads the NumPy
-# value of its (concrete or placeholder) operand, and is recorded as one call
-# under tracing.
+# Package-internal: uses the namespace's private helpers (_shape, _requested).
 # pyright: reportPrivateUsage=false
 
 from __future__ import annotations

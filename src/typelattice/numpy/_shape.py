@@ -12,7 +12,7 @@ import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -44,10 +44,10 @@ from typelattice._lax._indexing import (
 )
 from typelattice._lax._primitive import reshape_p
 from typelattice._lax._structural import iota_p
-from typelattice._tracing import abstract, tracer
+from typelattice._tracing import tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.jit import ShapeDtypeStruct, eval_shape
-from typelattice._tracing.tracer import ACTIVE, ConcretizationTypeError, Placeholder
+from typelattice._tracing.tracer import ConcretizationTypeError, Placeholder
 from typelattice.numpy._creation import _requested
 from typelattice.numpy._elementwise import (
     lax_function,
@@ -72,30 +72,6 @@ def _one(a: Any, name: str) -> tuple[np.ndarray[Any, Any], _core.Aval]:
     x64 = _config.current().enable_x64
     dt = _core.key_dtype(key, x64)
     return _core.python_scalar_to(v, dt, name), _core.aval(dt, _core.key_weak(key))
-
-
-# Functions still written on NumPy (``@traced``, in this package's other
-# modules) run on placeholders while jit traces them: full-size arrays
-# standing for tracers, whose results are then recorded as one call. Their
-# calls of the functions here must compute on those values, not record the
-# primitives into the trace (Primitive.bind records constants that grow,
-# such as a broadcast, while a trace runs): the trace is set aside for them.
-
-
-def _on_values(fn: _F) -> _F:
-    """``fn``, computing on values while a function runs on placeholders."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if ACTIVE and abstract._BUSY.get():
-            token = tracer._current.set(None)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                tracer._current.reset(token)
-        return fn(*args, **kwargs)
-
-    return cast("_F", run)
 
 
 def _arr(a: Any, name: str) -> Any:
@@ -191,7 +167,6 @@ def _permuted(x: Any, perm: Sequence[int]) -> Any:
     return lax.transpose(x, perm)
 
 
-@_on_values
 def reshape(
     a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None
 ) -> Array:
@@ -233,7 +208,6 @@ def _reshape(name: str, x: Any, shape: Any, order: str) -> Any:
     return _reshaped(x, new)
 
 
-@_on_values
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """``a`` flattened to one axis.
 
@@ -253,7 +227,6 @@ def ravel(a: ArrayLike, order: str = "C") -> Array:
     return _reshape("ravel", x, (-1,), "F" if order == "F" else "C")  # type: ignore[no-any-return]
 
 
-@_on_values
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """``a`` with its axes permuted (reversed by default).
 
@@ -275,7 +248,6 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     return _permuted(x, perm)  # type: ignore[no-any-return]
 
 
-@_on_values
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     """Array API name of :func:`transpose` (the axes are required).
 
@@ -293,7 +265,6 @@ def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
     return transpose(a, axes)
 
 
-@_on_values
 def matrix_transpose(x: ArrayLike, /) -> Array:
     """Swap the last two axes (transpose a stack of matrices).
 
@@ -319,7 +290,6 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
     return _permuted(v, (*range(nd - 2), nd - 1, nd - 2))  # type: ignore[no-any-return]
 
 
-@_on_values
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     """Move axes to new positions; the others keep their order.
 
@@ -345,7 +315,6 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     return _permuted(x, order)  # type: ignore[no-any-return]
 
 
-@_on_values
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Swap two axes.
 
@@ -376,7 +345,6 @@ def _shaped_like(name: str, fn: Callable[..., Any], a: Any, *args: Any) -> Any:
     return _reshaped(x, _probe(name, fn, x.shape, *args))
 
 
-@_on_values
 def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     """Insert axes of length 1.
 
@@ -394,7 +362,6 @@ def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     return _shaped_like("expand_dims", np.expand_dims, a, axis)  # type: ignore[no-any-return]
 
 
-@_on_values
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Remove axes of length 1.
 
@@ -423,7 +390,6 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
     return lax.broadcast_in_dim(x, shape, tuple(range(n - x.ndim, n)))
 
 
-@_on_values
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape``; dtype and weak flag kept.
 
@@ -450,7 +416,6 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     return _broadcast(x, shape)  # type: ignore[no-any-return]
 
 
-@_on_values
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     """The arguments broadcast to one shape, each keeping its dtype.
 
@@ -503,7 +468,6 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
         _core.broadcast_error("broadcast_shapes", dims)
 
 
-@_on_values
 def atleast_1d(*arys: ArrayLike) -> Any:
     """Each argument with at least one axis.
 
@@ -521,7 +485,6 @@ def atleast_1d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
-@_on_values
 def atleast_2d(*arys: ArrayLike) -> Any:
     """Each argument with at least two axes (a 1-d array becomes a row).
 
@@ -539,7 +502,6 @@ def atleast_2d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
-@_on_values
 def atleast_3d(*arys: ArrayLike) -> Any:
     """Each argument with at least three axes.
 
@@ -557,7 +519,6 @@ def atleast_3d(*arys: ArrayLike) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
-@_on_values
 def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along axes.
 
@@ -584,7 +545,6 @@ def _static(value: Any) -> Any:
     return np.asarray(value) if isinstance(value, Array) else value
 
 
-@_on_values
 def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Shift elements cyclically along axes.
 
@@ -625,7 +585,6 @@ def _roll_axes(x: Any, shifts: dict[int, int]) -> Any:
     return x
 
 
-@_on_values
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Repeat the whole array ``reps`` times.
 
@@ -653,7 +612,6 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     return _reshaped(spread, out)  # type: ignore[no-any-return]
 
 
-@_on_values
 def repeat(
     a: ArrayLike,
     repeats: Any,
@@ -826,7 +784,6 @@ def _join(name: str, operands: list[Any], axis: int) -> Any:
     return operands[0] if len(operands) == 1 else lax.concatenate(operands, ax)
 
 
-@_on_values
 def concatenate(
     arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: DTypeLike | None = None
 ) -> Array:
@@ -859,7 +816,6 @@ def concatenate(
     return out if dtype is None else _astype(out, dtype, "concatenate")
 
 
-@_on_values
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     """Array API name of :func:`concatenate`.
 
@@ -878,7 +834,6 @@ def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
     return concatenate(arrays, axis=axis)
 
 
-@_on_values
 def stack(
     arrays: Sequence[ArrayLike],
     axis: int = 0,
@@ -916,7 +871,6 @@ def stack(
     return res if dtype is None else _astype(res, dtype, "stack")
 
 
-@_on_values
 def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join horizontally (along axis 1, or 0 for 1-d arrays); dtypes are promoted.
 
@@ -939,7 +893,6 @@ def hstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     return res if dtype is None else _astype(res, dtype, "hstack")
 
 
-@_on_values
 def vstack(tup: Sequence[ArrayLike], dtype: DTypeLike | None = None) -> Array:
     """Join vertically (along axis 0, 1-d arrays as rows); dtypes are promoted.
 
@@ -976,7 +929,6 @@ def _astype(x: Any, dtype: Any, where: str) -> Array:
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=False, check=check)  # type: ignore[no-any-return]
 
 
-@_on_values
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Split into sub-arrays along an axis; each keeps dtype and weak flag.
 
@@ -1038,7 +990,6 @@ def _index(key: Any) -> Any:
     return key
 
 
-@_on_values
 def _getitem(a: Any, key: Any) -> Array:  # pyright: ignore[reportUnusedFunction]
     """``a[key]``: basic indexing (ints, slices, None, ...) by slicing and
     reshaping, indexing with integer arrays (and bool masks whose values
@@ -1383,7 +1334,6 @@ def _is_mask(a: Any) -> bool:
     return isinstance(a, np.ndarray) and dtype == np.dtype(bool)
 
 
-@_on_values
 def _gather(  # pyright: ignore[reportUnusedFunction]
     a: Any,
     index: Any,
@@ -1414,7 +1364,6 @@ _AT_HINT: Final = (
 )
 
 
-@_on_values
 def take(
     a: ArrayLike,
     indices: ArrayLike,
@@ -1512,7 +1461,6 @@ def take(
     return _take_along(x, check_index(idx, check), ax, fill)  # type: ignore[no-any-return]
 
 
-@_on_values
 def _scatter(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -1858,7 +1806,6 @@ def _sort_operand(
     return x, axis % x.ndim
 
 
-@_on_values
 def sort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -1894,7 +1841,6 @@ def sort(
     return lax.rev(out, (axis,)) if descending else out
 
 
-@_on_values
 def argsort(
     a: ArrayLike,
     axis: int | None = -1,
@@ -2191,7 +2137,6 @@ def flatnonzero(
     return _nonzero(flat, n, fill_value, "flatnonzero")[0]
 
 
-@_on_values
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The ``offset``-th diagonal over ``axis1`` and ``axis2`` (moved last).
 
@@ -2321,7 +2266,6 @@ def searchsorted(
     return lax.reduce_sum(counts, (values.ndim,))
 
 
-@_on_values
 def compress(
     condition: ArrayLike,
     a: ArrayLike,
