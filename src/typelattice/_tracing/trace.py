@@ -8,9 +8,11 @@ program (:class:`~typelattice._tracing.primitive.Filled`).
 
 :class:`Program` turns a finished trace into one Python function (source
 generated, then compiled) that runs the recorded NumPy calls in order with
-floating point warnings off once for the whole program. It knows equations
-only through :class:`Equation`'s methods (their variables, how each is
-shown, the line of source that replays it).
+floating point warnings off once for the whole program, each computation
+that the trace repeats (the same primitive on the same operands) once. It
+knows equations only through :class:`Equation`'s methods (their variables,
+how each is shown, the line of source that replays it, what determines its
+values).
 """
 
 # Package-internal: reads the arrays' and tracers' underscored slots by design.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -63,6 +65,7 @@ class Source:
             "_reset": _core._EXTOBJ.reset,
             "_ignore": _core._IGNORE,
             "_asarray": np.asarray,
+            "_contiguous": np.ascontiguousarray,
             "_full": np.full,
             "_refs": sys.getrefcount,
             "_sole": _SOLE,
@@ -107,6 +110,36 @@ class Equation:
         """:meth:`source`, free to compute into the buffer of an input among
         ``dying`` (read for the last time here) when nothing else holds it."""
         return self.source(src)
+
+    def key(self) -> Hashable | None:
+        """What determines its outputs' values: two equations of one key
+        compute the same values (a program computes them once); None when
+        the equation is not to be shared."""
+        return None
+
+    def renamed(self, names: Mapping[int, int]) -> Equation | None:
+        """The same equation reading ``names[v]`` for each input ``v`` among
+        ``names``, or None when it cannot be rewritten."""
+        return None
+
+
+class _Alias(Equation):
+    """A second name of a value (of an equation computed once for two)."""
+
+    __slots__ = ("new", "old")
+
+    def __init__(self, new: int, old: int) -> None:
+        self.new = new
+        self.old = old
+
+    def inputs(self) -> Sequence[int]:
+        return (self.old,)
+
+    def outputs(self) -> Sequence[int]:
+        return (self.new,)
+
+    def source(self, src: Source) -> str:
+        return f"v{self.new} = v{self.old}"
 
 
 def shown(value: Any) -> str:
@@ -189,6 +222,41 @@ def _live(eqns: Sequence[Equation], outs: Sequence[int]) -> list[Equation]:
     return kept
 
 
+def _shared(eqns: Sequence[Equation], outs: Sequence[int]) -> list[Equation]:
+    """``eqns`` with each computation that is repeated (the same primitive
+    on the same operands, as the optimiser's bias corrections of every
+    parameter, or a JVP rule's second ``exp``) computed once: the later
+    ones' readers read the first one's outputs. A repeated equation whose
+    output is returned is kept (each output its own array)."""
+    seen: dict[Hashable, Sequence[int]] = {}
+    names: dict[int, int] = {}
+    aliased: set[int] = set()
+    returned = set(outs)
+    kept: list[Equation] = []
+    for eqn in eqns:
+        if names:
+            read = [v for v in eqn.inputs() if v in names]
+            if read:
+                renamed = eqn.renamed(names)
+                if renamed is None:  # (it reads the values by their names)
+                    for v in read:
+                        if v not in aliased:
+                            aliased.add(v)
+                            kept.append(_Alias(v, names[v]))
+                else:
+                    eqn = renamed
+        key = eqn.key()
+        if key is not None:
+            first = seen.get(key)
+            if first is None:
+                seen[key] = eqn.outputs()
+            elif not returned.intersection(eqn.outputs()):
+                names.update(zip(eqn.outputs(), first, strict=True))
+                continue
+        kept.append(eqn)
+    return kept
+
+
 def _generate(
     eqns: Sequence[Equation],
     ins: Sequence[int],
@@ -196,6 +264,7 @@ def _generate(
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
+    eqns = _shared(eqns, outs)
     src = Source(avals)
     # Each intermediate value is dropped after the last equation that reads
     # it, as eager code drops its temporaries: a program holding every value
