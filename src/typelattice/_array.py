@@ -268,7 +268,9 @@ def from_python_or_numpy(a: Any, where: str) -> ArrayImpl | None:
 def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
     """``(value, key)`` of one argument of an operation.
 
-    The value is an ndarray or a Python scalar. The key decides the plan: an
+    The value is an ndarray or a Python scalar; an ndarray is never memory
+    of a NumPy array the caller passed (that one is copied), so results may
+    view it as they view an Array's memory. The key decides the plan: an
     array's ``(dtype, weak)`` pair, or the type of a Python scalar.
 
     Raises:
@@ -279,7 +281,12 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
         return x._value, x._key
     if t in _core._PY_SCALARS or t is bool:
         return x, t
-    if isinstance(x, np.ndarray | np.generic):
+    if isinstance(x, np.ndarray):
+        # New memory: an Array made of it (and its views) must not change
+        # when the caller writes to its array.
+        value = _core.unshared(_core.from_numpy(x, fname, pos), x)
+        return value, _core.aval(value.dtype, False)
+    if isinstance(x, np.generic):
         value = _core.from_numpy(x, fname, pos)
         return value, _core.aval(value.dtype, False)
     if isinstance(x, ArrayImpl):

@@ -497,7 +497,7 @@ def _rev_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
 
 @rev_p.def_impl
 def _rev_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
-    return np.flip(x, dimensions) if dimensions else x.copy()
+    return np.flip(x, dimensions) if dimensions else x
 
 
 def _rev_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:

@@ -154,20 +154,14 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(normalize_axis_tuple(axis, ndim))
 
 
-# Reshaping and permuting an Array's axes give views of its memory, as in
-# NumPy: an Array's memory is its own and never changes, so a view is as
-# good as the new array that ``lax.reshape`` / ``lax.transpose`` give
-# eagerly (Primitive.bind never returns a view of an operand, which could be
-# a caller's NumPy array), and costs nothing at any size. The values are the
-# primitives' implementations' (``ndarray.reshape``, ``numpy.transpose``);
-# with tracers the primitives are recorded or differentiated.
+# Reshaping and permuting axes bind lax.reshape / lax.transpose on every
+# path; eagerly their results are views of the operand's memory, as in
+# NumPy (an Array's memory never changes, so a view is as good as a copy).
 
 
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
     if tuple(x.shape) == shape:
         return x
-    if type(x) is ArrayImpl:
-        return wrap(x._value.reshape(shape), x._key)
     return lax.reshape(x, shape)
 
 
@@ -175,8 +169,6 @@ def _permuted(x: Any, perm: Sequence[int]) -> Any:
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x
-    if type(x) is ArrayImpl:
-        return wrap(x._value.transpose(perm), x._key)
     return lax.transpose(x, perm)
 
 
