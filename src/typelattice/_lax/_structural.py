@@ -869,16 +869,28 @@ def _slice_abstract(
     return x.update(shape=shape)
 
 
+def _slice_index(
+    start_indices: Shape, limit_indices: Shape, strides: Shape
+) -> tuple[slice, ...]:
+    return tuple(
+        np.s_[s:lim:st]
+        for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
+    )
+
+
 @slice_p.def_impl
 def _slice_impl(
     x: NDArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
 ) -> NDArray:
-    return x[
-        tuple(
-            np.s_[s:lim:st]
-            for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
-        )
-    ]
+    return x[_slice_index(start_indices, limit_indices, strides)]
+
+
+@slice_p.def_fast
+def _slice_fast(
+    x: ShapedArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
+) -> Callable[[NDArray], NDArray]:
+    """Basic indexing with the slices made once: a view of the operand."""
+    return operator.itemgetter(_slice_index(start_indices, limit_indices, strides))
 
 
 def _slice_transpose(
