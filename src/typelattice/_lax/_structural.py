@@ -296,6 +296,16 @@ def _reshape_impl(x: NDArray, *, new_sizes: Shape, dimensions: Shape | None) -> 
     return np.reshape(x, new_sizes)
 
 
+@reshape_p.def_fast
+def _reshape_fast(
+    x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
+) -> Callable[[NDArray], NDArray] | None:
+    """``ndarray.reshape`` itself (a view where one exists)."""
+    if dimensions is not None:
+        return None
+    return operator.methodcaller("reshape", tuple(new_sizes))
+
+
 def _reshape_transpose(
     ct: Any, x: UndefinedPrimal, *, new_sizes: Shape, dimensions: Shape | None
 ) -> list[Any]:
@@ -361,6 +371,14 @@ def _transpose_impl(x: NDArray, *, permutation: Shape) -> NDArray:
     return np.transpose(x, permutation)
 
 
+@transpose_p.def_fast
+def _transpose_fast(
+    x: ShapedArray, *, permutation: Shape
+) -> Callable[[NDArray], NDArray]:
+    """``ndarray.transpose`` itself (a view)."""
+    return operator.methodcaller("transpose", tuple(permutation))
+
+
 def _transpose_transpose(
     ct: Any, x: UndefinedPrimal, *, permutation: Shape
 ) -> list[Any]:
@@ -409,6 +427,12 @@ def _squeeze_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
 @squeeze_p.def_impl
 def _squeeze_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
     return np.squeeze(x, axis=dimensions)
+
+
+@squeeze_p.def_fast
+def _squeeze_fast(x: ShapedArray, *, dimensions: Shape) -> Callable[[NDArray], NDArray]:
+    """``ndarray.squeeze`` itself (a view)."""
+    return operator.methodcaller("squeeze", tuple(dimensions))
 
 
 def _squeeze_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:
