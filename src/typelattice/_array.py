@@ -4,9 +4,10 @@ An ``ArrayImpl`` holds a NumPy array and a ``weak_type`` flag; its operators
 and methods are :class:`~typelattice._basearray.Array`'s, the namespace's
 functions.
 
-The array's memory is its own or another Array's (reshape and transpose give
-views), never memory a caller can still change: functions whose NumPy result
-can be a view of a NumPy argument copy that argument (``_core.unshared``).
+The array's memory is its own or another Array's (reshape, transpose, slices
+and other primitives' results are views, as NumPy's), never memory a caller
+can still change: a NumPy argument whose memory an Array would share is
+copied when it becomes an operand (:func:`operand`, ``_core.unshared``).
 It is never handed out writable: NumPy, DLPack and pickle get read-only
 ndarrays over it whose last base refuses writable buffers (:data:`read_only`),
 so no NumPy call can turn the flag back on; and NumPy's ufunc methods and
