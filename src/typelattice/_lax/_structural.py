@@ -895,18 +895,21 @@ def _slice_abstract(
 
 def _slice_index(
     start_indices: Shape, limit_indices: Shape, strides: Shape
-) -> tuple[slice, ...]:
-    return tuple(
+) -> tuple[Any, ...]:
+    """The basic index (slices) of a ``slice`` primitive."""
+    index: tuple[Any, ...] = tuple(
         np.s_[s:lim:st]
         for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
     )
+    return index
 
 
 @slice_p.def_impl
 def _slice_impl(
     x: NDArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
 ) -> NDArray:
-    return x[_slice_index(start_indices, limit_indices, strides)]
+    out: NDArray = x[_slice_index(start_indices, limit_indices, strides)]
+    return out
 
 
 @slice_p.def_fast

@@ -471,7 +471,8 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
         gone = ()  # (NumPy's exception for a 0-d array)
     else:
         try:
-            given = axis if isinstance(axis, tuple) else (operator.index(axis),)
+            one: Any = axis
+            given = axis if isinstance(axis, tuple) else (operator.index(one),)
         except TypeError as err:
             _core.reraise_named("squeeze", err)
         gone = _checked_axes("squeeze", given, x.ndim, repeats=True)
