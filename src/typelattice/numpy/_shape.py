@@ -33,7 +33,7 @@ from typelattice._lax._indexing import (
     scatter_p,
 )
 from typelattice._lax._primitive import reshape_p
-from typelattice._lax._structural import iota_p
+from typelattice._lax._structural import iota_p, transpose_p
 from typelattice._tracing import abstract, tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.trace import lowering, traced
@@ -211,16 +211,18 @@ def _new_shape(name: str, old: tuple[int, ...], shape: Any) -> tuple[int, ...]:
 
 
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` (an array) in ``shape`` (checked before: a tuple of ints)."""
     if tuple(x.shape) == shape:
         return x
-    return lax.reshape(x, shape)
+    return reshape_p.bind(x, new_sizes=shape, dimensions=None)
 
 
 def _permuted(x: Any, perm: Sequence[int]) -> Any:
+    """``x`` (an array) with its axes permuted (checked before)."""
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x
-    return lax.transpose(x, perm)
+    return transpose_p.bind(x, permutation=perm)
 
 
 @_on_values
