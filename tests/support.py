@@ -5,6 +5,8 @@ namespace tests."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -23,6 +25,21 @@ WEAK = [int, float, complex]
 NODES: list[Any] = [*STRONG, *WEAK]
 MODES = [(x64, promo) for x64 in (False, True) for promo in ("standard", "strict")]
 MODE_IDS = [f"{'x64' if x64 else 'x32'}-{promo}" for x64, promo in MODES]
+
+
+def run_without_speedups(code: str) -> list[str]:
+    """The lines ``code`` prints, run by this Python in a new process with
+    ``TYPELATTICE_NO_SPEEDUPS=1`` (the pure-Python paths, C extension off);
+    fails the test with the process's errors if it fails."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TYPELATTICE_NO_SPEEDUPS": "1"},
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
 
 
 def arr(values: Any, dtype: str = "int32") -> tnp.Array:

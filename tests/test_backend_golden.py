@@ -87,6 +87,7 @@ BINDING: list[str] = [
     "equal",
     "exp",
     "exp2",
+    "expand_dims_0",
     "expm1",
     "float_power",
     "floor_divide",

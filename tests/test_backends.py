@@ -142,6 +142,23 @@ def test_jit_programs_call_the_backend_in_force() -> None:
         )
 
 
+def test_a_jitted_function_runs_the_backend_in_force_at_each_call() -> None:
+    x = tnp.asarray(np.float32([1.0, 2.0]))
+    f = tl.jit(lambda x, s: lax.mul(lax.exp(x), s))
+    want = [f(x, 2.0).tolist(), f(x, x).tolist()]  # traced under NumPy's
+    first, second = CountingBackend(), CountingBackend()
+    with use(first):
+        got = [f(x, 2.0).tolist(), f(x, x).tolist()]
+    assert first.calls == {"exp": 2, "mul": 2}
+    assert got == want
+    with use(second):
+        got = [f(x, 2.0).tolist(), f(x, x).tolist()]
+    assert second.calls == {"exp": 2, "mul": 2}
+    assert first.calls == {"exp": 2, "mul": 2}
+    assert f(x, 2.0).tolist() == want[0]  # NumPy's again: counts nothing
+    assert (first.calls, second.calls) == ({"exp": 2, "mul": 2},) * 2
+
+
 def test_eval_shape_computes_nothing() -> None:
     counting = CountingBackend()
     with use(counting):

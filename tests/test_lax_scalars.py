@@ -5,9 +5,6 @@ remembered range check, they give exactly what the checked conversion gives
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +13,7 @@ import numpy as np
 import pytest
 
 import typelattice as tl
+from support import run_without_speedups
 from typelattice import _config, _core, lax
 from typelattice._array import ArrayImpl, wrap
 from typelattice._lax._primitive import _holds
@@ -186,15 +184,7 @@ def test_without_the_c_accelerator() -> None:
         "try:\n    lax.add(x, 1e6)\n"
         "except OverflowError as e:\n    print(type(e).__name__)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TYPELATTICE_NO_SPEEDUPS": "1"},
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [
+    assert run_without_speedups(code) == [
         "Array([3., 4.], dtype=float16) Array([1.5, 2. ], dtype=float16)",
         "OverflowError",
     ]

@@ -3,7 +3,7 @@
 differentiation.
 
 Each function below is checked to record only primitives in a jitted
-program, to bind primitives eagerly (or, for the functions NumPy computes as
+program, to bind primitives eagerly (and, for the functions NumPy computes as
 views of an Array's memory, to return such a view), to give eval_shape the
 eager result's shape, dtype and weak flag, and to differentiate as the data
 movement it is: the gradient of ``sum(f(x) * w)`` puts each weight back
@@ -139,12 +139,12 @@ def test_every_path_agrees(name: str) -> None:
 
 @pytest.mark.skipif(primitive.FAST_BIND, reason="C binds without Primitive.bind")
 @pytest.mark.parametrize("name", [*CASES, *INTEGER_CASES])
-def test_eagerly_binds_primitives_or_views(
+def test_eagerly_binds_primitives_and_views(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eagerly, each function binds primitives, but reshaping and
-    permuting the axes of an Array: NumPy's views of its memory, which never
-    changes (a primitive's eager result is new memory)."""
+    """Eagerly, each function binds primitives; reshaping and permuting the
+    axes of an Array give, as in NumPy, views of its memory (which never
+    changes)."""
     fn, view = CASES.get(name, (INTEGER_CASES.get(name), False))
     assert fn is not None
     bound: list[str] = []
@@ -157,14 +157,10 @@ def test_eagerly_binds_primitives_or_views(
     monkeypatch.setattr(Primitive, "bind", bind)
     x, i = VALUES
     out = fn(x, i)
-    if view:
-        # NumPy's own reshape and transpose of the memory (the primitives'
-        # implementations): a view where one exists.
-        assert not bound, name
-        if name != "reshape_F":
-            assert np.shares_memory(np.asarray(out), np.asarray(x))
-    else:
-        assert bound, name
+    assert bound, name
+    if view and name != "reshape_F":
+        # The primitives' eager results: NumPy's views where one exists.
+        assert np.shares_memory(np.asarray(out), np.asarray(x))
 
 
 def _moved_from(fn: F, i: Any) -> np.ndarray[Any, Any]:

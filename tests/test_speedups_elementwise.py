@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import pickle
-import subprocess
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +26,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import run_without_speedups
 from typelattice import _promotion
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
@@ -315,15 +313,7 @@ def test_pure_python_mode_gives_plain_functions() -> None:
         "print(repr(x + 2), repr(2.5 * x)); "
         "print(x.__add__(object()) is NotImplemented, x.__sub__(None))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TYPELATTICE_NO_SPEEDUPS": "1"},
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [
+    assert run_without_speedups(code) == [
         "True True",
         "Array([3, 4, 5], dtype=int8) "
         "Array([2.5, 5. , 7.5], dtype=float32, weak_type=True)",

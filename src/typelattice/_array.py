@@ -4,9 +4,10 @@ An ``ArrayImpl`` holds a NumPy array and a ``weak_type`` flag; its operators
 and methods are :class:`~typelattice._basearray.Array`'s, the namespace's
 functions.
 
-The array's memory is its own or another Array's (reshape and transpose give
-views), never memory a caller can still change: functions whose NumPy result
-can be a view of a NumPy argument copy that argument (``_core.unshared``).
+The array's memory is its own or another Array's (reshape, transpose, slices
+and other primitives' results are views, as NumPy's), never memory a caller
+can still change: a NumPy argument whose memory an Array would share is
+copied when it becomes an operand (:func:`operand`, ``_core.unshared``).
 It is never handed out writable: NumPy, DLPack and pickle get read-only
 ndarrays over it whose last base refuses writable buffers (:data:`read_only`),
 so no NumPy call can turn the flag back on; and NumPy's ufunc methods and
@@ -268,7 +269,9 @@ def from_python_or_numpy(a: Any, where: str) -> ArrayImpl | None:
 def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
     """``(value, key)`` of one argument of an operation.
 
-    The value is an ndarray or a Python scalar. The key decides the plan: an
+    The value is an ndarray or a Python scalar; an ndarray is never memory
+    of a NumPy array the caller passed (that one is copied), so results may
+    view it as they view an Array's memory. The key decides the plan: an
     array's ``(dtype, weak)`` pair, or the type of a Python scalar.
 
     Raises:
@@ -279,7 +282,12 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
         return x._value, x._key
     if t in _core._PY_SCALARS or t is bool:
         return x, t
-    if isinstance(x, np.ndarray | np.generic):
+    if isinstance(x, np.ndarray):
+        # New memory: an Array made of it (and its views) must not change
+        # when the caller writes to its array.
+        value = _core.unshared(_core.from_numpy(x, fname, pos), x)
+        return value, _core.aval(value.dtype, False)
+    if isinstance(x, np.generic):
         value = _core.from_numpy(x, fname, pos)
         return value, _core.aval(value.dtype, False)
     if isinstance(x, ArrayImpl):

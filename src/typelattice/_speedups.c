@@ -1837,9 +1837,9 @@ static int slot_offset(PyObject *type, PyObject *descr, Py_ssize_t *offset);
  * parameters in the order given -- and the plan's function is called as
  * Primitive.bind calls it (the operands' values, and the parameters when
  * the plan says so, with NumPy's floating point warnings off). Its result
- * is wrapped as _owned_as wraps it: an ndarray that owns its memory, is no
- * operand and has the plan's dtype is taken as it is, with the plan's
- * out_key; anything else is given to _owned_as itself. So every answer is
+ * is wrapped as _result_as wraps it: an ndarray of the plan's dtype is
+ * taken as it is (even an operand's memory or a view of it), with the
+ * plan's out_key; anything else is given to _result_as itself. So every answer is
  * the Python one by construction; a call without a plan (the first of its
  * signature, or one whose checks fail), with another operand, an
  * unhashable parameter or several results is handed to fallback with the
@@ -1857,7 +1857,7 @@ static Py_ssize_t eager_offset;      /* its eager slot */
 static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
 static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
 static PyObject *bind_fp_ignore;     /* its value with every warning off */
-static PyObject *bind_owned;         /* primitive._owned_as */
+static PyObject *bind_owned;         /* primitive._result_as */
 static PyObject *bind_ndarray;       /* numpy.ndarray */
 static PyObject *str_bind;
 static PyObject *str_lax_scalar;
@@ -1873,17 +1873,17 @@ typedef struct {
     int scalars;         /* it converts Python scalars with to_arrays */
 } FastPrimitive;
 
-/* The Array of the plan's result out (see FastPrimitive), as _owned_as
- * makes it; values are the n operands' ndarrays. A result that is not an
- * ndarray (a NumPy scalar of a reduction to 0-d) is first made one by
- * numpy.asarray, as there. */
+/* The Array of the plan's result out (see FastPrimitive), as _result_as
+ * makes it: an ndarray of out_key's dtype as it is (an operand's memory or
+ * a view of it among them: operands are Arrays, whose memory nobody
+ * writes to). A result that is not an ndarray (a NumPy scalar of a
+ * reduction to 0-d) is first made one by numpy.asarray, as there; anything
+ * else goes to _result_as itself. out is borrowed. */
 static PyObject *
-bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
-            Py_ssize_t n)
+bind_result(PyObject *out, PyObject *out_key)
 {
     PyObject *want = PyTuple_GET_ITEM(out_key, 0);
-    PyObject *list, *obj, *odt;
-    Py_ssize_t i;
+    PyObject *obj, *odt;
     int ok;
 
     if (Py_TYPE(out) != (PyTypeObject *)bind_ndarray && asarray != NULL) {
@@ -1896,13 +1896,7 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
         Py_INCREF(out);
     }
     ok = Py_TYPE(out) == (PyTypeObject *)bind_ndarray;
-    for (i = 0; ok && i < n; i++) {
-        ok = out != values[i];
-    }
     if (ok) {
-        ok = ndarray_owns_data(out);
-    }
-    if (ok > 0) {
         odt = ndarray_dtype(out);
         if (odt == NULL) {
             ok = -1;
@@ -1926,19 +1920,10 @@ bind_result(PyObject *out, PyObject *out_key, PyObject *const *values,
         *(PyObject **)((char *)obj + bind_key_offset) = Py_NewRef(out_key);
         return obj;
     }
-    list = PyList_New(n);
-    if (list == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        PyList_SET_ITEM(list, i, Py_NewRef(values[i]));
-    }
     {
-        PyObject *args[3] = {out, out_key, list};
-        obj = PyObject_Vectorcall(bind_owned, args, 3, NULL);
+        PyObject *args[2] = {out, out_key};
+        obj = PyObject_Vectorcall(bind_owned, args, 2, NULL);
     }
-    Py_DECREF(list);
     Py_DECREF(out);
     return obj;
 }
@@ -2177,7 +2162,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     Py_ssize_t i;
     int with_params, reset;
 
-    if (bind_array_type == NULL || PyList_GET_SIZE(bind_backends) != 0 ||
+    if (bind_array_type == NULL || other_backend_in_force() ||
         Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
         nkw > BIND_MAX_OPERANDS ||
         (PyList_GET_SIZE(bind_active) != 0 && !no_trace_here())) {
@@ -2242,7 +2227,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
         return NULL;
     }
     {
-        PyObject *result = bind_result(out, out_key, values, n);
+        PyObject *result = bind_result(out, out_key);
 
         Py_DECREF(out);
         Py_DECREF(plan);
@@ -2984,8 +2969,8 @@ jit_vectorcall(JitCall *self, PyObject *const *args, size_t nargsf,
     PyObject *result;
 
     if (nargs < 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
-        trace_var == NULL || scope_var == NULL) {
-        goto python;
+        trace_var == NULL || scope_var == NULL || other_backend_in_force()) {
+        goto python; /* (flat keys hold the NumPy backend's programs) */
     }
     if (PyContextVar_Get(trace_var, NULL, &running) < 0) {
         return NULL;

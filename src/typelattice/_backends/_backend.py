@@ -33,8 +33,8 @@ while its scope is open: an asyncio task started inside the scope and
 still running after it closed may compute with the NumPy backend from then on.
 
 A ``jit`` program calls the implementations of the backend in force when it
-is generated, and the jitted function keeps it for later calls of the same
-signature: trace a jitted function under the backend that will run it.
+is generated; a jitted function keeps one program per backend, so a call
+under another backend traces again and runs that backend's implementations.
 """
 
 from __future__ import annotations

@@ -679,7 +679,7 @@ def _convert_impl(
         info = _dtypes.iinfo(new_dtype)
         wide = np.nan_to_num(x.astype(np.float64), nan=0.0)
         return np.clip(wide, int(info.min), int(info.max)).astype(new_dtype)
-    return x.astype(new_dtype)
+    return x.astype(new_dtype, copy=False)  # (to its own dtype: x itself)
 
 
 @convert_element_type_p.def_fast
@@ -695,7 +695,7 @@ def _convert_fast(
     src, dst = _dtypes.kind_of(x.dtype), _dtypes.kind_of(new_dtype)
     if check is not None or src == "c" or (src == "f" and dst in "iu"):
         return None
-    return operator.methodcaller("astype", new_dtype)
+    return operator.methodcaller("astype", new_dtype, copy=False)
 
 
 def _convert_jvp(

@@ -296,6 +296,16 @@ def _reshape_impl(x: NDArray, *, new_sizes: Shape, dimensions: Shape | None) -> 
     return np.reshape(x, new_sizes)
 
 
+@reshape_p.def_fast
+def _reshape_fast(
+    x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
+) -> Callable[[NDArray], NDArray] | None:
+    """``ndarray.reshape`` itself (a view where one exists)."""
+    if dimensions is not None:
+        return None
+    return operator.methodcaller("reshape", tuple(new_sizes))
+
+
 def _reshape_transpose(
     ct: Any, x: UndefinedPrimal, *, new_sizes: Shape, dimensions: Shape | None
 ) -> list[Any]:
@@ -361,6 +371,14 @@ def _transpose_impl(x: NDArray, *, permutation: Shape) -> NDArray:
     return np.transpose(x, permutation)
 
 
+@transpose_p.def_fast
+def _transpose_fast(
+    x: ShapedArray, *, permutation: Shape
+) -> Callable[[NDArray], NDArray]:
+    """``ndarray.transpose`` itself (a view)."""
+    return operator.methodcaller("transpose", tuple(permutation))
+
+
 def _transpose_transpose(
     ct: Any, x: UndefinedPrimal, *, permutation: Shape
 ) -> list[Any]:
@@ -409,6 +427,12 @@ def _squeeze_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
 @squeeze_p.def_impl
 def _squeeze_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
     return np.squeeze(x, axis=dimensions)
+
+
+@squeeze_p.def_fast
+def _squeeze_fast(x: ShapedArray, *, dimensions: Shape) -> Callable[[NDArray], NDArray]:
+    """``ndarray.squeeze`` itself (a view)."""
+    return operator.methodcaller("squeeze", tuple(dimensions))
 
 
 def _squeeze_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:
@@ -497,7 +521,7 @@ def _rev_abstract(x: ShapedArray, *, dimensions: Shape) -> ShapedArray:
 
 @rev_p.def_impl
 def _rev_impl(x: NDArray, *, dimensions: Shape) -> NDArray:
-    return np.flip(x, dimensions) if dimensions else x.copy()
+    return np.flip(x, dimensions) if dimensions else x
 
 
 def _rev_transpose(ct: Any, x: UndefinedPrimal, *, dimensions: Shape) -> list[Any]:
@@ -869,16 +893,31 @@ def _slice_abstract(
     return x.update(shape=shape)
 
 
+def _slice_index(
+    start_indices: Shape, limit_indices: Shape, strides: Shape
+) -> tuple[Any, ...]:
+    """The basic index (slices) of a ``slice`` primitive."""
+    index: tuple[Any, ...] = tuple(
+        np.s_[s:lim:st]
+        for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
+    )
+    return index
+
+
 @slice_p.def_impl
 def _slice_impl(
     x: NDArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
 ) -> NDArray:
-    return x[
-        tuple(
-            np.s_[s:lim:st]
-            for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
-        )
-    ]
+    out: NDArray = x[_slice_index(start_indices, limit_indices, strides)]
+    return out
+
+
+@slice_p.def_fast
+def _slice_fast(
+    x: ShapedArray, *, start_indices: Shape, limit_indices: Shape, strides: Shape
+) -> Callable[[NDArray], NDArray]:
+    """Basic indexing with the slices made once: a view of the operand."""
+    return operator.itemgetter(_slice_index(start_indices, limit_indices, strides))
 
 
 def _slice_transpose(

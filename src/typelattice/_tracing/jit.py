@@ -34,6 +34,8 @@ import numpy as np
 
 from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, from_python_or_numpy, wrap
+from typelattice._backends import IN_USE, NUMPY
+from typelattice._backends import current as current_backend
 from typelattice._basearray import Array
 from typelattice._promotion import (
     _speedups,  # pyright: ignore[reportPrivateUsage]
@@ -783,8 +785,12 @@ class Jitted(Generic[P, R]):
         if _tr.current_trace() is not None:
             return self._inline(args, kwargs)  # type: ignore[no-any-return]
         state = _config.current()
+        # A program calls the implementations of the backend in force when
+        # it was traced: one is kept per backend. Entries under flat keys
+        # are the NumPy backend's.
+        backend = current_backend() if IN_USE else NUMPY
         fast_key: tuple[Any, ...] | None = None
-        if not kwargs and not self._has_static:
+        if not kwargs and not self._has_static and backend is NUMPY:
             # The common call: arrays and Python scalars as positional
             # arguments. Its entry is also kept under a flat key (the
             # configuration, then per argument its abstract value and shape,
@@ -841,7 +847,7 @@ class Jitted(Generic[P, R]):
                 v, abstract = _argument(leaf, where, len(values), state.enable_x64)
                 values.append(v)
                 sig.append(abstract)
-        cache_key = (tree, tuple(sig), statics, state)
+        cache_key = (tree, tuple(sig), statics, state, backend)
         entry = self._cache.get(cache_key)
         if entry is None:
             self._misses += 1

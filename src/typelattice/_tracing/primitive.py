@@ -31,7 +31,7 @@ whose checks fail has no plan and raises every time. When the C accelerator
 is built, ``Primitive.bind`` and the public functions of :mod:`typelattice.lax`
 whose arguments are all operands read the same plans in C
 (``_speedups.FastPrimitive``): they call the plan's function and wrap its
-result as :func:`_owned_as` does, and hand every other call (a tracer or any
+result as :func:`_result_as` does, and hand every other call (a tracer or any
 other operand, a signature without a plan, a jit or eval_shape trace
 running in this context, another backend in force anywhere) to the Python
 functions here.
@@ -389,8 +389,9 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to arrays (the result computed, an array
-        that owns its data, or a tuple of them with ``multiple_results``),
-        or to tracers (processed by the innermost tracer's trace)."""
+        that owns its data or views an operand's, as NumPy's result does,
+        or a tuple of them with ``multiple_results``), or to tracers
+        (processed by the innermost tracer's trace)."""
         for x in args:
             if type(x) is not ArrayImpl:
                 trace = innermost_trace(args)
@@ -433,10 +434,9 @@ class Primitive:
                 _EXTOBJ.reset(token)
         if plan.out_key is None:
             return tuple(
-                _owned(v, a.weak_type, values)
-                for v, a in zip(result, plan.out, strict=True)
+                _result(v, a.weak_type) for v, a in zip(result, plan.out, strict=True)
             )
-        return _owned_as(result, plan.out_key, values)
+        return _result_as(result, plan.out_key)
 
 
 def _compute_on(
@@ -712,23 +712,22 @@ def _constant_aval(value: Any) -> ShapedArray:
     return ShapedArray(array.shape, array.dtype, False)
 
 
-def _owned(value: Any, weak: bool, inputs: list[Any]) -> ArrayImpl:
-    """A result as an array that owns its buffer: never a view of an
-    operand, which may be a NumPy array the caller can still write to."""
+def _result(value: Any, weak: bool) -> ArrayImpl:
+    """A result as an array of weak flag ``weak``: the implementation's
+    ndarray as it is, even when it is an operand or views one's memory.
+    Operands are Arrays, whose memory nobody writes to (a caller's NumPy
+    array is copied when it is made an Array, :func:`_array.operand`), so
+    a view of it is as immutable as the Array itself."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)
-    if not value.flags.owndata or _is_one_of(value, inputs):
-        value = value.copy()
     return wrap(value, _core.aval(value.dtype, weak))
 
 
-def _owned_as(value: Any, key: _core.Aval, inputs: list[Any]) -> ArrayImpl:
-    """:func:`_owned` of ``key``'s weak flag, with ``key`` itself when the
+def _result_as(value: Any, key: _core.Aval) -> ArrayImpl:
+    """:func:`_result` of ``key``'s weak flag, with ``key`` itself when the
     value has its dtype (the usual case: no lookup)."""
     if type(value) is not np.ndarray:
         value = np.asarray(value)
-    if not value.flags.owndata or _is_one_of(value, inputs):
-        value = value.copy()
     dt = value.dtype
     if dt is not key[0] and dt != key[0]:
         key = _core.aval(dt, key[1])
@@ -738,17 +737,10 @@ def _owned_as(value: Any, key: _core.Aval, inputs: list[Any]) -> ArrayImpl:
     return out
 
 
-def _is_one_of(value: Any, inputs: list[Any]) -> bool:
-    for x in inputs:
-        if value is x:
-            return True
-    return False
-
-
 # With the C accelerator, Primitive.bind and the public functions marked by
 # binds_operands read the eager plans in C (_speedups.FastPrimitive); it
 # reads ArrayImpl's and Primitive's slots, sets NumPy's error state through
-# its ContextVar and wraps results as _owned_as does (calling it for any
+# its ContextVar and wraps results as _result_as does (calling it for any
 # result it does not take as it is). It is the NumPy backend's fast path:
 # while another backend is in force in any thread (IN_USE), it hands every
 # call to the Python bind, which asks which backend computes there.
@@ -764,7 +756,7 @@ if _speedups is not None and FAST_BIND:
         IN_USE,
         _EXTOBJ,
         _IGNORE,
-        _owned_as,
+        _result_as,
         np.ndarray,
     )
     _bind = _speedups.FastPrimitive(Primitive.bind)

@@ -43,7 +43,7 @@ from typelattice._lax._indexing import (
     scatter_p,
 )
 from typelattice._lax._primitive import reshape_p
-from typelattice._lax._structural import iota_p
+from typelattice._lax._structural import iota_p, transpose_p
 from typelattice._tracing import tracer
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.jit import ShapeDtypeStruct, eval_shape
@@ -141,30 +141,75 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(normalize_axis_tuple(axis, ndim))
 
 
-# Reshaping and permuting an Array's axes give views of its memory, as in
-# NumPy: an Array's memory is its own and never changes, so a view is as
-# good as the new array that ``lax.reshape`` / ``lax.transpose`` give
-# eagerly (Primitive.bind never returns a view of an operand, which could be
-# a caller's NumPy array), and costs nothing at any size. The values are the
-# primitives' implementations' (``ndarray.reshape``, ``numpy.transpose``);
-# with tracers the primitives are recorded or differentiated.
+def _checked_axes(
+    name: str, axis: Any, ndim: int, what: str | None = None, repeats: bool = False
+) -> tuple[int, ...]:
+    """Axes (an int or a sequence of ints; negative ones counted from the
+    end) in ``[0, ndim)``, with NumPy's errors naming ``name``: an axis out
+    of bounds, a repeated one (unless ``repeats``), one that is no integer.
+    ``what`` names the argument in the message."""
+    try:
+        return tuple(normalize_axis_tuple(axis, ndim, what, allow_duplicate=repeats))
+    except (TypeError, ValueError) as err:
+        _core.reraise_named(name, err)
+
+
+def _order(name: str, order: Any) -> str:
+    """NumPy's ``order`` argument checked, as ``'C'``, ``'F'``, ``'A'`` or
+    ``'K'`` (None: ``'C'``)."""
+    if order is None:
+        return "C"
+    if isinstance(order, bytes):
+        order = order.decode("latin-1")
+    if not isinstance(order, str):
+        raise TypeError(f"{name}: order must be str, not {type(order).__name__}")
+    letter = order.upper()
+    if letter not in ("C", "F", "A", "K"):
+        raise ValueError(
+            f"{name}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})"
+        )
+    return letter
+
+
+def _new_shape(name: str, old: tuple[int, ...], shape: Any) -> tuple[int, ...]:
+    """The shape ``shape`` (a sequence of ints, one of them may be negative:
+    the length left) for the elements of an array of shape ``old``."""
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError as err:
+        _core.reraise_named(name, err)
+    size = math.prod(old)
+    unknown = [i for i, d in enumerate(dims) if d < 0]
+    if len(unknown) > 1:
+        raise ValueError(f"{name}: can only specify one unknown dimension")
+    known = math.prod(d for d in dims if d >= 0)
+    if unknown and known and size % known == 0:
+        dims[unknown[0]] = size // known
+    elif unknown or known != size:
+        raise ValueError(
+            f"{name}: cannot reshape array of size {size} into shape {tuple(dims)}"
+        )
+    return tuple(dims)
+
+
+# Reshaping and permuting axes bind lax.reshape / lax.transpose on every
+# path; eagerly their results are views of the operand's memory, as in
+# NumPy (an Array's memory never changes, so a view is as good as a copy).
 
 
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` (an array) in ``shape`` (checked before: a tuple of ints)."""
     if tuple(x.shape) == shape:
         return x
-    if type(x) is ArrayImpl:
-        return wrap(x._value.reshape(shape), x._key)
-    return lax.reshape(x, shape)
+    return reshape_p.bind(x, new_sizes=shape, dimensions=None)
 
 
 def _permuted(x: Any, perm: Sequence[int]) -> Any:
+    """``x`` (an array) with its axes permuted (checked before)."""
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return x
-    if type(x) is ArrayImpl:
-        return wrap(x._value.transpose(perm), x._key)
-    return lax.transpose(x, perm)
+    return transpose_p.bind(x, permutation=perm)
 
 
 def reshape(
@@ -197,8 +242,12 @@ def reshape(
     return _reshape("reshape", _arr(a, "reshape"), shape, order)  # type: ignore[no-any-return]
 
 
-def _reshape(name: str, x: Any, shape: Any, order: str) -> Any:
-    new = _probe(name, np.reshape, x.shape, shape, order=order)
+def _reshape(name: str, x: Any, shape: Any, order: Any) -> Any:
+    order = _order(name, order)
+    new = _new_shape(name, tuple(x.shape), shape)
+    if order == "K":
+        raise ValueError(f"{name}: order 'K' is not permitted for reshaping")
+    # ('A' and 'K' read an Array in row-major order, its logical order.)
     if order == "F":
         # Column-major: the row-major order of the reversed axes.
         flipped = _permuted(x, tuple(reversed(range(x.ndim))))
@@ -223,7 +272,7 @@ def ravel(a: ArrayLike, order: str = "C") -> Array:
     Array([0, 1, 2, 3, 4, 5], dtype=int32)
     """
     x = _arr(a, "ravel")
-    _probe("ravel", np.ravel, x.shape, order=order)
+    order = _order("ravel", order)
     return _reshape("ravel", x, (-1,), "F" if order == "F" else "C")  # type: ignore[no-any-return]
 
 
@@ -242,9 +291,19 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     (3, 2, 4)
     """
     x = _arr(a, "transpose")
-    _probe("transpose", np.transpose, x.shape, axes)
     nd = x.ndim
-    perm = tuple(reversed(range(nd))) if axes is None else _axes(axes, nd)
+    if axes is None:
+        return _permuted(x, tuple(reversed(range(nd))))  # type: ignore[no-any-return]
+    given = (axes,) if isinstance(axes, int | np.integer) else axes
+    try:
+        items = [operator.index(ax) for ax in given]
+    except TypeError as err:
+        _core.reraise_named("transpose", err)
+    if len(items) != nd:
+        raise ValueError(f"transpose: axes don't match array: {axes} for {nd} axes")
+    perm = _checked_axes("transpose", items, nd, repeats=True)
+    if len(set(perm)) != nd:
+        raise ValueError(f"transpose: repeated axis in transpose: {axes}")
     return _permuted(x, perm)  # type: ignore[no-any-return]
 
 
@@ -306,9 +365,14 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
     (3, 4, 2)
     """
     x = _arr(a, "moveaxis")
-    _probe("moveaxis", np.moveaxis, x.shape, source, destination)
     nd = x.ndim
-    src, dst = _axes(source, nd), _axes(destination, nd)
+    src = _checked_axes("moveaxis", source, nd, "source")
+    dst = _checked_axes("moveaxis", destination, nd, "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            "moveaxis: `source` and `destination` arguments must have the same "
+            f"number of elements, got {len(src)} and {len(dst)}"
+        )
     order = [n for n in range(nd) if n not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
@@ -331,18 +395,13 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     (4, 3, 2)
     """
     x = _arr(a, "swapaxes")
-    _probe("swapaxes", np.swapaxes, x.shape, axis1, axis2)
-    (i,), (j,) = _axes(axis1, x.ndim), _axes(axis2, x.ndim)
+    first = _core.index_of(axis1, "swapaxes: axis1")
+    second = _core.index_of(axis2, "swapaxes: axis2")
+    (i,) = _checked_axes("swapaxes", first, x.ndim, "axis1")
+    (j,) = _checked_axes("swapaxes", second, x.ndim, "axis2")
     perm = list(range(x.ndim))
     perm[i], perm[j] = j, i
     return _permuted(x, perm)  # type: ignore[no-any-return]
-
-
-def _shaped_like(name: str, fn: Callable[..., Any], a: Any, *args: Any) -> Any:
-    """``a`` reshaped as NumPy's ``fn`` (which only adds or removes axes of
-    length 1) shapes it."""
-    x = _arr(a, name)
-    return _reshaped(x, _probe(name, fn, x.shape, *args))
 
 
 def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
@@ -359,7 +418,13 @@ def expand_dims(a: ArrayLike, axis: int | Sequence[int] | None) -> Array:
     >>> tnp.expand_dims(tnp.asarray([1, 2], dtype='int8'), 0)
     Array([[1, 2]], dtype=int8)
     """
-    return _shaped_like("expand_dims", np.expand_dims, a, axis)  # type: ignore[no-any-return]
+    x = _arr(a, "expand_dims")
+    given = axis if isinstance(axis, tuple | list) else (axis,)
+    nd = x.ndim + len(given)
+    new = _checked_axes("expand_dims", given, nd)
+    lengths = iter(x.shape)
+    shape = tuple(1 if d in new else next(lengths) for d in range(nd))
+    return _reshaped(x, shape)  # type: ignore[no-any-return]
 
 
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
@@ -379,7 +444,42 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     >>> tnp.squeeze(tnp.zeros((1, 3, 1))).shape
     (3,)
     """
-    return _shaped_like("squeeze", np.squeeze, a, axis)  # type: ignore[no-any-return]
+    x = _arr(a, "squeeze")
+    if axis is None:
+        gone = tuple(d for d, n in enumerate(x.shape) if n == 1)
+    elif x.ndim == 0 and not isinstance(axis, tuple) and axis in (0, -1):
+        gone = ()  # (NumPy's exception for a 0-d array)
+    else:
+        try:
+            one: Any = axis
+            given = axis if isinstance(axis, tuple) else (operator.index(one),)
+        except TypeError as err:
+            _core.reraise_named("squeeze", err)
+        gone = _checked_axes("squeeze", given, x.ndim, repeats=True)
+        if len(set(gone)) != len(gone):
+            raise ValueError(f"squeeze: duplicate value in 'axis': {axis}")
+        if any(x.shape[d] != 1 for d in gone):
+            raise ValueError(
+                "squeeze: cannot select an axis to squeeze out which has size not "
+                f"equal to one: axis {axis} of shape {tuple(x.shape)}"
+            )
+    shape = tuple(n for d, n in enumerate(x.shape) if d not in gone)
+    return _reshaped(x, shape)  # type: ignore[no-any-return]
+
+
+def _at_least(nd: int, a: Any) -> Any:
+    """``a`` with axes of length 1 added, as NumPy's ``atleast_{nd}d``: in
+    front for one dimension, around a vector's axis for three."""
+    x = _arr(a, f"atleast_{nd}d")
+    shape = tuple(x.shape)
+    if len(shape) < nd:
+        if len(shape) == 0:
+            shape = (1,) * nd
+        elif nd == 3:
+            shape = (1, *shape, 1) if len(shape) == 1 else (*shape, 1)
+        else:
+            shape = (1,) * (nd - len(shape)) + shape
+    return _reshaped(x, shape)
 
 
 def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
@@ -409,9 +509,10 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """
     x = _arr(array, "broadcast_to")
     shape = _core.shape_of(shape, "broadcast_to")
-    try:
-        np.broadcast_to(_stand_in(x.shape), shape)
-    except ValueError:
+    lead = len(shape) - x.ndim
+    if lead < 0 or any(
+        n not in (1, m) for n, m in zip(x.shape, shape[lead:], strict=True)
+    ):
         _core.broadcast_error("broadcast_to", [tuple(x.shape), shape])
     return _broadcast(x, shape)  # type: ignore[no-any-return]
 
@@ -481,7 +582,7 @@ def atleast_1d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_1d(tnp.asarray(1.5))
     Array([1.5], dtype=float32, weak_type=True)
     """
-    outs = [_shaped_like("atleast_1d", np.atleast_1d, a) for a in arys]
+    outs = [_at_least(1, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -498,7 +599,7 @@ def atleast_2d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_2d(tnp.asarray([1, 2], dtype='int8'))
     Array([[1, 2]], dtype=int8)
     """
-    outs = [_shaped_like("atleast_2d", np.atleast_2d, a) for a in arys]
+    outs = [_at_least(2, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -515,7 +616,7 @@ def atleast_3d(*arys: ArrayLike) -> Any:
     >>> tnp.atleast_3d(tnp.zeros(2)).shape
     (1, 2, 1)
     """
-    outs = [_shaped_like("atleast_3d", np.atleast_3d, a) for a in arys]
+    outs = [_at_least(3, a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -534,8 +635,7 @@ def flip(m: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     Array([3, 2, 1], dtype=int8)
     """
     x = _arr(m, "flip")
-    _probe("flip", np.flip, x.shape, axis)
-    dims = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim)
+    dims = tuple(range(x.ndim)) if axis is None else _checked_axes("flip", axis, x.ndim)
     return lax.rev(x, dims) if dims else x
 
 
@@ -774,13 +874,29 @@ def _promoted(name: str, args: Sequence[Any]) -> list[Any]:
 
 
 def _join(name: str, operands: list[Any], axis: int) -> Any:
-    """``operands`` (one dtype) joined along ``axis``, NumPy's shape errors
-    named."""
-    try:
-        np.concatenate([_stand_in(x.shape) for x in operands], axis=axis)
-    except (TypeError, ValueError) as err:
-        _core.reraise_named(name, err)
-    (ax,) = _axes(axis, operands[0].ndim)
+    """``operands`` (one dtype) joined along ``axis``, with NumPy's shape
+    errors, named."""
+    first = tuple(operands[0].shape)
+    if not first:
+        raise ValueError(f"{name}: zero-dimensional arrays cannot be concatenated")
+    (ax,) = _checked_axes(name, axis, len(first))
+    for i, x in enumerate(operands[1:], 1):
+        shape = tuple(x.shape)
+        if len(shape) != len(first):
+            raise ValueError(
+                f"{name}: all the input arrays must have same number of "
+                f"dimensions, but the array at index 0 has {len(first)} "
+                f"dimension(s) and the array at index {i} has {len(shape)} "
+                "dimension(s)"
+            )
+        for d, (n, m) in enumerate(zip(first, shape, strict=True)):
+            if d != ax and n != m:
+                raise ValueError(
+                    f"{name}: all the input array dimensions except for the "
+                    f"concatenation axis must match exactly, but along dimension "
+                    f"{d}, the array at index 0 has size {n} and the array at "
+                    f"index {i} has size {m}"
+                )
     return operands[0] if len(operands) == 1 else lax.concatenate(operands, ax)
 
 
@@ -861,11 +977,13 @@ def stack(
            [3, 4]], dtype=int16)
     """
     operands, _ = _joined("stack", arrays)
-    try:
-        np.stack([_stand_in(x.shape) for x in operands], axis=axis)
-    except (TypeError, ValueError) as err:
-        _core.reraise_named("stack", err)
-    (ax,) = _axes(axis, operands[0].ndim + 1)
+    if len({tuple(x.shape) for x in operands}) != 1:
+        shapes = ", ".join(str(tuple(x.shape)) for x in operands)
+        raise ValueError(
+            f"stack: all input arrays must have the same shape, got {shapes}"
+        )
+    index = _core.index_of(axis, "stack: axis")
+    (ax,) = _checked_axes("stack", index, operands[0].ndim + 1)
     rows = [lax.expand_dims(x, (ax,)) for x in operands]
     res = rows[0] if len(rows) == 1 else lax.concatenate(rows, ax)
     return res if dtype is None else _astype(res, dtype, "stack")
