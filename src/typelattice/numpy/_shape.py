@@ -1579,6 +1579,24 @@ def take(
     return _take_along(x, check_index(idx, check), ax, fill)  # type: ignore[no-any-return]
 
 
+def _fitted_update(update: Any, shape: tuple[int, ...], where: str) -> Any:
+    """The values of an ``.at[]`` update (or ``ufunc.at``) for an indexed
+    part of ``shape``: checked to broadcast to it, their leading axes of
+    length 1 beyond its rank dropped."""
+    vshape = tuple(update.shape)
+    try:
+        if np.broadcast_shapes(shape, vshape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{where}: values of shape {vshape} do not broadcast to the shape "
+            f"{shape} of the indexed part"
+        ) from None
+    if update.ndim > len(shape):  # leading axes of length 1
+        return _reshaped(update, vshape[update.ndim - len(shape) :])
+    return update
+
+
 def _scatter(  # pyright: ignore[reportUnusedFunction]
     x: Any,
     index: Any,
@@ -1623,17 +1641,7 @@ def _scatter(  # pyright: ignore[reportUnusedFunction]
         numbers = _reshaped(_iota((size,), 0, np.int32), tuple(target.shape))
         positions = _indexed(numbers, index, words)
     shape = tuple(positions.shape)
-    vshape = tuple(update.shape)
-    try:
-        if np.broadcast_shapes(shape, vshape) != shape:
-            raise ValueError
-    except ValueError:
-        raise ValueError(
-            f"{where}: values of shape {vshape} do not broadcast to the shape "
-            f"{shape} of the indexed part"
-        ) from None
-    if update.ndim > len(shape):  # leading axes of length 1
-        update = _reshaped(update, vshape[update.ndim - len(shape) :])
+    update = _fitted_update(update, shape, where)
     m = math.prod(shape)
     flat_updates = _reshaped(_broadcast(update, shape), (m,))
     column = _reshaped(positions, (m, 1))
@@ -1807,17 +1815,7 @@ def _scatter_at(
     positions = _at_positions(tuple(target.shape), index, words)
     size = math.prod(target.shape)
     shape = tuple(positions.shape)
-    vshape = tuple(update.shape)
-    try:
-        if np.broadcast_shapes(shape, vshape) != shape:
-            raise ValueError
-    except ValueError:
-        raise ValueError(
-            f"{where}: values of shape {vshape} do not broadcast to the shape "
-            f"{shape} of the indexed part"
-        ) from None
-    if update.ndim > len(shape):  # leading axes of length 1
-        update = _reshaped(update, vshape[update.ndim - len(shape) :])
+    update = _fitted_update(update, shape, where)
     m = math.prod(shape)
     if ufunc is None:  # (a plain store is a scatter, which _scatter binds)
         raise TypeError(f"{where}: no function combines the values")
