@@ -162,3 +162,37 @@ def test_an_eager_temporary_viewed_elsewhere_keeps_its_values() -> None:
     np.testing.assert_array_equal(np.asarray(views[1]), (expected + 1)[1:])
     np.testing.assert_array_equal(np.asarray(u), -expected * 2)
     np.testing.assert_array_equal(np.asarray(v), (expected + 1) * 3)
+
+
+# Elementwise functions compute from a caller's NumPy array without copying
+# it first; those that give their operand back (an identity for the dtype,
+# a conversion to the same dtype) must still not return its memory.
+IDENTITIES: list[tuple[str, Callable[[Any], Any], str]] = [
+    ("positive", tnp.positive, "float32"),
+    ("real", tnp.real, "float32"),
+    ("conj", tnp.conj, "float32"),
+    ("floor-int", tnp.floor, "int32"),
+    ("round-int", tnp.round, "int16"),
+    ("trunc-int", tnp.trunc, "uint8"),
+    ("add-0-int", lambda a: tnp.add(a, 0), "int32"),
+    ("maximum-self", lambda a: tnp.maximum(a, a), "float32"),
+    ("astype-same", lambda a: tnp.astype(a, a.dtype), "float32"),
+    ("real-complex", tnp.real, "complex64"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "dtype"),
+    [(f, d) for _, f, d in IDENTITIES],
+    ids=[n for n, _, _ in IDENTITIES],
+)
+def test_an_elementwise_result_never_shares_a_callers_numpy_array(
+    fn: Callable[[Any], Any], dtype: str
+) -> None:
+    raw = np.arange(1, 7).reshape(2, 3).astype(dtype)
+    for out in (fn(raw), tl.jit(fn)(raw)):
+        before = np.asarray(out).copy()
+        assert not np.shares_memory(np.asarray(out), raw)
+        raw[...] = 0  # the caller writes to its array
+        np.testing.assert_array_equal(np.asarray(out), before)
+        raw[...] = np.arange(1, 7).reshape(2, 3).astype(dtype)

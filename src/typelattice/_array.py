@@ -266,13 +266,18 @@ def from_python_or_numpy(a: Any, where: str) -> ArrayImpl | None:
     return None
 
 
-def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
+def operand(
+    x: Any, fname: str, pos: int, *, borrow: bool = False
+) -> tuple[Any, object]:
     """``(value, key)`` of one argument of an operation.
 
     The value is an ndarray or a Python scalar; an ndarray is never memory
     of a NumPy array the caller passed (that one is copied), so results may
-    view it as they view an Array's memory. The key decides the plan: an
-    array's ``(dtype, weak)`` pair, or the type of a Python scalar.
+    view it as they view an Array's memory. With ``borrow``, a NumPy
+    array's memory is taken as it is, for a caller that computes new memory
+    from it and returns neither it nor a view of it (the elementwise
+    functions: ``numpy._elementwise.result``); no copy. The key decides the
+    plan: an array's ``(dtype, weak)`` pair, or the type of a Python scalar.
 
     Raises:
       TypeError: lists, tuples, strings, objects, non-numeric arrays (as JAX).
@@ -285,7 +290,9 @@ def operand(x: Any, fname: str, pos: int) -> tuple[Any, object]:
     if isinstance(x, np.ndarray):
         # New memory: an Array made of it (and its views) must not change
         # when the caller writes to its array.
-        value = _core.unshared(_core.from_numpy(x, fname, pos), x)
+        value = _core.from_numpy(x, fname, pos)
+        if not borrow:
+            value = _core.unshared(value, x)
         return value, _core.aval(value.dtype, False)
     if isinstance(x, np.generic):
         value = _core.from_numpy(x, fname, pos)

@@ -462,11 +462,11 @@ def operands(
         elif isinstance(a, Tracer):
             keys.append(_core.aval(a.dtype, a.weak_type))
         else:
-            v, k = _array.operand(a, name, i)
+            v, k = _array.operand(a, name, i, borrow=True)
             keys.append(k)
             if isinstance(k, tuple):
                 # Possibly the caller's NumPy memory: computed from, never
-                # returned (primitives' results own their memory).
+                # returned nor viewed by the result (see result()).
                 items[i] = wrap(v, cast(_core.Aval, k))
                 borrowed.append(items[i])
             else:
@@ -547,14 +547,16 @@ def compute(op: Op, args: tuple[Any, ...]) -> Array:
 
 
 def result(out: Any, out_key: _core.Aval, borrowed: list[ArrayImpl]) -> Array:
-    """``out`` with the dtype and weak flag ``out_key``, never one of the
-    ``borrowed`` arrays (the caller's memory)."""
+    """``out`` with the dtype and weak flag ``out_key``, never sharing the
+    memory of the ``borrowed`` arrays (the caller's)."""
     out_dt, out_weak = out_key
     if out.dtype != out_dt or out.weak_type != out_weak:
         out = _cast(out, out_dt, out_weak)
     for b in borrowed:
-        if out is b:
-            return wrap(b._value.copy(), b._key)
+        # (An identity, a conversion to the same dtype, a broadcast: the
+        # caller's memory or a view of it, which the caller can change.)
+        if type(out) is ArrayImpl and np.may_share_memory(out._value, b._value):
+            return wrap(out._value.copy(), out._key)
     return out  # type: ignore[no-any-return]
 
 
