@@ -1142,6 +1142,124 @@ finish_result(PyObject *out, PyObject *out_key)
     }
 }
 
+/* -- NumPy's error state, in a context of its own -------------------------- */
+
+/*
+ * Setting NumPy's error-state ContextVar to "every warning off" and
+ * resetting it after the call costs two new mappings and a token per call,
+ * about as much as a ufunc on a thousand floats. A NumPy ufunc called on
+ * exact ndarrays reads no context variable but that one, so it runs instead
+ * in a context of its own (a contextvars.Context holding only that variable,
+ * at that value), entered and left without allocating anything: the ufunc
+ * reads the same error state and buffer size there, so it computes, warns
+ * and raises exactly as with the variable set in the caller's context. Any
+ * other function (it may read other variables) runs with the variable set
+ * and reset in the caller's context, and so does a call that finds the
+ * quiet context entered already (by another thread, whose ufunc released
+ * the GIL).
+ */
+static PyTypeObject *quiet_ufunc;   /* numpy.ufunc */
+static PyTypeObject *quiet_ndarray; /* numpy.ndarray */
+
+/* A new context holding only var, at value. */
+static PyObject *
+quiet_context_new(PyObject *var, PyObject *value)
+{
+    PyObject *ctx = PyContext_New();
+    PyObject *token;
+
+    if (ctx == NULL) {
+        return NULL;
+    }
+    if (PyContext_Enter(ctx) < 0) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    token = PyContextVar_Set(var, value);
+    if (PyContext_Exit(ctx) < 0 || token == NULL) {
+        Py_XDECREF(token);
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    Py_DECREF(token);
+    return ctx;
+}
+
+/* Remembers numpy.ufunc and numpy.ndarray for the quiet calls. -1: error. */
+static int
+quiet_types_load(void)
+{
+    PyObject *numpy, *ufunc, *ndarray;
+
+    if (quiet_ufunc != NULL) {
+        return 0;
+    }
+    numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL) {
+        return -1;
+    }
+    ufunc = PyObject_GetAttrString(numpy, "ufunc");
+    ndarray = PyObject_GetAttrString(numpy, "ndarray");
+    Py_DECREF(numpy);
+    if (ufunc == NULL || ndarray == NULL || !PyType_Check(ufunc) ||
+        !PyType_Check(ndarray)) {
+        Py_XDECREF(ufunc);
+        Py_XDECREF(ndarray);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "numpy.ufunc and numpy.ndarray must be types");
+        }
+        return -1;
+    }
+    quiet_ndarray = (PyTypeObject *)ndarray;
+    quiet_ufunc = (PyTypeObject *)ufunc;
+    return 0;
+}
+
+/* fn(*args, **kwargs) run in the quiet context ctx (the keywords' values
+ * follow the n positional arguments in args) when fn is a ufunc and its
+ * arguments exact ndarrays (keyword values: ndarrays or strings). *called
+ * 0: not called (nothing raised), run it another way. */
+static PyObject *
+call_in_quiet_context(PyObject *ctx, PyObject *fn, PyObject *const *args,
+                      Py_ssize_t n, PyObject *kwnames, int *called)
+{
+    Py_ssize_t total = n + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *out;
+    PyObject *type, *exc, *traceback;
+    Py_ssize_t i;
+
+    *called = 0;
+    if (ctx == NULL || quiet_ufunc == NULL || Py_TYPE(fn) != quiet_ufunc) {
+        return NULL;
+    }
+    for (i = 0; i < total; i++) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+
+        if (t != quiet_ndarray && !(i >= n && t == &PyUnicode_Type)) {
+            return NULL;
+        }
+    }
+    if (PyContext_Enter(ctx) < 0) {
+        PyErr_Clear(); /* (entered already) */
+        return NULL;
+    }
+    *called = 1;
+    out = PyObject_Vectorcall(fn, args, n, kwnames);
+    PyErr_Fetch(&type, &exc, &traceback);
+    if (PyContext_Exit(ctx) < 0) {
+        Py_CLEAR(out);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(traceback);
+        return NULL;
+    }
+    PyErr_Restore(type, exc, traceback);
+    return out;
+}
+
+static PyObject *quiet_ctx; /* fp_var at fp_ignore (configure_binary) */
+
 /* fn(*args, **kwargs) with NumPy's floating point warnings off when fp; the
  * keyword arguments' values follow the n positional ones in args, as in a
  * vectorcall. */
@@ -1153,9 +1271,14 @@ call_quietly_kw(PyObject *fn, PyObject *const *args, Py_ssize_t n,
     PyObject *out;
     PyObject *type, *exc, *traceback;
     int reset;
+    int called;
 
     if (!fp) {
         return PyObject_Vectorcall(fn, args, n, kwnames);
+    }
+    out = call_in_quiet_context(quiet_ctx, fn, args, n, kwnames, &called);
+    if (called) {
+        return out;
     }
     token = PyContextVar_Set(fp_var, fp_ignore);
     if (token == NULL) {
@@ -1858,6 +1981,7 @@ static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
 static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
 static PyObject *bind_fp_ignore;     /* its value with every warning off */
 static PyObject *bind_owned;         /* primitive._owned_as */
+static PyObject *bind_quiet_ctx;     /* bind_fp_var at bind_fp_ignore */
 static PyObject *bind_ndarray;       /* numpy.ndarray */
 static PyObject *str_bind;
 static PyObject *str_lax_scalar;
@@ -2175,7 +2299,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     PyObject *type, *exc, *traceback;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     Py_ssize_t i;
-    int with_params, reset;
+    int with_params, reset, called;
 
     if (bind_array_type == NULL || PyList_GET_SIZE(bind_backends) != 0 ||
         Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
@@ -2217,6 +2341,13 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
         return NULL; /* several results (None) */
     }
     /* (the reference to plan keeps fn and out_key alive while it runs) */
+    if (!with_params) {
+        out = call_in_quiet_context(bind_quiet_ctx, fn, values, n, NULL,
+                                    &called);
+        if (called) {
+            goto computed;
+        }
+    }
     token = PyContextVar_Set(bind_fp_var, bind_fp_ignore);
     if (token == NULL) {
         Py_DECREF(plan);
@@ -2238,6 +2369,11 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     }
     if (reset < 0) {
         Py_DECREF(out);
+        Py_DECREF(plan);
+        return NULL;
+    }
+computed:
+    if (out == NULL) {
         Py_DECREF(plan);
         return NULL;
     }
@@ -2624,7 +2760,11 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(bind_fp_ignore, Py_NewRef(args[8]));
     Py_XSETREF(bind_owned, Py_NewRef(args[9]));
     Py_XSETREF(bind_ndarray, Py_NewRef(args[10]));
-    if (check_ndarray_layout(args[10]) < 0) {
+    if (check_ndarray_layout(args[10]) < 0 || quiet_types_load() < 0) {
+        return NULL;
+    }
+    Py_XSETREF(bind_quiet_ctx, quiet_context_new(args[7], args[8]));
+    if (bind_quiet_ctx == NULL) {
         return NULL;
     }
     /* Last: FastPrimitive is idle until bind_array_type is set. */
@@ -3417,6 +3557,13 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
         Py_XSETREF(ufunc_type, (PyTypeObject *)ufunc);
     }
     Py_XSETREF(check_operand, Py_NewRef(args[10]));
+    if (quiet_types_load() < 0) {
+        return NULL;
+    }
+    Py_XSETREF(quiet_ctx, quiet_context_new(fp_var, fp_ignore));
+    if (quiet_ctx == NULL) {
+        return NULL;
+    }
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
