@@ -164,6 +164,62 @@ memo_get(PyObject *memo, PyObject *key)
  * keyed by its type, an ndarray or a dtype by its DType class, a string, a
  * class or None by itself, anything else by its _promotion_key, which an
  * ArrayImpl keeps in its _key slot. */
+/*
+ * A dict's stamp: a number that changes whenever the dict changes, so that
+ * a value found in it may be kept, with the stamp the dict had, and used
+ * again without a lookup while the stamp is unchanged. Before Python 3.12
+ * it is the dict's version tag (unique among all dicts' versions); from
+ * 3.12 on, a count of the changes of every dict watched (PyDict_Watch) by
+ * this module, the dict included (dict_stamp(d, 1) starts watching d): any
+ * change, or the dict's end, moves it. 0 is no stamp (the dict could not
+ * be watched): it never equals a dict's stamp.
+ */
+#if PY_VERSION_HEX < 0x030C0000
+static unsigned long long
+dict_stamp(PyObject *d, int watch)
+{
+    (void)watch;
+    return ((PyDictObject *)d)->ma_version_tag;
+}
+#else
+static int stamp_watcher = -2; /* -2: not added yet; -1: none to be had */
+static unsigned long long stamp_changes = 1;
+
+static int
+stamp_dict_changed(PyDict_WatchEvent event, PyObject *d, PyObject *key,
+                   PyObject *new_value)
+{
+    (void)event;
+    (void)d;
+    (void)key;
+    (void)new_value;
+    stamp_changes++;
+    return 0;
+}
+
+static unsigned long long
+dict_stamp(PyObject *d, int watch)
+{
+    if (watch) {
+        if (stamp_watcher == -2) {
+            stamp_watcher = PyDict_AddWatcher(stamp_dict_changed);
+            if (stamp_watcher < 0) {
+                PyErr_Clear();
+                stamp_watcher = -1;
+            }
+        }
+        if (stamp_watcher < 0) {
+            return 0;
+        }
+        if (PyDict_Watch(stamp_watcher, d) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return stamp_changes;
+}
+#endif
+
 static PyObject *
 arg_key(PyObject *x)
 {
@@ -771,6 +827,18 @@ static PyObject *str_allow;
 static PyObject *str_name;
 static PyObject *str_nin;
 
+/* A plan a binary function last found in a memo dict, for the operand keys
+ * kx and ky (ArrayImpl keys or Python scalar types): while the dict's stamp
+ * is unchanged, the dict holds it under (op, kx, ky) still. */
+#define PLAN_SLOTS 4
+typedef struct {
+    PyObject *kx; /* NULL: an empty slot */
+    PyObject *ky;
+    PyObject *plan;
+    PyObject *memo; /* (borrowed: compared) */
+    unsigned long long stamp;
+} PlanSlot;
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -779,6 +847,7 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
+    PlanSlot plans[PLAN_SLOTS];
 } FastElementwise;
 
 static PyObject *str_astype;
@@ -1584,6 +1653,7 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     PyObject *key;
     PyObject *plan;
     PyObject *result;
+    PlanSlot *slot;
     int status;
 
     if (PyVectorcall_NARGS(nargsf) != 2 ||
@@ -1601,20 +1671,34 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     if (status == 0) {
         goto python;
     }
-    key = PyTuple_Pack(3, self->op, kx, ky);
-    if (key == NULL) {
+    slot = &self->plans[(((size_t)kx >> 4) ^ ((size_t)ky >> 6)) % PLAN_SLOTS];
+    if (slot->kx == kx && slot->ky == ky && slot->memo == memo &&
+        slot->stamp != 0 && slot->stamp == dict_stamp(memo, 0)) {
+        plan = Py_NewRef(slot->plan);
         Py_DECREF(memo);
-        return NULL;
     }
-    plan = PyDict_GetItemWithError(memo, key);
-    Py_XINCREF(plan);
-    Py_DECREF(key);
-    Py_DECREF(memo);
-    if (plan == NULL) {
-        if (PyErr_Occurred()) {
+    else {
+        key = PyTuple_Pack(3, self->op, kx, ky);
+        if (key == NULL) {
+            Py_DECREF(memo);
             return NULL;
         }
-        goto python;
+        plan = PyDict_GetItemWithError(memo, key);
+        Py_XINCREF(plan);
+        Py_DECREF(key);
+        if (plan == NULL) {
+            Py_DECREF(memo);
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            goto python;
+        }
+        Py_XSETREF(slot->kx, Py_NewRef(kx));
+        Py_XSETREF(slot->ky, Py_NewRef(ky));
+        Py_XSETREF(slot->plan, Py_NewRef(plan));
+        slot->memo = memo;
+        slot->stamp = dict_stamp(memo, 1);
+        Py_DECREF(memo);
     }
     result = binary_run(self, plan, args[self->swap], vx,
                         args[1 - self->swap], vy);
@@ -1823,6 +1907,11 @@ FastElementwise_traverse(FastElementwise *self, visitproc visit, void *arg)
     Py_VISIT(self->dict);
     Py_VISIT(self->op);
     Py_VISIT(self->name);
+    for (int i = 0; i < PLAN_SLOTS; i++) {
+        Py_VISIT(self->plans[i].kx);
+        Py_VISIT(self->plans[i].ky);
+        Py_VISIT(self->plans[i].plan);
+    }
     return 0;
 }
 
@@ -1833,6 +1922,13 @@ FastElementwise_clear(FastElementwise *self)
     Py_CLEAR(self->dict);
     Py_CLEAR(self->op);
     Py_CLEAR(self->name);
+    for (int i = 0; i < PLAN_SLOTS; i++) {
+        Py_CLEAR(self->plans[i].kx);
+        Py_CLEAR(self->plans[i].ky);
+        Py_CLEAR(self->plans[i].plan);
+        self->plans[i].memo = NULL;
+        self->plans[i].stamp = 0;
+    }
     return 0;
 }
 
@@ -2103,7 +2199,7 @@ no_trace_here(void)
  * builds an equal key: its plan is the one Primitive.eager holds under the
  * entry's key, looked up there again (so a plan dropped from the dict is
  * never used) unless the dict is unchanged since the entry was made (its
- * version tag, on Python versions that keep one). The key need not be built
+ * dict_stamp). The key need not be built
  * then: no tuple of shapes is made, and nothing hashed.
  */
 #define BIND_MEMO_SLOTS 256
@@ -2112,16 +2208,10 @@ typedef struct {
     PyObject *key;
     PyObject *plan;
     PyObject *eager; /* the dict the plan was found in (borrowed: compared) */
-    unsigned long long version;
+    unsigned long long stamp; /* its dict_stamp then */
 } BindMemo;
 static BindMemo bind_memo[BIND_MEMO_SLOTS];
 
-#if PY_VERSION_HEX < 0x030C0000
-#define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
-#else
-#define DICT_VERSION(d) 0ull /* (no tag read: the dict is asked each time) */
-#define DICT_VERSION_NONE 1
-#endif
 
 /* Whether two parameter values are the same for a dict: the same object,
  * or equal exact ints, strings or tuples of such. */
@@ -2253,17 +2343,15 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
     e = &bind_memo[(h ^ (h >> 17)) % BIND_MEMO_SLOTS];
     if (e->prim == prim && e->eager == eager &&
         bind_key_matches(e->key, args, values, n, kwnames, nkw)) {
-#ifndef DICT_VERSION_NONE
-        if (e->version == DICT_VERSION(eager)) {
+        if (e->stamp != 0 && e->stamp == dict_stamp(eager, 0)) {
             return Py_NewRef(e->plan);
         }
-#endif
         plan = PyDict_GetItemWithError(eager, e->key);
         if (plan == NULL) {
             return NULL; /* (dropped: Python makes it again) */
         }
         Py_SETREF(e->plan, Py_NewRef(plan));
-        e->version = DICT_VERSION(eager);
+        e->stamp = dict_stamp(eager, 1);
         return Py_NewRef(plan);
     }
     key = bind_key(args, values, n, kwnames, nkw);
@@ -2283,7 +2371,7 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
     Py_XSETREF(e->key, key);
     Py_XSETREF(e->plan, Py_NewRef(plan));
     e->eager = eager;
-    e->version = DICT_VERSION(eager);
+    e->stamp = dict_stamp(eager, 1);
     return Py_NewRef(plan);
 }
 
