@@ -256,3 +256,29 @@ def test_an_operator_plan_of_a_cleared_memo_is_never_used() -> None:
     assert value_of(x + x).tolist() == [6.0]
     with tl.rank_promotion("allow"):  # (a scoped state, a memo of its own)
         assert value_of(x + x).tolist() == [6.0]
+
+
+@needs_c
+def test_a_unary_plan_replaced_in_the_memo_is_used_at_once() -> None:
+    x = array([0.0, 1.0], "float32")
+    for _ in range(3):
+        tnp.negative(x)  # (the plan, remembered)
+    memo = _promotion._global_memo
+    saved = {
+        key: plan
+        for key, plan in memo.items()
+        if isinstance(key, tuple)
+        and len(key) == 2  # pyright: ignore[reportUnknownArgumentType]
+        and key[1] is x._key
+        and getattr(plan, "fn", None) is np.negative
+    }
+    assert saved
+    try:
+        for key, plan in saved.items():
+            memo[key] = plan._replace(fn=np.exp)
+        assert value_of(tnp.negative(x)).tolist() == [1.0, float(np.exp(np.float32(1)))]
+        memo.clear()
+        assert value_of(tnp.negative(x)).tolist() == [-0.0, -1.0]
+    finally:
+        memo.clear()
+    assert value_of(tnp.negative(x)).tolist() == [-0.0, -1.0]

@@ -852,6 +852,43 @@ typedef struct {
 
 static PyObject *str_astype;
 
+/* The plan memo holds under (op, kx, ky), or (op, kx) when ky is NULL: the
+ * one in self's slot, found there last while memo is unchanged since, else
+ * looked up (and kept in the slot). A new reference; NULL with an
+ * exception: error; NULL without one: none. */
+static PyObject *
+memo_plan(FastElementwise *self, PyObject *memo, PyObject *kx, PyObject *ky)
+{
+    PlanSlot *slot =
+        &self->plans[(((size_t)kx >> 4) ^ ((size_t)ky >> 6)) % PLAN_SLOTS];
+    PyObject *key, *plan;
+    unsigned long long stamp;
+
+    if (slot->kx == kx && slot->ky == ky && slot->memo == memo &&
+        slot->stamp != 0 && slot->stamp == dict_stamp(memo, 0)) {
+        return Py_NewRef(slot->plan);
+    }
+    /* (taken first: any change from here on moves it) */
+    stamp = dict_stamp(memo, 1);
+    key = ky == NULL ? PyTuple_Pack(2, self->op, kx)
+                     : PyTuple_Pack(3, self->op, kx, ky);
+    if (key == NULL) {
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(memo, key);
+    Py_DECREF(key);
+    if (plan == NULL) {
+        return NULL;
+    }
+    Py_INCREF(plan);
+    Py_XSETREF(slot->kx, Py_NewRef(kx));
+    Py_XSETREF(slot->ky, Py_XNewRef(ky));
+    Py_XSETREF(slot->plan, Py_NewRef(plan));
+    slot->memo = memo;
+    slot->stamp = stamp;
+    return plan;
+}
+
 /* The value and key of an ArrayImpl or a Python scalar (borrowed); 0 for
  * any other operand. */
 static int
@@ -1650,10 +1687,8 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
 {
     PyObject *vx, *kx, *vy, *ky;
     PyObject *memo = NULL;
-    PyObject *key;
     PyObject *plan;
     PyObject *result;
-    PlanSlot *slot;
     int status;
 
     if (PyVectorcall_NARGS(nargsf) != 2 ||
@@ -1671,34 +1706,13 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     if (status == 0) {
         goto python;
     }
-    slot = &self->plans[(((size_t)kx >> 4) ^ ((size_t)ky >> 6)) % PLAN_SLOTS];
-    if (slot->kx == kx && slot->ky == ky && slot->memo == memo &&
-        slot->stamp != 0 && slot->stamp == dict_stamp(memo, 0)) {
-        plan = Py_NewRef(slot->plan);
-        Py_DECREF(memo);
-    }
-    else {
-        key = PyTuple_Pack(3, self->op, kx, ky);
-        if (key == NULL) {
-            Py_DECREF(memo);
+    plan = memo_plan(self, memo, kx, ky);
+    Py_DECREF(memo);
+    if (plan == NULL) {
+        if (PyErr_Occurred()) {
             return NULL;
         }
-        plan = PyDict_GetItemWithError(memo, key);
-        Py_XINCREF(plan);
-        Py_DECREF(key);
-        if (plan == NULL) {
-            Py_DECREF(memo);
-            if (PyErr_Occurred()) {
-                return NULL;
-            }
-            goto python;
-        }
-        Py_XSETREF(slot->kx, Py_NewRef(kx));
-        Py_XSETREF(slot->ky, Py_NewRef(ky));
-        Py_XSETREF(slot->plan, Py_NewRef(plan));
-        slot->memo = memo;
-        slot->stamp = dict_stamp(memo, 1);
-        Py_DECREF(memo);
+        goto python;
     }
     result = binary_run(self, plan, args[self->swap], vx,
                         args[1 - self->swap], vy);
@@ -1794,7 +1808,6 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
 {
     PyObject *v, *k;
     PyObject *memo = NULL;
-    PyObject *key;
     PyObject *plan;
     PyObject *result;
 
@@ -1811,14 +1824,7 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
         }
         goto python;
     }
-    key = PyTuple_Pack(2, self->op, k);
-    if (key == NULL) {
-        Py_DECREF(memo);
-        return NULL;
-    }
-    plan = PyDict_GetItemWithError(memo, key);
-    Py_XINCREF(plan);
-    Py_DECREF(key);
+    plan = memo_plan(self, memo, k, NULL);
     Py_DECREF(memo);
     if (plan == NULL) {
         if (PyErr_Occurred()) {
@@ -2331,6 +2337,7 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
     size_t h = (size_t)prim >> 4;
     BindMemo *e;
     PyObject *key, *plan;
+    unsigned long long stamp;
     Py_ssize_t i;
 
     for (i = 0; i < n; i++) {
@@ -2346,18 +2353,21 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
         if (e->stamp != 0 && e->stamp == dict_stamp(eager, 0)) {
             return Py_NewRef(e->plan);
         }
+        stamp = dict_stamp(eager, 1); /* (first: any change moves it) */
         plan = PyDict_GetItemWithError(eager, e->key);
         if (plan == NULL) {
             return NULL; /* (dropped: Python makes it again) */
         }
+        Py_INCREF(plan);
         Py_SETREF(e->plan, Py_NewRef(plan));
-        e->stamp = dict_stamp(eager, 1);
-        return Py_NewRef(plan);
+        e->stamp = stamp;
+        return plan;
     }
     key = bind_key(args, values, n, kwnames, nkw);
     if (key == NULL) {
         return NULL;
     }
+    stamp = dict_stamp(eager, 1);
     plan = PyDict_GetItemWithError(eager, key);
     if (plan == NULL) {
         Py_DECREF(key);
@@ -2367,12 +2377,13 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
         }
         return NULL;
     }
+    Py_INCREF(plan);
     Py_XSETREF(e->prim, Py_NewRef(prim));
     Py_XSETREF(e->key, key);
     Py_XSETREF(e->plan, Py_NewRef(plan));
     e->eager = eager;
-    e->stamp = dict_stamp(eager, 1);
-    return Py_NewRef(plan);
+    e->stamp = stamp;
+    return plan;
 }
 
 /* The primitive prim bound eagerly on the n operands args, with the
