@@ -432,3 +432,83 @@ def test_pure_python_mode_gives_plain_functions() -> None:
         "True True",
         "Array([2, 4, 6], dtype=int8) Array(-2., dtype=float32, weak_type=True)",
     ]
+
+
+OVERFLOWING: list[Callable[[], Any]] = [
+    lambda: lax.add(array([F32_MAX], "float32"), array([F32_MAX], "float32")),
+    lambda: lax.mul(array([F32_MAX], "float32"), array([2.0], "float32")),
+    lambda: lax.div(array([1.0, 0.0], "float32"), array([0.0, 0.0], "float32")),
+    lambda: lax.exp(array([1000.0], "float32")),
+    lambda: add_p.bind(array([F16_MAX], "float16"), array([F16_MAX], "float16")),
+    lambda: array([F32_MAX], "float32") + array([F32_MAX], "float32"),
+    lambda: tnp.multiply(array([F32_MAX], "float32"), 2.0),
+    lambda: lax.div(array([1, 2], "int32"), array([0, 1], "int32")),
+]
+
+
+@pytest.mark.parametrize("errors", ["raise", "warn", "ignore", "call"])
+@pytest.mark.parametrize("call", range(len(OVERFLOWING)))
+def test_numpy_error_state_of_the_caller_is_neither_used_nor_changed(
+    errors: str, call: int
+) -> None:
+    """Results that overflow, divide by zero or are invalid never warn nor
+    raise, whatever NumPy's error state, which stays the caller's."""
+    fn = OVERFLOWING[call]
+    seen: list[object] = []
+    with np.errstate(all=errors, call=seen.append if errors == "call" else None):
+        before = (np.geterr(), np.getbufsize(), np.geterrcall())
+        with python_path():
+            first = outcome(fn)
+        assert outcome(fn) == first
+        assert (np.geterr(), np.getbufsize(), np.geterrcall()) == before
+    assert seen == []
+    assert first[1] == []
+
+
+def test_the_callers_context_variables_stay_as_they_were() -> None:
+    import contextvars
+
+    var: contextvars.ContextVar[int] = contextvars.ContextVar("var")
+    token = var.set(1)
+    try:
+        x = array([1.0, F32_MAX], "float32")
+        lax.add(x, x)
+        _ = x + x
+        assert var.get() == 1
+        ctx = contextvars.copy_context()
+        assert ctx.run(lambda: (lax.add(x, x), var.get())[1]) == 1
+        assert dict(contextvars.copy_context()) == dict(ctx)
+    finally:
+        var.reset(token)
+
+
+def test_threads_computing_at_once_get_their_own_results() -> None:
+    """Large ufunc calls release the GIL: calls of other threads run
+    meanwhile, and each result is its own operands' (the C path runs a
+    call that cannot use its quiet context as the Python path does)."""
+    import threading
+
+    n = 1 << 20
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            a = np.full(n, float(seed), np.float32)
+            x = array(a, "float32")
+            for _ in range(20):
+                with np.errstate(all="raise"):
+                    got = lax.add(x, x)
+                    op = x * x
+                    assert np.geterr()["over"] == "raise"
+                assert np.geterr()["over"] == "warn"
+                assert np.array_equal(got._value, a + a)
+                assert np.array_equal(op._value, a * a)
+        except BaseException as err:  # (reported by the main thread)
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

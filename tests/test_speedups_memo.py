@@ -201,3 +201,84 @@ def test_under_differentiation_arrays_bind_in_c_as_in_python() -> None:
     seen.clear()
     assert outcome(tl.jit(tl.grad(f)), x) == want
     assert len(seen) == 3
+
+
+def _operator_plans(x: ArrayImpl) -> dict[Any, Any]:
+    """The plans of ``x + x`` in the memo in force, by key."""
+    return {
+        key: plan
+        for key, plan in _promotion._global_memo.items()
+        if isinstance(key, tuple)
+        and len(key) == 3  # pyright: ignore[reportUnknownArgumentType]
+        and key[1] is x._key
+        and key[2] is x._key
+        and getattr(plan, "fn", None) is np.add
+    }
+
+
+@needs_c
+def test_an_operator_plan_replaced_in_the_memo_is_used_at_once() -> None:
+    x = array([1.0, 2.0], "float32")
+    for _ in range(3):
+        assert value_of(x + x).tolist() == [2.0, 4.0]  # (the plan, remembered)
+    saved = _operator_plans(x)
+    assert saved
+    memo = _promotion._global_memo
+    try:
+        for key, plan in saved.items():
+            memo[key] = plan._replace(fn=np.subtract)
+        assert value_of(x + x).tolist() == [0.0, 0.0]
+        assert value_of(tnp.add(x, x)).tolist() == [0.0, 0.0]
+        for key in saved:
+            del memo[key]  # made again, by the Python code
+        assert value_of(x + x).tolist() == [2.0, 4.0]
+        assert value_of(x + x).tolist() == [2.0, 4.0]
+    finally:
+        memo.update(saved)
+    assert value_of(x + x).tolist() == [2.0, 4.0]
+
+
+@needs_c
+def test_an_operator_plan_of_a_cleared_memo_is_never_used() -> None:
+    x = array([3.0], "float32")
+    for _ in range(3):
+        x + x  # noqa: B018 (the plan, remembered)
+    saved = _operator_plans(x)
+    memo = _promotion._global_memo
+    memo.clear()
+    try:
+        # The memo refilled with as many entries, other plans.
+        for key, plan in saved.items():
+            memo[key] = plan._replace(fn=np.multiply)
+        assert value_of(x + x).tolist() == [9.0]
+    finally:
+        memo.clear()
+    assert value_of(x + x).tolist() == [6.0]
+    with tl.rank_promotion("allow"):  # (a scoped state, a memo of its own)
+        assert value_of(x + x).tolist() == [6.0]
+
+
+@needs_c
+def test_a_unary_plan_replaced_in_the_memo_is_used_at_once() -> None:
+    x = array([0.0, 1.0], "float32")
+    for _ in range(3):
+        tnp.negative(x)  # (the plan, remembered)
+    memo = _promotion._global_memo
+    saved = {
+        key: plan
+        for key, plan in memo.items()
+        if isinstance(key, tuple)
+        and len(key) == 2  # pyright: ignore[reportUnknownArgumentType]
+        and key[1] is x._key
+        and getattr(plan, "fn", None) is np.negative
+    }
+    assert saved
+    try:
+        for key, plan in saved.items():
+            memo[key] = plan._replace(fn=np.exp)
+        assert value_of(tnp.negative(x)).tolist() == [1.0, float(np.exp(np.float32(1)))]
+        memo.clear()
+        assert value_of(tnp.negative(x)).tolist() == [-0.0, -1.0]
+    finally:
+        memo.clear()
+    assert value_of(tnp.negative(x)).tolist() == [-0.0, -1.0]

@@ -164,6 +164,62 @@ memo_get(PyObject *memo, PyObject *key)
  * keyed by its type, an ndarray or a dtype by its DType class, a string, a
  * class or None by itself, anything else by its _promotion_key, which an
  * ArrayImpl keeps in its _key slot. */
+/*
+ * A dict's stamp: a number that changes whenever the dict changes, so that
+ * a value found in it may be kept, with the stamp the dict had, and used
+ * again without a lookup while the stamp is unchanged. Before Python 3.12
+ * it is the dict's version tag (unique among all dicts' versions); from
+ * 3.12 on, a count of the changes of every dict watched (PyDict_Watch) by
+ * this module, the dict included (dict_stamp(d, 1) starts watching d): any
+ * change, or the dict's end, moves it. 0 is no stamp (the dict could not
+ * be watched): it never equals a dict's stamp.
+ */
+#if PY_VERSION_HEX < 0x030C0000
+static unsigned long long
+dict_stamp(PyObject *d, int watch)
+{
+    (void)watch;
+    return ((PyDictObject *)d)->ma_version_tag;
+}
+#else
+static int stamp_watcher = -2; /* -2: not added yet; -1: none to be had */
+static unsigned long long stamp_changes = 1;
+
+static int
+stamp_dict_changed(PyDict_WatchEvent event, PyObject *d, PyObject *key,
+                   PyObject *new_value)
+{
+    (void)event;
+    (void)d;
+    (void)key;
+    (void)new_value;
+    stamp_changes++;
+    return 0;
+}
+
+static unsigned long long
+dict_stamp(PyObject *d, int watch)
+{
+    if (watch) {
+        if (stamp_watcher == -2) {
+            stamp_watcher = PyDict_AddWatcher(stamp_dict_changed);
+            if (stamp_watcher < 0) {
+                PyErr_Clear();
+                stamp_watcher = -1;
+            }
+        }
+        if (stamp_watcher < 0) {
+            return 0;
+        }
+        if (PyDict_Watch(stamp_watcher, d) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return stamp_changes;
+}
+#endif
+
 static PyObject *
 arg_key(PyObject *x)
 {
@@ -771,6 +827,18 @@ static PyObject *str_allow;
 static PyObject *str_name;
 static PyObject *str_nin;
 
+/* A plan a binary function last found in a memo dict, for the operand keys
+ * kx and ky (ArrayImpl keys or Python scalar types): while the dict's stamp
+ * is unchanged, the dict holds it under (op, kx, ky) still. */
+#define PLAN_SLOTS 4
+typedef struct {
+    PyObject *kx; /* NULL: an empty slot */
+    PyObject *ky;
+    PyObject *plan;
+    PyObject *memo; /* (borrowed: compared) */
+    unsigned long long stamp;
+} PlanSlot;
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -779,9 +847,47 @@ typedef struct {
     PyObject *op;   /* the _elementwise.Op: the plan cache key */
     PyObject *name; /* op.name, for the messages of the conversions */
     int swap;
+    PlanSlot plans[PLAN_SLOTS];
 } FastElementwise;
 
 static PyObject *str_astype;
+
+/* The plan memo holds under (op, kx, ky), or (op, kx) when ky is NULL: the
+ * one in self's slot, found there last while memo is unchanged since, else
+ * looked up (and kept in the slot). A new reference; NULL with an
+ * exception: error; NULL without one: none. */
+static PyObject *
+memo_plan(FastElementwise *self, PyObject *memo, PyObject *kx, PyObject *ky)
+{
+    PlanSlot *slot =
+        &self->plans[(((size_t)kx >> 4) ^ ((size_t)ky >> 6)) % PLAN_SLOTS];
+    PyObject *key, *plan;
+    unsigned long long stamp;
+
+    if (slot->kx == kx && slot->ky == ky && slot->memo == memo &&
+        slot->stamp != 0 && slot->stamp == dict_stamp(memo, 0)) {
+        return Py_NewRef(slot->plan);
+    }
+    /* (taken first: any change from here on moves it) */
+    stamp = dict_stamp(memo, 1);
+    key = ky == NULL ? PyTuple_Pack(2, self->op, kx)
+                     : PyTuple_Pack(3, self->op, kx, ky);
+    if (key == NULL) {
+        return NULL;
+    }
+    plan = PyDict_GetItemWithError(memo, key);
+    Py_DECREF(key);
+    if (plan == NULL) {
+        return NULL;
+    }
+    Py_INCREF(plan);
+    Py_XSETREF(slot->kx, Py_NewRef(kx));
+    Py_XSETREF(slot->ky, Py_XNewRef(ky));
+    Py_XSETREF(slot->plan, Py_NewRef(plan));
+    slot->memo = memo;
+    slot->stamp = stamp;
+    return plan;
+}
 
 /* The value and key of an ArrayImpl or a Python scalar (borrowed); 0 for
  * any other operand. */
@@ -1142,6 +1248,124 @@ finish_result(PyObject *out, PyObject *out_key)
     }
 }
 
+/* -- NumPy's error state, in a context of its own -------------------------- */
+
+/*
+ * Setting NumPy's error-state ContextVar to "every warning off" and
+ * resetting it after the call costs two new mappings and a token per call,
+ * about as much as a ufunc on a thousand floats. A NumPy ufunc called on
+ * exact ndarrays reads no context variable but that one, so it runs instead
+ * in a context of its own (a contextvars.Context holding only that variable,
+ * at that value), entered and left without allocating anything: the ufunc
+ * reads the same error state and buffer size there, so it computes, warns
+ * and raises exactly as with the variable set in the caller's context. Any
+ * other function (it may read other variables) runs with the variable set
+ * and reset in the caller's context, and so does a call that finds the
+ * quiet context entered already (by another thread, whose ufunc released
+ * the GIL).
+ */
+static PyTypeObject *quiet_ufunc;   /* numpy.ufunc */
+static PyTypeObject *quiet_ndarray; /* numpy.ndarray */
+
+/* A new context holding only var, at value. */
+static PyObject *
+quiet_context_new(PyObject *var, PyObject *value)
+{
+    PyObject *ctx = PyContext_New();
+    PyObject *token;
+
+    if (ctx == NULL) {
+        return NULL;
+    }
+    if (PyContext_Enter(ctx) < 0) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    token = PyContextVar_Set(var, value);
+    if (PyContext_Exit(ctx) < 0 || token == NULL) {
+        Py_XDECREF(token);
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    Py_DECREF(token);
+    return ctx;
+}
+
+/* Remembers numpy.ufunc and numpy.ndarray for the quiet calls. -1: error. */
+static int
+quiet_types_load(void)
+{
+    PyObject *numpy, *ufunc, *ndarray;
+
+    if (quiet_ufunc != NULL) {
+        return 0;
+    }
+    numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL) {
+        return -1;
+    }
+    ufunc = PyObject_GetAttrString(numpy, "ufunc");
+    ndarray = PyObject_GetAttrString(numpy, "ndarray");
+    Py_DECREF(numpy);
+    if (ufunc == NULL || ndarray == NULL || !PyType_Check(ufunc) ||
+        !PyType_Check(ndarray)) {
+        Py_XDECREF(ufunc);
+        Py_XDECREF(ndarray);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "numpy.ufunc and numpy.ndarray must be types");
+        }
+        return -1;
+    }
+    quiet_ndarray = (PyTypeObject *)ndarray;
+    quiet_ufunc = (PyTypeObject *)ufunc;
+    return 0;
+}
+
+/* fn(*args, **kwargs) run in the quiet context ctx (the keywords' values
+ * follow the n positional arguments in args) when fn is a ufunc and its
+ * arguments exact ndarrays (keyword values: ndarrays or strings). *called
+ * 0: not called (nothing raised), run it another way. */
+static PyObject *
+call_in_quiet_context(PyObject *ctx, PyObject *fn, PyObject *const *args,
+                      Py_ssize_t n, PyObject *kwnames, int *called)
+{
+    Py_ssize_t total = n + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *out;
+    PyObject *type, *exc, *traceback;
+    Py_ssize_t i;
+
+    *called = 0;
+    if (ctx == NULL || quiet_ufunc == NULL || Py_TYPE(fn) != quiet_ufunc) {
+        return NULL;
+    }
+    for (i = 0; i < total; i++) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+
+        if (t != quiet_ndarray && !(i >= n && t == &PyUnicode_Type)) {
+            return NULL;
+        }
+    }
+    if (PyContext_Enter(ctx) < 0) {
+        PyErr_Clear(); /* (entered already) */
+        return NULL;
+    }
+    *called = 1;
+    out = PyObject_Vectorcall(fn, args, n, kwnames);
+    PyErr_Fetch(&type, &exc, &traceback);
+    if (PyContext_Exit(ctx) < 0) {
+        Py_CLEAR(out);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(traceback);
+        return NULL;
+    }
+    PyErr_Restore(type, exc, traceback);
+    return out;
+}
+
+static PyObject *quiet_ctx; /* fp_var at fp_ignore (configure_binary) */
+
 /* fn(*args, **kwargs) with NumPy's floating point warnings off when fp; the
  * keyword arguments' values follow the n positional ones in args, as in a
  * vectorcall. */
@@ -1153,9 +1377,14 @@ call_quietly_kw(PyObject *fn, PyObject *const *args, Py_ssize_t n,
     PyObject *out;
     PyObject *type, *exc, *traceback;
     int reset;
+    int called;
 
     if (!fp) {
         return PyObject_Vectorcall(fn, args, n, kwnames);
+    }
+    out = call_in_quiet_context(quiet_ctx, fn, args, n, kwnames, &called);
+    if (called) {
+        return out;
     }
     token = PyContextVar_Set(fp_var, fp_ignore);
     if (token == NULL) {
@@ -1458,7 +1687,6 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
 {
     PyObject *vx, *kx, *vy, *ky;
     PyObject *memo = NULL;
-    PyObject *key;
     PyObject *plan;
     PyObject *result;
     int status;
@@ -1478,14 +1706,7 @@ binary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
     if (status == 0) {
         goto python;
     }
-    key = PyTuple_Pack(3, self->op, kx, ky);
-    if (key == NULL) {
-        Py_DECREF(memo);
-        return NULL;
-    }
-    plan = PyDict_GetItemWithError(memo, key);
-    Py_XINCREF(plan);
-    Py_DECREF(key);
+    plan = memo_plan(self, memo, kx, ky);
     Py_DECREF(memo);
     if (plan == NULL) {
         if (PyErr_Occurred()) {
@@ -1587,7 +1808,6 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
 {
     PyObject *v, *k;
     PyObject *memo = NULL;
-    PyObject *key;
     PyObject *plan;
     PyObject *result;
 
@@ -1604,14 +1824,7 @@ unary_vectorcall(FastElementwise *self, PyObject *const *args, size_t nargsf,
         }
         goto python;
     }
-    key = PyTuple_Pack(2, self->op, k);
-    if (key == NULL) {
-        Py_DECREF(memo);
-        return NULL;
-    }
-    plan = PyDict_GetItemWithError(memo, key);
-    Py_XINCREF(plan);
-    Py_DECREF(key);
+    plan = memo_plan(self, memo, k, NULL);
     Py_DECREF(memo);
     if (plan == NULL) {
         if (PyErr_Occurred()) {
@@ -1700,6 +1913,11 @@ FastElementwise_traverse(FastElementwise *self, visitproc visit, void *arg)
     Py_VISIT(self->dict);
     Py_VISIT(self->op);
     Py_VISIT(self->name);
+    for (int i = 0; i < PLAN_SLOTS; i++) {
+        Py_VISIT(self->plans[i].kx);
+        Py_VISIT(self->plans[i].ky);
+        Py_VISIT(self->plans[i].plan);
+    }
     return 0;
 }
 
@@ -1710,6 +1928,13 @@ FastElementwise_clear(FastElementwise *self)
     Py_CLEAR(self->dict);
     Py_CLEAR(self->op);
     Py_CLEAR(self->name);
+    for (int i = 0; i < PLAN_SLOTS; i++) {
+        Py_CLEAR(self->plans[i].kx);
+        Py_CLEAR(self->plans[i].ky);
+        Py_CLEAR(self->plans[i].plan);
+        self->plans[i].memo = NULL;
+        self->plans[i].stamp = 0;
+    }
     return 0;
 }
 
@@ -1858,6 +2083,7 @@ static PyObject *bind_active;        /* tracer.ACTIVE: traces running */
 static PyObject *bind_fp_var;        /* NumPy's error-state ContextVar */
 static PyObject *bind_fp_ignore;     /* its value with every warning off */
 static PyObject *bind_owned;         /* primitive._result_as */
+static PyObject *bind_quiet_ctx;     /* bind_fp_var at bind_fp_ignore */
 static PyObject *bind_ndarray;       /* numpy.ndarray */
 static PyObject *str_bind;
 static PyObject *str_lax_scalar;
@@ -1964,7 +2190,7 @@ no_trace_here(void)
  * builds an equal key: its plan is the one Primitive.eager holds under the
  * entry's key, looked up there again (so a plan dropped from the dict is
  * never used) unless the dict is unchanged since the entry was made (its
- * version tag, on Python versions that keep one). The key need not be built
+ * dict_stamp). The key need not be built
  * then: no tuple of shapes is made, and nothing hashed.
  */
 #define BIND_MEMO_SLOTS 256
@@ -1973,16 +2199,10 @@ typedef struct {
     PyObject *key;
     PyObject *plan;
     PyObject *eager; /* the dict the plan was found in (borrowed: compared) */
-    unsigned long long version;
+    unsigned long long stamp; /* its dict_stamp then */
 } BindMemo;
 static BindMemo bind_memo[BIND_MEMO_SLOTS];
 
-#if PY_VERSION_HEX < 0x030C0000
-#define DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
-#else
-#define DICT_VERSION(d) 0ull /* (no tag read: the dict is asked each time) */
-#define DICT_VERSION_NONE 1
-#endif
 
 /* Whether two parameter values are the same for a dict: the same object,
  * or equal exact ints, strings or tuples of such. */
@@ -2102,6 +2322,7 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
     size_t h = (size_t)prim >> 4;
     BindMemo *e;
     PyObject *key, *plan;
+    unsigned long long stamp;
     Py_ssize_t i;
 
     for (i = 0; i < n; i++) {
@@ -2114,23 +2335,24 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
     e = &bind_memo[(h ^ (h >> 17)) % BIND_MEMO_SLOTS];
     if (e->prim == prim && e->eager == eager &&
         bind_key_matches(e->key, args, values, n, kwnames, nkw)) {
-#ifndef DICT_VERSION_NONE
-        if (e->version == DICT_VERSION(eager)) {
+        if (e->stamp != 0 && e->stamp == dict_stamp(eager, 0)) {
             return Py_NewRef(e->plan);
         }
-#endif
+        stamp = dict_stamp(eager, 1); /* (first: any change moves it) */
         plan = PyDict_GetItemWithError(eager, e->key);
         if (plan == NULL) {
             return NULL; /* (dropped: Python makes it again) */
         }
+        Py_INCREF(plan);
         Py_SETREF(e->plan, Py_NewRef(plan));
-        e->version = DICT_VERSION(eager);
-        return Py_NewRef(plan);
+        e->stamp = stamp;
+        return plan;
     }
     key = bind_key(args, values, n, kwnames, nkw);
     if (key == NULL) {
         return NULL;
     }
+    stamp = dict_stamp(eager, 1);
     plan = PyDict_GetItemWithError(eager, key);
     if (plan == NULL) {
         Py_DECREF(key);
@@ -2140,12 +2362,13 @@ bind_plan(PyObject *prim, PyObject *eager, PyObject *const *args,
         }
         return NULL;
     }
+    Py_INCREF(plan);
     Py_XSETREF(e->prim, Py_NewRef(prim));
     Py_XSETREF(e->key, key);
     Py_XSETREF(e->plan, Py_NewRef(plan));
     e->eager = eager;
-    e->version = DICT_VERSION(eager);
-    return Py_NewRef(plan);
+    e->stamp = stamp;
+    return plan;
 }
 
 /* The primitive prim bound eagerly on the n operands args, with the
@@ -2160,7 +2383,7 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     PyObject *type, *exc, *traceback;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     Py_ssize_t i;
-    int with_params, reset;
+    int with_params, reset, called;
 
     if (bind_array_type == NULL || other_backend_in_force() ||
         Py_TYPE(prim) != primitive_type || n > BIND_MAX_OPERANDS ||
@@ -2202,6 +2425,13 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
         return NULL; /* several results (None) */
     }
     /* (the reference to plan keeps fn and out_key alive while it runs) */
+    if (!with_params) {
+        out = call_in_quiet_context(bind_quiet_ctx, fn, values, n, NULL,
+                                    &called);
+        if (called) {
+            goto computed;
+        }
+    }
     token = PyContextVar_Set(bind_fp_var, bind_fp_ignore);
     if (token == NULL) {
         Py_DECREF(plan);
@@ -2223,6 +2453,11 @@ bind_eagerly(PyObject *prim, PyObject *const *args, Py_ssize_t n,
     }
     if (reset < 0) {
         Py_DECREF(out);
+        Py_DECREF(plan);
+        return NULL;
+    }
+computed:
+    if (out == NULL) {
         Py_DECREF(plan);
         return NULL;
     }
@@ -2609,7 +2844,11 @@ configure_bind(PyObject *Py_UNUSED(module), PyObject *const *args,
     Py_XSETREF(bind_fp_ignore, Py_NewRef(args[8]));
     Py_XSETREF(bind_owned, Py_NewRef(args[9]));
     Py_XSETREF(bind_ndarray, Py_NewRef(args[10]));
-    if (check_ndarray_layout(args[10]) < 0) {
+    if (check_ndarray_layout(args[10]) < 0 || quiet_types_load() < 0) {
+        return NULL;
+    }
+    Py_XSETREF(bind_quiet_ctx, quiet_context_new(args[7], args[8]));
+    if (bind_quiet_ctx == NULL) {
         return NULL;
     }
     /* Last: FastPrimitive is idle until bind_array_type is set. */
@@ -3402,6 +3641,13 @@ configure_binary(PyObject *Py_UNUSED(module), PyObject *const *args,
         Py_XSETREF(ufunc_type, (PyTypeObject *)ufunc);
     }
     Py_XSETREF(check_operand, Py_NewRef(args[10]));
+    if (quiet_types_load() < 0) {
+        return NULL;
+    }
+    Py_XSETREF(quiet_ctx, quiet_context_new(fp_var, fp_ignore));
+    if (quiet_ctx == NULL) {
+        return NULL;
+    }
     /* Last: binary_vectorcall is idle until array_type is set. */
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(args[0]));
     Py_RETURN_NONE;
