@@ -580,8 +580,8 @@ class PrimitiveEquation(Equation):
         return key
 
     def renamed(self, names: Mapping[int, int]) -> PrimitiveEquation:
-        ins: list[tuple[int, None] | tuple[None, Any]] = [
-            (names.get(v, v), None) if v is not None else (None, c) for v, c in self.ins
+        ins: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
+            (names.get(v, v), c) if v is not None else (None, c) for v, c in self.ins
         ]
         return PrimitiveEquation(self.prim, self.params, ins, self.outs)
 
