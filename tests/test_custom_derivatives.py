@@ -343,3 +343,41 @@ def test_second_derivatives_through_a_remembered_defjvps_call() -> None:
     gg = tl.grad(lambda x: tnp.sum(tl.grad(lambda y: tnp.sum(f(y) * y))(x)))
     direct, remembered = _direct_and_remembered(gg, x)
     _assert_same_bits(direct, remembered)
+
+
+def test_remembered_defjvps_calls_hold_bounded_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Remembered ``defjvps`` calls count toward the bytes and the number
+    of signatures reverse mode remembers: at ever new shapes it forgets and
+    remembers anew, never holding more, and the gradients stay right."""
+    bound = 48_000
+    monkeypatch.setattr(ad, "_HELD_MAX", bound)
+    monkeypatch.setattr(ad, "_held", 0)
+    monkeypatch.setattr(ad, "_REMEMBERED", {})
+    monkeypatch.setattr(ad, "_BACKWARDS", {})
+    g = tl.grad(lambda x: tnp.sum(nn.relu(x) * 2.5))
+    remembered, forgotten, before = 0, False, 0
+    for n in range(1, 30):
+        x = tnp.asarray(np.linspace(-1, 1, n, dtype=np.float32))
+        for _ in range(3):
+            np.testing.assert_array_equal(
+                np.asarray(g(x)), np.where(np.asarray(x) > 0, 2.5, 0.0)
+            )
+            kept = [v for v in ad._REMEMBERED.values() if type(v) is ad._Linearized]
+            remembered += sum(
+                1
+                for k, v in ad._REMEMBERED.items()
+                if isinstance(k[0], tl.custom_jvp) and type(v) is ad._Linearized
+            )
+            assert len(ad._REMEMBERED) <= ad._REMEMBERED_MAX
+            held = sum(v.held for v in kept)
+            for key, v in ad._BACKWARDS.items():
+                if type(v) is ad._Transposed:
+                    lins = {id(k): k for k in key if type(k) is ad._Linearized}
+                    held += v.held + sum(k.held for k in lins.values())
+            assert held <= bound
+            forgotten = forgotten or held < before
+            before = held
+    assert remembered
+    assert forgotten
