@@ -245,7 +245,8 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
                 return self._by_rule(given, in_tree, call, fixed)
 
             def evaluate(primals: list[Any]) -> Any:
-                return self(*in_tree.unflatten(primals))  # type: ignore[arg-type]
+                whole = cast("Callable[..., Any]", self)
+                return whole(*in_tree.unflatten(primals))
 
             return trace.process_lowering(  # type: ignore[no-any-return]
                 self, run, leaves, in_tree, evaluate
