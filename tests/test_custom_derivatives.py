@@ -12,7 +12,8 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice import lax
+from typelattice import lax, nn
+from typelattice._tracing import ad, tree
 
 
 @tl.custom_jvp
@@ -257,3 +258,126 @@ def test_custom_vjp_nondiff_argnums() -> None:
 
     scaled.defvjp(lambda k, x: (x, None), lambda k, res, g: (k * g,))
     assert tl.grad(lambda x: scaled(4.0, x))(tnp.float32(1.0)).item() == 4.0
+
+
+def _direct_and_remembered(g: Any, *args: Any) -> tuple[list[Any], list[Any]]:
+    """``g(*args)`` computed directly, then from what reverse mode
+    remembers (after calls on other values of the same shapes)."""
+    saved = ad.REMEMBER_AFTER
+    try:
+        ad.REMEMBER_AFTER = None
+        direct = tree.leaves(g(*args))
+    finally:
+        ad.REMEMBER_AFTER = saved
+    ad._REMEMBERED.clear()
+    ad._BACKWARDS.clear()
+    others = [a * 0.5 - 0.25 if isinstance(a, tl.Array) else a for a in args]
+    for _ in range(3):  # (seen, remembered, the backward pass remembered)
+        g(*others)
+    return direct, tree.leaves(g(*args))
+
+
+def _assert_same_bits(want: list[Any], got: list[Any]) -> None:
+    for w, r in zip(want, got, strict=True):
+        assert (r.dtype, r.weak_type, r.shape) == (w.dtype, w.weak_type, w.shape)
+        assert np.asarray(r).tobytes() == np.asarray(w).tobytes()
+
+
+def test_reverse_mode_remembers_a_defjvps_call() -> None:
+    """A function with a rule of ``defjvps`` called again at the same
+    shapes runs from its remembered linearization: its gradients are those
+    computed directly, bit for bit (ReLU's zero derivative at 0 included)."""
+    x = tnp.asarray(np.array([-1.5, -0.0, 0.0, 0.5, 2.0], np.float32))
+    w = tnp.asarray(np.array([0.25, -1.0, 3.0, -2.0, 1.0], np.float32))
+
+    def loss(x: Any, w: Any) -> Any:
+        return tnp.sum(nn.relu(x * w) * w + nn.relu(x - 0.5))
+
+    g = tl.value_and_grad(loss, argnums=(0, 1))
+    direct, remembered = _direct_and_remembered(g, x, w)
+    _assert_same_bits(direct, remembered)
+    kinds = [
+        type(v) for k, v in ad._REMEMBERED.items() if isinstance(k[0], tl.custom_jvp)
+    ]
+    assert ad._Linearized in kinds
+
+
+def test_remembered_defjvps_rules_of_several_arguments() -> None:
+    """Each argument's rule, a Python scalar argument and an argument
+    without a rule, remembered as computed directly."""
+    f = tl.custom_jvp(lambda x, y, s: x * y + s)
+    f.defjvps(lambda t, out, x, y, s: t * y, lambda t, out, x, y, s: t * x, None)
+    x = tnp.asarray(np.linspace(-1, 1, 6, dtype=np.float32))
+    y = tnp.asarray(np.linspace(2, -3, 6, dtype=np.float32))
+    g = tl.grad(lambda x, y: tnp.sum(f(x, y, 1.5) * f(y, x, -0.0)), argnums=(0, 1))
+    direct, remembered = _direct_and_remembered(g, x, y)
+    _assert_same_bits(direct, remembered)
+
+
+def test_a_defjvps_rule_reading_values_runs_directly() -> None:
+    """A rule that reads its primal values in Python (which a remembered
+    linearization cannot) is still called on every gradient."""
+
+    @tl.custom_jvp
+    def clipped(x: Any) -> Any:
+        return tnp.clip(x, -1.0, 1.0)
+
+    def rule(t: Any, out: Any, x: Any) -> Any:
+        return t * (1.0 if float(tnp.max(tnp.abs(x))) < 1.0 else 0.5)
+
+    clipped.defjvps(rule)
+    g = tl.grad(lambda x: tnp.sum(clipped(x)))
+    small = tnp.asarray(np.array([0.5, -0.25], np.float32))
+    large = tnp.asarray(np.array([3.0, -0.25], np.float32))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(g(small)), [1.0, 1.0])
+        np.testing.assert_array_equal(np.asarray(g(large)), [0.5, 0.5])
+
+
+def test_second_derivatives_through_a_remembered_defjvps_call() -> None:
+    """A gradient of a gradient differentiates the rule, whether the inner
+    call is remembered or not."""
+    f = tl.custom_jvp(tnp.sin)
+    f.defjvps(lambda t, out, x: t * tnp.cos(x))
+    x = tnp.asarray(np.linspace(-1, 1, 5, dtype=np.float32))
+    gg = tl.grad(lambda x: tnp.sum(tl.grad(lambda y: tnp.sum(f(y) * y))(x)))
+    direct, remembered = _direct_and_remembered(gg, x)
+    _assert_same_bits(direct, remembered)
+
+
+def test_remembered_defjvps_calls_hold_bounded_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Remembered ``defjvps`` calls count toward the bytes and the number
+    of signatures reverse mode remembers: at ever new shapes it forgets and
+    remembers anew, never holding more, and the gradients stay right."""
+    bound = 48_000
+    monkeypatch.setattr(ad, "_HELD_MAX", bound)
+    monkeypatch.setattr(ad, "_held", 0)
+    monkeypatch.setattr(ad, "_REMEMBERED", {})
+    monkeypatch.setattr(ad, "_BACKWARDS", {})
+    g = tl.grad(lambda x: tnp.sum(nn.relu(x) * 2.5))
+    remembered, forgotten, before = 0, False, 0
+    for n in range(1, 30):
+        x = tnp.asarray(np.linspace(-1, 1, n, dtype=np.float32))
+        for _ in range(3):
+            np.testing.assert_array_equal(
+                np.asarray(g(x)), np.where(np.asarray(x) > 0, 2.5, 0.0)
+            )
+            kept = [v for v in ad._REMEMBERED.values() if type(v) is ad._Linearized]
+            remembered += sum(
+                1
+                for k, v in ad._REMEMBERED.items()
+                if isinstance(k[0], tl.custom_jvp) and type(v) is ad._Linearized
+            )
+            assert len(ad._REMEMBERED) <= ad._REMEMBERED_MAX
+            held = sum(v.held for v in kept)
+            for key, v in ad._BACKWARDS.items():
+                if type(v) is ad._Transposed:
+                    lins = {id(k): k for k in key if type(k) is ad._Linearized}
+                    held += v.held + sum(k.held for k in lins.values())
+            assert held <= bound
+            forgotten = forgotten or held < before
+            before = held
+    assert remembered
+    assert forgotten

@@ -144,30 +144,34 @@ class JVPTrace(Trace):
         :class:`_Linearized`)."""
         if not self.alive:
             _dead(self)
-        value = evaluate(
-            [
-                leaf.primal if type(leaf) is JVPTracer and leaf._trace is self else leaf
-                for leaf in leaves
-            ]
-        )
         record = self.record
-        if record is None or REMEMBER_AFTER is None:  # (forward mode: values)
-            return _with_value(self, run(leaves), value, key)
-        sig: list[Any] = [key, structure, _config.current()]
+        # The primal values, and the call's signature as it goes (None when
+        # it cannot be remembered: forward mode, or a leaf that is no array
+        # of this differentiation nor a static value).
+        primals: list[Any] = []
+        sig: list[Any] | None = None
+        if record is not None and REMEMBER_AFTER is not None:
+            sig = [key, structure, _config.current()]
         for leaf in leaves:
             t = type(cast(object, leaf))
-            if t is JVPTracer:
+            if t is JVPTracer and leaf._trace is self:
                 p = leaf.primal
-                tangent = leaf.tangent
-                if (
-                    leaf._trace is not self
-                    or type(p) is not ArrayImpl
-                    or type(tangent) is not LinearTracer
-                    or tangent._trace is not record
-                ):
-                    return _with_value(self, run(leaves), value, key)
-                sig += (True, p._key, p._value.shape)
-            elif t is ArrayImpl:
+                primals.append(p)
+                if sig is not None:
+                    tangent = leaf.tangent
+                    if (
+                        type(p) is not ArrayImpl
+                        or type(tangent) is not LinearTracer
+                        or tangent._trace is not record
+                    ):
+                        sig = None
+                    else:
+                        sig += (True, p._key, p._value.shape)
+                continue
+            primals.append(leaf)
+            if sig is None:
+                continue
+            if t is ArrayImpl:
                 sig += (False, leaf._key, leaf._value.shape)
             elif t is float:
                 sig += (t, leaf.hex())  # (-0.0 and 0.0 apart)
@@ -179,8 +183,11 @@ class JVPTrace(Trace):
                 type(i) in _STATIC_LEAVES for i in (leaf.start, leaf.stop, leaf.step)
             ):
                 sig += (t, leaf.start, leaf.stop, leaf.step)
-            else:  # a mutable or unknown value: not remembered
-                return _with_value(self, run(leaves), value, key)
+            else:  # a tracer of another trace, a mutable or unknown value
+                sig = None
+        value = evaluate(primals)
+        if sig is None or record is None:
+            return _with_value(self, run(leaves), value, key)
         sig_key = tuple(sig)
         found = _REMEMBERED.get(sig_key)
         if type(found) is _Linearized:
@@ -920,21 +927,26 @@ class LinearTrace(Trace):
             _dead(self)
         if prim.abstract_eval is None:
             raise NotImplementedError(f"primitive {prim.name} has no rules")
-        out = prim.evaluate(
-            [x.aval if type(x) is LinearTracer else aval_of(x) for x in args], params
-        )
-        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
-            (x.ref, x.aval)
-            if isinstance(x, LinearTracer) and x._trace is self
-            else (None, x)
-            for x in args
-        ]
-        avals = out if prim.multiple_results else (out,)
-        tracers = [self.new(a) for a in avals]
+        avals: list[ShapedArray] = []
+        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = []
+        for x in args:
+            if type(x) is LinearTracer:
+                avals.append(x.aval)
+                operands.append((x.ref, x.aval) if x._trace is self else (None, x))
+            else:
+                avals.append(aval_of(x))
+                operands.append((None, x))
+        out = prim.evaluate(avals, params)
+        if not prim.multiple_results:
+            v = self.nvars
+            self.nvars = v + 1
+            self.eqns.append(PrimitiveEquation(prim, params, operands, [v]))
+            return LinearTracer(self, v, out)
+        tracers = [self.new(a) for a in out]
         self.eqns.append(
             PrimitiveEquation(prim, params, operands, [t.ref for t in tracers])
         )
-        return tuple(tracers) if prim.multiple_results else tracers[0]
+        return tuple(tracers)
 
 
 class LinearTracer(Tracer):

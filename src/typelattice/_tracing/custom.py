@@ -160,6 +160,8 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
+        # Whether the rule is defjvps' (its primal output the function's).
+        self.summed = False
 
     def __repr__(self) -> str:
         return f"<custom_jvp {_name(self.fun)}>"
@@ -183,6 +185,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         Array(2., dtype=float32)
         """
         self.jvp = jvp
+        self.summed = False
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
@@ -214,6 +217,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
             return out, total
 
         self.jvp = jvp
+        self.summed = True
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if not ACTIVE:  # no transformation runs anywhere: the function
@@ -232,6 +236,34 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
                 f"No JVP defined for custom_jvp function {_name(self.fun)} using "
                 "defjvp."
             )
+        if self.summed and not fixed and trace.record is not None:
+            # Reverse mode, a rule of defjvps: its primal output is the
+            # function's own on the primal values, so the call is one
+            # namespace call to the differentiation (remembered per
+            # signature as elementwise calls are: see process_lowering).
+            def run(given: list[Any]) -> Any:
+                return self._by_rule(given, in_tree, call, fixed)
+
+            def evaluate(primals: list[Any]) -> Any:
+                whole = cast("Callable[..., Any]", self)
+                return whole(*in_tree.unflatten(primals))
+
+            return trace.process_lowering(  # type: ignore[no-any-return]
+                self, run, leaves, in_tree, evaluate
+            )
+        return self._by_rule(leaves, in_tree, call, fixed)
+
+    def _by_rule(
+        self,
+        leaves: list[Any],
+        in_tree: tree.TreeDef,
+        call: Sequence[Any],
+        fixed: tuple[int, ...],
+    ) -> R:
+        """The call on ``leaves`` (the differentiated arguments' leaves),
+        through the rule, for the innermost differentiation among them."""
+        trace = _differentiation(leaves)
+        assert trace is not None and self.jvp is not None
         split = [_split(trace, leaf) for leaf in leaves]
         primals = in_tree.unflatten([p for p, _ in split])
         tangents = in_tree.unflatten([_instantiated(t) for _, t in split])

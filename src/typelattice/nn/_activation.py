@@ -434,19 +434,20 @@ def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     Array(1000.6932, dtype=float32)
     """
     a = _float(x)
-    top = _constant(tnp.max(a, axis=axis, keepdims=True))
+    top = _shift(a, axis)
     # An all -inf slice stays -inf instead of giving nan.
     top = tnp.where(tnp.isfinite(top), top, 0)
     out = tnp.log(tnp.sum(tnp.exp(a - top), axis=axis, keepdims=True)) + top
     return out if keepdims else tnp.squeeze(out, axis=axis)
 
 
-def _constant(shift: Array) -> Array:
-    """A shift that cancels out of the result (the maximum subtracted for
-    stability): a constant to differentiation, as in JAX, which saves
-    differentiating the maximum."""
-    constant: Array = stop_gradient(shift)
-    return constant
+def _shift(a: Array, axis: Axis) -> Array:
+    """The maximum over ``axis`` (kept), subtracted for stability: it
+    cancels out of the result, so it is a constant to differentiation, as
+    in JAX; taken of the values without their tangents, nothing of it is
+    differentiated."""
+    values: Array = stop_gradient(a)
+    return tnp.max(values, axis=axis, keepdims=True)
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
@@ -465,7 +466,7 @@ def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     Array([0.5, 0.5], dtype=float32)
     """
     a = _float(x)
-    unnormalised = tnp.exp(a - _constant(tnp.max(a, axis=axis, keepdims=True)))
+    unnormalised = tnp.exp(a - _shift(a, axis))
     return unnormalised / tnp.sum(unnormalised, axis=axis, keepdims=True)
 
 
@@ -485,7 +486,7 @@ def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     Array([-0.6931, -0.6931], dtype=float32)
     """
     a = _float(x)
-    shifted = a - _constant(tnp.max(a, axis=axis, keepdims=True))
+    shifted = a - _shift(a, axis)
     return shifted - tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
 
 

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 
 _FLOAT32: Final = np.dtype("float32")
 _INEXACT: Final = ("real floating", "complex floating")
+# Inexact dtypes of every mode (x64 or not): the common case of
+# compute_dtype, all operands of one of them, needs no promotion.
+_INEXACT_DTYPES: Final = frozenset(
+    np.dtype(name) for name in ("float16", "float32", "complex64")
+)
 
 
 def canonical(dtype: DTypeLike | None) -> np.dtype[Any] | None:
@@ -46,6 +51,10 @@ def compute_dtype(
     operands made inexact. ``None`` operands (an absent bias) are skipped."""
     present = [x for x in operands if x is not None]
     if dtype is None:
+        first = present[0].dtype
+        if first in _INEXACT_DTYPES and all(x.dtype == first for x in present):
+            # (one inexact dtype: the promotion is that dtype, in every mode)
+            return first
         found = tl.result_type(*present)
         return found if tl.isdtype(found, _INEXACT) else _at_least_float32(found)
     wanted = tl.dtype(dtype)
