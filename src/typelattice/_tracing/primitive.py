@@ -739,8 +739,10 @@ def _result_as(value: Any, key: _core.Aval) -> ArrayImpl:
 
 # With the C accelerator, Primitive.bind and the public functions marked by
 # binds_operands read the eager plans in C (_speedups.FastPrimitive); it
-# reads ArrayImpl's and Primitive's slots, sets NumPy's error state through
-# its ContextVar and wraps results as _result_as does (calling it for any
+# reads ArrayImpl's and Primitive's slots, runs the plan's function with
+# NumPy's error state quiet (a NumPy ufunc in a context of its own holding
+# that ContextVar's quiet value; anything else with the variable set and
+# reset) and wraps results as _result_as does (calling it for any
 # result it does not take as it is). It is the NumPy backend's fast path:
 # while another backend is in force in any thread (IN_USE), it hands every
 # call to the Python bind, which asks which backend computes there.

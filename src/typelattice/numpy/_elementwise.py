@@ -657,8 +657,9 @@ def fast_operator(
     return cast("Callable[..., Any]", fast)
 
 
-# FastElementwise reads ArrayImpl's slots and sets NumPy's error state through its
-# ContextVar (not np.errstate), reads plans by their conversion codes (which
+# FastElementwise reads ArrayImpl's slots, keeps NumPy's error state quiet
+# through its ContextVar (not np.errstate: a ufunc runs in a context of its
+# own holding the quiet value), reads plans by their conversion codes (which
 # must be this module's), and calls these helpers for the conversions that
 # can raise.
 _FAST: Final = (
