@@ -148,3 +148,20 @@ ON_LAX: frozenset[str] = frozenset(
         *("take", "sort", "argsort", "_getitem", "_gather", "_scatter"),
     }
 )
+
+
+def program_equations(program: Any) -> list[str]:
+    """The equation lines of a jitted function's program
+    (``tl.jit(f).program(*args)``), stripped."""
+    lines = str(program).splitlines()
+    return [line.strip() for line in lines[1:-1]]
+
+
+def same_array(got: Any, want: Any) -> None:
+    """``got`` has ``want``'s dtype, weak flag, shape and values."""
+    assert (got.dtype, got.weak_type, got.shape) == (
+        want.dtype,
+        want.weak_type,
+        want.shape,
+    )
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

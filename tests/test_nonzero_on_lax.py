@@ -20,6 +20,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from counting_backend import CountingBackend
+from support import same_array
 from typelattice import lax
 from typelattice._backends import use
 
@@ -71,12 +72,6 @@ def _results(name: str, out: Any) -> list[Any]:
     return list(out) if name in ("nonzero", "where") else [out]
 
 
-def _same(got: Any, want: Any) -> None:
-    assert got.shape == want.shape
-    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-
-
 def _family_cases() -> list[Any]:
     cases = []
     for name in FAMILY:
@@ -110,7 +105,7 @@ def test_eager_jit_and_eval_shape_agree(name: str, shape: Any, dtype: str) -> No
             jitted = _results(name, tl.jit(lambda x, kw=kw: fn(x, **kw))(a))
             shaped = _results(name, tl.eval_shape(lambda x, kw=kw: fn(x, **kw), a))
             for e, j, s in zip(eager, jitted, shaped, strict=True):
-                _same(j, e)
+                same_array(j, e)
                 assert (s.shape, s.dtype, s.weak_type) == (
                     e.shape,
                     e.dtype,
@@ -142,7 +137,7 @@ def test_the_fill_value_decides_dtype_and_weak_flag(
     got = tnp.nonzero(a, **kw)[0]
     assert (got.dtype, got.weak_type) == (np.dtype(dtype), weak)
     jitted = tl.jit(lambda x: tnp.nonzero(x, **kw)[0])(a)
-    _same(jitted, got)
+    same_array(jitted, got)
     pad = 0 if fill is None else np.asarray(fill).item()
     assert got.tolist() == [1, 3, pad, pad]
 

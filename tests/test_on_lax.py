@@ -14,6 +14,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import program_equations
 from typelattice._tracing.primitive import Primitive
 from typelattice.numpy import _creation
 
@@ -141,15 +142,10 @@ def test_every_function_written_on_lax_is_run_here() -> None:
     }
 
 
-def _equations(program: Any) -> list[str]:
-    lines = str(program).splitlines()
-    return [line.strip() for line in lines[1:-1]]
-
-
 @pytest.mark.parametrize("name", sorted(ON_LAX))
 def test_programs_hold_primitive_equations_only(name: str) -> None:
     fn, args = ON_LAX[name]
-    equations = _equations(tl.jit(fn).program(*args))
+    equations = program_equations(tl.jit(fn).program(*args))
     assert equations, name
     for line in equations:
         assert " = lax." in line, f"{name}: {line}"

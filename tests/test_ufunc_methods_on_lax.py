@@ -19,6 +19,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from counting_backend import CountingBackend
+from support import program_equations, same_array
 from typelattice._backends import use
 
 F = Callable[..., Any]
@@ -97,24 +98,10 @@ CASES: dict[str, tuple[F, tuple[Any, ...]]] = {
 }
 
 
-def _equations(program: Any) -> list[str]:
-    lines = str(program).splitlines()
-    return [line.strip() for line in lines[1:-1]]
-
-
-def _same(got: Any, want: Any) -> None:
-    assert (got.dtype, got.weak_type, got.shape) == (
-        want.dtype,
-        want.weak_type,
-        want.shape,
-    )
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_programs_hold_primitive_equations_only(name: str) -> None:
     fn, args = CASES[name]
-    equations = _equations(tl.jit(fn).program(*args))
+    equations = program_equations(tl.jit(fn).program(*args))
     assert equations, name
     for line in equations:
         assert " = lax." in line, f"{name}: {line}"
@@ -132,7 +119,7 @@ def test_eager_jit_and_eval_shape_agree(name: str) -> None:
     """Indices are traced arguments of the jitted function."""
     fn, args = CASES[name]
     want = fn(*args)
-    _same(tl.jit(fn)(*args), want)
+    same_array(tl.jit(fn)(*args), want)
     shape = tl.eval_shape(fn, *args)
     assert (shape.dtype, shape.weak_type, shape.shape) == (
         want.dtype,
@@ -148,7 +135,7 @@ def test_the_counting_backend_computes_the_same(name: str) -> None:
     counting = CountingBackend()
     with use(counting):
         got = fn(*args)
-    _same(got, want)
+    same_array(got, want)
     folds = (
         "reduce",
         "cumulative_reduce",
@@ -161,9 +148,11 @@ def test_the_counting_backend_computes_the_same(name: str) -> None:
 
 def test_reduce_and_accumulate_fold_left_to_right() -> None:
     x = tnp.asarray(np.int8([[10, 1], [2, 3], [3, 7]]))
-    _same(tnp.subtract.reduce(x), tnp.asarray(np.int8([5, -9])))
-    _same(tnp.subtract.reduce(x, axis=0, initial=1), tnp.asarray(np.int8([-14, -10])))
-    _same(
+    same_array(tnp.subtract.reduce(x), tnp.asarray(np.int8([5, -9])))
+    same_array(
+        tnp.subtract.reduce(x, axis=0, initial=1), tnp.asarray(np.int8([-14, -10]))
+    )
+    same_array(
         tnp.subtract.accumulate(x),
         tnp.asarray(np.int8([[10, 1], [8, -2], [5, -9]])),
     )

@@ -15,6 +15,7 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from support import program_equations, same_array
 
 F = Callable[..., Any]
 
@@ -68,24 +69,10 @@ CASES: dict[str, tuple[F, tuple[Any, ...]]] = {
 }
 
 
-def _equations(program: Any) -> list[str]:
-    lines = str(program).splitlines()
-    return [line.strip() for line in lines[1:-1]]
-
-
-def _same(got: Any, want: Any) -> None:
-    assert (got.dtype, got.weak_type, got.shape) == (
-        want.dtype,
-        want.weak_type,
-        want.shape,
-    )
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_programs_hold_primitive_equations_only(name: str) -> None:
     fn, args = CASES[name]
-    equations = _equations(tl.jit(fn).program(*args))
+    equations = program_equations(tl.jit(fn).program(*args))
     assert equations, name
     for line in equations:
         assert " = lax." in line, f"{name}: {line}"
@@ -97,7 +84,7 @@ def test_eager_jit_and_eval_shape_agree(name: str) -> None:
     the program computes what the eager call does."""
     fn, args = CASES[name]
     want = fn(*args)
-    _same(tl.jit(fn)(*args), want)
+    same_array(tl.jit(fn)(*args), want)
     shape = tl.eval_shape(fn, *args)
     assert (shape.dtype, shape.weak_type, shape.shape) == (
         want.dtype,
@@ -108,14 +95,14 @@ def test_eager_jit_and_eval_shape_agree(name: str) -> None:
 
 def test_the_methods_are_the_namespace_functions() -> None:
     x = M
-    _same(tnp.add.reduce(x, axis=1), tnp.sum(x, axis=1))
-    _same(tnp.multiply.reduce(x), tnp.prod(x, axis=0))
-    _same(tnp.maximum.reduce(x, axis=None), tnp.max(x))
-    _same(tnp.minimum.reduce(x, initial=0.0), tnp.min(x, axis=0, initial=0.0))
-    _same(tnp.logical_and.reduce(B), tnp.all(B, axis=0))
-    _same(tnp.logical_or.reduce(B, axis=1), tnp.any(B, axis=1))
-    _same(tnp.add.accumulate(B), tnp.cumsum(B, axis=0))
-    _same(tnp.multiply.accumulate(x, axis=1), tnp.cumprod(x, axis=1))
+    same_array(tnp.add.reduce(x, axis=1), tnp.sum(x, axis=1))
+    same_array(tnp.multiply.reduce(x), tnp.prod(x, axis=0))
+    same_array(tnp.maximum.reduce(x, axis=None), tnp.max(x))
+    same_array(tnp.minimum.reduce(x, initial=0.0), tnp.min(x, axis=0, initial=0.0))
+    same_array(tnp.logical_and.reduce(B), tnp.all(B, axis=0))
+    same_array(tnp.logical_or.reduce(B, axis=1), tnp.any(B, axis=1))
+    same_array(tnp.add.accumulate(B), tnp.cumsum(B, axis=0))
+    same_array(tnp.multiply.accumulate(x, axis=1), tnp.cumprod(x, axis=1))
 
 
 def test_logical_reduce_with_initial_is_strong_bool() -> None:
