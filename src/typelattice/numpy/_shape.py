@@ -1163,6 +1163,23 @@ class _Entry(NamedTuple):
     value: Any
 
 
+def _int_position(e: _Entry, n: int, words: _Words) -> int:
+    """The position an integer entry ``e`` picks on its axis of length
+    ``n`` (a negative one counted from the end where ``words`` say so).
+
+    Raises:
+      IndexError: the position is out of bounds.
+    """
+    k: int = e.value + n if e.value < 0 and words.negative else e.value
+    if not 0 <= k < n:
+        raise IndexError(
+            f"{words.where + ': ' if words.where else ''}index "
+            f"{e.value} is out of bounds for axis {e.axis} with size "
+            f"{n}{words.hint}"
+        )
+    return k
+
+
 def _index_entries(shape: tuple[int, ...], key: Any, words: _Words) -> list[_Entry]:
     """``key`` read against an array of ``shape``: the ellipsis expanded,
     masks (whose values are known) turned into their integer indices."""
@@ -1311,14 +1328,7 @@ def _indexed(x: Any, key: Any, words: _Words) -> Any:
         # Basic indexing: ints are slices of one, their axes removed.
         for i, e in enumerate(entries):
             if e.kind == "int":
-                n = shape[e.axis]
-                k = e.value + n if e.value < 0 and words.negative else e.value
-                if not 0 <= k < n:
-                    raise IndexError(
-                        f"{words.where + ': ' if words.where else ''}index "
-                        f"{e.value} is out of bounds for axis {e.axis} with size "
-                        f"{n}{words.hint}"
-                    )
+                k = _int_position(e, shape[e.axis], words)
                 entries[i] = _Entry("slice", e.axis, slice(k, k + 1))
                 entries.append(_Entry("drop", e.axis, None))
         y = _slices(x, entries)
@@ -1681,14 +1691,7 @@ def _basic_positions(
             along = np.arange(shape[e.axis], dtype=np.int64)[e.value]
             total = total[..., None] + along * strides[e.axis]
         else:
-            n = shape[e.axis]
-            k = e.value + n if e.value < 0 and words.negative else e.value
-            if not 0 <= k < n:
-                raise IndexError(
-                    f"{words.where}: index {e.value} is out of bounds for axis "
-                    f"{e.axis} with size {n}{words.hint}"
-                )
-            total = total + k * strides[e.axis]
+            total = total + _int_position(e, shape[e.axis], words) * strides[e.axis]
     return _int32(total) if math.prod(shape) < 2**31 else from_numpy(total)
 
 

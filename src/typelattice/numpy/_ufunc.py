@@ -483,15 +483,21 @@ def _make_accumulate(op: _elementwise.Op, comp: Computation) -> Callable[..., Ar
         if running is not None:
             return _running_extreme(running, a, axis, dtype, where_)
         x, _ = _fold_input(op, a, dtype, where_)
-        if x.ndim == 0:  # as NumPy: a 0-d array accumulates as one element
-            x = reshape(x, (1,))
-        if axis is None:
-            x, ax = reshape(x, (-1,)), 0
-        else:
-            ax = _core.index_of(_axis(axis, x.ndim, where_), where_)
+        x, ax = _accumulated(x, axis, where_)
         return cumulative_reduce_p.bind(x, computation=comp, axis=ax)  # type: ignore[no-any-return]
 
     return accumulate
+
+
+def _accumulated(x: Any, axis: Any, where: str) -> tuple[Any, int]:
+    """The operand of an ``accumulate`` and the axis it runs along: a 0-d
+    array accumulates as one element (as NumPy), ``axis=None`` along the
+    flattened array."""
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    if axis is None:
+        return reshape(x, (-1,)), 0
+    return x, _core.index_of(_axis(axis, x.ndim, where), where)
 
 
 def _running_extreme(
@@ -502,12 +508,7 @@ def _running_extreme(
     x = _reductions._operand(a, where)
     dt = _explicit(dtype, where) if dtype is not None else x.dtype
     x = _reductions._requested_input(x, dt, where)
-    if x.ndim == 0:  # as NumPy: a 0-d array accumulates as one element
-        x = reshape(x, (1,))
-    if axis is None:
-        x, ax = reshape(x, (-1,)), 0
-    else:
-        ax = _core.index_of(_axis(axis, x.ndim, where), where)
+    x, ax = _accumulated(x, axis, where)
     if dt == np.dtype(bool):  # the extreme of bools is that of 0 and 1
         wide = _reductions._to(x, np.dtype(np.uint8))
         return _reductions._to(prim.bind(wide, axis=ax, reverse=False), dt)  # type: ignore[no-any-return]
