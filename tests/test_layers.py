@@ -122,7 +122,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "array base",
-        ("typelattice._basearray", "typelattice._typing", "typelattice.typing"),
+        (
+            "typelattice._basearray",
+            "typelattice._devices",
+            "typelattice._typing",
+            "typelattice.typing",
+        ),
     ),
     ("arrays", ("typelattice._core", "typelattice._array")),
     # What computes the primitives: the tracing layer's bind asks it.

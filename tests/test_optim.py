@@ -442,16 +442,21 @@ def test_other_structures_are_refused_naming_both() -> None:
         state = opt.init(params)
         with pytest.raises(
             ValueError,
-            match=r"structure TreeDef\(\{'a': \*\}\).*TreeDef\(\{'a': \*, 'b': \*\}\)",
+            match=(
+                r"structure PyTreeDef\(\{'a': \*\}\)"
+                r".*PyTreeDef\(\{'a': \*, 'b': \*\}\)"
+            ),
         ):
             opt.update({"a": tnp.ones(2)}, state, params)
     opt = optim.adam(0.1)
     state = opt.init(params)
     with pytest.raises(
-        ValueError, match=r"parameters have structure TreeDef\(\[\*, \*\]\)"
+        ValueError, match=r"parameters have structure PyTreeDef\(\[\*, \*\]\)"
     ):
         opt.update(params, state, [tnp.ones(2), tnp.ones(2)])
-    with pytest.raises(ValueError, match=r"updates have structure TreeDef\(\(\*,\)\)"):
+    with pytest.raises(
+        ValueError, match=r"updates have structure PyTreeDef\(\(\*,\)\)"
+    ):
         optim.apply_updates(params, (tnp.ones(2),))
 
 

@@ -20,6 +20,8 @@ PUBLIC_MODULES = [
     "typelattice.numpy",
     "typelattice.optim",
     "typelattice.random",
+    "typelattice.tree",
+    "typelattice.tree_util",
     "typelattice.typing",
 ]
 

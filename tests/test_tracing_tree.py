@@ -82,8 +82,10 @@ def test_nodes_and_leaves() -> None:
     assert tree.leaves([None, (None,)]) == []
     assert tree.leaves(Point(1, [2, 3])) == [1, 2, 3]
     assert tree.leaves({"b": 1, "a": 2}) == [2, 1]  # sorted keys, as JAX
-    # Other containers are leaves: a set, an OrderedDict, a string.
-    for leaf in ({1, 2}, OrderedDict(a=1), "ab", tnp.zeros(2)):
+    # An OrderedDict is a node (as in JAX), its values in insertion order.
+    assert tree.leaves(OrderedDict(b=1, a=2)) == [1, 2]
+    # Other containers are leaves: a set, a string.
+    for leaf in ({1, 2}, "ab", tnp.zeros(2)):
         assert tree.leaves([leaf]) == [leaf]
 
 
@@ -100,11 +102,14 @@ def test_structures_compare_by_shape_not_by_leaves() -> None:
     assert tree.flatten(1)[1].is_leaf and not tree.flatten(None)[1].is_leaf
 
 
-def test_keys_that_do_not_sort_keep_their_order() -> None:
+def test_keys_that_do_not_sort_are_refused_as_jax_refuses_them() -> None:
     value = {"b": 1, 2: "two", None: 3}
-    leaves, treedef = tree.flatten(value)
+    with pytest.raises(ValueError, match="must sort together.*OrderedDict"):
+        tree.flatten(value)
+    # An OrderedDict keeps any keys, in their order.
+    leaves, treedef = tree.flatten(OrderedDict(value))
     assert leaves == [1, "two", 3]
-    assert tree.unflatten(treedef, leaves) == value
+    assert tree.unflatten(treedef, leaves) == OrderedDict(value)
 
 
 def test_deep_structures_are_rebuilt_too() -> None:

@@ -42,6 +42,8 @@ from typelattice._promotion import (
 )
 
 if TYPE_CHECKING:
+    from typelattice import tree as tree
+    from typelattice import tree_util as tree_util
     from typelattice._basearray import Array
     from typelattice._compare import (
         LIBRARIES,
@@ -51,6 +53,14 @@ if TYPE_CHECKING:
         check_laws,
         compare_libraries,
         measure_library,
+    )
+    from typelattice._devices import (
+        Device,
+        default_backend,
+        device_count,
+        devices,
+        local_device_count,
+        local_devices,
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
@@ -78,6 +88,7 @@ if TYPE_CHECKING:
         Tracer,
         UnexpectedTracerError,
     )
+    from typelattice._tracing.transfer import block_until_ready, device_put
 del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"
@@ -112,6 +123,20 @@ _LAZY: dict[str, str] = {
         ["grad", "jvp", "linearize", "stop_gradient", "value_and_grad", "vjp"],
         "typelattice._tracing.ad",
     ),
+    **dict.fromkeys(
+        [
+            "Device",
+            "default_backend",
+            "device_count",
+            "devices",
+            "local_device_count",
+            "local_devices",
+        ],
+        "typelattice._devices",
+    ),
+    **dict.fromkeys(
+        ["block_until_ready", "device_put"], "typelattice._tracing.transfer"
+    ),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
@@ -125,7 +150,13 @@ _LAZY: dict[str, str] = {
 }
 
 
+# The public submodules that load on first use, as jax.tree and jax.tree_util.
+_SUBMODULES: frozenset[str] = frozenset({"tree", "tree_util"})
+
+
 def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"typelattice.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typelattice' has no attribute {name!r}")
@@ -139,7 +170,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_SUBMODULES])
 
 
 # Tracebacks show the public names.
@@ -152,6 +183,7 @@ __all__ = [
     "CATEGORIES",
     "CacheInfo",
     "ConcretizationTypeError",
+    "Device",
     "LIBRARIES",
     "Comparison",
     "Explanation",
@@ -169,6 +201,7 @@ __all__ = [
     "UnexpectedTracerError",
     "X64DtypeWarning",
     "__version__",
+    "block_until_ready",
     "canonicalize_dtype",
     "check_laws",
     "code_to_dtype",
@@ -176,6 +209,10 @@ __all__ = [
     "config",
     "custom_jvp",
     "custom_vjp",
+    "default_backend",
+    "device_count",
+    "device_put",
+    "devices",
     "dtype",
     "dtype_code",
     "dtype_promotion",
@@ -203,6 +240,8 @@ __all__ = [
     "lattice_png",
     "lattice_result_type",
     "lattice_svg",
+    "local_device_count",
+    "local_devices",
     "make_jaxpr",
     "measure_library",
     "promote_types",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from typelattice import _dtypes
+from typelattice import _devices, _dtypes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -1010,6 +1010,36 @@ class Array:
                [3, 4]], dtype=int8)
         """
         raise _unset(self, "copy")
+
+    def block_until_ready(self) -> Array:
+        """This array, once computed (every array is computed when it is
+        made: it returns at once), as ``jax.Array.block_until_ready``.
+
+        Returns:
+          This array.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).block_until_ready()
+        Array([1., 1.], dtype=float32)
+        """
+        return self
+
+    def devices(self) -> set[_devices.Device]:
+        """The devices holding this array's data, as ``jax.Array.devices``.
+
+        Returns:
+          ``{CpuDevice(id=0)}``.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).devices()
+        {CpuDevice(id=0)}
+        """
+        return {_devices.CPU}
+
+    @property
+    def device(self) -> _devices.Device:
+        """The device holding this array's data (the CPU)."""
+        return _devices.CPU
 
     def item(self, *args: int) -> bool | int | float | complex:
         """One element as a Python scalar.

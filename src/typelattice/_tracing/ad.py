@@ -511,7 +511,7 @@ class _Linearized:
         self.tangent_outs: list[tuple[int, ShapedArray]] | None = []
         self.n_internal = 0
         self.held = 0
-        self.out_tree: tree.TreeDef | None = None
+        self.out_tree: tree.PyTreeDef | None = None
         self.run: Callable[..., tuple[Any, ...]] = _no_program
         self.apply: Callable[[JVPTrace, LinearTrace, list[Any], Any], Any] = _no_program
         # The avals of the stand-ins' results (None for other leaves).
@@ -1155,7 +1155,7 @@ def _add_cotangent(cts: dict[int, Any], v: int, c: Any) -> None:
 # -- the transformations --------------------------------------------------------
 
 
-def _flat_inputs(args: Sequence[Any], where: str) -> tuple[list[Any], tree.TreeDef]:
+def _flat_inputs(args: Sequence[Any], where: str) -> tuple[list[Any], tree.PyTreeDef]:
     leaves, treedef = tree.flatten(list(args))
     x64 = _config.current().enable_x64
     return [
@@ -1396,8 +1396,8 @@ def vjp(
 
 
 def _split_aux(
-    out_tree: tree.TreeDef, out_leaves: list[Any], pairs: list[Any], where: str
-) -> tuple[tree.TreeDef, list[Any], list[Any], Any]:
+    out_tree: tree.PyTreeDef, out_leaves: list[Any], pairs: list[Any], where: str
+) -> tuple[tree.PyTreeDef, list[Any], list[Any], Any]:
     """``(output, aux)`` taken apart: aux's tracers become their primals."""
     both: Any = out_tree.unflatten(list(range(len(out_leaves))))
     if not isinstance(both, tuple) or len(both) != 2:  # pyright: ignore[reportUnknownArgumentType]

@@ -256,7 +256,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
     def _by_rule(
         self,
         leaves: list[Any],
-        in_tree: tree.TreeDef,
+        in_tree: tree.PyTreeDef,
         call: Sequence[Any],
         fixed: tuple[int, ...],
     ) -> R:
@@ -499,10 +499,10 @@ class _VJPCall:
         bwd: Callable[..., Any],
         statics: list[Any],
         residuals: Any,
-        in_tree: tree.TreeDef,
+        in_tree: tree.PyTreeDef,
         in_avals: list[ShapedArray | None],
         linear: list[int],
-        out_tree: tree.TreeDef,
+        out_tree: tree.PyTreeDef,
         out_avals: list[ShapedArray],
     ) -> None:
         self.name = f"custom_vjp_call[{name}]"

@@ -43,7 +43,7 @@ from typelattice._promotion import (
 from typelattice._tracing import tracer as _tr
 from typelattice._tracing import tree as _tree
 from typelattice._tracing.trace import Program
-from typelattice._tracing.tree import TreeDef
+from typelattice._tracing.tree import PyTreeDef
 
 _new_object = object.__new__
 
@@ -341,11 +341,11 @@ def _output(leaf: Any, trace: _tr.RecordingTrace, where: str) -> Any:
 
 def _run_traced(
     call: Callable[[Any, Any], Any],
-    tree: TreeDef,
+    tree: PyTreeDef,
     avals: Sequence[Abstract],
     where: str,
     abstract_only: bool = False,
-) -> tuple[_tr.RecordingTrace, list[_tr.JitTracer], list[Any], TreeDef]:
+) -> tuple[_tr.RecordingTrace, list[_tr.JitTracer], list[Any], PyTreeDef]:
     """Run ``call(args, kwargs)`` on tracers for the flattened arguments.
 
     Returns the finished trace, the argument tracers, the result leaves
@@ -463,7 +463,7 @@ class _Entry:
         program: Program,
         keys: list[_core.Aval],
         consts: list[tuple[int, Any]],
-        tree: TreeDef,
+        tree: PyTreeDef,
     ) -> None:
         self.program = program
         self.run = program.run
@@ -755,7 +755,7 @@ class Jitted(Generic[P, R]):
 
     def _dynamic(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[TreeDef, list[Any], tuple[Any, ...]]:
+    ) -> tuple[PyTreeDef, list[Any], tuple[Any, ...]]:
         """The dynamic arguments' structure and leaves, and the static values."""
         if self._has_static:
             dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
@@ -883,7 +883,7 @@ class Jitted(Generic[P, R]):
         self,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        tree: TreeDef,
+        tree: PyTreeDef,
         sig: Sequence[Abstract],
         where: str,
     ) -> _Entry:

@@ -26,9 +26,11 @@ Array([-3], dtype=int32)
 from typelattice import _lax
 from typelattice import numpy as _namespace
 from typelattice._lax import *  # noqa: F403
+from typelattice._tracing.ad import stop_gradient as stop_gradient
 from typelattice.lax import linalg as linalg
 
 __all__: list[str] = []
 __all__ += _lax.__all__
+__all__ += ["stop_gradient"]  # (typelattice.stop_gradient, as jax.lax's)
 
 del _lax, _namespace  # (linalg stays: the submodule typelattice.lax.linalg)

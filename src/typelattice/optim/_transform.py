@@ -136,7 +136,7 @@ class _Params(NamedTuple):
     flattened: the leaves as Arrays, and the structure."""
 
     leaves: list[Array]
-    treedef: tree.TreeDef
+    treedef: tree.PyTreeDef
 
     def at(self, i: int, name: str = "params") -> str:
         """``params['w'][0]``: where leaf ``i`` is, for messages."""
@@ -165,7 +165,7 @@ def _float_params(params: Any, where: str) -> _Params:
 
 
 def _same_structure(
-    got: tree.TreeDef, want: tree.TreeDef, what: str, against: str, where: str
+    got: tree.PyTreeDef, want: tree.PyTreeDef, what: str, against: str, where: str
 ) -> None:
     if got != want:
         raise ValueError(
@@ -303,7 +303,7 @@ def _scale_by_learning_rate(
     return out
 
 
-def _leaves_of(state_tree: Any, treedef: tree.TreeDef, name: str, where: str) -> Any:
+def _leaves_of(state_tree: Any, treedef: tree.PyTreeDef, name: str, where: str) -> Any:
     """The leaves of a state tree that must have ``treedef``."""
     leaves, got = tree.flatten(state_tree)
     _same_structure(got, treedef, f"state's {name}", "state's mu", where)

@@ -1,0 +1,154 @@
+"""The devices: one CPU, as JAX's CPU backend shows it.
+
+Every typelattice array lives in the host's memory, computed by NumPy:
+:func:`devices` lists the one device, ``CpuDevice(id=0)``, so that code
+written for JAX (``jax.devices()``, ``x.devices()``, ``x.device``) runs
+unchanged. This module is a leaf (it imports nothing of the array code):
+the array base class gives every array its ``devices()`` from here.
+
+>>> devices()
+[CpuDevice(id=0)]
+>>> default_backend(), device_count()
+('cpu', 1)
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "Device",
+    "default_backend",
+    "device_count",
+    "devices",
+    "local_device_count",
+    "local_devices",
+]
+
+
+class Device:
+    """A device arrays live on (there is one: the host's CPU).
+
+    Attributes:
+      id: its number (0).
+      platform: ``'cpu'``.
+      device_kind: ``'cpu'``.
+      process_index: the process that owns it (0).
+
+    >>> d = devices()[0]
+    >>> d, d.id, d.platform, d.device_kind
+    (CpuDevice(id=0), 0, 'cpu', 'cpu')
+    """
+
+    __slots__ = ("device_kind", "id", "platform", "process_index")
+
+    def __init__(self, id: int) -> None:  # noqa: A002 (JAX's attribute name)
+        self.id = id
+        self.platform = "cpu"
+        self.device_kind = "cpu"
+        self.process_index = 0
+
+    def __repr__(self) -> str:
+        return f"CpuDevice(id={self.id})"
+
+    def __str__(self) -> str:
+        return f"TFRT_CPU_{self.id}"
+
+
+CPU: Final = Device(0)
+
+
+def _check_backend(backend: object) -> None:
+    if backend is not None and backend != "cpu" and backend is not CPU:
+        raise RuntimeError(
+            f"unknown backend {backend!r}: typelattice computes on the CPU "
+            "only; pass backend='cpu' or None"
+        )
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    """The devices of a backend, as ``jax.devices``.
+
+    Args:
+      backend: ``'cpu'`` or None (the default backend, the CPU).
+
+    Returns:
+      ``[CpuDevice(id=0)]``.
+
+    Raises:
+      RuntimeError: another backend (``'gpu'``, ``'tpu'``...).
+
+    >>> devices('cpu')
+    [CpuDevice(id=0)]
+    """
+    _check_backend(backend)
+    return [CPU]
+
+
+def local_devices(
+    process_index: int | None = None, backend: str | None = None
+) -> list[Device]:
+    """The devices of this process, as ``jax.local_devices``.
+
+    Args:
+      process_index: the process (None or 0: this one).
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      ``[CpuDevice(id=0)]``.
+
+    Raises:
+      ValueError: another process index.
+      RuntimeError: another backend.
+
+    >>> local_devices()
+    [CpuDevice(id=0)]
+    """
+    if process_index not in (None, 0):
+        raise ValueError(
+            f"process_index={process_index!r}: typelattice runs as one process, "
+            "index 0; pass process_index=None"
+        )
+    return devices(backend)
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices there are, as ``jax.device_count``.
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      1.
+
+    >>> device_count()
+    1
+    """
+    return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process has, as ``jax.local_device_count``.
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      1.
+
+    >>> local_device_count()
+    1
+    """
+    return len(devices(backend))
+
+
+def default_backend() -> str:
+    """The platform of the default backend, as ``jax.default_backend``.
+
+    Returns:
+      ``'cpu'``.
+
+    >>> default_backend()
+    'cpu'
+    """
+    return CPU.platform

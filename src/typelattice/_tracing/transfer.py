@@ -1,0 +1,88 @@
+"""Moving values onto the device: :func:`device_put` and
+:func:`block_until_ready`, as JAX's.
+
+There is one device, the CPU (:mod:`typelattice._devices`), and every array
+is computed when it is made, so these functions convert and wait for
+nothing more: ``device_put`` turns Python scalars and NumPy values into
+arrays with JAX's dtypes and weak flags (as a transformation takes its
+arguments), and ``block_until_ready`` returns its argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from typelattice import _devices
+from typelattice._array import ArrayImpl, from_python_or_numpy
+from typelattice._tracing import tree
+from typelattice._tracing.tracer import Tracer
+
+__all__ = ["block_until_ready", "device_put"]
+
+_T = TypeVar("_T")
+
+
+def _put(leaf: Any) -> Any:
+    if isinstance(leaf, ArrayImpl | Tracer):  # (under jit: the identity)
+        return leaf
+    # Python scalars weak, NumPy values canonical and copied (the caller
+    # may write to its array afterwards).
+    converted = from_python_or_numpy(leaf, "device_put")
+    if converted is None:
+        raise TypeError(
+            f"device_put: {leaf!r:.60} of type {type(leaf).__name__} is not an "
+            "array: give arrays, NumPy arrays or Python scalars (in tuples, "
+            "lists, dicts and other pytrees)"
+        )
+    return converted
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """``x`` with its leaves as arrays on ``device``, as ``jax.device_put``.
+
+    Args:
+      x: an array, a NumPy array or scalar, a Python scalar, or a pytree
+        of them.
+      device: None, or the device (``typelattice.devices()[0]``).
+
+    Returns:
+      The tree of arrays: Python scalars weak of the default dtypes
+      (``device_put(1.0)`` is a weak float32), NumPy values in their
+      canonical dtypes (float64 becomes float32 unless
+      ``typelattice.enable_x64``) and copied, arrays and tracers as they
+      are.
+
+    Raises:
+      TypeError: a leaf that is not an array or a scalar.
+      ValueError: ``device`` is not a device of typelattice's.
+
+    >>> import numpy as np, typelattice as tl
+    >>> tl.device_put(1.0)
+    Array(1., dtype=float32, weak_type=True)
+    >>> tl.device_put({'a': np.arange(3)})
+    {'a': Array([0, 1, 2], dtype=int32)}
+    """
+    if device is not None and device is not _devices.CPU:
+        raise ValueError(
+            f"device_put: {device!r} is not a device of typelattice's; pass "
+            "device=None or typelattice.devices()[0]"
+        )
+    return tree.tree_map(_put, x)
+
+
+def block_until_ready(x: _T) -> _T:
+    """``x``, once every array in it is computed, as
+    ``jax.block_until_ready`` (arrays are computed when they are made: it
+    returns at once).
+
+    Args:
+      x: any pytree (leaves that are not arrays pass through).
+
+    Returns:
+      ``x`` itself.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.block_until_ready({'a': tnp.ones(2)})
+    {'a': Array([1., 1.], dtype=float32)}
+    """
+    return x
