@@ -42,7 +42,7 @@ import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 __all__ = [
     "DictKey",
@@ -589,7 +589,7 @@ def _flatten(obj: Any, out: list[Any]) -> _Node:
         return (t, None, _children(obj, out))
     if t is dict:
         keys = _sorted_keys(obj)
-        return (dict, keys, _children([obj[k] for k in keys], out))
+        return (dict, keys, _children(map(obj.__getitem__, keys), out))
     if obj is None:
         return _NONE_NODE
     registered = _NODES.get(t)
@@ -625,24 +625,35 @@ def _children(items: Iterable[Any], out: list[Any]) -> tuple[_Node, ...]:
 
 def _collect(obj: Any, out: list[Any]) -> None:
     """The leaves of ``obj`` appended to ``out`` (:func:`_flatten` without
-    the structure)."""
+    the structure); as in :func:`_children`, leaves are appended without a
+    call each."""
     t = obj.__class__
+    items: Iterable[Any]
     if t is tuple or t is list:
-        for x in obj:
-            _collect(x, out)
+        items = obj
     elif t is dict:
-        for k in _sorted_keys(obj):
-            _collect(obj[k], out)
+        items = [obj[k] for k in _sorted_keys(obj)]
     elif obj is None:
         return
     elif t in _NODES:
-        for x in _NODES[t].flatten(obj)[0]:
-            _collect(x, out)
+        items = _NODES[t].flatten(obj)[0]
     elif isinstance(obj, tuple) and hasattr(t, "_fields"):  # a namedtuple
-        for x in obj:  # pyright: ignore[reportUnknownVariableType]
-            _collect(x, out)
+        items = cast("Iterable[Any]", obj)
     else:
         out.append(obj)
+        return
+    for x in items:
+        tx = x.__class__
+        if (
+            tx is list
+            or tx is dict
+            or x is None
+            or isinstance(x, tuple)
+            or tx in _NODES
+        ):
+            _collect(x, out)
+        else:
+            out.append(x)
 
 
 def _open(obj: Any, with_keys: bool) -> tuple[Any, Any, list[Any], list[Any]] | None:
