@@ -796,7 +796,10 @@ def _build(node: _Node, it: Iterator[Any]) -> Any:
     kind, meta, children = node
     if kind is None:
         return None
-    items = [next(it) if child is None else _build(child, it) for child in children]
+    if children.count(None) == len(children):  # (leaves only: at C speed)
+        items = list(itertools.islice(it, len(children)))
+    else:
+        items = [next(it) if c is None else _build(c, it) for c in children]
     if kind is tuple:
         return tuple(items)
     if kind is list:
