@@ -255,3 +255,27 @@ def test_a_partial_passes_through_jit() -> None:
     np.testing.assert_allclose(np.asarray(out), [3.0, 6.0])
     same = tl.jit(lambda p: p)(tu.Partial(max, tnp.ones(1)))
     assert type(same) is tu.Partial and same.func is max
+
+
+def test_register_dataclass_leaves_out_fields_init_does_not_take() -> None:
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Derived:
+        a: Any
+        cache: Any = dataclasses.field(default=0)
+        total: Any = dataclasses.field(init=False, default=None)
+
+        def __post_init__(self) -> None:
+            self.total = "computed"
+
+    assert tu.tree_leaves(Derived(1, 2)) == [1, 2]
+    assert tu.tree_map(lambda x: x * 3, Derived(1, 2)).total == "computed"
+
+    @dataclasses.dataclass
+    class Dropped:
+        a: Any
+        cache: Any = None
+
+    tu.register_dataclass(Dropped, ["a"], [], drop_fields=["cache"])
+    assert tu.tree_leaves(Dropped(1, "cached")) == [1]
+    assert tu.tree_map(lambda x: x + 1, Dropped(1, "cached")) == Dropped(2, None)

@@ -8,7 +8,6 @@
 PyTreeDef([*, None])
 """
 
-from typelattice._tracing.tree import all_leaves as all
 from typelattice._tracing.tree import (
     flatten,
     flatten_with_path,
@@ -20,6 +19,7 @@ from typelattice._tracing.tree import (
     transpose,
     unflatten,
 )
+from typelattice._tracing.tree import tree_all as all
 from typelattice._tracing.tree import tree_map as map
 
 __all__ = [

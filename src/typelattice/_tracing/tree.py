@@ -53,7 +53,6 @@ __all__ = [
     "Partial",
     "PyTreeDef",
     "SequenceKey",
-    "all_leaves",
     "flatten",
     "flatten_call",
     "flatten_with_path",
@@ -390,6 +389,7 @@ def register_dataclass(
     nodetype: _TypeT,
     data_fields: Sequence[str] | None = None,
     meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
 ) -> _TypeT:
     """Register a dataclass: its data fields are children, its meta fields
     part of the structure, as ``jax.tree_util.register_dataclass``.
@@ -397,13 +397,16 @@ def register_dataclass(
     Without ``data_fields`` and ``meta_fields``, they are read from the
     dataclass's fields: those declared with
     ``dataclasses.field(metadata=dict(static=True))`` are meta fields, the
-    others data fields.
+    others data fields (those with ``init=False`` are left to the class's
+    ``__init__``, not in the tree).
 
     Args:
       nodetype: the class (usable as a decorator).
       data_fields: the names of the fields that hold pytrees.
       meta_fields: the names of the fields that hold hashable constants
         (functions, settings), compared for equality as the structure is.
+      drop_fields: fields that ``__init__`` takes but the tree leaves out
+        (the rebuilt value gets their defaults).
 
     Returns:
       ``nodetype``.
@@ -437,18 +440,20 @@ def register_dataclass(
                 f"register_dataclass: {cls!r} is not a dataclass; give its "
                 "data_fields and meta_fields"
             )
-        fields = dataclasses.fields(cls)
+        fields = [
+            f for f in dataclasses.fields(cls) if f.init and f.name not in drop_fields
+        ]
         data_fields = [f.name for f in fields if not f.metadata.get("static")]
         meta_fields = [f.name for f in fields if f.metadata.get("static")]
     data, meta = tuple(data_fields), tuple(meta_fields)
     if _is_dataclass(cls):
         init = {f.name for f in dataclasses.fields(cls) if f.init}
-        missing = sorted(init - {*data, *meta})
+        missing = sorted(init - {*data, *meta, *drop_fields})
         if missing:
             raise ValueError(
                 f"register_dataclass: {cls.__name__} takes the fields "
                 f"{missing} that are in neither data_fields nor meta_fields; "
-                "add each to one of them"
+                "add each to one of them (or to drop_fields, if it has a default)"
             )
 
     def flatten_dc(x: Any) -> tuple[list[Any], tuple[Any, ...]]:
@@ -1341,9 +1346,6 @@ def tree_all(obj: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     (True, False)
     """
     return all(leaves(obj, is_leaf))
-
-
-all_leaves = tree_all  # (the name of typelattice.tree.all here)
 
 
 def transpose(
