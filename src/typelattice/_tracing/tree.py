@@ -42,7 +42,7 @@ import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import Any, Final, NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, TypeVar, cast, overload
 
 __all__ = [
     "DictKey",
@@ -1237,6 +1237,18 @@ def _matched(treedef: PyTreeDef, rest: tuple[Any, ...], where: str) -> list[list
     return flat
 
 
+# (Two signatures, so that a checker infers a one-argument lambda's type.)
+@overload
+def tree_map(
+    fn: Callable[[Any], Any], obj: Any, *, is_leaf: Callable[[Any], bool] | None = None
+) -> Any: ...
+@overload
+def tree_map(
+    fn: Callable[..., Any],
+    obj: Any,
+    *rest: Any,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any: ...
 def tree_map(
     fn: Callable[..., Any],
     obj: Any,
