@@ -593,7 +593,10 @@ def _flatten(obj: Any, out: list[Any]) -> _Node:
     if t is tuple or t is list:
         return (t, None, _children(obj, out))
     if t is dict:
-        keys = _sorted_keys(obj)
+        try:
+            keys = tuple(sorted(obj))
+        except TypeError:
+            keys = _sorted_keys(obj)  # (raises, naming the keys)
         return (dict, keys, _children(map(obj.__getitem__, keys), out))
     if obj is None:
         return _NONE_NODE
@@ -801,8 +804,11 @@ def _build(node: _Node, it: Iterator[Any]) -> Any:
     kind, meta, children = node
     if kind is None:
         return None
-    if children.count(None) == len(children):  # (leaves only: at C speed)
-        items = list(itertools.islice(it, len(children)))
+    n = len(children)
+    if children.count(None) == n:  # (leaves only: at C speed)
+        if kind is dict:
+            return dict(zip(meta, itertools.islice(it, n), strict=True))
+        items = list(itertools.islice(it, n))
     else:
         items = [next(it) if c is None else _build(c, it) for c in children]
     if kind is tuple:
