@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import typelattice as tl
 import typelattice.numpy as tnp
@@ -55,6 +57,40 @@ def test_unflatten_rebuilds_each_node_kind(name: str) -> None:
     mapped = tu.tree_map(lambda x: x * 10, value)
     assert tu.tree_structure(mapped) == treedef
     assert tu.tree_leaves(mapped) == [x * 10 for x in leaves]
+
+
+def _trees() -> st.SearchStrategy[Any]:
+    leaves = st.one_of(st.integers(), st.text(max_size=2))
+    keys = st.text(max_size=2)
+    return st.recursive(
+        st.one_of(leaves, st.none()),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.dictionaries(keys, inner, max_size=3),
+            st.dictionaries(keys, inner, max_size=3).map(collections.OrderedDict),
+            st.dictionaries(keys, inner, max_size=3).map(
+                lambda d: collections.defaultdict(int, d)
+            ),
+            st.builds(REC.Point, inner, inner),
+        ),
+        max_leaves=10,
+    )
+
+
+@given(_trees())
+def test_paths_leaves_and_structures_agree(value: Any) -> None:
+    leaves, treedef = tu.tree_flatten(value)
+    pairs, with_path_def = tu.tree_flatten_with_path(value)
+    assert [x for _, x in pairs] == leaves and with_path_def == treedef
+    assert [tu.keystr(p) for p, _ in pairs] == treedef.paths()
+    for path, leaf in pairs:  # (each path, written after the tree, reaches it)
+        assert eval("value" + tu.keystr(path), {"value": value}) is leaf
+    rebuilt = tu.tree_unflatten(treedef, leaves)
+    assert rebuilt == value and type(rebuilt) is type(value)
+    assert treedef.num_nodes == 1 + sum(c.num_nodes for c in treedef.children())
+    assert tu.tree_structure(value, is_leaf=lambda x: False) == treedef
+    assert tu.tree_map(lambda x, y: y, value, value) == value
 
 
 def test_ordered_and_default_dicts_keep_their_kind() -> None:
