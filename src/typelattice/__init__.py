@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
+    from typelattice._policies import checkpoint_policies
     from typelattice._tables import Table, format_table, promotion_table
     from typelattice._tracing.ad import (
         grad,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
         jit,
     )
     from typelattice._tracing.primitive import float0
+    from typelattice._tracing.remat import checkpoint, remat
     from typelattice._tracing.tracer import (
         ConcretizationTypeError,
         Tracer,
@@ -115,6 +117,8 @@ _LAZY: dict[str, str] = {
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
+    **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
+    "checkpoint_policies": "typelattice._policies",
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -171,6 +175,8 @@ __all__ = [
     "__version__",
     "canonicalize_dtype",
     "check_laws",
+    "checkpoint",
+    "checkpoint_policies",
     "code_to_dtype",
     "compare_libraries",
     "config",
@@ -209,6 +215,7 @@ __all__ = [
     "promotion_table",
     "rank_promotion",
     "register_lattice",
+    "remat",
     "result_type",
     "safe_to_cast",
 ]
