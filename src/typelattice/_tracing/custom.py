@@ -439,8 +439,9 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         record = trace.record
         if record is None:
             raise TypeError(
-                "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                f"({name}); use vjp or grad, or a custom_jvp function"
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+                f"({name} has a reverse-mode rule only: differentiate it with vjp "
+                "or grad, or define its derivative with custom_jvp)"
             )
         split = [_split(trace, leaf) for leaf in leaves]
         primals = [p for p, _ in split]
@@ -547,9 +548,9 @@ class _VJPCall:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         raise TypeError(
-            "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-            f"({self.fun_name}): its derivative is given in reverse mode only; "
-            "use vjp or grad"
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+            f"({self.fun_name} has a reverse-mode rule only: differentiate it "
+            "with vjp or grad, or define its derivative with custom_jvp)"
         )
 
     def transpose(self, cts: list[Any], *args: Any) -> list[Any]:
@@ -564,6 +565,8 @@ class _VJPCall:
             else:
                 full.append(wrap_float0(aval))
         got = self.bwd(*self.statics, self.residuals, self.out_tree.unflatten(full))
+        if isinstance(got, list):  # (JAX accepts a list)
+            got = tuple(cast("list[Any]", got))
         structure = self.in_tree.unflatten(list(range(len(self.in_avals))))
         if not isinstance(got, tuple) or len(got) != len(structure):  # pyright: ignore[reportUnknownArgumentType]
             raise TypeError(
@@ -571,12 +574,19 @@ class _VJPCall:
                 "container (pytree) structure as the args tuple of the primal "
                 "function, and in particular must produce a tuple of length "
                 "equal to the number of arguments to the primal function, but "
-                f"got bwd output {got!r:.80} for {len(structure)} differentiated "
-                f"arguments of {self.fun_name}."
+                f"got bwd output structure {tree.flatten(got)[1]} for primal "
+                f"input structure {self.in_tree} (bwd of {self.fun_name} must "
+                f"return a tuple of {len(structure)} cotangents, None for a "
+                "zero one)."
             )
         cotangents: list[Any] = []
-        for arg, ct in zip(structure, got, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            positions, _ = tree.flatten(arg)
+        labels: list[str] = []
+        for k, (arg, ct) in enumerate(zip(structure, got, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            positions, arg_tree = tree.flatten(arg)
+            if arg_tree.is_leaf:
+                labels.append(f"output[{k}]")
+            else:
+                labels += [f"output[{k}] (leaf {j})" for j in range(len(positions))]
             if ct is None:
                 cotangents += [None] * len(positions)
                 continue
@@ -591,26 +601,35 @@ class _VJPCall:
             cotangents += leaves
         results: list[Any] = []
         for i in self.linear:
-            results.append(_cotangent(cotangents[i], self.in_avals[i], self.fun_name))
+            results.append(
+                _cotangent(cotangents[i], self.in_avals[i], self.fun_name, labels[i])
+            )
         assert len(args) == len(results)
         assert all(type(a) is UndefinedPrimal for a in args)
         return results
 
 
-def _cotangent(ct: Any, aval: ShapedArray | None, name: str) -> Any:
-    """A cotangent from ``bwd``, checked against its input's abstract value
-    (None: a zero one)."""
+def _cotangent(ct: Any, aval: ShapedArray | None, name: str, at: str) -> Any:
+    """A cotangent from ``bwd`` (at ``at`` in its output), checked against
+    its input's abstract value (None: a zero one).
+
+    Note: JAX returns a cotangent of another floating dtype as it is (a
+    float16 gradient for a float32 argument); typelattice refuses it, since
+    a gradient has its argument's dtype."""
     if ct is None or aval is None:
         return None
     if not isinstance(ct, Array):
         ct = argument_value(ct, f"custom_vjp {name}", 0, False)
     got = aval_of(ct)
     if got.shape != aval.shape or got.dtype != aval.dtype:
+        what = "shapes" if got.shape != aval.shape else "dtypes"
         raise ValueError(
             "Custom VJP bwd rule must produce an output with the same type as "
-            "the args tuple of the primal function, but the bwd rule of "
-            f"{name} produced an output of type {_tangent_str(got)} "
-            f"corresponding to an input of type {_tangent_str(aval)}"
+            f"the args tuple of the primal function, but at {at} the bwd rule "
+            f"produced an output of type {_tangent_str(got)} corresponding to "
+            f"an input of type {_tangent_str(aval)}, so the {what} do not match "
+            f"(the bwd rule of {name} must give each cotangent its argument's "
+            "shape and dtype: convert it with .astype or reshape it)"
         )
     if got.weak_type != aval.weak_type:
         ct = _reweak(ct, aval.weak_type)
