@@ -564,9 +564,11 @@ class _VJPCall:
                 full.append(zeros(ct.aval) if type(ct) is Zero else ct)
             else:
                 full.append(wrap_float0(aval))
-        got = self.bwd(*self.statics, self.residuals, self.out_tree.unflatten(full))
+        got: Any = self.bwd(
+            *self.statics, self.residuals, self.out_tree.unflatten(full)
+        )
         if isinstance(got, list):  # (JAX accepts a list)
-            got = tuple(cast("list[Any]", got))
+            got = tuple(cast("list[Any]", got))  # type: ignore[redundant-cast]
         structure = self.in_tree.unflatten(list(range(len(self.in_avals))))
         if not isinstance(got, tuple) or len(got) != len(structure):  # pyright: ignore[reportUnknownArgumentType]
             raise TypeError(
