@@ -9,8 +9,13 @@ square of its output with respect to all its parameters, eager and under
   (tracemalloc, which traces NumPy's allocations; the parameters and
   inputs, made before, are not counted, the gradients are): checkpointed
   over plain, target at most 0.5 eagerly;
+- the memory the forward pass leaves held for the backward pass (what
+  ``vjp`` returns holds: the residuals), checkpointed over plain;
+- under ``jit``, the most bytes of intermediate values the program holds
+  at once, from its equations (each dropped after its last reader): the
+  measured peak there is mostly the gradients themselves;
 - the time of one gradient, checkpointed over plain (the backward pass
-  runs every layer's forward pass again: about 1.3x expected).
+  runs every layer's forward pass again).
 
 Both sides compute the same gradients (checked). Run it with the
 interpreter that has typelattice installed::
@@ -33,6 +38,7 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from _timing import best_seconds
+from typelattice._tracing.trace import _shared
 
 LAYERS = 20
 WIDTH = 512
@@ -68,6 +74,44 @@ def peak_bytes(fun: Callable[[], Any]) -> int:
     finally:
         tracemalloc.stop()
     del result
+    return peak
+
+
+def held_by_vjp(loss: Callable[..., Any], params: Any, x: Any) -> int:
+    """The bytes allocated by ``vjp``'s forward pass that its result holds."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        kept = tl.vjp(loss, params, x)
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del kept
+    return held
+
+
+def live_peak(program: Any) -> int:
+    """The most bytes of intermediate values ``program`` holds at once."""
+    eqns = _shared(program.eqns, program.outs)
+    avals = program.trace.avals
+
+    def nbytes(v: int) -> int:
+        key, shape = avals[v]
+        return int(np.prod(shape)) * np.dtype(key[0]).itemsize
+
+    last: dict[int, int] = {}
+    for i, eqn in enumerate(eqns):
+        for v in (*eqn.inputs(), *eqn.outputs()):
+            last[v] = i
+    kept = set(program.outs) | set(program.ins)
+    live = peak = 0
+    for i, eqn in enumerate(eqns):
+        live += sum(nbytes(v) for v in eqn.outputs())
+        peak = max(peak, live)
+        for v in set(eqn.inputs()) | set(eqn.outputs()):
+            if last[v] == i and v not in kept:
+                live -= nbytes(v)
     return peak
 
 
@@ -115,6 +159,26 @@ def main() -> None:
     print(f"  peak dots_saveable / plain       {dots:.2f}")
     jit_ratio = peaks["jit checkpoint"] / peaks["jit plain"]
     print(f"  peak jit checkpoint / jit plain  {jit_ratio:.2f}")
+    held = {
+        name: held_by_vjp(make_loss(wrap), params, x)
+        for name, wrap in (("plain", lambda f: f), ("checkpoint", tl.checkpoint))
+    }
+    for name, n in held.items():
+        print(f"  held after forward {name:18s} {n / 2**20:8.1f} MiB")
+    print(
+        f"  held checkpoint / plain          {held['checkpoint'] / held['plain']:.2f}"
+    )
+    programs = {
+        name: variants[name].program(params, x)
+        for name in ("jit plain", "jit checkpoint")
+    }
+    lives = {name: live_peak(p) for name, p in programs.items()}
+    for name, n in lives.items():
+        print(f"  program live peak {name:19s} {n / 2**20:8.1f} MiB")
+    print(
+        "  program live peak ratio          "
+        f"{lives['jit checkpoint'] / lives['jit plain']:.2f}"
+    )
     timers = {
         name: timeit.Timer(lambda f=fun: f(params, x)) for name, fun in variants.items()
     }
