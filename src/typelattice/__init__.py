@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         eval_shape,
         jit,
     )
+    from typelattice._tracing.linear import linear_transpose
     from typelattice._tracing.primitive import float0
     from typelattice._tracing.remat import checkpoint, remat
     from typelattice._tracing.tracer import (
@@ -116,6 +117,7 @@ _LAZY: dict[str, str] = {
     ),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
+    "linear_transpose": "typelattice._tracing.linear",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",
@@ -190,6 +192,7 @@ __all__ = [
     "float0",
     "grad",
     "jvp",
+    "linear_transpose",
     "linearize",
     "stop_gradient",
     "value_and_grad",
