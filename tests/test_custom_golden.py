@@ -30,6 +30,7 @@ import pytest
 import typelattice as tl
 import typelattice.numpy as tnp
 from support import GOLDEN_DIR, recorder
+from typelattice.custom_derivatives import SymbolicZero
 
 rec = recorder("make_custom_golden.py")
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "custom.json").read_text())
@@ -43,6 +44,7 @@ LIB = types.SimpleNamespace(
     jvp=tl.jvp,
     vjp=tl.vjp,
     value_and_grad=tl.value_and_grad,
+    SymbolicZero=SymbolicZero,
 )
 
 # (case, result) -> what typelattice gives instead, and why (see above).

@@ -14,13 +14,13 @@ numerically stable ``log1pexp`` (``defjvp`` and ``defjvps``), a convention
 at a point where the formula is undefined (``x / (1 + sqrt(x))`` at 0), a
 norm safe at zero, gradient clipping with ``custom_vjp`` (residuals, and
 ``nondiff_argnums``), ``sin`` with both kinds of rules, functions passed
-as non-differentiable arguments, and a fixed-point solver differentiated
-implicitly (Newton's square root), each under ``grad``, ``jit``, ``jvp``
-and ``vjp`` and their nestings; and the errors JAX raises (and the
-rules' results it accepts: a list from ``bwd``, a cotangent of another
-dtype). A case is a function of ``lib`` (:func:`jax_lib` here, the
-test's typelattice one) returning named results; this module needs only
-NumPy to import.
+as non-differentiable arguments, a fixed-point solver differentiated
+implicitly (Newton's square root), and rules given symbolic zeros, each
+under ``grad``, ``jit``, ``jvp`` and ``vjp`` and their nestings; and the
+errors JAX raises (and the rules' results it accepts: a list from
+``bwd``, a cotangent of another dtype). A case is a function of ``lib``
+(:func:`jax_lib` here, the test's typelattice one) returning named
+results; this module needs only NumPy to import.
 
 An encoded result is ``[code, shape, values]`` (``w:`` before the code of
 a weak array), a list of them for a tuple, or ``["!", exception class,
@@ -398,6 +398,68 @@ def case_errors(lib: Any) -> dict[str, Any]:
     }
 
 
+def case_symbolic_zeros(lib: Any) -> dict[str, Any]:
+    xnp = lib.np
+    seen: dict[str, Any] = {}
+
+    @lib.custom_jvp
+    def f(x: Any, y: Any) -> Any:
+        return xnp.sin(x) * y
+
+    @functools.partial(f.defjvp, symbolic_zeros=True)
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        (x, y), (tx, ty) = primals, tangents
+        zero_x = isinstance(tx, lib.SymbolicZero)
+        zero_y = isinstance(ty, lib.SymbolicZero)
+        seen["jvp_zeros"] = xnp.asarray([zero_x, zero_y])
+        out = f(x, y)
+        if zero_x and zero_y:
+            return out, lib.SymbolicZero(tx.aval)
+        t = xnp.zeros_like(out)
+        if not zero_x:
+            t = t + xnp.cos(x) * tx * y
+        if not zero_y:
+            t = t + xnp.sin(x) * ty
+        return out, t
+
+    @lib.custom_vjp
+    def g(x: Any, y: Any) -> Any:
+        return x * y, x + y
+
+    def g_fwd(x: Any, y: Any) -> Any:
+        seen["perturbed"] = xnp.asarray([x.perturbed, y.perturbed])
+        return g(x.value, y.value), (x.value, y.value)
+
+    def g_bwd(res: Any, cts: Any) -> Any:
+        x, y = res
+        c_prod, c_sum = cts
+        seen["bwd_zeros"] = xnp.asarray(
+            [isinstance(c_prod, lib.SymbolicZero), isinstance(c_sum, lib.SymbolicZero)]
+        )
+        dx = c_sum if not isinstance(c_sum, lib.SymbolicZero) else xnp.zeros_like(x)
+        dy = dx
+        if not isinstance(c_prod, lib.SymbolicZero):
+            dx, dy = dx + c_prod * y, dy + c_prod * x
+        return dx, dy
+
+    g.defvjp(g_fwd, g_bwd, symbolic_zeros=True)
+    two, three = xnp.float32(2.0), xnp.float32(3.0)
+    out: dict[str, Any] = {}
+    out["grad_x"] = lib.grad(f)(two, three)
+    out["grad_x_zeros"] = seen["jvp_zeros"]
+    out["jvp_y"] = lib.jvp(lambda y: f(two, y), (three,), (two,))
+    out["jvp_y_zeros"] = seen["jvp_zeros"]
+    out["grad_both"] = lib.grad(f, argnums=(0, 1))(two, three)
+    out["grad_both_zeros"] = seen["jvp_zeros"]
+    out["vjp_grad_x"] = lib.grad(lambda x: g(x, three)[0])(two)
+    out["vjp_perturbed"] = seen["perturbed"]
+    out["vjp_bwd_zeros"] = seen["bwd_zeros"]
+    out["vjp_grad_sum"] = lib.grad(lambda y: g(two, y)[1], argnums=0)(three)
+    out["vjp_perturbed_2"] = seen["perturbed"]
+    out["vjp_bwd_zeros_2"] = seen["bwd_zeros"]
+    return out
+
+
 CASES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "log1pexp_defjvp": functools.partial(case_log1pexp, defjvps=False),
     "log1pexp_defjvps": functools.partial(case_log1pexp, defjvps=True),
@@ -410,6 +472,7 @@ CASES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "sin_vjp": case_sin_vjp,
     "nondiff_functions": case_nondiff_functions,
     "fixed_point": case_fixed_point,
+    "symbolic_zeros": case_symbolic_zeros,
     "errors": case_errors,
 }
 
@@ -455,6 +518,7 @@ def jax_lib() -> Any:
         jvp=jax.jvp,
         vjp=jax.vjp,
         value_and_grad=jax.value_and_grad,
+        SymbolicZero=jax.custom_derivatives.SymbolicZero,
     )
 
 
