@@ -276,3 +276,36 @@ def test_policy_signature_and_errors() -> None:
     )
     with pytest.raises(ValueError, match="static_argnums"):
         tl.grad(tl.checkpoint(lambda x, n: x * n, static_argnums=(2,)))(1.0, 2)
+
+
+def test_named_values_kept_by_name_policies() -> None:
+    from typelattice.ad_checkpoint import checkpoint_name
+
+    def f(x: Any) -> Any:
+        h = checkpoint_name(tnp.tanh(x), "h")
+        g = checkpoint_name(tnp.exp(h), "g")
+        return (g * g).sum()
+
+    def runs(policy: Any) -> tuple[int, int]:
+        """How many times the program computes tanh and exp."""
+        fun = tl.jit(tl.value_and_grad(tl.checkpoint(f, policy=policy)))
+        p = fun.program(tnp.ones(3))
+        names = [getattr(e, "prim", None) for e in _shared(p.eqns, p.outs)]
+        named = [getattr(prim, "name", None) for prim in names]
+        return named.count("tanh"), named.count("exp")
+
+    cp = policies
+    x = tnp.asarray([0.1, 0.2, 0.3])
+    want = tl.grad(f)(x)
+    for policy in (
+        cp.save_only_these_names("h"),
+        cp.save_any_names_but_these("h"),
+        cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("g")),
+    ):
+        close(tl.grad(tl.checkpoint(f, policy=policy))(x), want)
+    # tanh (making h) and exp (making g) run twice unless their output is kept.
+    assert runs(None) == (2, 2)
+    assert runs(cp.everything_saveable) == (1, 1)
+    assert runs(cp.save_only_these_names("h")) == (1, 2)
+    assert runs(cp.save_any_names_but_these("h")) == (2, 1)
+    assert checkpoint_name(x, "h") is x

@@ -11,15 +11,19 @@ bool``, asked for every primitive the function binds, as in JAX.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
 
 from typelattice._lax._dot import dot_general_p
-from typelattice._tracing.remat import everything_saveable, nothing_saveable
+from typelattice._tracing.remat import everything_saveable, name_p, nothing_saveable
 
 __all__ = [
     "checkpoint_policies",
     "dots_saveable",
     "dots_with_no_batch_dims_saveable",
+    "save_any_names_but_these",
+    "save_from_both_policies",
+    "save_only_these_names",
 ]
 
 
@@ -69,6 +73,82 @@ def dots_with_no_batch_dims_saveable(prim: Any, *avals: Any, **params: Any) -> b
     return not lhs_batch and not rhs_batch
 
 
+Policy = Callable[..., bool]
+
+
+def save_only_these_names(*names: str) -> Policy:
+    """A policy keeping the values named (by ``checkpoint_name``) with one
+    of ``names``, and nothing else.
+
+    Args:
+      *names: the names.
+
+    Returns:
+      The policy.
+
+    >>> import typelattice as tl
+    >>> from typelattice._tracing.remat import name_p
+    >>> policy = tl.checkpoint_policies.save_only_these_names("a")
+    >>> policy(name_p, name="a"), policy(name_p, name="b")
+    (True, False)
+    """
+    kept = frozenset(names)
+
+    def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+        return prim is name_p and params["name"] in kept
+
+    return policy
+
+
+def save_any_names_but_these(*names: str) -> Policy:
+    """A policy keeping every named value (by ``checkpoint_name``) except
+    those named with one of ``names``, and nothing else.
+
+    Args:
+      *names: the names not kept.
+
+    Returns:
+      The policy.
+
+    >>> import typelattice as tl
+    >>> from typelattice._tracing.remat import name_p
+    >>> policy = tl.checkpoint_policies.save_any_names_but_these("a")
+    >>> policy(name_p, name="a"), policy(name_p, name="b")
+    (False, True)
+    """
+    dropped = frozenset(names)
+
+    def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+        return prim is name_p and params["name"] not in dropped
+
+    return policy
+
+
+def save_from_both_policies(left: Policy, right: Policy) -> Policy:
+    """A policy keeping what either policy keeps.
+
+    Args:
+      left: a policy.
+      right: another.
+
+    Returns:
+      The policy.
+
+    >>> import typelattice as tl
+    >>> cp = tl.checkpoint_policies
+    >>> named = cp.save_only_these_names("a")
+    >>> both = cp.save_from_both_policies(cp.dots_saveable, named)
+    >>> from typelattice._tracing.remat import name_p
+    >>> both(name_p, name="a")
+    True
+    """
+
+    def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+        return left(prim, *avals, **params) or right(prim, *avals, **params)
+
+    return policy
+
+
 #: The policies by name, as ``jax.checkpoint_policies``.
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=everything_saveable,
@@ -76,4 +156,7 @@ checkpoint_policies = types.SimpleNamespace(
     dots_saveable=dots_saveable,
     checkpoint_dots=dots_saveable,
     dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    save_only_these_names=save_only_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_from_both_policies=save_from_both_policies,
 )

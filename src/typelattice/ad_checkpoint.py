@@ -8,6 +8,6 @@ True
 """
 
 from typelattice._policies import checkpoint_policies
-from typelattice._tracing.remat import checkpoint, remat
+from typelattice._tracing.remat import checkpoint, checkpoint_name, remat
 
-__all__ = ["checkpoint", "checkpoint_policies", "remat"]
+__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat"]

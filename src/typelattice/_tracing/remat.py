@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, ClassVar, NoReturn, cast
+from typing import Any, ClassVar, Final, NoReturn, cast
 
 import numpy as np
 
@@ -75,7 +75,14 @@ from typelattice._tracing.tracer import (
     innermost_trace,
 )
 
-__all__ = ["checkpoint", "everything_saveable", "nothing_saveable", "remat"]
+__all__ = [
+    "checkpoint",
+    "checkpoint_name",
+    "everything_saveable",
+    "name_p",
+    "nothing_saveable",
+    "remat",
+]
 
 #: A policy: whether to keep the outputs of a primitive bound on operands
 #: of these abstract values with these parameters.
@@ -372,6 +379,11 @@ class _RematCall:
             got = f_vjp(self.out_tree.unflatten(full))
         else:
             replay = _SavingTrace(saving.policy, saving)
+            if self.prevent_cse:  # (the kept values too: JAX's barrier takes both)
+                replay.saved = {
+                    k: _renamed(v) if type(v) is JitTracer else v
+                    for k, v in saving.saved.items()
+                }
             with _Level((replay,)):
                 replay.level = _depth.get() - 1
                 _, f_vjp = vjp(
@@ -524,6 +536,53 @@ class _SavedTracer(Tracer):
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"cannot pickle {self!r}: it is being checkpointed")
+
+
+class _Name:
+    """What a policy is shown for a value named by :func:`checkpoint_name`
+    (with the parameter ``name``): naming computes nothing, so it is no
+    primitive of lax; it matters only to a checkpoint's policy."""
+
+    name = "name"
+
+    def __repr__(self) -> str:
+        return "name_p"
+
+
+#: The marker shown to policies for named values (JAX's ``name_p``).
+name_p: Final = _Name()
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """``x``, named for the policies of :func:`checkpoint`
+    (``save_only_these_names``, ``save_any_names_but_these``): inside a
+    checkpointed function, a named value that its policy accepts is kept
+    for the backward pass rather than computed again.
+
+    Args:
+      x: an array, or a pytree of arrays.
+      name: the name.
+
+    Returns:
+      ``x`` itself.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> from typelattice.ad_checkpoint import checkpoint_name
+    >>> policy = tl.checkpoint_policies.save_only_these_names("h")
+    >>> def f(x):
+    ...     return tnp.sin(checkpoint_name(tnp.cos(x), "h"))
+    >>> f = tl.checkpoint(f, policy=policy)
+    >>> tl.grad(f)(tnp.float32(0.0))
+    Array(-0., dtype=float32)
+    """
+    if not ACTIVE:
+        return x
+    for leaf in tree.flatten(x)[0]:
+        if type(leaf) is _SavedTracer:
+            trace = cast(_SavingTrace, leaf._trace)
+            if trace.saving and trace.policy(name_p, aval_of(leaf), name=name):
+                trace.saved[leaf.ref] = leaf.value
+    return x
 
 
 def _unwrapped(trace: _SavingTrace, x: Any) -> Any:
