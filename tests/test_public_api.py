@@ -13,6 +13,8 @@ import typelattice
 
 PUBLIC_MODULES = [
     "typelattice",
+    "typelattice.ad_checkpoint",
+    "typelattice.custom_derivatives",
     "typelattice.lax",
     "typelattice.lax.linalg",
     "typelattice.nn",
@@ -92,6 +94,8 @@ def test_star_import_gives_all(name: str) -> None:
         ("typelattice.random", "np"),
         ("typelattice.nn.initializers", "annotations"),
         ("typelattice.nn.initializers", "np"),
+        ("typelattice.ad_checkpoint", "Primitive"),
+        ("typelattice.custom_derivatives", "Zero"),
     ],
 )
 def test_no_stray_names(name: str, stray: str) -> None:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
+    from typelattice._policies import checkpoint_policies
     from typelattice._tables import Table, format_table, promotion_table
     from typelattice._tracing.ad import (
         grad,
@@ -82,7 +83,9 @@ if TYPE_CHECKING:
         eval_shape,
         jit,
     )
+    from typelattice._tracing.linear import linear_transpose
     from typelattice._tracing.primitive import float0
+    from typelattice._tracing.remat import checkpoint, remat
     from typelattice._tracing.tracer import (
         ConcretizationTypeError,
         Tracer,
@@ -139,7 +142,10 @@ _LAZY: dict[str, str] = {
     ),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
+    "linear_transpose": "typelattice._tracing.linear",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
+    **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
+    "checkpoint_policies": "typelattice._policies",
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
         "typelattice._tracing.tracer",
@@ -204,6 +210,8 @@ __all__ = [
     "block_until_ready",
     "canonicalize_dtype",
     "check_laws",
+    "checkpoint",
+    "checkpoint_policies",
     "code_to_dtype",
     "compare_libraries",
     "config",
@@ -221,6 +229,7 @@ __all__ = [
     "float0",
     "grad",
     "jvp",
+    "linear_transpose",
     "linearize",
     "stop_gradient",
     "value_and_grad",
@@ -248,6 +257,7 @@ __all__ = [
     "promotion_table",
     "rank_promotion",
     "register_lattice",
+    "remat",
     "result_type",
     "safe_to_cast",
 ]

@@ -1031,6 +1031,10 @@ def _remembered_backward(
             n += len(b.lin.eqns)
             sig += (b.lin, b.base, *b.refs)
             continue
+        if type(b.prim) is not Primitive:
+            # A custom rule's or a checkpoint's entry: it holds its own
+            # values, which a remembered program must not keep.
+            return None
         # A primitive bound directly: its constants (residuals) become
         # inputs of the program, known here by their type and shape.
         n += 1

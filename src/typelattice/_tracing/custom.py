@@ -60,7 +60,13 @@ from typelattice._tracing.primitive import (
 )
 from typelattice._tracing.tracer import ACTIVE, innermost_trace
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "custom_jvp",
+    "custom_vjp",
+    "zero_from_primal",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -132,6 +138,110 @@ def _tangent_str(aval: ShapedArray) -> str:
     return f"{name}[{dims}]"
 
 
+class SymbolicZero:
+    """A zero tangent or cotangent known to be zero without its values: what
+    a rule defined with ``symbolic_zeros=True`` is given for an argument
+    that is not being differentiated (and may return for a zero result).
+
+    Attributes:
+      aval: its abstract value (the tangent's shape, dtype and weak flag).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> from typelattice.custom_derivatives import SymbolicZero
+    >>> f = tl.custom_jvp(lambda x, y: x * y)
+    >>> def f_jvp(primals, tangents):
+    ...     (x, y), (tx, ty) = primals, tangents
+    ...     print(type(ty).__name__)
+    ...     return f(x, y), tx * y
+    >>> _ = f.defjvp(f_jvp, symbolic_zeros=True)
+    >>> one = tnp.float32(1.0)
+    >>> tl.jvp(lambda x: f(x, tnp.float32(2.0)), (one,), (one,))
+    SymbolicZero
+    (Array(2., dtype=float32), Array(2., dtype=float32))
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The tangent's shape."""
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The tangent's dtype (float0 for an integer value's)."""
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        """The tangent's weak flag."""
+        return self.aval.weak_type
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero({_tangent_str(self.aval)})"
+
+
+class CustomVJPPrimal:
+    """An argument (a leaf of one) of a ``fwd`` rule defined with
+    ``symbolic_zeros=True``: its value and whether it is being
+    differentiated.
+
+    Attributes:
+      value: the value.
+      perturbed: whether it is being differentiated (has a tangent).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> f = tl.custom_vjp(lambda x, y: x * y)
+    >>> def fwd(x, y):
+    ...     print(x.perturbed, y.perturbed)
+    ...     return x.value * y.value, y.value
+    >>> f.defvjp(fwd, lambda y, g: (g * y, None), symbolic_zeros=True)
+    >>> tl.grad(f)(tnp.float32(3.0), tnp.float32(2.0))
+    True False
+    Array(2., dtype=float32)
+    """
+
+    __slots__ = ("perturbed", "value")
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for ``value`` (a pytree of arrays): arrays of zeros of
+    each leaf's tangent type, or :class:`SymbolicZero` objects.
+
+    Args:
+      value: a pytree of arrays (or Python scalars).
+      symbolic_zeros: give SymbolicZero objects instead of arrays.
+
+    Returns:
+      A pytree of ``value``'s structure.
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice.custom_derivatives import zero_from_primal
+    >>> zero_from_primal((tnp.ones(2), 3.0))
+    (Array([0., 0.], dtype=float32), Array(0., dtype=float32, weak_type=True))
+    """
+
+    def zero(leaf: Any) -> Any:
+        if not isinstance(leaf, Array):
+            leaf = argument_value(leaf, "zero_from_primal", 0, _x64())
+        aval = tangent_aval(aval_of(leaf))
+        if symbolic_zeros:
+            return SymbolicZero(aval)
+        return _instantiated(Zero(aval))
+
+    return tree.tree_map(zero, value)
+
+
 class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
     """A function whose derivative is the rule given with :meth:`defjvp`.
 
@@ -162,11 +272,14 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         self.jvp: Callable[..., Any] | None = None
         # Whether the rule is defjvps' (its primal output the function's).
         self.summed = False
+        self.symbolic_zeros = False
 
     def __repr__(self) -> str:
         return f"<custom_jvp {_name(self.fun)}>"
 
-    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+    def defjvp(
+        self, jvp: Callable[..., Any], symbolic_zeros: bool = False
+    ) -> Callable[..., Any]:
         """Set the derivative rule: ``jvp(*nondiff_args, primals, tangents)
         -> (primal_out, tangent_out)``, ``primals`` and ``tangents`` tuples
         of the differentiated arguments; usable as a decorator.
@@ -174,6 +287,9 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         Args:
           jvp: the rule. ``tangent_out`` has ``primal_out``'s structure,
             and each leaf the shape and dtype of its primal's tangents.
+          symbolic_zeros: give the rule a :class:`SymbolicZero` (not an
+            array of zeros) for each argument that is not differentiated;
+            the rule may return SymbolicZero tangents too.
 
         Returns:
           ``jvp`` itself.
@@ -186,6 +302,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         """
         self.jvp = jvp
         self.summed = False
+        self.symbolic_zeros = symbolic_zeros
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
@@ -218,6 +335,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
 
         self.jvp = jvp
         self.summed = True
+        self.symbolic_zeros = False
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if not ACTIVE:  # no transformation runs anywhere: the function
@@ -266,7 +384,12 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         assert trace is not None and self.jvp is not None
         split = [_split(trace, leaf) for leaf in leaves]
         primals = in_tree.unflatten([p for p, _ in split])
-        tangents = in_tree.unflatten([_instantiated(t) for _, t in split])
+        given = (
+            (SymbolicZero(t.aval) if type(t) is Zero else t for _, t in split)
+            if self.symbolic_zeros
+            else (_instantiated(t) for _, t in split)
+        )
+        tangents = in_tree.unflatten(list(given))
         statics = [call[i] for i in fixed]
         pair = self.jvp(*statics, tuple(primals), tuple(tangents))
         return _jvp_outputs(trace, pair, _name(self.jvp), _name(self.fun))  # type: ignore[no-any-return]
@@ -318,6 +441,8 @@ def _jvp_outputs(trace: JVPTrace, pair: Any, rule: str, fun: str) -> Any:
     for p, t in zip(p_leaves, t_leaves, strict=True):
         if not isinstance(p, Array):
             p = argument_value(p, f"custom_jvp {fun}", 0, _x64())
+        if type(t) is SymbolicZero:  # (a rule of symbolic_zeros=True)
+            t = Zero(t.aval)
         p_aval = aval_of(p)
         want = tangent_aval(p_aval)
         got = aval_of(t) if isinstance(t, Array | Zero) else None
@@ -396,11 +521,17 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def __repr__(self) -> str:
         return f"<custom_vjp {_name(self.fun)}>"
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+    def defvjp(
+        self,
+        fwd: Callable[..., Any],
+        bwd: Callable[..., Any],
+        symbolic_zeros: bool = False,
+    ) -> None:
         """Set the rules: ``fwd(*args) -> (out, residuals)`` computes the
         output and what the backward pass needs; ``bwd(*nondiff_args,
         residuals, cotangent) -> tuple`` gives one cotangent per
@@ -409,6 +540,11 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         Args:
           fwd: the forward rule, of ``fun``'s signature.
           bwd: the backward rule.
+          symbolic_zeros: give ``fwd`` each differentiated argument as a
+            :class:`CustomVJPPrimal` (its value, and whether it is being
+            differentiated), and ``bwd`` a :class:`SymbolicZero` for each
+            output cotangent that is zero; ``bwd`` may return
+            SymbolicZero cotangents too.
 
         >>> import typelattice as tl, typelattice.numpy as tnp
         >>> f = tl.custom_vjp(tnp.sin)
@@ -418,6 +554,7 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         """
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if not ACTIVE:  # no transformation runs anywhere: the function
@@ -439,14 +576,27 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         record = trace.record
         if record is None:
             raise TypeError(
-                "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                f"({name}); use vjp or grad, or a custom_jvp function"
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+                f"({name} has a reverse-mode rule only: differentiate it with vjp "
+                "or grad, or define its derivative with custom_jvp)"
             )
         split = [_split(trace, leaf) for leaf in leaves]
         primals = [p for p, _ in split]
         # fwd takes the whole call, the static arguments in their places.
         it = iter(in_tree.unflatten(primals))
         full = [call[i] if i in fixed else next(it) for i in range(len(call))]
+        if self.symbolic_zeros:  # each differentiated leaf, and whether it is
+            wrapped = iter(
+                in_tree.unflatten(
+                    [
+                        CustomVJPPrimal(
+                            p, isinstance(t, LinearTracer) and t._trace is record
+                        )
+                        for p, t in split
+                    ]
+                )
+            )
+            full = [call[i] if i in fixed else next(wrapped) for i in range(len(call))]
         pair = self.fwd(*full)
         if not isinstance(pair, tuple | list) or len(pair) != 2:  # pyright: ignore[reportUnknownArgumentType]
             raise TypeError(
@@ -475,6 +625,7 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
             [i for i, _ in linear],
             out_tree,
             [aval_of(o) for o in out_leaves],
+            self.symbolic_zeros,
         )
         outs = entry.record(record, [t for _, t in linear])
         return out_tree.unflatten(  # type: ignore[no-any-return]
@@ -504,8 +655,10 @@ class _VJPCall:
         linear: list[int],
         out_tree: tree.PyTreeDef,
         out_avals: list[ShapedArray],
+        symbolic_zeros: bool = False,
     ) -> None:
         self.name = f"custom_vjp_call[{name}]"
+        self.symbolic_zeros = symbolic_zeros
         self.fun_name = name
         self.bwd = bwd
         self.statics = statics
@@ -547,9 +700,9 @@ class _VJPCall:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         raise TypeError(
-            "can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-            f"({self.fun_name}): its derivative is given in reverse mode only; "
-            "use vjp or grad"
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+            f"({self.fun_name} has a reverse-mode rule only: differentiate it "
+            "with vjp or grad, or define its derivative with custom_jvp)"
         )
 
     def transpose(self, cts: list[Any], *args: Any) -> list[Any]:
@@ -560,10 +713,18 @@ class _VJPCall:
         for aval, floating in zip(self.out_avals, self.floating, strict=True):
             if floating:
                 ct = next(given)
-                full.append(zeros(ct.aval) if type(ct) is Zero else ct)
+                if type(ct) is Zero:
+                    ct = (
+                        SymbolicZero(ct.aval) if self.symbolic_zeros else zeros(ct.aval)
+                    )
+                full.append(ct)
             else:
                 full.append(wrap_float0(aval))
-        got = self.bwd(*self.statics, self.residuals, self.out_tree.unflatten(full))
+        got: Any = self.bwd(
+            *self.statics, self.residuals, self.out_tree.unflatten(full)
+        )
+        if isinstance(got, list):  # (JAX accepts a list)
+            got = tuple(cast("list[Any]", got))  # type: ignore[redundant-cast]
         structure = self.in_tree.unflatten(list(range(len(self.in_avals))))
         if not isinstance(got, tuple) or len(got) != len(structure):  # pyright: ignore[reportUnknownArgumentType]
             raise TypeError(
@@ -571,12 +732,19 @@ class _VJPCall:
                 "container (pytree) structure as the args tuple of the primal "
                 "function, and in particular must produce a tuple of length "
                 "equal to the number of arguments to the primal function, but "
-                f"got bwd output {got!r:.80} for {len(structure)} differentiated "
-                f"arguments of {self.fun_name}."
+                f"got bwd output structure {tree.flatten(got)[1]} for primal "
+                f"input structure {self.in_tree} (bwd of {self.fun_name} must "
+                f"return a tuple of {len(structure)} cotangents, None for a "
+                "zero one)."
             )
         cotangents: list[Any] = []
-        for arg, ct in zip(structure, got, strict=True):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            positions, _ = tree.flatten(arg)
+        labels: list[str] = []
+        for k, (arg, ct) in enumerate(zip(structure, got, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            positions, arg_tree = tree.flatten(arg)
+            if arg_tree.is_leaf:
+                labels.append(f"output[{k}]")
+            else:
+                labels += [f"output[{k}] (leaf {j})" for j in range(len(positions))]
             if ct is None:
                 cotangents += [None] * len(positions)
                 continue
@@ -591,26 +759,35 @@ class _VJPCall:
             cotangents += leaves
         results: list[Any] = []
         for i in self.linear:
-            results.append(_cotangent(cotangents[i], self.in_avals[i], self.fun_name))
+            results.append(
+                _cotangent(cotangents[i], self.in_avals[i], self.fun_name, labels[i])
+            )
         assert len(args) == len(results)
         assert all(type(a) is UndefinedPrimal for a in args)
         return results
 
 
-def _cotangent(ct: Any, aval: ShapedArray | None, name: str) -> Any:
-    """A cotangent from ``bwd``, checked against its input's abstract value
-    (None: a zero one)."""
-    if ct is None or aval is None:
+def _cotangent(ct: Any, aval: ShapedArray | None, name: str, at: str) -> Any:
+    """A cotangent from ``bwd`` (at ``at`` in its output), checked against
+    its input's abstract value (None: a zero one).
+
+    Note: JAX returns a cotangent of another floating dtype as it is (a
+    float16 gradient for a float32 argument); typelattice refuses it, since
+    a gradient has its argument's dtype."""
+    if ct is None or aval is None or type(ct) is SymbolicZero:
         return None
     if not isinstance(ct, Array):
         ct = argument_value(ct, f"custom_vjp {name}", 0, False)
     got = aval_of(ct)
     if got.shape != aval.shape or got.dtype != aval.dtype:
+        what = "shapes" if got.shape != aval.shape else "dtypes"
         raise ValueError(
             "Custom VJP bwd rule must produce an output with the same type as "
-            "the args tuple of the primal function, but the bwd rule of "
-            f"{name} produced an output of type {_tangent_str(got)} "
-            f"corresponding to an input of type {_tangent_str(aval)}"
+            f"the args tuple of the primal function, but at {at} the bwd rule "
+            f"produced an output of type {_tangent_str(got)} corresponding to "
+            f"an input of type {_tangent_str(aval)}, so the {what} do not match "
+            f"(the bwd rule of {name} must give each cotangent its argument's "
+            "shape and dtype: convert it with .astype or reshape it)"
         )
     if got.weak_type != aval.weak_type:
         ct = _reweak(ct, aval.weak_type)

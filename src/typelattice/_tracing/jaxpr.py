@@ -48,6 +48,7 @@ from typelattice._tracing.primitive import (
     ShapedArray,
     float0,
 )
+from typelattice._tracing.trace import Barrier
 
 __all__ = [
     "ClosedJaxpr",
@@ -577,6 +578,9 @@ def _equations(trace: _tr.RecordingTrace, b: _Builder) -> list[JaxprEqn]:
             prim = _primitive("broadcast_in_dim")
             params = {"shape": shape, "broadcast_dimensions": ()}
             eqns.append(JaxprEqn(prim, params, [value], [b.new(out)]))
+        elif type(eqn) is Barrier:  # (a checkpoint's second run reads it)
+            invars = [b.var(eqn.old)]
+            eqns.append(JaxprEqn("optimization_barrier", {}, invars, [b.new(eqn.new)]))
         else:
             eqns.append(_namespace_call(eqn, b))
     return eqns

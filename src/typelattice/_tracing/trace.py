@@ -34,6 +34,7 @@ from typelattice._tracing.tracer import (
 )
 
 __all__ = [
+    "Barrier",
     "NotDifferentiableError",
     "Equation",
     "Program",
@@ -137,6 +138,32 @@ class _Alias(Equation):
 
     def outputs(self) -> Sequence[int]:
         return (self.new,)
+
+    def source(self, src: Source) -> str:
+        return f"v{self.new} = v{self.old}"
+
+
+class Barrier(Equation):
+    """``v<new> = v<old>``: a value under a second name that a program
+    never merges with the first (it has no key), so that the equations
+    reading it are not merged with those reading the first name (JAX's
+    ``optimization_barrier``): the backward pass's second run of a
+    checkpointed function stays a second run."""
+
+    __slots__ = ("new", "old")
+
+    def __init__(self, new: int, old: int) -> None:
+        self.new = new
+        self.old = old
+
+    def inputs(self) -> Sequence[int]:
+        return (self.old,)
+
+    def outputs(self) -> Sequence[int]:
+        return (self.new,)
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        return f"{var(self.new)} = optimization_barrier({var(self.old)})"
 
     def source(self, src: Source) -> str:
         return f"v{self.new} = v{self.old}"
