@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from typelattice._tracing.batching import vmap
     from typelattice._tracing.custom import custom_jvp, custom_vjp
     from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
@@ -114,6 +115,7 @@ _LAZY: dict[str, str] = {
     ),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
+    "vmap": "typelattice._tracing.batching",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(
         ["ConcretizationTypeError", "Tracer", "UnexpectedTracerError"],
@@ -188,6 +190,7 @@ __all__ = [
     "stop_gradient",
     "value_and_grad",
     "vjp",
+    "vmap",
     "explain",
     "explicit_x64_dtypes",
     "finfo",

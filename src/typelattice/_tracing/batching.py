@@ -1,0 +1,551 @@
+"""Vectorisation: :func:`vmap`.
+
+``vmap(f)`` runs ``f`` once on :class:`BatchTracer` objects: each carries
+a value holding every example along one axis (its ``batch_dim``), and has
+the shape, dtype and weak flag of one example. A primitive applied to them
+runs its batching rule (registered where the primitive is defined, with
+``Primitive.def_batch``): ``rule(args, dims, **params) -> (out, out_dim)``,
+``dims`` giving each operand's batch axis or ``None`` for an operand that
+is the same for every example. The rules bind primitives again, so a
+batched function can be differentiated, jitted or batched once more.
+
+A :class:`BatchTrace` is numbered among the differentiation traces
+(:mod:`typelattice._tracing.ad`): ``vmap(grad(f))`` batches the primitives
+of the derivative, ``grad(vmap(f))`` differentiates the batching rules'
+primitives. Under ``jit`` the rules' primitives are recorded, so
+``jit(vmap(f))`` is one program of batched primitives.
+
+A ``vmap`` given an ``axis_name`` makes that name known to the collective
+primitives (``psum``, ``axis_index``...) while ``f`` runs:
+:func:`axis_trace` finds the trace of a name.
+"""
+
+# Package-internal: reads the arrays' and tracers' underscored slots by design.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+import collections
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from typelattice import _config
+from typelattice._array import ArrayImpl
+from typelattice._tracing import tree
+from typelattice._tracing.ad import _depth, _Level
+from typelattice._tracing.jit import argument_value
+from typelattice._tracing.primitive import (
+    Primitive,
+    aval_of,
+    broadcast_batch,
+    moveaxis,
+)
+from typelattice._tracing.tracer import (
+    ConcretizationTypeError,
+    Trace,
+    Tracer,
+    UnexpectedTracerError,
+)
+
+__all__ = ["BatchTrace", "BatchTracer", "axis_trace", "not_mapped", "vmap"]
+
+#: The batch axis of a value that is the same for every example.
+not_mapped = None
+
+# The named axes of the vmaps running in this context, innermost last.
+_axes: contextvars.ContextVar[tuple[tuple[Hashable, BatchTrace], ...]] = (
+    contextvars.ContextVar("typelattice_vmap_axes", default=())
+)
+
+
+class BatchTrace(Trace):
+    """One run of a vmapped function: its tracers hold every example.
+
+    ``size`` is the number of examples, ``axis_name`` the name collectives
+    use for this batch (or None)."""
+
+    __slots__ = ("axis_name", "size")
+
+    def __init__(self, name: str, size: int, axis_name: Hashable | None) -> None:
+        super().__init__(name, _depth.get())
+        self.size = size
+        self.axis_name = axis_name
+
+    def process_primitive(
+        self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+    ) -> Any:
+        if not self.alive:
+            _dead(self)
+        values: list[Any] = []
+        dims: list[int | None] = []
+        batched = False
+        for x in args:
+            if type(x) is BatchTracer and x._trace is self:
+                values.append(x.value)
+                dims.append(x.batch_dim)
+                batched = True
+            else:
+                values.append(x)
+                dims.append(None)
+        if not batched:  # constants to this trace
+            return prim.bind(*values, **params)
+        rule = prim.batch
+        if rule is None:
+            raise NotImplementedError(
+                f"Batching rule for '{prim.name}' not implemented"
+            )
+        out, out_dim = rule(values, dims, **params)
+        if prim.multiple_results:
+            return tuple(self.lift(o, d) for o, d in zip(out, out_dim, strict=True))
+        return self.lift(out, out_dim)
+
+    def lift(self, value: Any, dim: int | None) -> Any:
+        """A tracer of this trace for ``value`` batched along ``dim`` (the
+        value itself when it is not batched)."""
+        if dim is None:
+            return value
+        return BatchTracer(self, value, dim)
+
+
+def _dead(trace: BatchTrace) -> NoReturn:
+    raise UnexpectedTracerError(
+        f"a value traced by {trace.name} was used after it returned: a "
+        "vmapped function must return its results rather than store them "
+        "(in a global, an attribute or a list) for later use"
+    )
+
+
+class BatchTracer(Tracer):
+    """Every example of a value of a vmapped function, stacked along
+    ``batch_dim`` of ``value``.
+
+    Functions see one example: its shape, dtype and weak flag. Its values
+    differ per example, so nothing may turn it into a Python value (a
+    Python ``if`` on it raises :class:`ConcretizationTypeError`, as in
+    JAX; use ``typelattice.numpy.where``).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> def f(x):
+    ...     print(type(x).__name__, x.shape)
+    ...     return x.sum()
+    >>> tl.vmap(f)(tnp.ones((4, 3)))
+    BatchTracer (3,)
+    Array([3., 3., 3., 3.], dtype=float32)
+    """
+
+    __slots__ = ("batch_dim", "value")
+
+    def __init__(self, trace: BatchTrace, value: Any, batch_dim: int) -> None:
+        self._trace = trace
+        self.value = value
+        self.batch_dim = batch_dim
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.value.dtype  # type: ignore[no-any-return]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        shape = tuple(self.value.shape)
+        d = self.batch_dim
+        return shape[:d] + shape[d + 1 :]
+
+    @property
+    def weak_type(self) -> bool:
+        return self.value.weak_type  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"BatchTracer<{repr(aval_of(self))[12:-1]}>"
+
+    __str__ = __repr__
+
+    def _refuse(self, what: str) -> NoReturn:
+        if not self._trace.alive:
+            _dead(self._trace)  # type: ignore[arg-type]
+        raise ConcretizationTypeError(
+            f"{what} needs the value of {self!r}, which differs from one "
+            f"example to the next under {self._trace.name}: compute with "
+            "typelattice.numpy functions (typelattice.numpy.where instead of "
+            "a Python `if`)"
+        )
+
+    def __bool__(self) -> bool:
+        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self) -> int:
+        self._refuse("int()")
+
+    def __float__(self) -> float:
+        self._refuse("float()")
+
+    def __complex__(self) -> complex:
+        self._refuse("complex()")
+
+    def __index__(self) -> int:
+        self._refuse("Use as a Python integer (operator.index)")
+
+    def __array__(
+        self, dtype: Any = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]:
+        self._refuse("Conversion to a NumPy array (np.asarray)")
+
+    def item(self, *args: int) -> NoReturn:
+        """Refused: a batched value has one value per example.
+
+        Args:
+          *args: as for ``Array.item``.
+
+        Raises:
+          ConcretizationTypeError: always.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> tl.vmap(lambda x: x.item())(tnp.zeros(2))
+        Traceback (most recent call last):
+        typelattice.ConcretizationTypeError: .item() needs ...
+        """
+        self._refuse(".item()")
+
+    def tolist(self) -> NoReturn:
+        """Refused: a batched value has one value per example.
+
+        Raises:
+          ConcretizationTypeError: always.
+
+        >>> import typelattice as tl, typelattice.numpy as tnp
+        >>> tl.vmap(lambda x: x.tolist())(tnp.zeros(2))
+        Traceback (most recent call last):
+        typelattice.ConcretizationTypeError: .tolist() needs ...
+        """
+        self._refuse(".tolist()")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"cannot pickle {self!r}: it is being vmapped")
+
+    def __copy__(self) -> BatchTracer:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> BatchTracer:
+        return self
+
+
+def axis_trace(name: Hashable) -> BatchTrace:
+    """The trace of the running ``vmap`` whose ``axis_name`` is ``name``
+    (the innermost of that name).
+
+    Raises:
+      NameError: no running ``vmap`` has that axis name."""
+    for n, trace in reversed(_axes.get()):
+        if n == name:
+            return trace
+    raise NameError(
+        f"unbound axis name: {name}. Collective operations (psum, pmean, pmax, "
+        "pmin, axis_index) name an axis of an enclosing "
+        f"typelattice.vmap(..., axis_name={name!r})"
+    )
+
+
+# -- axis specifications -----------------------------------------------------------
+
+
+def _check_spec(what: str, spec: Any) -> None:
+    """That every leaf of an ``in_axes``/``out_axes`` specification is an
+    int or None."""
+    bad = [
+        a
+        for a in _spec_leaves(spec)
+        if a is not None and (type(a) is not int and not isinstance(a, np.integer))
+    ]
+    if bad:
+        raise TypeError(
+            f"vmap {what} must be an int, None, or (nested) container with "
+            f"those types as leaves, but got {spec}."
+        )
+
+
+def _spec_leaves(spec: Any) -> list[Any]:
+    if isinstance(spec, tuple | list):
+        return [a for s in spec for a in _spec_leaves(s)]
+    if isinstance(spec, dict):
+        return [a for s in spec.values() for a in _spec_leaves(s)]
+    return [spec]
+
+
+def _broadcast_prefix(what: str, spec: Any, value: Any) -> list[Any]:
+    """The axis of each leaf of ``value`` (in pytree order), ``spec`` being
+    a prefix of its structure whose leaves are ints or None."""
+    out: list[Any] = []
+
+    def walk(s: Any, v: Any) -> None:
+        if s is None or type(s) is int or isinstance(s, np.integer):
+            out.extend([None if s is None else int(s)] * len(tree.leaves(v)))
+            return
+        if isinstance(s, dict) and type(v) is type(s) and set(s) == set(v):
+            for k in tree._sorted_keys(v):
+                walk(s[k], v[k])
+            return
+        if (
+            isinstance(s, tuple | list)
+            and isinstance(v, tuple | list)
+            and (type(s) is type(v) or (type(s) is tuple and isinstance(v, tuple)))
+            and len(s) == len(v)
+        ):
+            for a, b in zip(s, v, strict=True):
+                walk(a, b)
+            return
+        raise ValueError(
+            f"vmap {what} specification must be a tree prefix of the "
+            f"corresponding value, got specification {spec} for value tree "
+            f"{tree.flatten(value)[1]}."
+        )
+
+    walk(spec, value)
+    return out
+
+
+def _short(x: Any) -> str:
+    """``f32[3]``: an argument's type as JAX's messages write it."""
+    name = np.dtype(x.dtype).name
+    for long, short in (("bfloat", "bf"), ("float", "f"), ("uint", "u")):
+        name = name.replace(long, short)
+    name = name.replace("complex", "c").replace("int", "i")
+    return f"{name}[{','.join(str(d) for d in x.shape)}]"
+
+
+def _paths(obj: Any, prefix: str) -> list[str]:
+    """The paths (``[0]['a']``) of a pytree's leaves, in pytree order."""
+    if isinstance(obj, dict):
+        return [
+            p
+            for k in tree._sorted_keys(obj)
+            for p in _paths(obj[k], f"{prefix}[{k!r}]")
+        ]
+    if isinstance(obj, tuple | list):
+        return [p for i, o in enumerate(obj) for p in _paths(o, f"{prefix}[{i}]")]
+    if obj is None:
+        return []
+    leaves = tree.leaves(obj)
+    return [prefix] * len(leaves)
+
+
+def _size_error(
+    fun: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    leaves: list[Any],
+    axes: list[int | None],
+) -> NoReturn:
+    """JAX's error for mapped axes of different sizes: each size, how many
+    axes had it, and one argument that did."""
+    try:
+        names: list[str] | None = list(
+            inspect.signature(fun).bind(*args, **kwargs).signature.parameters
+        )
+    except (TypeError, ValueError):
+        names = None
+    paths: list[str] = []
+    for i, a in enumerate(args):
+        for p in _paths(a, ""):
+            name = f"args[{i}]" if names is None or i >= len(names) else names[i]
+            paths.append(f"argument {name}{p}" if names else f"{name}{p}")
+    for k in tree._sorted_keys(kwargs):
+        paths.extend(f"argument {k}{p}" for p in _paths(kwargs[k], ""))
+    found = [
+        (int(leaf.shape[a]), a, f"{path} of type {_short(leaf)}")
+        for leaf, a, path in zip(leaves, axes, paths, strict=True)
+        if a is not None
+    ]
+    counts = collections.Counter(size for size, _, _ in found).most_common()
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
+    for k, (size, n) in enumerate(counts):
+        _, axis, example = next(f for f in found if f[0] == size)
+        if n == 1:
+            lines.append(f"  * one axis had size {size}: axis {axis} of {example};")
+        elif k == 0:
+            lines.append(
+                f"  * most axes ({n} of them) had size {size}, e.g. axis {axis} "
+                f"of {example};"
+            )
+        else:
+            lines.append(
+                f"  * some axes ({n} of them) had size {size}, e.g. axis {axis} "
+                f"of {example};"
+            )
+    raise ValueError("\n".join(lines)[:-1])
+
+
+# -- vmap ------------------------------------------------------------------------
+
+
+def vmap(
+    fun: Callable[..., Any],
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    spmd_axis_name: Hashable | tuple[Hashable, ...] | None = None,
+) -> Callable[..., Any]:
+    """Vectorise ``fun``: map it over an axis of its arguments, as
+    ``jax.vmap``.
+
+    ``fun`` runs once, on values standing for one example each, and every
+    operation it applies is batched by its primitive's rule: the result is
+    that of ``fun`` on each example, stacked, in dtypes and weak flags as
+    ``fun`` gives them.
+
+    Args:
+      fun: the function to map, of arrays (in tuples, lists and dicts).
+      in_axes: the axis of the arguments to map: an int (negative counts
+        from the end), None (the argument is the same for every example,
+        passed as it is), or a tuple of these with one entry per positional
+        argument, entries being prefixes of the arguments' structure.
+        Keyword arguments are mapped along axis 0.
+      out_axes: where the mapped axis goes in the results (same forms;
+        None for a result that must be the same for every example).
+      axis_name: a name for the mapped axis, which the collectives
+        (``typelattice.lax.psum``, ``pmean``, ``pmax``, ``pmin``,
+        ``axis_index``) take.
+      axis_size: the number of examples, needed when no argument is mapped.
+      spmd_axis_name: accepted for JAX's signature; there is one device, so
+        it changes nothing.
+
+    Returns:
+      The batched function, taking the arguments of ``fun`` with the mapped
+      axes added.
+
+    Raises:
+      ValueError: the mapped axes have different sizes, an axis is out of
+        range, no argument is mapped and ``axis_size`` is not given, or a
+        result that varies is asked for with ``out_axes=None``.
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> x = tnp.arange(6.0).reshape(2, 3)
+    >>> tl.vmap(tnp.sum)(x)
+    Array([ 3., 12.], dtype=float32)
+    >>> tl.vmap(lambda a, b: a * b, in_axes=(1, None))(x, 2)
+    Array([[ 0.,  6.],
+           [ 2.,  8.],
+           [ 4., 10.]], dtype=float32)
+    >>> tl.vmap(lambda a: a + 1)(tnp.zeros(3, 'int8')).dtype
+    dtype('int8')
+    """
+    del spmd_axis_name  # one device: nothing to shard
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not (
+        in_axes is None
+        or type(in_axes) in (int, tuple)
+        or isinstance(in_axes, np.integer)
+    ):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries "
+            "corresponding to the positional arguments passed to the function, "
+            f"but got {in_axes}."
+        )
+    _check_spec("in_axes", in_axes)
+    _check_spec("out_axes", out_axes)
+    name = f"vmap({getattr(fun, '__name__', type(fun).__name__)})"
+
+    @functools.wraps(fun)
+    def vmap_f(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries "
+                "corresponding to the positional arguments passed to the "
+                f"function, but got len(in_axes)={len(in_axes)}, "
+                f"len(args)={len(args)}"
+            )
+        leaves, structure = tree.flatten((args, kwargs))
+        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))
+        x64 = _config.current().enable_x64
+        if not leaves and axis_size is None:
+            raise ValueError(
+                "vmap wrapped function must be passed at least one argument "
+                f"containing an array, got empty *args={args} and "
+                f"**kwargs={kwargs}"
+            )
+        values: list[Any] = []
+        for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True)):
+            if a is None:
+                values.append(leaf)
+                continue
+            v = argument_value(leaf, "vmap", i, x64)
+            n = len(v.shape)
+            if not -n <= a < n:
+                least = a + 1 if a >= 0 else -a
+                raise ValueError(
+                    f"vmap was requested to map its argument along axis {a}, "
+                    f"which implies that its rank should be at least {least}, "
+                    f"but is only {n} (its shape is {tuple(v.shape)})"
+                )
+            axes[i] = a % n
+            values.append(v)
+        sizes = {
+            int(v.shape[a]) for v, a in zip(values, axes, strict=True) if a is not None
+        }
+        if axis_size is not None:
+            sizes.add(int(axis_size))
+        if not sizes:
+            raise ValueError("vmap must have at least one non-None value in in_axes")
+        if len(sizes) > 1:
+            _size_error(fun, args, kwargs, values, axes)
+        size = sizes.pop()
+        trace = BatchTrace(name, size, axis_name)
+        named = _axes.get()
+        token = _axes.set((*named, (axis_name, trace))) if axis_name else None
+        try:
+            with _Level([trace]):
+                ins = [
+                    v if a is None else BatchTracer(trace, v, a)
+                    for v, a in zip(values, axes, strict=True)
+                ]
+                call_args, call_kwargs = structure.unflatten(ins)
+                out = fun(*call_args, **call_kwargs)
+                outs, out_structure = tree.flatten(out)
+                out_dims = _broadcast_prefix("out_axes", out_axes, out)
+                results = [
+                    _output(trace, leaf, d, axis_name, x64)
+                    for leaf, d in zip(outs, out_dims, strict=True)
+                ]
+        finally:
+            if token is not None:
+                _axes.reset(token)
+        return out_structure.unflatten(results)
+
+    return vmap_f
+
+
+def _output(
+    trace: BatchTrace, leaf: Any, dst: int | None, axis_name: Any, x64: bool
+) -> Any:
+    """A result of the vmapped function with its batch axis at ``dst`` (a
+    result that does not vary broadcast along it)."""
+    if type(leaf) is BatchTracer and leaf._trace is trace:
+        value, dim = leaf.value, leaf.batch_dim
+    else:
+        if not isinstance(leaf, ArrayImpl | Tracer):
+            leaf = argument_value(leaf, "vmap", 0, x64)
+        value, dim = leaf, None
+    if dst is None:
+        if dim is not None:
+            raise ValueError(
+                f"vmap has mapped output (axis_name={axis_name}) but out_axes is "
+                "None: the result differs between examples; give it an int "
+                "out_axes (e.g. 0), or return a value that does not depend on "
+                "the mapped arguments"
+            )
+        return value
+    n = len(value.shape) + (dim is None)
+    if not -n <= dst < n:
+        raise ValueError(
+            f"vmap out_axes={dst} is out of range for a result of rank "
+            f"{n - 1} (the mapped axis makes it {n})"
+        )
+    dst %= n
+    if dim is None:
+        return broadcast_batch(value, trace.size, dst)
+    return moveaxis(value, dim, dst)
