@@ -40,6 +40,7 @@ from typelattice._tracing import tree
 from typelattice._tracing.ad import _depth, _Level
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
+    PRIMITIVES,
     Primitive,
     aval_of,
     broadcast_batch,
@@ -50,9 +51,19 @@ from typelattice._tracing.tracer import (
     Trace,
     Tracer,
     UnexpectedTracerError,
+    innermost_trace,
 )
 
-__all__ = ["BatchTrace", "BatchTracer", "axis_trace", "not_mapped", "vmap"]
+__all__ = [
+    "BatchTrace",
+    "BatchTracer",
+    "axis_trace",
+    "bind_collective",
+    "def_collective",
+    "not_mapped",
+    "sum_batch",
+    "vmap",
+]
 
 #: The batch axis of a value that is the same for every example.
 not_mapped = None
@@ -84,6 +95,10 @@ class BatchTrace(Trace):
         values: list[Any] = []
         dims: list[int | None] = []
         batched = False
+        collective = None
+        if self.axis_name is not None and "axis_name" in params:
+            if self.axis_name in params["axis_name"]:
+                collective = _COLLECTIVE.get(prim)
         for x in args:
             if type(x) is BatchTracer and x._trace is self:
                 values.append(x.value)
@@ -92,6 +107,9 @@ class BatchTrace(Trace):
             else:
                 values.append(x)
                 dims.append(None)
+        if collective is not None:  # a reduction over this trace's axis
+            out, out_dim = collective(self, values, dims, **params)
+            return self.lift(out, out_dim)
         if not batched:  # constants to this trace
             return prim.bind(*values, **params)
         rule = prim.batch
@@ -249,6 +267,48 @@ def axis_trace(name: Hashable) -> BatchTrace:
     )
 
 
+# The rules of the collectives over a vmap's own named axis (see
+# def_collective).
+_COLLECTIVE: dict[Primitive, Callable[..., Any]] = {}
+
+
+def def_collective(
+    prim: Primitive,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register (a decorator) the rule of a collective primitive over the
+    named axis of the ``vmap`` processing it:
+    ``rule(trace, args, dims, **params) -> (out, out_dim)``, ``trace``
+    being that vmap's :class:`BatchTrace` (its ``size``, its
+    ``axis_name``). Other traces use the primitive's batching rule."""
+
+    def register(rule: Callable[..., Any]) -> Callable[..., Any]:
+        _COLLECTIVE[prim] = rule
+        return rule
+
+    return register
+
+
+def bind_collective(
+    prim: Primitive, args: Sequence[Any], params: dict[str, Any]
+) -> Any:
+    """Bind a collective primitive (parameter ``axis_name``: a tuple of
+    names): processed by the innermost of the traces of ``args`` and of the
+    named vmaps, so that a vmap reduces over its axis even an operand that
+    is not batched by it (an operand the same for every example)."""
+    top = innermost_trace(args)
+    for name in params["axis_name"]:
+        trace = axis_trace(name)
+        if top is None or trace.level > top.level:
+            top = trace
+    assert top is not None
+    return top.process_primitive(prim, args, params)
+
+
+def sum_batch(x: Any) -> Any:
+    """The sum of ``x`` over its first axis (a batch's examples)."""
+    return PRIMITIVES["reduce_sum"].bind(x, axes=(0,))
+
+
 # -- axis specifications -----------------------------------------------------------
 
 
@@ -308,11 +368,8 @@ def _broadcast_prefix(what: str, spec: Any, value: Any) -> list[Any]:
 
 
 def _short(x: Any) -> str:
-    """``f32[3]``: an argument's type as JAX's messages write it."""
+    """``float32[3]``: an argument's type as JAX's messages write it."""
     name = np.dtype(x.dtype).name
-    for long, short in (("bfloat", "bf"), ("float", "f"), ("uint", "u")):
-        name = name.replace(long, short)
-    name = name.replace("complex", "c").replace("int", "i")
     return f"{name}[{','.join(str(d) for d in x.shape)}]"
 
 
@@ -465,8 +522,8 @@ def vmap(
         if not leaves and axis_size is None:
             raise ValueError(
                 "vmap wrapped function must be passed at least one argument "
-                f"containing an array, got empty *args={args} and "
-                f"**kwargs={kwargs}"
+                "containing an array or axis_size must be specified, got empty "
+                f"*args={args} and **kwargs={kwargs}"
             )
         values: list[Any] = []
         for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True)):
@@ -490,7 +547,10 @@ def vmap(
         if axis_size is not None:
             sizes.add(int(axis_size))
         if not sizes:
-            raise ValueError("vmap must have at least one non-None value in in_axes")
+            raise ValueError(
+                "vmap must have at least one non-None value in in_axes or "
+                "axis_size must be specified"
+            )
         if len(sizes) > 1:
             _size_error(fun, args, kwargs, values, axes)
         size = sizes.pop()
@@ -508,7 +568,7 @@ def vmap(
                 outs, out_structure = tree.flatten(out)
                 out_dims = _broadcast_prefix("out_axes", out_axes, out)
                 results = [
-                    _output(trace, leaf, d, axis_name, x64)
+                    _output(trace, leaf, d, x64)
                     for leaf, d in zip(outs, out_dims, strict=True)
                 ]
         finally:
@@ -519,31 +579,30 @@ def vmap(
     return vmap_f
 
 
-def _output(
-    trace: BatchTrace, leaf: Any, dst: int | None, axis_name: Any, x64: bool
-) -> Any:
+def _output(trace: BatchTrace, leaf: Any, dst: int | None, x64: bool) -> Any:
     """A result of the vmapped function with its batch axis at ``dst`` (a
     result that does not vary broadcast along it)."""
     if type(leaf) is BatchTracer and leaf._trace is trace:
         value, dim = leaf.value, leaf.batch_dim
     else:
-        if not isinstance(leaf, ArrayImpl | Tracer):
-            leaf = argument_value(leaf, "vmap", 0, x64)
         value, dim = leaf, None
     if dst is None:
         if dim is not None:
             raise ValueError(
-                f"vmap has mapped output (axis_name={axis_name}) but out_axes is "
-                "None: the result differs between examples; give it an int "
-                "out_axes (e.g. 0), or return a value that does not depend on "
-                "the mapped arguments"
+                "at vmap out_axes, got axis spec None but output was batched on "
+                f"axis {dim}: the result differs between examples; give it an "
+                "int out_axes (e.g. 0), or return a value that does not depend "
+                "on the mapped arguments"
             )
         return value
+    if not isinstance(value, ArrayImpl | Tracer):
+        value = argument_value(value, "vmap", 0, x64)
     n = len(value.shape) + (dim is None)
     if not -n <= dst < n:
         raise ValueError(
-            f"vmap out_axes={dst} is out of range for a result of rank "
-            f"{n - 1} (the mapped axis makes it {n})"
+            f"axis {dst} is out of bounds for array of dimension {n}: out_axes "
+            f"must lie in [-{n}, {n}) for a result of rank {n - 1} with its "
+            "mapped axis"
         )
     dst %= n
     if dim is None:
