@@ -1215,9 +1215,11 @@ def _dynamic_slice_batch(
 
 
 def _start_zero(starts: Sequence[Any]) -> Any:
-    """A start of 0 of the starts' dtype (int32 when there is none)."""
+    """A start of 0 of the starts' dtype (int32 when there is none), weak
+    when they all are (a weak result stays weak)."""
     dtype = np.dtype(starts[0].dtype) if starts else np.dtype(np.int32)
-    return full_of_aval(ShapedArray((), dtype), 0)
+    weak = all(s.weak_type for s in starts)
+    return full_of_aval(ShapedArray((), dtype, weak), 0)
 
 
 @dynamic_slice_p.def_abstract_eval
@@ -1309,17 +1311,25 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice")
 _dynamic_update_slice_looping = batch_by_looping(dynamic_update_slice_p, register=False)
 
 
+# JAX batches dynamic_update_slice as a scatter, whose result has the
+# operand's weak flag (not the starts' too): so does this rule.
 @dynamic_update_slice_p.def_batch
 def _dynamic_update_slice_batch(
     args: Sequence[Any], dims: Sequence[int | None], **params: Any
-) -> tuple[Any, int]:
+) -> tuple[Any, Any]:
     x, update, *starts = args
     d, update_dim, *start_dims = dims
     if any(e is not None for e in start_dims):
-        return _dynamic_update_slice_looping(args, dims, **params)  # type: ignore[no-any-return]
-    size = batch_size(args, dims)
-    x, update = bdim_at_front(x, d, size), bdim_at_front(update, update_dim, size)
-    return dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts), 0
+        out, out_dim = _dynamic_update_slice_looping(args, dims, **params)
+    else:
+        size = batch_size(args, dims)
+        x = bdim_at_front(x, d, size)
+        update = bdim_at_front(update, update_dim, size)
+        zero = _start_zero(starts)
+        out, out_dim = dynamic_update_slice_p.bind(x, update, zero, *starts), 0
+    if x.weak_type and not out.weak_type:
+        out = ew.convert_element_type_p.bind(out, new_dtype=out.dtype, weak_type=True)
+    return out, out_dim
 
 
 @dynamic_update_slice_p.def_abstract_eval

@@ -1122,7 +1122,7 @@ deflinear(add_any_p, lambda ct, x, y: [ct, ct])
 # primitives, as any rule binds a primitive.
 
 
-def _bind(name: str, *args: Any, **params: Any) -> Any:
+def _bind_named(name: str, *args: Any, **params: Any) -> Any:
     return PRIMITIVES[name].bind(*args, **params)
 
 
@@ -1133,7 +1133,7 @@ def moveaxis(x: Any, src: int, dst: int) -> Any:
         return x
     perm = [i for i in range(len(x.shape)) if i != src]
     perm.insert(dst, src)
-    return _bind("transpose", x, permutation=tuple(perm))
+    return _bind_named("transpose", x, permutation=tuple(perm))
 
 
 def broadcast_batch(x: Any, size: int, axis: int) -> Any:
@@ -1141,7 +1141,9 @@ def broadcast_batch(x: Any, size: int, axis: int) -> Any:
     shape = list(x.shape)
     shape.insert(axis, size)
     dims = tuple(i for i in range(len(shape)) if i != axis)
-    return _bind("broadcast_in_dim", x, shape=tuple(shape), broadcast_dimensions=dims)
+    return _bind_named(
+        "broadcast_in_dim", x, shape=tuple(shape), broadcast_dimensions=dims
+    )
 
 
 def bdim_at_front(x: Any, dim: int | None, size: int) -> Any:
@@ -1209,13 +1211,15 @@ def defbatch_elementwise(prim: Primitive, *, exact: bool = True) -> None:
             elif d is None:
                 shape = tuple(x.shape)
                 sizes = (*shape[:target], 1, *shape[target:])
-                moved.append(_bind("reshape", x, new_sizes=sizes, dimensions=None))
+                moved.append(
+                    _bind_named("reshape", x, new_sizes=sizes, dimensions=None)
+                )
             elif r == out_rank:
                 moved.append(moveaxis(x, d, target))
             elif exact:  # a batch of scalars among operands of a higher rank
                 shape = (*out_shape[:target], size, *out_shape[target:])
                 moved.append(
-                    _bind(
+                    _bind_named(
                         "broadcast_in_dim",
                         x,
                         shape=shape,
@@ -1224,7 +1228,9 @@ def defbatch_elementwise(prim: Primitive, *, exact: bool = True) -> None:
                 )
             else:
                 sizes = (1,) * target + (size,) + (1,) * (out_rank - target)
-                moved.append(_bind("reshape", x, new_sizes=sizes, dimensions=None))
+                moved.append(
+                    _bind_named("reshape", x, new_sizes=sizes, dimensions=None)
+                )
         return prim.bind(*moved, **params), target
 
     prim.def_batch(rule)
@@ -1266,14 +1272,14 @@ def _take(x: Any, dim: int, i: int) -> Any:
     start[dim] = i
     limit = list(shape)
     limit[dim] = i + 1
-    part = _bind(
+    part = _bind_named(
         "slice",
         x,
         start_indices=tuple(start),
         limit_indices=tuple(limit),
         strides=(1,) * len(shape),
     )
-    return _bind(
+    return _bind_named(
         "reshape", part, new_sizes=shape[:dim] + shape[dim + 1 :], dimensions=None
     )
 
@@ -1309,7 +1315,7 @@ def batch_by_looping(prim: Primitive, *, register: bool = True) -> Callable[...,
             if len(parts) == 1:
                 stacked.append(parts[0])
             else:
-                stacked.append(_bind("concatenate", *parts, dimension=0))
+                stacked.append(_bind_named("concatenate", *parts, dimension=0))
         if prim.multiple_results:
             return tuple(stacked), (0,) * len(stacked)
         return stacked[0], 0
