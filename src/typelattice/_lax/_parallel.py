@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
@@ -60,7 +60,9 @@ _INT32: Final = np.dtype(np.int32)
 
 
 def _names(axis_name: AxisName) -> tuple[Hashable, ...]:
-    return tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
+    if isinstance(axis_name, tuple | list):
+        return tuple(cast("Sequence[Hashable]", axis_name))
+    return (axis_name,)
 
 
 def _unbound(*args: Any, axis_name: tuple[Hashable, ...], **params: Any) -> Any:

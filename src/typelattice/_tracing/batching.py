@@ -29,8 +29,9 @@ import collections
 import contextvars
 import functools
 import inspect
+import operator
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, SupportsIndex, cast
 
 import numpy as np
 
@@ -327,12 +328,26 @@ def _check_spec(what: str, spec: Any) -> None:
         )
 
 
+def _children(node: Any) -> list[Any] | None:
+    """The children of a tuple, list or dict (a dict's in sorted-key
+    order), or None for anything else."""
+    if isinstance(node, tuple | list):
+        return list(cast("Sequence[Any]", node))
+    if isinstance(node, dict):
+        d = cast("dict[Any, Any]", cast(object, node))
+        return [d[k] for k in tree._sorted_keys(d)]
+    return None
+
+
+def _keys(d: Any) -> set[Any]:
+    return set(cast("dict[Any, Any]", d))
+
+
 def _spec_leaves(spec: Any) -> list[Any]:
-    if isinstance(spec, tuple | list):
-        return [a for s in spec for a in _spec_leaves(s)]
-    if isinstance(spec, dict):
-        return [a for s in spec.values() for a in _spec_leaves(s)]
-    return [spec]
+    children = _children(spec)
+    if children is None:
+        return [spec]
+    return [a for s in children for a in _spec_leaves(s)]
 
 
 def _broadcast_prefix(what: str, spec: Any, value: Any) -> list[Any]:
@@ -342,19 +357,21 @@ def _broadcast_prefix(what: str, spec: Any, value: Any) -> list[Any]:
 
     def walk(s: Any, v: Any) -> None:
         if s is None or type(s) is int or isinstance(s, np.integer):
-            out.extend([None if s is None else int(s)] * len(tree.leaves(v)))
+            axis = None if s is None else operator.index(cast("SupportsIndex", s))
+            out.extend([axis] * len(tree.leaves(v)))
             return
-        if isinstance(s, dict) and type(v) is type(s) and set(s) == set(v):
-            for k in tree._sorted_keys(v):
-                walk(s[k], v[k])
-            return
+        specs, values = _children(s), _children(v)
+        same_keys = not isinstance(s, dict) or _keys(s) == _keys(v)
+        ts, tv = type(cast(object, s)), type(cast(object, v))
+        same_type = ts is tv or (ts is tuple and issubclass(tv, tuple))
         if (
-            isinstance(s, tuple | list)
-            and isinstance(v, tuple | list)
-            and (type(s) is type(v) or (type(s) is tuple and isinstance(v, tuple)))
-            and len(s) == len(v)
+            specs is not None
+            and values is not None
+            and same_type
+            and same_keys
+            and len(specs) == len(values)
         ):
-            for a, b in zip(s, v, strict=True):
+            for a, b in zip(specs, values, strict=True):
                 walk(a, b)
             return
         raise ValueError(
@@ -376,13 +393,13 @@ def _short(x: Any) -> str:
 def _paths(obj: Any, prefix: str) -> list[str]:
     """The paths (``[0]['a']``) of a pytree's leaves, in pytree order."""
     if isinstance(obj, dict):
+        d = cast("dict[Any, Any]", cast(object, obj))
         return [
-            p
-            for k in tree._sorted_keys(obj)
-            for p in _paths(obj[k], f"{prefix}[{k!r}]")
+            p for k in tree._sorted_keys(d) for p in _paths(d[k], f"{prefix}[{k!r}]")
         ]
     if isinstance(obj, tuple | list):
-        return [p for i, o in enumerate(obj) for p in _paths(o, f"{prefix}[{i}]")]
+        items = cast("Sequence[Any]", obj)
+        return [p for i, o in enumerate(items) for p in _paths(o, f"{prefix}[{i}]")]
     if obj is None:
         return []
     leaves = tree.leaves(obj)
@@ -492,7 +509,7 @@ def vmap(
     """
     del spmd_axis_name  # one device: nothing to shard
     if isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
+        in_axes = tuple(cast("list[Any]", cast(object, in_axes)))
     if not (
         in_axes is None
         or type(in_axes) in (int, tuple)
@@ -506,14 +523,16 @@ def vmap(
     _check_spec("in_axes", in_axes)
     _check_spec("out_axes", out_axes)
     name = f"vmap({getattr(fun, '__name__', type(fun).__name__)})"
+    tuple_spec = type(cast(object, in_axes)) is tuple
+    n_spec = len(cast("tuple[Any, ...]", in_axes)) if tuple_spec else None
 
     @functools.wraps(fun)
     def vmap_f(*args: Any, **kwargs: Any) -> Any:
-        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        if n_spec is not None and n_spec != len(args):
             raise ValueError(
                 "vmap in_axes must be an int, None, or a tuple of entries "
                 "corresponding to the positional arguments passed to the "
-                f"function, but got len(in_axes)={len(in_axes)}, "
+                f"function, but got len(in_axes)={n_spec}, "
                 f"len(args)={len(args)}"
             )
         leaves, structure = tree.flatten((args, kwargs))
