@@ -69,6 +69,9 @@ __all__ = [
 #: The batch axis of a value that is the same for every example.
 not_mapped = None
 
+#: How many argument (and result) structures a vmapped function remembers.
+_CACHE_MAX = 64
+
 # The named axes of the vmaps running in this context, innermost last.
 _axes: contextvars.ContextVar[tuple[tuple[Hashable, BatchTrace], ...]] = (
     contextvars.ContextVar("typelattice_vmap_axes", default=())
@@ -526,6 +529,11 @@ def vmap(
     tuple_spec = type(cast(object, in_axes)) is tuple
     n_spec = len(cast("tuple[Any, ...]", in_axes)) if tuple_spec else None
 
+    # The axis of each leaf, per structure of the arguments (and of the
+    # results): the specification's prefix is matched once per structure.
+    in_cache: dict[tree.TreeDef, list[int | None]] = {}
+    out_cache: dict[tree.TreeDef, list[int | None]] = {}
+
     @functools.wraps(fun)
     def vmap_f(*args: Any, **kwargs: Any) -> Any:
         if n_spec is not None and n_spec != len(args):
@@ -536,7 +544,12 @@ def vmap(
                 f"len(args)={len(args)}"
             )
         leaves, structure = tree.flatten((args, kwargs))
-        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))
+        found = in_cache.get(structure)
+        if found is None:
+            found = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))
+            if len(in_cache) < _CACHE_MAX:
+                in_cache[structure] = found
+        axes = list(found)
         x64 = _config.current().enable_x64
         if not leaves and axis_size is None:
             raise ValueError(
@@ -585,7 +598,11 @@ def vmap(
                 call_args, call_kwargs = structure.unflatten(ins)
                 out = fun(*call_args, **call_kwargs)
                 outs, out_structure = tree.flatten(out)
-                out_dims = _broadcast_prefix("out_axes", out_axes, out)
+                out_dims = out_cache.get(out_structure)
+                if out_dims is None:
+                    out_dims = _broadcast_prefix("out_axes", out_axes, out)
+                    if len(out_cache) < _CACHE_MAX:
+                        out_cache[out_structure] = out_dims
                 results = [
                     _output(trace, leaf, d, x64)
                     for leaf, d in zip(outs, out_dims, strict=True)

@@ -1181,6 +1181,18 @@ def defbatch_elementwise(prim: Primitive, *, exact: bool = True) -> None:
     _check_primitive(prim)
 
     def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        # The commonest calls first: one operand; two batched alike; a
+        # batched operand and an unbatched scalar.
+        if len(args) == 1:
+            return prim.bind(*args, **params), dims[0]
+        if len(args) == 2:
+            (x, y), (dx, dy) = args, dims
+            if dx == dy and len(x.shape) == len(y.shape):
+                return prim.bind(x, y, **params), dx
+            if dy is None and not y.shape:
+                return prim.bind(x, y, **params), dx
+            if dx is None and not x.shape:
+                return prim.bind(x, y, **params), dy
         ranks = [
             len(x.shape) - (d is not None) for x, d in zip(args, dims, strict=True)
         ]
@@ -1325,4 +1337,14 @@ def batch_by_looping(prim: Primitive, *, register: bool = True) -> Callable[...,
     return rule
 
 
-defbatch_elementwise(add_any_p)
+# add_any's operands have one abstract value: an unbatched one is broadcast
+# (never kept as a scalar, as an elementwise rule may).
+@add_any_p.def_batch
+def _add_any_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x, y), (dx, dy) = args, dims
+    if dx is not None and dx == dy:
+        return add_any_p.bind(x, y), dx
+    size = batch_size(args, dims)
+    return add_any_p.bind(bdim_at_front(x, dx, size), bdim_at_front(y, dy, size)), 0
