@@ -202,12 +202,17 @@ def test_every_primitive_is_reached() -> None:
     # algebra, checked against JAX's results in test_lax_linalg.py; and
     # check_index, typelattice.numpy's index check, which jax.lax lacks
     # (tests/test_shape_on_lax.py); and the primitives whose parameter is a
-    # computation, bound by the ufunc methods (tests/test_ufunc_methods_on_lax.py).
+    # computation, bound by the ufunc methods (tests/test_ufunc_methods_on_lax.py);
+    # and the collectives, bound under a named vmap (tests/test_vmap.py).
     assert missing == [
         "add_any",
+        "axis_index",
         "check_index",
         "cumulative_reduce",
+        "pmax",
+        "pmin",
         "polygamma",
+        "psum",
         "qr",
         "reduce",
         "reduce_segments",

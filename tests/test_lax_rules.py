@@ -44,6 +44,7 @@ from typelattice._lax import (
     _fold,
     _indexing,
     _linalg,
+    _parallel,
     _reductions,
     _structural,
 )
@@ -92,6 +93,7 @@ LINEAR = {
     "mul",
     "neg",
     "pad",
+    "psum",
     "real",
     "reduce_sum",
     "reshape",
@@ -306,7 +308,16 @@ def _params(*select: Callable[[Any], bool]) -> list[Any]:
 
 def _module_primitives() -> dict[str, Primitive]:
     found: dict[str, Primitive] = {}
-    modules = (_elementwise, _structural, _reductions, _dot, _indexing, _linalg, _fold)
+    modules = (
+        _elementwise,
+        _structural,
+        _reductions,
+        _dot,
+        _indexing,
+        _linalg,
+        _fold,
+        _parallel,
+    )
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, Primitive):
@@ -353,10 +364,16 @@ def test_every_primitive_is_reached_by_the_cases() -> None:
     # check_index, typelattice.numpy's index check, and the primitives whose
     # parameter is a computation (typelattice.numpy's ufunc methods) have no
     # jax.lax counterpart to record cases from: tests/test_shape_on_lax.py
-    # and tests/test_ufunc_methods_on_lax.py run their rules.
+    # and tests/test_ufunc_methods_on_lax.py run their rules. The
+    # collectives need a vmap of their axis name: tests/test_vmap.py runs
+    # theirs.
     assert sorted(set(PRIMITIVES) - reached) == [
+        "axis_index",
         "check_index",
         "cumulative_reduce",
+        "pmax",
+        "pmin",
+        "psum",
         "reduce",
         "reduce_segments",
         "scatter_apply",

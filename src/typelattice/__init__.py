@@ -74,6 +74,7 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from typelattice._tracing.batching import vmap
     from typelattice._tracing.custom import custom_jvp, custom_vjp
     from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
@@ -143,6 +144,7 @@ _LAZY: dict[str, str] = {
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
     "linear_transpose": "typelattice._tracing.linear",
+    "vmap": "typelattice._tracing.batching",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",
@@ -234,6 +236,7 @@ __all__ = [
     "stop_gradient",
     "value_and_grad",
     "vjp",
+    "vmap",
     "explain",
     "explicit_x64_dtypes",
     "finfo",

@@ -106,6 +106,7 @@ from typelattice._lax._indexing import (
     scatter_min,
     scatter_mul,
 )
+from typelattice._lax._parallel import axis_index, pmax, pmean, pmin, psum
 from typelattice._lax._reductions import (
     argmax,
     argmin,
@@ -156,6 +157,7 @@ __all__ = [
     "atan",
     "atan2",
     "atanh",
+    "axis_index",
     "bitcast_convert_type",
     "bitwise_and",
     "bitwise_not",
@@ -212,8 +214,12 @@ __all__ = [
     "neg",
     "nextafter",
     "pad",
+    "pmax",
+    "pmean",
+    "pmin",
     "population_count",
     "pow",
+    "psum",
     "real",
     "reduce_and",
     "reduce_max",

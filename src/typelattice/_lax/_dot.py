@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -34,6 +35,7 @@ from typelattice._lax._primitive import (
     UndefinedPrimal,
     defbilinear,
     ints_of,
+    moveaxis,
     to_array,
 )
 from typelattice._tracing.jaxpr import def_pp_params
@@ -114,6 +116,41 @@ def _check_dims(side: str, aval: ShapedArray, batch: Shape, contracting: Shape) 
 
 
 dot_general_p = Primitive("dot_general")
+
+
+def _up(axes: Sequence[int], d: int) -> Shape:
+    """Axes of one example renumbered around a batch axis at ``d``."""
+    return tuple(a + (a >= d) for a in axes)
+
+
+# Both operands batched: the batch axes are one more batch dimension, first
+# in the result. One operand batched: its batch axis is one of its free
+# axes, whose place in the result (batch axes, then the free axes of lhs,
+# then those of rhs, each in order) is the result's batch axis.
+@dot_general_p.def_batch
+def _dot_general_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, Any]:
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    if ld is not None and rd is not None:
+        lhs, rhs = moveaxis(lhs, ld, 0), moveaxis(rhs, rd, 0)
+        dn = ((_up(lc, 0), _up(rc, 0)), ((0, *_up(lb, 0)), (0, *_up(rb, 0))))
+        out_dim = 0
+    elif ld is not None:
+        lc, lb = _up(lc, ld), _up(lb, ld)
+        free = [a for a in range(len(lhs.shape)) if a not in lc and a not in lb]
+        out_dim = len(lb) + free.index(ld)
+        dn = ((lc, rc), (lb, rb))
+    else:
+        assert rd is not None
+        rc, rb = _up(rc, rd), _up(rb, rd)
+        free = [a for a in range(len(rhs.shape)) if a not in rc and a not in rb]
+        lhs_free = len(lhs.shape) - len(lc) - len(lb)
+        out_dim = len(lb) + lhs_free + free.index(rd)
+        dn = ((lc, rc), (lb, rb))
+    out = dot_general_p.bind(lhs, rhs, **{**params, "dimension_numbers": dn})
+    return out, out_dim
 
 
 @def_pp_params(dot_general_p)

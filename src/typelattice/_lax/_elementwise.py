@@ -27,7 +27,7 @@ import functools
 import math
 import operator
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
@@ -44,6 +44,7 @@ from typelattice._lax._primitive import (
     broadcast_in_dim_p,
     check_accepts,
     check_same_dtypes,
+    defbatch_elementwise,
     defbilinear,
     defjvp,
     defjvp2,
@@ -52,6 +53,7 @@ from typelattice._lax._primitive import (
     deflinear,
     instantiate,
     is_undefined,
+    moveaxis,
     reduce_sum_p,
     reshape_p,
     to_array,
@@ -327,6 +329,7 @@ def _unary(
             return fn
         return None
 
+    defbatch_elementwise(prim)
     return prim
 
 
@@ -432,6 +435,7 @@ defjvp2(
 # derivative of digamma and of itself; as JAX's, but not public: its order is
 # a parameter here, where jax.lax.polygamma takes it as an array.
 polygamma_p = Primitive("polygamma")
+defbatch_elementwise(polygamma_p)
 
 
 @polygamma_p.def_abstract_eval
@@ -530,6 +534,7 @@ class RoundingMethod(enum.IntEnum):
 
 
 round_p = Primitive("round")
+defbatch_elementwise(round_p)
 
 
 @round_p.def_abstract_eval
@@ -555,6 +560,7 @@ defjvp_zero(round_p)
 # always makes it strong; rules use weak_type to give a tangent the weak flag
 # of its primal (as jax.lax's parameter of the same name).
 convert_element_type_p = Primitive("convert_element_type")
+defbatch_elementwise(convert_element_type_p)
 
 
 class Check(NamedTuple):
@@ -750,6 +756,17 @@ convert_element_type_p.def_transpose(_convert_transpose)
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 
 
+# A bitcast between widths adds or removes a last axis: the batch axis goes
+# first, out of its way.
+@bitcast_convert_type_p.def_batch
+def _bitcast_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    return bitcast_convert_type_p.bind(moveaxis(x, d, 0), **params), 0
+
+
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
     old = x.dtype
@@ -792,6 +809,7 @@ defjvp_zero(bitcast_convert_type_p)
 
 
 conj_p = Primitive("conj")
+defbatch_elementwise(conj_p)
 _CONJ_REAL: Final = (_F32, _F64)
 
 
@@ -821,6 +839,7 @@ deflinear(conj_p, _conj_transpose)
 
 
 integer_pow_p = Primitive("integer_pow")
+defbatch_elementwise(integer_pow_p)
 
 
 @integer_pow_p.def_abstract_eval
@@ -913,6 +932,7 @@ def _binary(
             return plain
         return None
 
+    defbatch_elementwise(prim, exact=False)
     return prim
 
 
@@ -1124,6 +1144,7 @@ shift_right_arithmetic_p = _binary(
 defjvp_zero(shift_right_arithmetic_p)
 
 pow_p = Primitive("pow")
+defbatch_elementwise(pow_p, exact=False)
 
 
 @pow_p.def_abstract_eval
@@ -1185,6 +1206,7 @@ defjvp2(
 
 
 complex_p = Primitive("complex")
+defbatch_elementwise(complex_p, exact=False)
 
 
 @complex_p.def_abstract_eval
@@ -1225,6 +1247,7 @@ deflinear(complex_p, _complex_transpose)
 # -- selection --------------------------------------------------------------
 
 select_n_p = Primitive("select_n")
+defbatch_elementwise(select_n_p)
 
 
 @select_n_p.def_abstract_eval
@@ -1334,6 +1357,7 @@ select_n_p.def_transpose(_select_n_transpose)
 
 
 clamp_p = Primitive("clamp")
+defbatch_elementwise(clamp_p)
 
 
 @clamp_p.def_abstract_eval

@@ -34,6 +34,8 @@ from typelattice import _dtypes
 from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
+    batch_by_looping,
+    defbatch_axes,
     defjvp_unsupported,
 )
 
@@ -127,6 +129,7 @@ def _not_reorderable(computation: Computation) -> str:
 #: 0-d ``initial`` operand where ``initial=True``, over the elements the bool
 #: ``mask`` of ``x``'s shape selects where ``masked=True``).
 reduce_p = Primitive("reduce")
+defbatch_axes(reduce_p, "dimensions", kept=False)
 
 
 @reduce_p.def_abstract_eval
@@ -203,6 +206,7 @@ defjvp_unsupported(reduce_p, "a fold with a computation is not differentiated")
 #: ``cumulative_reduce(x, computation, axis)``: the running fold of ``x``
 #: along ``axis`` (NumPy's ``ufunc.accumulate``).
 cumulative_reduce_p = Primitive("cumulative_reduce")
+defbatch_axes(cumulative_reduce_p, "axis", kept=True)
 
 
 @cumulative_reduce_p.def_abstract_eval
@@ -243,6 +247,8 @@ defjvp_unsupported(
 #: position named twice is combined twice (NumPy's ``ufunc.at``); positions
 #: outside the operand are skipped.
 scatter_combine_p = Primitive("scatter_combine")
+# (Positions per example: one fold per example.)
+batch_by_looping(scatter_combine_p)
 
 
 @scatter_combine_p.def_abstract_eval
@@ -298,6 +304,7 @@ defjvp_unsupported(
 #: end; where ``starts[i] >= starts[i + 1]``, the element at ``starts[i]``):
 #: NumPy's ``ufunc.reduceat``. The starts must be within the axis.
 reduce_segments_p = Primitive("reduce_segments")
+defbatch_axes(reduce_segments_p, "axis", kept=True)
 
 
 @reduce_segments_p.def_abstract_eval
@@ -382,6 +389,8 @@ class Applied:
 #: per occurrence (a position named twice gets ``func(func(x))``); positions
 #: outside the operand are skipped.
 scatter_apply_p = Primitive("scatter_apply")
+# (1-d operands only: one application per example.)
+batch_by_looping(scatter_apply_p)
 
 
 @scatter_apply_p.def_abstract_eval

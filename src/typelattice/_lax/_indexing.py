@@ -45,13 +45,17 @@ from typelattice._lax._primitive import (
     ShapedArray,
     Zero,
     aval_of,
+    batch_size,
+    bdim_at_front,
     check_accepts,
     check_same_dtypes,
+    defbatch_elementwise,
     defjvp,
     defjvp_zero,
     instantiate,
     ints_of,
     is_undefined,
+    moveaxis,
     reshape_p,
     to_array,
     to_arrays,
@@ -236,6 +240,56 @@ def _positions(starts: NDArray, window: list[int], sizes: Shape) -> tuple[NDArra
 # -- gather -----------------------------------------------------------------
 
 gather_p = Primitive("gather")
+
+
+def _shifted(axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(a + 1 for a in axes)
+
+
+# Batched operand, indices or both: the batch axis goes first in each; an
+# operand batch axis is a window axis of the whole batch (indices the same
+# for every example), or, with batched indices, an axis indexed by the
+# batch position (operand_batching_dims); a batch axis of the indices is a
+# batch axis of the result. The result's batch axis is first.
+@gather_p.def_batch
+def _gather_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x, indices), (d, index_dim) = args, dims
+    dn: GatherDimensionNumbers = params["dimension_numbers"]
+    sizes = tuple(params["slice_sizes"])
+    if index_dim is None:
+        assert d is not None
+        dn = GatherDimensionNumbers(
+            offset_dims=(0, *_shifted(dn.offset_dims)),
+            collapsed_slice_dims=_shifted(dn.collapsed_slice_dims),
+            start_index_map=_shifted(dn.start_index_map),
+            operand_batching_dims=_shifted(dn.operand_batching_dims),
+            start_indices_batching_dims=tuple(dn.start_indices_batching_dims),
+        )
+        sizes = (x.shape[d], *sizes)
+        x = moveaxis(x, d, 0)
+    elif d is None:
+        indices = moveaxis(indices, index_dim, 0)
+        dn = dn._replace(
+            offset_dims=_shifted(dn.offset_dims),
+            start_indices_batching_dims=_shifted(dn.start_indices_batching_dims),
+        )
+    else:
+        x, indices = moveaxis(x, d, 0), moveaxis(indices, index_dim, 0)
+        dn = GatherDimensionNumbers(
+            offset_dims=_shifted(dn.offset_dims),
+            collapsed_slice_dims=_shifted(dn.collapsed_slice_dims),
+            start_index_map=_shifted(dn.start_index_map),
+            operand_batching_dims=(0, *_shifted(dn.operand_batching_dims)),
+            start_indices_batching_dims=(
+                0,
+                *_shifted(dn.start_indices_batching_dims),
+            ),
+        )
+        sizes = (1, *sizes)
+    params = {**params, "dimension_numbers": dn, "slice_sizes": sizes}
+    return gather_p.bind(x, indices, **params), 0
 
 
 def _default_fill(dt: np.dtype[Any]) -> Any:
@@ -534,6 +588,47 @@ def _replace(out: NDArray, where: tuple[NDArray, ...], values: NDArray) -> None:
     out[where] = values  # for repeated indices the last update wins
 
 
+def _scatter_batch(
+    prim: Primitive,
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    params: dict[str, Any],
+) -> Any:
+    """A scatter's batching rule: the batch axis first in each operand (the
+    operand and the updates broadcast when not batched). Indices the same
+    for every example: the batch axis is a window axis of the updates;
+    indices per example: an axis indexed by the batch position
+    (operand_batching_dims). The result's batch axis is first."""
+    (x, indices, updates), (d, index_dim, update_dim) = args, dims
+    size = batch_size(args, dims)
+    dn: ScatterDimensionNumbers = params["dimension_numbers"]
+    x = bdim_at_front(x, d, size)
+    updates = bdim_at_front(updates, update_dim, size)
+    common = {
+        "inserted_window_dims": _shifted(dn.inserted_window_dims),
+        "scatter_dims_to_operand_dims": _shifted(dn.scatter_dims_to_operand_dims),
+    }
+    if index_dim is None:
+        dn = ScatterDimensionNumbers(
+            update_window_dims=(0, *_shifted(dn.update_window_dims)),
+            operand_batching_dims=_shifted(dn.operand_batching_dims),
+            scatter_indices_batching_dims=tuple(dn.scatter_indices_batching_dims),
+            **common,
+        )
+    else:
+        indices = moveaxis(indices, index_dim, 0)
+        dn = ScatterDimensionNumbers(
+            update_window_dims=_shifted(dn.update_window_dims),
+            operand_batching_dims=(0, *_shifted(dn.operand_batching_dims)),
+            scatter_indices_batching_dims=(
+                0,
+                *_shifted(dn.scatter_indices_batching_dims),
+            ),
+            **common,
+        )
+    return prim.bind(x, indices, updates, **{**params, "dimension_numbers": dn})
+
+
 def _scatter_primitive(
     name: str,
     combine: Callable[[NDArray, tuple[NDArray, ...], NDArray], None],
@@ -588,6 +683,12 @@ def _scatter_primitive(
                 f"operand's axes {tuple(x.shape[d] for d in window)}."
             )
         return x
+
+    @prim.def_batch
+    def _batch(
+        args: Sequence[Any], dims: Sequence[int | None], **params: Any
+    ) -> tuple[Any, int]:
+        return _scatter_batch(prim, args, dims, params), 0
 
     @prim.def_impl
     def _impl(
@@ -878,6 +979,7 @@ scatter_max_p.def_jvp(_scatter_extremum_jvp(scatter_max_p))
 # such primitive: jax.numpy clamps or fills silently.
 
 check_index_p = Primitive("check_index")
+defbatch_elementwise(check_index_p)
 
 
 class IndexCheck(NamedTuple):

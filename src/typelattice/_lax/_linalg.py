@@ -23,8 +23,11 @@ from typelattice._lax._primitive import (
     Primitive,
     ShapedArray,
     Zero,
+    batch_size,
+    bdim_at_front,
     defjvp2,
     is_undefined,
+    moveaxis,
     to_array,
 )
 
@@ -63,6 +66,16 @@ def _check_matrices(name: str, x: ShapedArray) -> None:
 
 
 qr_p = Primitive("qr", multiple_results=True)
+
+
+# qr and triangular_solve take leading batch axes: the batch axis goes first.
+@qr_p.def_batch
+def _qr_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, Any]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    return qr_p.bind(moveaxis(x, d, 0), **params), (0, 0)
 
 
 @qr_p.def_abstract_eval
@@ -189,6 +202,16 @@ def qr(x: ArrayLike, *, full_matrices: bool = True) -> tuple[Array, Array]:
 # -- triangular_solve ------------------------------------------------------------
 
 triangular_solve_p = Primitive("triangular_solve")
+
+
+@triangular_solve_p.def_batch
+def _triangular_solve_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, Any]:
+    size = batch_size(args, dims)
+    a, b = (bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True))
+    return triangular_solve_p.bind(a, b, **params), 0
+
 
 _SOLVE_PARAMS = ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal")
 

@@ -37,8 +37,11 @@ from typelattice._lax._primitive import (
     ShapedArray,
     UndefinedPrimal,
     Zero,
+    batch_size,
+    bdim_at_front,
     broadcast_in_dim_p,
     check_accepts,
+    defbatch_axes,
     defjvp,
     defjvp2,
     defjvp_zero,
@@ -134,6 +137,7 @@ def _reduce(
     def _impl(x: NDArray, *, axes: Shape) -> NDArray:
         return np.asarray(fn(x, axes)).astype(x.dtype, copy=False)
 
+    defbatch_axes(prim, "axes", kept=False)
     return prim
 
 
@@ -435,6 +439,7 @@ def _arg(name: str, fn: Callable[..., Any]) -> Primitive:
         # NumPy's argmax and argmin give the first NaN's index, as XLA's do.
         return np.asarray(fn(_accumulating(x), axis=axes[0])).astype(index_dtype)
 
+    defbatch_axes(prim, "axes", kept=False)
     return prim
 
 
@@ -508,6 +513,7 @@ def _cumulative(name: str, fn: Callable[[NDArray, int], NDArray]) -> Primitive:
         out = np.asarray(fn(_accumulating(data), axis)).astype(x.dtype, copy=False)
         return np.flip(out, axis) if reverse else out
 
+    defbatch_axes(prim, "axis", kept=True)
     return prim
 
 
@@ -700,6 +706,16 @@ def _sort_keys(x: NDArray) -> list[NDArray]:
 
 
 sort_p = Primitive("sort", multiple_results=True)
+
+
+@sort_p.def_batch
+def _sort_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, Any]:
+    size = batch_size(args, dims)
+    xs = [bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True)]
+    out = sort_p.bind(*xs, **{**params, "dimension": params["dimension"] + 1})
+    return out, (0,) * len(out)
 
 
 @sort_p.def_abstract_eval

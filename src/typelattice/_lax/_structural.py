@@ -35,14 +35,19 @@ from typelattice._lax._primitive import (
     UndefinedPrimal,
     Zero,
     aval_of,
+    batch_by_looping,
+    batch_size,
+    bdim_at_front,
     broadcast_in_dim_p,
     check_accepts,
     check_same_dtypes,
+    defbatch_axes,
     defjvp_zero,
     deflinear,
     instantiate,
     ints_of,
     is_undefined,
+    moveaxis,
     reduce_sum_p,
     reshape_p,
     to_array,
@@ -50,6 +55,7 @@ from typelattice._lax._primitive import (
     zeros,
 )
 from typelattice._tracing.jaxpr import def_pp_params
+from typelattice._tracing.primitive import full as full_of_aval
 
 if TYPE_CHECKING:
     from typelattice._array import ArrayImpl
@@ -102,6 +108,22 @@ def _broadcast_in_dim_noop(
     return tuple(shape) == x.shape and tuple(broadcast_dimensions) == tuple(
         range(x.ndim)
     )
+
+
+@broadcast_in_dim_p.def_batch
+def _broadcast_in_dim_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    size = x.shape[d]
+    shape, bdims = params["shape"], params["broadcast_dimensions"]
+    out = broadcast_in_dim_p.bind(
+        moveaxis(x, d, 0),
+        shape=(size, *shape),
+        broadcast_dimensions=(0, *(b + 1 for b in bdims)),
+    )
+    return out, 0
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -266,6 +288,22 @@ def _reshape_noop(
     return dimensions is None and tuple(new_sizes) == x.shape
 
 
+@reshape_p.def_batch
+def _reshape_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    size = x.shape[d]
+    perm = params["dimensions"]
+    out = reshape_p.bind(
+        moveaxis(x, d, 0),
+        new_sizes=(size, *params["new_sizes"]),
+        dimensions=None if perm is None else (0, *(p + 1 for p in perm)),
+    )
+    return out, 0
+
+
 @reshape_p.def_abstract_eval
 def _reshape_abstract(
     x: ShapedArray, *, new_sizes: Shape, dimensions: Shape | None
@@ -351,6 +389,19 @@ def reshape(
 transpose_p = Primitive("transpose")
 
 
+@transpose_p.def_batch
+def _transpose_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    perm = params["permutation"]
+    # The batch axis stays where it is; the others are permuted around it.
+    full = [p + (p >= d) for p in perm]
+    full.insert(d, d)
+    return transpose_p.bind(x, permutation=tuple(full)), d
+
+
 @transpose_p.def_noop
 def _transpose_noop(x: ShapedArray, *, permutation: Shape) -> bool:
     return tuple(permutation) == tuple(range(x.ndim))
@@ -410,6 +461,7 @@ def transpose(operand: ArrayLike, permutation: Sequence[int]) -> Array:
 
 
 squeeze_p = Primitive("squeeze")
+defbatch_axes(squeeze_p, "dimensions", kept=False)
 
 
 @squeeze_p.def_abstract_eval
@@ -505,6 +557,7 @@ def expand_dims(array: ArrayLike, dimensions: Sequence[int]) -> Array:
 
 
 rev_p = Primitive("rev")
+defbatch_axes(rev_p, "dimensions", kept=True)
 
 
 @rev_p.def_abstract_eval
@@ -551,6 +604,15 @@ def rev(operand: ArrayLike, dimensions: Sequence[int]) -> Array:
 # -- concatenate and pad ----------------------------------------------------
 
 concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_batch
+def _concatenate_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    size = batch_size(args, dims)
+    xs = [bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True)]
+    return concatenate_p.bind(*xs, dimension=params["dimension"] + 1), 0
 
 
 @concatenate_p.def_abstract_eval
@@ -637,6 +699,19 @@ def concatenate(operands: Sequence[ArrayLike], dimension: int) -> Array:
 
 
 pad_p = Primitive("pad")
+_pad_looping = batch_by_looping(pad_p, register=False)
+
+
+@pad_p.def_batch
+def _pad_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x, value), (d, value_dim) = args, dims
+    if d is None or value_dim is not None:  # a padding value per example
+        return _pad_looping(args, dims, **params)  # type: ignore[no-any-return]
+    config = list(params["padding_config"])
+    config.insert(d, (0, 0, 0))
+    return pad_p.bind(x, value, padding_config=tuple(config)), d
 
 
 @pad_p.def_abstract_eval
@@ -774,6 +849,8 @@ def pad(
 # -- iota and full ----------------------------------------------------------
 
 iota_p = Primitive("iota")
+# (No operand: never batched; the looping rule stands for completeness.)
+batch_by_looping(iota_p)
 
 
 @iota_p.def_abstract_eval
@@ -852,6 +929,27 @@ def full(
 # -- slicing ----------------------------------------------------------------
 
 slice_p = Primitive("slice")
+
+
+@slice_p.def_batch
+def _slice_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x,), (d,) = args, dims
+    assert d is not None
+    start, limit, strides = (
+        list(params[k]) for k in ("start_indices", "limit_indices", "strides")
+    )
+    start.insert(d, 0)
+    limit.insert(d, x.shape[d])
+    strides.insert(d, 1)
+    out = slice_p.bind(
+        x,
+        start_indices=tuple(start),
+        limit_indices=tuple(limit),
+        strides=tuple(strides),
+    )
+    return out, d
 
 
 @slice_p.def_abstract_eval
@@ -1096,6 +1194,32 @@ def _clamped_starts(starts: Sequence[NDArray], shape: Shape, sizes: Shape) -> li
 
 
 dynamic_slice_p = Primitive("dynamic_slice")
+_dynamic_slice_looping = batch_by_looping(dynamic_slice_p, register=False)
+
+
+# Starts the same for every example: the batch axis is sliced whole, from
+# 0. Starts per example: a slice per example (a gather would do it at once).
+@dynamic_slice_p.def_batch
+def _dynamic_slice_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    x, *starts = args
+    d, *start_dims = dims
+    if d is None or any(e is not None for e in start_dims):
+        return _dynamic_slice_looping(args, dims, **params)  # type: ignore[no-any-return]
+    zero = _start_zero(starts)
+    sizes = list(params["slice_sizes"])
+    sizes.insert(d, x.shape[d])
+    starts.insert(d, zero)
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), d
+
+
+def _start_zero(starts: Sequence[Any]) -> Any:
+    """A start of 0 of the starts' dtype (int32 when there is none), weak
+    when they all are (a weak result stays weak)."""
+    dtype = np.dtype(starts[0].dtype) if starts else np.dtype(np.int32)
+    weak = all(s.weak_type for s in starts)
+    return full_of_aval(ShapedArray((), dtype, weak), 0)
 
 
 @dynamic_slice_p.def_abstract_eval
@@ -1184,6 +1308,28 @@ def dynamic_slice(
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
+_dynamic_update_slice_looping = batch_by_looping(dynamic_update_slice_p, register=False)
+
+
+# JAX batches dynamic_update_slice as a scatter, whose result has the
+# operand's weak flag (not the starts' too): so does this rule.
+@dynamic_update_slice_p.def_batch
+def _dynamic_update_slice_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, Any]:
+    x, update, *starts = args
+    d, update_dim, *start_dims = dims
+    if any(e is not None for e in start_dims):
+        out, out_dim = _dynamic_update_slice_looping(args, dims, **params)
+    else:
+        size = batch_size(args, dims)
+        x = bdim_at_front(x, d, size)
+        update = bdim_at_front(update, update_dim, size)
+        zero = _start_zero(starts)
+        out, out_dim = dynamic_update_slice_p.bind(x, update, zero, *starts), 0
+    if x.weak_type and not out.weak_type:
+        out = ew.convert_element_type_p.bind(out, new_dtype=out.dtype, weak_type=True)
+    return out, out_dim
 
 
 @dynamic_update_slice_p.def_abstract_eval

@@ -38,7 +38,7 @@ import numpy as np
 from typelattice import _config, _core, _dtypes
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
-from typelattice._tracing import tree
+from typelattice._tracing import batching, tree
 from typelattice._tracing.ad import (
     JVPTrace,
     JVPTracer,
@@ -55,6 +55,7 @@ from typelattice._tracing.primitive import (
     aval_of,
     float0,
     instantiate,
+    moveaxis,
     tangent_aval,
     zeros,
 )
@@ -347,6 +348,9 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 (JAX's name)
         leaves, in_tree = tree.flatten(diff)
         trace = _differentiation(leaves)
         if trace is None:
+            batch = innermost_trace(leaves)
+            if type(batch) is batching.BatchTrace and self.jvp is not None:
+                return _batched(self, batch, call, fixed)  # type: ignore[no-any-return]
             fun: Callable[..., R] = self.fun
             return fun(*call)
         if self.jvp is None:
@@ -567,6 +571,9 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         leaves, in_tree = tree.flatten(diff)
         trace = _differentiation(leaves)
         if trace is None:
+            batch = innermost_trace(leaves)
+            if type(batch) is batching.BatchTrace and self.fwd is not None:
+                return _batched(self, batch, call, fixed)  # type: ignore[no-any-return]
             fun: Callable[..., R] = self.fun
             return fun(*call)
         if self.fwd is None or self.bwd is None:
@@ -792,3 +799,92 @@ def _cotangent(ct: Any, aval: ShapedArray | None, name: str, at: str) -> Any:
     if got.weak_type != aval.weak_type:
         ct = _reweak(ct, aval.weak_type)
     return ct
+
+
+# -- under vmap ---------------------------------------------------------------------
+
+
+def _batched(
+    obj: custom_jvp[Any, Any] | custom_vjp[Any, Any],
+    trace: batching.BatchTrace,
+    call: Sequence[Any],
+    fixed: tuple[int, ...],
+) -> Any:
+    """A call of ``obj`` whose innermost argument is batched by ``trace``
+    (a vmap): the same call on the batched values of a custom function
+    whose function and rules are ``obj``'s vmapped, so that a
+    differentiation outside the vmap still uses the rules."""
+    statics = [call[i] for i in fixed]
+    diff = [a for i, a in enumerate(call) if i not in fixed]
+    leaves, in_tree = tree.flatten(diff)
+    values: list[Any] = []
+    dims: list[int | None] = []
+    for leaf in leaves:
+        if type(leaf) is batching.BatchTracer and leaf._trace is trace:
+            values.append(leaf.value)
+            dims.append(leaf.batch_dim)
+        else:
+            values.append(leaf)
+            dims.append(None)
+    axes = tuple(in_tree.unflatten(dims))
+    size = trace.size
+
+    def whole(diff_args: Sequence[Any]) -> list[Any]:
+        it = iter(diff_args)
+        return [call[i] if i in fixed else next(it) for i in range(len(call))]
+
+    def fun(*diff_args: Any) -> Any:
+        return obj.fun(*whole(diff_args))
+
+    new: Any
+    if isinstance(obj, custom_jvp):
+        rule = obj.jvp
+        assert rule is not None
+        new = custom_jvp(batching.vmap(fun, in_axes=axes, axis_size=size))
+
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+            def one(p: Any, t: Any) -> Any:
+                return rule(*statics, p, t)
+
+            return batching.vmap(one, in_axes=(axes, axes), axis_size=size)(
+                primals, tangents
+            )
+
+        new.defjvp(jvp)
+    else:
+        fwd, bwd = obj.fwd, obj.bwd
+        assert fwd is not None and bwd is not None
+        new = custom_vjp(batching.vmap(fun, in_axes=axes, axis_size=size))
+
+        def fwd_batched(*diff_args: Any) -> Any:
+            def one(*a: Any) -> Any:
+                return fwd(*whole(a))
+
+            return batching.vmap(one, in_axes=axes, axis_size=size)(*diff_args)
+
+        def bwd_batched(residuals: Any, g: Any) -> Any:
+            def one(r: Any, c: Any) -> Any:
+                return tuple(bwd(*statics, r, c))
+
+            cts = batching.vmap(one, axis_size=size)(residuals, g)
+            # An argument the same for every example gets the sum of the
+            # examples' cotangents; a batched one its own, along its axis.
+            return tuple(_unbatched_ct(ct, d) for ct, d in zip(cts, axes, strict=True))
+
+        new.defvjp(fwd_batched, bwd_batched)
+    out = new(*in_tree.unflatten(values))
+    return tree.tree_map(lambda o: batching.BatchTracer(trace, o, 0), out)
+
+
+def _unbatched_ct(ct: Any, axis: Any) -> Any:
+    """A cotangent batched along 0, for an argument of in_axes ``axis``
+    (a prefix of its structure)."""
+    if ct is None:
+        return None
+    if axis is None:
+        return tree.tree_map(batching.sum_batch, ct)
+    if isinstance(axis, int):
+        return tree.tree_map(lambda c: moveaxis(c, 0, axis), ct)
+    if isinstance(axis, dict):
+        return {k: _unbatched_ct(ct[k], axis[k]) for k in ct}
+    return type(ct)(_unbatched_ct(c, a) for c, a in zip(ct, axis, strict=True))

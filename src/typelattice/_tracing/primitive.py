@@ -121,6 +121,14 @@ __all__ = [
     "add_any_p",
     "add_tangents",
     "aval_of",
+    "batch_by_looping",
+    "bdim_at_front",
+    "batch_size",
+    "broadcast_batch",
+    "defbatch_axes",
+    "defbatch_elementwise",
+    "example_aval",
+    "moveaxis",
     "innermost_trace",
     "defbilinear",
     "defjvp",
@@ -222,7 +230,8 @@ class Primitive:
       (a tuple of them with ``multiple_results``), raising on invalid input;
     - ``def_jvp`` and ``def_transpose``: the differentiation rules (see the
       module's notes for their signatures), stored for the transformations
-      to use.
+      to use;
+    - ``def_batch``: the batching rule, for :func:`typelattice.vmap`.
 
     >>> from typelattice._lax._elementwise import neg_p
     >>> neg_p
@@ -233,6 +242,7 @@ class Primitive:
 
     __slots__ = (
         "abstract_eval",
+        "batch",
         "eager",
         "jvp",
         "multiple_results",
@@ -246,6 +256,7 @@ class Primitive:
     abstract_eval: AbstractEval | None
     jvp: Callable[..., Any] | None
     transpose: Callable[..., Any] | None
+    batch: Callable[..., Any] | None
     noop: Callable[..., bool] | None
     #: The NumPy backend's eager plans by signature (see :meth:`eager_plan`);
     #: one dict for the primitive's life (the C accelerator holds it),
@@ -260,6 +271,7 @@ class Primitive:
         self.abstract_eval = None
         self.jvp = None
         self.transpose = None
+        self.batch = None
         self.noop = None
         self.eager = {}
         PRIMITIVES[name] = self
@@ -293,6 +305,12 @@ class Primitive:
 
     def def_transpose(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.transpose = rule
+        return rule
+
+    def def_batch(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Register the batching rule (see the module's notes): what
+        :func:`typelattice.vmap` does with this primitive."""
+        self.batch = rule
         return rule
 
     def evaluate(self, avals: list[ShapedArray], params: dict[str, Any]) -> Any:
@@ -1093,3 +1111,240 @@ def defjvp_unsupported(prim: Primitive, why: str) -> None:
 
 
 deflinear(add_any_p, lambda ct, x, y: [ct, ct])
+
+
+# -- batching: rule helpers ---------------------------------------------------
+#
+# A batching rule moves, broadcasts and reshapes batched operands with the
+# structural primitives (transpose, broadcast_in_dim, slice, reshape,
+# concatenate). They are defined, with their own batching rules, above this
+# layer (typelattice._lax): the helpers bind them through the registry of
+# primitives, as any rule binds a primitive.
+
+
+def _bind_named(name: str, *args: Any, **params: Any) -> Any:
+    return PRIMITIVES[name].bind(*args, **params)
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """``x`` with its axis ``src`` moved to position ``dst`` (a transpose;
+    ``x`` itself when they are equal)."""
+    if src == dst:
+        return x
+    perm = [i for i in range(len(x.shape)) if i != src]
+    perm.insert(dst, src)
+    return _bind_named("transpose", x, permutation=tuple(perm))
+
+
+def broadcast_batch(x: Any, size: int, axis: int) -> Any:
+    """``x`` repeated ``size`` times along a new axis at ``axis``."""
+    shape = list(x.shape)
+    shape.insert(axis, size)
+    dims = tuple(i for i in range(len(shape)) if i != axis)
+    return _bind_named(
+        "broadcast_in_dim", x, shape=tuple(shape), broadcast_dimensions=dims
+    )
+
+
+def bdim_at_front(x: Any, dim: int | None, size: int) -> Any:
+    """``x`` with its batch axis ``dim`` first (broadcast to ``size`` along
+    a new first axis when ``dim`` is None: not batched)."""
+    if dim is None:
+        return broadcast_batch(x, size, 0)
+    return moveaxis(x, dim, 0)
+
+
+def batch_size(args: Sequence[Any], dims: Sequence[int | None]) -> int:
+    """The batch size: the length of a batched operand's batch axis."""
+    for x, d in zip(args, dims, strict=True):
+        if d is not None:
+            return int(x.shape[d])
+    raise ValueError("a batching rule was called with no batched operand")
+
+
+def example_aval(x: Any, dim: int | None) -> ShapedArray:
+    """The abstract value of one example of ``x`` batched along ``dim``."""
+    a = aval_of(x)
+    if dim is None:
+        return a
+    return a.update(shape=a.shape[:dim] + a.shape[dim + 1 :])
+
+
+def defbatch_elementwise(prim: Primitive, *, exact: bool = True) -> None:
+    """Register the batching rule of an elementwise primitive (operands of
+    one shape, or scalars): when every batched operand has the batch axis
+    at one place and the unbatched ones are scalars, the primitive applies
+    to the batched values as they are; otherwise the batched operands move
+    their batch axis there (or first) and the others get one: broadcast,
+    or with ``exact=False`` (a primitive that broadcasts axes of size 1,
+    as ``add``) an axis of size 1, which costs no copy."""
+    _check_primitive(prim)
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        # The commonest calls first: one operand; two batched alike; a
+        # batched operand and an unbatched scalar.
+        if len(args) == 1:
+            return prim.bind(*args, **params), dims[0]
+        if len(args) == 2:
+            (x, y), (dx, dy) = args, dims
+            if dx == dy and len(x.shape) == len(y.shape):
+                return prim.bind(x, y, **params), dx
+            if dy is None and not y.shape:
+                return prim.bind(x, y, **params), dx
+            if dx is None and not x.shape:
+                return prim.bind(x, y, **params), dy
+        ranks = [
+            len(x.shape) - (d is not None) for x, d in zip(args, dims, strict=True)
+        ]
+        out_rank = max(ranks)
+        at = {
+            d
+            for d, r in zip(dims, ranks, strict=True)
+            if d is not None and r == out_rank
+        }
+        if len(at) == 1 and all(
+            r == out_rank if d is not None else r == 0
+            for d, r in zip(dims, ranks, strict=True)
+        ):
+            return prim.bind(*args, **params), at.pop()
+        target = at.pop() if len(at) == 1 else 0
+        size = batch_size(args, dims)
+        out_shape: Shape = ()
+        for x, d, r in zip(args, dims, ranks, strict=True):
+            if r == out_rank:
+                out_shape = example_aval(x, d).shape
+                break
+        moved: list[Any] = []
+        for x, d, r in zip(args, dims, ranks, strict=True):
+            if d is None and r == 0:
+                moved.append(x)
+            elif d is None and exact:
+                moved.append(broadcast_batch(x, size, target))
+            elif d is None:
+                shape = tuple(x.shape)
+                sizes = (*shape[:target], 1, *shape[target:])
+                moved.append(
+                    _bind_named("reshape", x, new_sizes=sizes, dimensions=None)
+                )
+            elif r == out_rank:
+                moved.append(moveaxis(x, d, target))
+            elif exact:  # a batch of scalars among operands of a higher rank
+                shape = (*out_shape[:target], size, *out_shape[target:])
+                moved.append(
+                    _bind_named(
+                        "broadcast_in_dim",
+                        x,
+                        shape=shape,
+                        broadcast_dimensions=(target,),
+                    )
+                )
+            else:
+                sizes = (1,) * target + (size,) + (1,) * (out_rank - target)
+                moved.append(
+                    _bind_named("reshape", x, new_sizes=sizes, dimensions=None)
+                )
+        return prim.bind(*moved, **params), target
+
+    prim.def_batch(rule)
+
+
+def defbatch_axes(prim: Primitive, param: str, *, kept: bool) -> None:
+    """Register the batching rule of a primitive of one operand batched
+    (the others unbatched) whose parameter ``param`` names axes of it (an
+    int or a tuple of ints): they are renumbered around the batch axis.
+    ``kept``: whether those axes stay in the result (a cumulative sum's,
+    a reversal's) or are removed (a reduction's, a squeeze's). Any other
+    operand batched: the rule of :func:`batch_by_looping`."""
+    _check_primitive(prim)
+    looping = batch_by_looping(prim, register=False)
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        d = dims[0]
+        if d is None or any(e is not None for e in dims[1:]):
+            return looping(args, dims, **params)
+        rank = len(args[0].shape) - 1
+        value = params[param]
+        axes = (value,) if isinstance(value, int) else tuple(value)
+        axes = tuple(a % rank if rank else a for a in axes)
+        moved = tuple(a + (a >= d) for a in axes)
+        params[param] = moved[0] if isinstance(value, int) else moved
+        out = prim.bind(*args, **params)
+        out_dim = d if kept else d - sum(a < d for a in axes)
+        if prim.multiple_results:
+            return out, (out_dim,) * len(out)
+        return out, out_dim
+
+    prim.def_batch(rule)
+
+
+def _take(x: Any, dim: int, i: int) -> Any:
+    """Example ``i`` of ``x`` batched along ``dim``."""
+    shape = tuple(x.shape)
+    start = [0] * len(shape)
+    start[dim] = i
+    limit = list(shape)
+    limit[dim] = i + 1
+    part = _bind_named(
+        "slice",
+        x,
+        start_indices=tuple(start),
+        limit_indices=tuple(limit),
+        strides=(1,) * len(shape),
+    )
+    return _bind_named(
+        "reshape", part, new_sizes=shape[:dim] + shape[dim + 1 :], dimensions=None
+    )
+
+
+def batch_by_looping(prim: Primitive, *, register: bool = True) -> Callable[..., Any]:
+    """The batching rule that applies ``prim`` to each example in turn and
+    stacks the results along a new first axis (registered unless
+    ``register`` is False; returned either way). Correct for any primitive,
+    but a primitive call per example: for the primitives whose operands
+    carry positions (gather and scatter with batched positions, the folds
+    of ufunc methods) where a vectorised rule is future work."""
+    _check_primitive(prim)
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        size = batch_size(args, dims)
+        avals = [example_aval(x, d) for x, d in zip(args, dims, strict=True)]
+        out = prim.evaluate(avals, params)
+        out_avals = out if prim.multiple_results else (out,)
+        results: list[tuple[Any, ...]] = []
+        for i in range(size):
+            example = [
+                x if d is None else _take(x, d, i)
+                for x, d in zip(args, dims, strict=True)
+            ]
+            o = prim.bind(*example, **params)
+            results.append(tuple(o) if prim.multiple_results else (o,))
+        stacked: list[Any] = []
+        for k, a in enumerate(out_avals):
+            if size == 0:
+                stacked.append(full(a.update(shape=(0, *a.shape)), 0))
+                continue
+            parts = [broadcast_batch(r[k], 1, 0) for r in results]
+            if len(parts) == 1:
+                stacked.append(parts[0])
+            else:
+                stacked.append(_bind_named("concatenate", *parts, dimension=0))
+        if prim.multiple_results:
+            return tuple(stacked), (0,) * len(stacked)
+        return stacked[0], 0
+
+    if register:
+        prim.def_batch(rule)
+    return rule
+
+
+# add_any's operands have one abstract value: an unbatched one is broadcast
+# (never kept as a scalar, as an elementwise rule may).
+@add_any_p.def_batch
+def _add_any_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> tuple[Any, int]:
+    (x, y), (dx, dy) = args, dims
+    if dx is not None and dx == dy:
+        return add_any_p.bind(x, y), dx
+    size = batch_size(args, dims)
+    return add_any_p.bind(bdim_at_front(x, dx, size), bdim_at_front(y, dy, size)), 0
