@@ -54,6 +54,7 @@ from typelattice.nn._attention import (
 )
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
+from typelattice.nn._lifted import broadcast, checkpoint, remat, scan, vmap
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
@@ -75,7 +76,9 @@ __all__ = [
     "RMSNorm",
     "ScopeParamShapeError",
     "Variable",
+    "broadcast",
     "celu",
+    "checkpoint",
     "compact",
     "dot_product_attention",
     "dot_product_attention_weights",
@@ -95,6 +98,8 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "remat",
+    "scan",
     "selu",
     "sigmoid",
     "silu",
@@ -104,4 +109,5 @@ __all__ = [
     "standardize",
     "swish",
     "tanh",
+    "vmap",
 ]
