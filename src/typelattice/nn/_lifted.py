@@ -35,9 +35,9 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast
 
-import typelattice as tl
 from typelattice import lax, random
-from typelattice._tracing import tree
+from typelattice._tracing import batching, tree
+from typelattice._tracing import remat as checkpointing
 from typelattice.nn import _module
 from typelattice.nn._module import Module, _Run, _Scope
 from typelattice.numpy import moveaxis
@@ -555,7 +555,7 @@ def vmap(
                     shared[c] = t
             return out, tuple(grouped), shared
 
-        vmapped = tl.vmap(
+        vmapped = batching.vmap(
             body,
             in_axes=(
                 {c: _axis_of(axes, c) for c in mapped},
@@ -641,7 +641,7 @@ def checkpoint(
         def body(variables_in: dict[str, Any], *call_args: Any) -> Any:
             return lifted.call(fun, variables_in, keys, call_args, kwargs)
 
-        out, after = tl.checkpoint(
+        out, after = checkpointing.checkpoint(
             body, prevent_cse=prevent_cse, policy=policy, static_argnums=static
         )(lifted.variables, *args)
         lifted.write_back(after)
