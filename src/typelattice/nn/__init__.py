@@ -19,6 +19,7 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn import recurrent as recurrent
 from typelattice.nn._activation import (
     celu,
     elu,
@@ -57,10 +58,30 @@ from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._recurrent import (
+    RNN,
+    Bidirectional,
+    ConvLSTMCell,
+    GRUCell,
+    LSTMCell,
+    MGUCell,
+    OptimizedLSTMCell,
+    RNNCellBase,
+    SimpleCell,
+)
 from typelattice.nn._stochastic import Dropout
 
 __all__ = [
+    "RNN",
     "BatchNorm",
+    "Bidirectional",
+    "ConvLSTMCell",
+    "GRUCell",
+    "LSTMCell",
+    "MGUCell",
+    "OptimizedLSTMCell",
+    "RNNCellBase",
+    "SimpleCell",
     "Conv",
     "ConvTranspose",
     "Dense",
