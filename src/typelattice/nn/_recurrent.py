@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -818,11 +818,12 @@ def _over_time(
     Returns the last carry, the stacked outputs, and every step's carry
     when ``keep_carries``.
     """
+    step = cast(Callable[..., tuple[Carry, Any]], cell)  # (subclasses define it)
     before = _describe(carry)
     outputs: list[Any] = []
     carries: list[Carry] = []
     for t in range(inputs.shape[time_axis]):
-        carry, y = cell(carry, tnp.take(inputs, t, axis=time_axis))
+        carry, y = step(carry, tnp.take(inputs, t, axis=time_axis))
         after = _describe(carry)
         if after != before:
             raise TypeError(
@@ -1119,10 +1120,10 @@ class Bidirectional(Module):
         """
         time_major = _default(time_major, self.time_major)
         return_carry = _default(return_carry, self.return_carry)
+        key_forward: Array | None = None
+        key_backward: Array | None = None
         if init_key is not None:
             key_forward, key_backward = random.split(init_key)
-        else:
-            key_forward = key_backward = None
         if initial_carry is not None:
             carry_forward, carry_backward = initial_carry
         else:
