@@ -70,6 +70,7 @@ from typelattice.nn._recurrent import (
     SimpleCell,
 )
 from typelattice.nn._stochastic import Dropout
+from typelattice.nn._transforms import jit, map_variables
 
 __all__ = [
     "RNN",
@@ -102,6 +103,7 @@ __all__ = [
     "dot_product_attention_weights",
     "make_attention_mask",
     "make_causal_mask",
+    "map_variables",
     "elu",
     "gelu",
     "glu",
@@ -109,6 +111,7 @@ __all__ = [
     "hard_silu",
     "hard_swish",
     "hard_tanh",
+    "jit",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",

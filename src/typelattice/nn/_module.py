@@ -242,10 +242,24 @@ def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def _all_but_intermediates(collection: str) -> bool:
-    """What init may write: every collection but the sown values (Flax's
-    ``DenyList('intermediates')``)."""
-    return collection != _INTERMEDIATES
+@dataclasses.dataclass(frozen=True)
+class _Collections:
+    """Which collections a run may write: those named (all when ``names``
+    is None) except those denied. Hashable, so that a lifted ``jit`` keeps
+    one program for the same choice."""
+
+    names: frozenset[str] | None
+    denied: frozenset[str] = frozenset()
+
+    def __call__(self, collection: str) -> bool:
+        if collection in self.denied:
+            return False
+        return self.names is None or collection in self.names
+
+
+# What init may write: every collection but the sown values (Flax's
+# DenyList('intermediates')).
+_ALL_BUT_INTERMEDIATES = _Collections(None, frozenset({_INTERMEDIATES}))
 
 
 def _append(xs: Any, x: Any) -> Any:
@@ -257,13 +271,13 @@ def _empty() -> tuple[()]:
     return ()
 
 
-def _normalize_mutable(mutable: Any) -> Callable[[str], bool]:
+def _normalize_mutable(mutable: Any) -> _Collections:
     if mutable is True:
-        return lambda _: True
+        return _Collections(None)
     if mutable is False or mutable is None:
-        return lambda _: False
+        return _Collections(frozenset())
     names = {mutable} if isinstance(mutable, str) else set(mutable)
-    return names.__contains__
+    return _Collections(frozenset(names))
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
@@ -691,7 +705,7 @@ class Module:
             if isinstance(rngs, Mapping)
             else {_PARAMS: rngs}
         )
-        run = _Run({}, _all_but_intermediates, streams, initializing=True)
+        run = _Run({}, _ALL_BUT_INTERMEDIATES, streams, initializing=True)
         self._run(run, method, args, kwargs)
         return {c: tree for c, tree in run.variables.items() if tree}
 

@@ -910,15 +910,11 @@ def _last_carry(carries: list[Carry], seq_lengths: Any) -> Carry:
     lengths = _dtypes.as_input(seq_lengths)
     first, treedef = tree.flatten(carries[0])
     columns = [tree.flatten(c)[0] for c in carries]
-    picked = []
+    picked: list[Array] = []
     for i in range(len(first)):
         stacked = tnp.stack([col[i] for col in columns])  # (time, batch, ...)
         picked.append(stacked[lengths - 1, tnp.arange(stacked.shape[1])])
     return tree.unflatten(treedef, picked)
-
-
-def _default(value: Any, fallback: Any) -> Any:
-    return fallback if value is None else value
 
 
 class RNN(Module):
@@ -1013,10 +1009,14 @@ class RNN(Module):
                 "stacked per time step) is not supported; leave it empty: "
                 "parameters are shared by all steps (variable_broadcast)"
             )
-        return_carry = _default(return_carry, self.return_carry)
-        time_major = _default(time_major, self.time_major)
-        reverse = _default(reverse, self.reverse)
-        keep_order = _default(keep_order, self.keep_order)
+        if return_carry is None:
+            return_carry = self.return_carry
+        if time_major is None:
+            time_major = self.time_major
+        if reverse is None:
+            reverse = self.reverse
+        if keep_order is None:
+            keep_order = self.keep_order
         x = _dtypes.as_input(inputs)
         features = self.cell.num_feature_axes
         time_axis = 0 if time_major else x.ndim - (features + 1)
@@ -1118,8 +1118,10 @@ class Bidirectional(Module):
         >>> fwd.shape, y.shape
         ((1, 2), (1, 3, 4))
         """
-        time_major = _default(time_major, self.time_major)
-        return_carry = _default(return_carry, self.return_carry)
+        if time_major is None:
+            time_major = self.time_major
+        if return_carry is None:
+            return_carry = self.return_carry
         key_forward: Array | None = None
         key_backward: Array | None = None
         if init_key is not None:
