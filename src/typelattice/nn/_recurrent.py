@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 import typelattice.numpy as tnp
-from typelattice import random
+from typelattice import lax, random
 from typelattice._tracing import tree
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._activation import sigmoid, tanh
@@ -822,8 +822,12 @@ def _over_time(
     before = _describe(carry)
     outputs: list[Any] = []
     carries: list[Carry] = []
-    for t in range(inputs.shape[time_axis]):
-        carry, y = step(carry, tnp.take(inputs, t, axis=time_axis))
+    steps = [
+        lax.squeeze(lax.slice_in_dim(inputs, t, t + 1, axis=time_axis), (time_axis,))
+        for t in range(inputs.shape[time_axis])
+    ]
+    for x_t in steps:
+        carry, y = step(carry, x_t)
         after = _describe(carry)
         if after != before:
             raise TypeError(
