@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 # The arguments each script is run with here: the shortest run.
-ARGS = {"train_mixed_precision.py": ("--quick",)}
+ARGS = {
+    "train_mixed_precision.py": ("--quick",),
+    "sequence_model.py": ("--steps", "20"),
+}
 
 
 def run_example(name: str) -> str:
@@ -75,6 +79,22 @@ def test_train_mixed_precision_quick() -> None:
             assert abs(bf16 - f32) <= 3.0, line  # a short run: within 3 points
             assert f32 > 40.0, line  # better than chance (25-33%)
     assert out.count(" vs float32 ") == 2
+
+
+def test_sequence_model_short_run() -> None:
+    """A short run: the LSTM language model's loss goes down from chance,
+    computing in bfloat16 with float32 parameters, carry, gradients and
+    optimiser state."""
+    out = run_example_args("sequence_model.py", *ARGS["sequence_model.py"])
+    [summary] = [line for line in out.splitlines() if line.startswith("loss ")]
+    first, last = (float(v) for v in summary.split()[1:4:2])
+    assert abs(first - np.log(16)) < 0.2  # starts near chance
+    assert last < first - 0.1
+    assert "activations      bfloat16" in out
+    assert "lstm carry       float32" in out
+    assert "parameters       float32" in out
+    assert "gradients        float32" in out
+    assert "optimiser state  float32, int32" in out
 
 
 def run_example_args(name: str, *args: str) -> str:

@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "typelattice.lax.linalg",
     "typelattice.nn",
     "typelattice.nn.initializers",
+    "typelattice.nn.recurrent",
     "typelattice.numpy",
     "typelattice.optim",
     "typelattice.random",

@@ -19,6 +19,7 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn import recurrent as recurrent
 from typelattice.nn._activation import (
     celu,
     elu,
@@ -58,10 +59,31 @@ from typelattice.nn._lifted import broadcast, checkpoint, remat, scan, vmap
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._recurrent import (
+    RNN,
+    Bidirectional,
+    ConvLSTMCell,
+    GRUCell,
+    LSTMCell,
+    MGUCell,
+    OptimizedLSTMCell,
+    RNNCellBase,
+    SimpleCell,
+)
 from typelattice.nn._stochastic import Dropout
+from typelattice.nn._transforms import jit, map_variables
 
 __all__ = [
+    "RNN",
     "BatchNorm",
+    "Bidirectional",
+    "ConvLSTMCell",
+    "GRUCell",
+    "LSTMCell",
+    "MGUCell",
+    "OptimizedLSTMCell",
+    "RNNCellBase",
+    "SimpleCell",
     "Conv",
     "ConvTranspose",
     "Dense",
@@ -84,6 +106,7 @@ __all__ = [
     "dot_product_attention_weights",
     "make_attention_mask",
     "make_causal_mask",
+    "map_variables",
     "elu",
     "gelu",
     "glu",
@@ -91,6 +114,7 @@ __all__ = [
     "hard_silu",
     "hard_swish",
     "hard_tanh",
+    "jit",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",

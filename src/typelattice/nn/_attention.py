@@ -75,7 +75,9 @@ def dot_product_attention_weights(
       deterministic: no dropout.
       dtype: the compute dtype (default: the promotion of query and key).
       precision: accepted for compatibility.
-      module: accepted for compatibility (Flax sows weights there).
+      module: a module to sow the weights into (after the softmax, before
+        dropout): ``'intermediates'/'attention_weights'``, kept when that
+        collection is mutable in its ``apply``.
       force_fp32_for_softmax: compute the softmax in float32.
 
     Returns:
@@ -104,6 +106,8 @@ def dot_product_attention_weights(
         weights = softmax(weights.astype("float32")).astype(compute)
     else:
         weights = softmax(weights)
+    if module is not None:
+        module.sow("intermediates", "attention_weights", weights)
     if not deterministic and dropout_rate > 0.0:
         if dropout_rng is None:
             raise ValueError(
@@ -306,7 +310,9 @@ class MultiHeadDotProductAttention(Module):
           mask: ``(..., heads or 1, q_length, kv_length)``, False to block.
           deterministic: as the attribute.
           dropout_rng: the dropout key (default: the ``'dropout'`` stream).
-          sow_weights: accepted for compatibility; must be False.
+          sow_weights: sow the attention weights, ``(..., heads, q_length,
+            kv_length)``, into ``'intermediates'`` as ``attention_weights``
+            (pass ``mutable=['intermediates']`` to ``apply`` to get them).
 
         Returns:
           ``(..., q_length, out_features)``.
@@ -318,10 +324,6 @@ class MultiHeadDotProductAttention(Module):
         >>> layer.apply(layer.init(random.key(0), q, kv), q, kv).shape
         (3, 4)
         """
-        if sow_weights:
-            raise NotImplementedError(
-                "MultiHeadDotProductAttention: sow_weights=True is not supported"
-            )
         q_in = _dtypes.as_input(inputs_q)
         if inputs_kv is not None:
             if inputs_k is not None or inputs_v is not None:
@@ -380,6 +382,9 @@ class MultiHeadDotProductAttention(Module):
                 rng = dropout_rng
         else:
             deterministic = True
+        # The module that sows the weights is passed only when asked, as in
+        # Flax: an attention_fn of one's own need not take it.
+        sow: dict[str, Any] = {"module": self} if sow_weights else {}
         x = self.attention_fn(
             query,
             key,
@@ -392,6 +397,7 @@ class MultiHeadDotProductAttention(Module):
             dtype=self.dtype,
             precision=self.precision,
             force_fp32_for_softmax=self.force_fp32_for_softmax,
+            **sow,
         )
         return DenseGeneral(
             features=self.out_features or q_in.shape[-1],

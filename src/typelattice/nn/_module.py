@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
 
 import numpy as np
 
+import typelattice.numpy as tnp
 from typelattice import _config, random
 from typelattice._array import ArrayImpl, from_python_or_numpy
 from typelattice._tracing import tree
@@ -51,6 +52,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # The collection that holds trainable parameters, and the random stream that
 # initialises them (Flax's names).
 _PARAMS = "params"
+# Where sow (attention weights included) keeps values by default.
+_INTERMEDIATES = "intermediates"
 
 
 class _Run:
@@ -239,13 +242,42 @@ def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def _normalize_mutable(mutable: Any) -> Callable[[str], bool]:
+@dataclasses.dataclass(frozen=True)
+class _Collections:
+    """Which collections a run may write: those named (all when ``names``
+    is None) except those denied. Hashable, so that a lifted ``jit`` keeps
+    one program for the same choice."""
+
+    names: frozenset[str] | None
+    denied: frozenset[str] = frozenset()
+
+    def __call__(self, collection: str) -> bool:
+        if collection in self.denied:
+            return False
+        return self.names is None or collection in self.names
+
+
+# What init may write: every collection but the sown values (Flax's
+# DenyList('intermediates')).
+_ALL_BUT_INTERMEDIATES = _Collections(None, frozenset({_INTERMEDIATES}))
+
+
+def _append(xs: Any, x: Any) -> Any:
+    """sow's default reduction: the values in a tuple, in order."""
+    return (*xs, x)
+
+
+def _empty() -> tuple[()]:
+    return ()
+
+
+def _normalize_mutable(mutable: Any) -> _Collections:
     if mutable is True:
-        return lambda _: True
+        return _Collections(None)
     if mutable is False or mutable is None:
-        return lambda _: False
+        return _Collections(frozenset())
     names = {mutable} if isinstance(mutable, str) else set(mutable)
-    return names.__contains__
+    return _Collections(frozenset(names))
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
@@ -324,12 +356,15 @@ class Module:
 
     def _bind(self, scope: _Scope) -> None:
         object.__setattr__(self, "_scope", scope)
-        # Submodules passed as fields are children under their field's name.
+        # Submodules passed as fields are children under their field's name;
+        # one module given to two fields is one child (named after the first),
+        # its parameters shared, as Flax adopts it once.
+        adopted: dict[int, Module] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if _has_module(value):
                 object.__setattr__(
-                    self, field.name, _bind_tree(value, scope, field.name)
+                    self, field.name, _bind_tree(value, scope, field.name, adopted)
                 )
         object.__setattr__(self, "_in_setup", True)
         _STACK.append((self, False))
@@ -481,6 +516,106 @@ class Module:
         found = scope.lookup(collection)
         return found is not None and name in found
 
+    def sow(
+        self,
+        col: str,
+        name: str,
+        value: Any,
+        reduce_fn: Callable[[Any, Any], Any] = _append,
+        init_fn: Callable[[], Any] = _empty,
+    ) -> bool:
+        """Keep an intermediate value in the collection ``col`` when that
+        collection is mutable (``apply(..., mutable=['intermediates'])``);
+        otherwise do nothing.
+
+        Args:
+          col: the collection (``'intermediates'``).
+          name: the variable's name within this module.
+          value: the value to keep.
+          reduce_fn: combines the stored value with ``value`` (default:
+            appends to a tuple, so each call adds one entry).
+          init_fn: the stored value before the first call (default ``()``).
+
+        Returns:
+          True when the value was stored, False when ``col`` is not mutable.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Probe(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         self.sow('intermediates', 'doubled', x * 2)
+        ...         return x + 1
+        >>> y, state = Probe().apply({}, tnp.ones(2), mutable=['intermediates'])
+        >>> state
+        {'intermediates': {'doubled': (Array([2., 2.], dtype=float32),)}}
+        >>> Probe().init(random.key(0), tnp.ones(2))  # init keeps no intermediates
+        {}
+        """
+        scope = self._require_scope("sow")
+        if not scope.run.mutable(col):
+            return False
+        node = scope.store(col)
+        node[name] = reduce_fn(node[name] if name in node else init_fn(), value)
+        return True
+
+    def perturb(self, name: str, value: T, collection: str = "perturbations") -> T:
+        """Add a zero variable to an intermediate value, so that the
+        gradient with respect to that variable is the gradient with respect
+        to the value (Flax's ``perturb``).
+
+        Args:
+          name: the variable's name within this module.
+          value: the intermediate value (an array or a tree of them).
+          collection: where the zeros live (``'perturbations'``), made by
+            ``init``; pass them back to ``apply`` with the parameters.
+
+        Returns:
+          ``value`` plus the perturbation, when the collection is given;
+          else ``value``.
+
+        Raises:
+          ValueError: the collection is given without this variable.
+
+        >>> import typelattice as tl
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Model(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         dense = nn.Dense(2, kernel_init=nn.initializers.ones)
+        ...         h = self.perturb('h', dense(x))
+        ...         return (h ** 2).sum()
+        >>> x = tnp.ones((1, 3))
+        >>> variables = Model().init(random.key(0), x)
+        >>> def loss(perturbations):
+        ...     return Model().apply(
+        ...         {'params': variables['params'], 'perturbations': perturbations}, x)
+        >>> tl.grad(loss)(variables['perturbations'])['h']  # d/dh of h**2: 2h
+        Array([[6., 6.]], dtype=float32)
+        """
+        scope = self._require_scope("perturb")
+        if scope.run.mutable(collection):
+            node = scope.store(collection)
+            if name not in node:
+                node[name] = tree.tree_map(tnp.zeros_like, value)
+        if collection in scope.run.variables:
+            found = scope.lookup(collection)
+            if found is None or name not in found:
+                where = "/".join((collection, *scope.path, name))
+                raise ValueError(
+                    f"the perturbation {where!r} is missing, while the "
+                    f"collection {collection!r} was given to apply. Pass the "
+                    f"{collection!r} that init returned for this model, or "
+                    "leave the collection out to run without perturbations"
+                )
+            leaves, treedef = tree.flatten(value)
+            added = [
+                a + b for a, b in zip(leaves, tree.leaves(found[name]), strict=True)
+            ]
+            value = tree.unflatten(treedef, added)
+        return value
+
     def make_rng(self, name: str = _PARAMS) -> Array:
         """A fresh random key of the stream ``name`` (given to ``apply`` as
         ``rngs={name: key}``), different at each call and each module.
@@ -557,6 +692,7 @@ class Module:
         Returns:
           The variables as plain nested dicts by collection:
           ``{'params': {...}}``, plus ``'batch_stats'`` for BatchNorm.
+          Values sown into ``'intermediates'`` are left out, as in Flax.
 
         >>> from typelattice import nn, random
         >>> import typelattice.numpy as tnp
@@ -569,7 +705,7 @@ class Module:
             if isinstance(rngs, Mapping)
             else {_PARAMS: rngs}
         )
-        run = _Run({}, lambda _: True, streams, initializing=True)
+        run = _Run({}, _ALL_BUT_INTERMEDIATES, streams, initializing=True)
         self._run(run, method, args, kwargs)
         return {c: tree for c, tree in run.variables.items() if tree}
 
@@ -655,22 +791,35 @@ def _has_module(value: Any) -> bool:
     return False
 
 
-def _bind_tree(value: Any, scope: _Scope, name: str) -> Any:
+def _bind_tree(
+    value: Any, scope: _Scope, name: str, adopted: dict[int, Module] | None = None
+) -> Any:
     """Bind the modules in ``value`` (a module, or a list/tuple/dict of them)
     as children of ``scope`` named after ``name``: ``dense``, ``layers_0``,
-    ``heads_q``."""
+    ``heads_q``. ``adopted``: the children already made from a module, by
+    its id, so that a module given twice is bound once."""
+    if adopted is None:
+        adopted = {}
     if isinstance(value, Module):
         if value._bound_scope() is not None:
             return value  # already a child elsewhere: shared
+        if id(value) in adopted:
+            return adopted[id(value)]
         child = dataclasses.replace(value)
+        adopted[id(value)] = child
         child._bind(_Scope(scope.run, (*scope.path, value.name or name)))
         return child
     if isinstance(value, list | tuple):
         seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-        items = [_bind_tree(v, scope, f"{name}_{i}") for i, v in enumerate(seq)]
+        items = [
+            _bind_tree(v, scope, f"{name}_{i}", adopted) for i, v in enumerate(seq)
+        ]
         return items if isinstance(seq, list) else tuple(items)
     if isinstance(value, dict):
-        return {k: _bind_tree(v, scope, f"{name}_{k}") for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {
+            k: _bind_tree(v, scope, f"{name}_{k}", adopted)
+            for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+        }
     return value
 
 
