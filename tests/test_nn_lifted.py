@@ -246,5 +246,5 @@ def test_checkpointed_module_gives_the_same_values_and_gradients(lift: Any) -> N
 
 
 def test_lifting_something_else_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="lifts a Module class"):
+    with pytest.raises(TypeError, match="neither a Module class nor a function"):
         nn.scan(3)

@@ -55,7 +55,6 @@ from typelattice.nn._attention import (
 )
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
-from typelattice.nn._lifted import broadcast, checkpoint, remat, scan, vmap
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
@@ -71,7 +70,15 @@ from typelattice.nn._recurrent import (
     SimpleCell,
 )
 from typelattice.nn._stochastic import Dropout
-from typelattice.nn._transforms import jit, map_variables
+from typelattice.nn._transforms import (
+    broadcast,
+    checkpoint,
+    jit,
+    map_variables,
+    remat,
+    scan,
+    vmap,
+)
 
 __all__ = [
     "RNN",
