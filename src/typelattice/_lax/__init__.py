@@ -23,6 +23,15 @@ cotangents over broadcast axes; the transposes of ``broadcast_in_dim`` and
 ``reshape`` and ``reduce_sum``, whose own families register their rules.
 """
 
+from typelattice._lax._control import (
+    associative_scan,
+    cond,
+    fori_loop,
+    map,
+    scan,
+    switch,
+    while_loop,
+)
 from typelattice._lax._dot import dot_general
 from typelattice._lax._elementwise import (
     RoundingMethod,
@@ -153,6 +162,7 @@ __all__ = [
     "argmin",
     "asin",
     "asinh",
+    "associative_scan",
     "atan",
     "atan2",
     "atanh",
@@ -169,6 +179,7 @@ __all__ = [
     "clz",
     "complex",
     "concatenate",
+    "cond",
     "conj",
     "convert_element_type",
     "cos",
@@ -191,6 +202,7 @@ __all__ = [
     "expand_dims",
     "expm1",
     "floor",
+    "fori_loop",
     "full",
     "gather",
     "ge",
@@ -205,6 +217,7 @@ __all__ = [
     "log1p",
     "logistic",
     "lt",
+    "map",
     "max",
     "min",
     "mul",
@@ -227,6 +240,7 @@ __all__ = [
     "rev",
     "round",
     "rsqrt",
+    "scan",
     "scatter",
     "scatter_add",
     "scatter_max",
@@ -246,7 +260,9 @@ __all__ = [
     "sqrt",
     "squeeze",
     "sub",
+    "switch",
     "tan",
     "tanh",
     "transpose",
+    "while_loop",
 ]

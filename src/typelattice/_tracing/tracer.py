@@ -469,8 +469,14 @@ def start(
     name: str, abstract_only: bool = False
 ) -> tuple[RecordingTrace, contextvars.Token[RecordingTrace | None]]:
     trace = RecordingTrace(name, _current.get(), abstract_only)
+    return trace, enter(trace)
+
+
+def enter(trace: RecordingTrace) -> contextvars.Token[RecordingTrace | None]:
+    """Make ``trace`` (made with :func:`current_trace` as its parent) the
+    running one; :func:`stop` ends it."""
     ACTIVE.append(trace)
-    return trace, _current.set(trace)
+    return _current.set(trace)
 
 
 def stop(
