@@ -39,6 +39,7 @@ from support import GOLDEN_DIR, recorder
 from typelattice import lax
 from typelattice._array import from_numpy
 from typelattice._lax import (
+    _control,
     _dot,
     _elementwise,
     _fold,
@@ -306,7 +307,16 @@ def _params(*select: Callable[[Any], bool]) -> list[Any]:
 
 def _module_primitives() -> dict[str, Primitive]:
     found: dict[str, Primitive] = {}
-    modules = (_elementwise, _structural, _reductions, _dot, _indexing, _linalg, _fold)
+    modules = (
+        _elementwise,
+        _structural,
+        _reductions,
+        _dot,
+        _indexing,
+        _linalg,
+        _fold,
+        _control,
+    )
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, Primitive):
@@ -353,14 +363,18 @@ def test_every_primitive_is_reached_by_the_cases() -> None:
     # check_index, typelattice.numpy's index check, and the primitives whose
     # parameter is a computation (typelattice.numpy's ufunc methods) have no
     # jax.lax counterpart to record cases from: tests/test_shape_on_lax.py
-    # and tests/test_ufunc_methods_on_lax.py run their rules.
+    # and tests/test_ufunc_methods_on_lax.py run their rules. The control
+    # flow primitives take functions: tests/test_control_flow.py runs theirs.
     assert sorted(set(PRIMITIVES) - reached) == [
         "check_index",
+        "cond",
         "cumulative_reduce",
         "reduce",
         "reduce_segments",
+        "scan",
         "scatter_apply",
         "scatter_combine",
+        "while",
     ]
 
 

@@ -64,6 +64,8 @@ class SubTrace(_tr.RecordingTrace):
 
     __slots__ = ("captured", "const_weak", "outer")
 
+    encloses = True
+
     def __init__(self, name: str, level: int) -> None:
         super().__init__(name, _tr.current_trace(), False)
         self.level = level
