@@ -256,9 +256,11 @@ def test_cond_eager_jit_and_result_types() -> None:
         assert eager.dtype == np.dtype("int8")
         assert int(eager) == (10 if p else 4)
         close(tl.jit(f)(p, tnp.int8(5)), eager)
-    # weak only where both branches are
+    # the weak flag of false_fun's result, as in JAX
     out = lax.cond(True, lambda: 1.0, lambda: tnp.float32(1))
     assert out.dtype == np.dtype("float32") and not out.weak_type
+    out = lax.cond(False, lambda: tnp.float32(1), lambda: 1.0)
+    assert out.dtype == np.dtype("float32") and out.weak_type
     out = lax.cond(1, lambda: 1.0, lambda: 2.0)
     assert out.weak_type and float(out) == 1.0
     assert float(lax.cond(0.0, lambda: 1.0, lambda: 2.0)) == 2.0

@@ -300,11 +300,10 @@ cond_p: Final = Primitive("cond", multiple_results=True)
 def _cond_abstract(
     index: ShapedArray, *ops: ShapedArray, branches: tuple[ClosedProgram, ...]
 ) -> tuple[ShapedArray, ...]:
-    outs = [list(b.out_avals) for b in branches]
-    return tuple(
-        ShapedArray(a[0].shape, a[0].dtype, all(x.weak_type for x in a))
-        for a in zip(*outs, strict=True)
-    )
+    # The first branch's types, weak flags included, as JAX's (branch 0 of
+    # a switch, the false branch of a cond): the others' differ at most in
+    # their weak flags.
+    return branches[0].out_avals
 
 
 @cond_p.def_impl
@@ -537,8 +536,8 @@ def cond(
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
 
     Both functions are traced and must return the same structure of the
-    same types (weak flags may differ: the result is weak only where both
-    are). A number ``pred`` counts as true when nonzero.
+    same types (weak flags may differ: the result has ``false_fun``'s, as
+    in JAX). A number ``pred`` counts as true when nonzero.
 
     Args:
       pred: a scalar: bool, or a number.
@@ -1258,8 +1257,8 @@ def fori_loop(
         lower_, upper_ = int(lower), int(upper)
         steps = builtins.max(upper_ - lower_, 0)
 
-        def scanned(carry: Any, _: Any) -> Any:
-            i, x = carry
+        def scanned(loop_carry: Any, _: Any) -> Any:
+            i, x = loop_carry
             return (add(i, 1), body_fun(i, x)), None
 
         (_, result), _ = scan(
