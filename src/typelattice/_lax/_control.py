@@ -104,6 +104,11 @@ def _values(leaves: Sequence[Any], where: str) -> list[Any]:
     return [argument_value(x, where, i, x64) for i, x in enumerate(leaves)]
 
 
+def _is_int(x: object) -> bool:
+    """Whether an argument annotated as an int is one (callers pass anything)."""
+    return isinstance(x, int)
+
+
 def _str_short(aval: ShapedArray) -> str:
     """An abstract value as JAX's messages show it (``float32[2,3]``)."""
     return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
@@ -135,8 +140,8 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """The path of each leaf of ``value``, in the order of its leaves."""
     if value is None:
         return []
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        fields: tuple[str, ...] = value._fields  # pyright: ignore
+    fields: tuple[str, ...] | None = getattr(value, "_fields", None)
+    if isinstance(value, tuple) and fields is not None:
         out: list[tuple[Any, ...]] = []
         for name, child in zip(fields, value, strict=True):  # pyright: ignore
             out += _paths(child, (*path, ("attr", name)))
@@ -353,8 +358,8 @@ def _cond_jvp_stepwise(
     linear record; on a traced index, of every branch, selected."""
     if not isinstance(index, Tracer):
         i = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
-        outs, touts = jvp_closed(branches[i], ops, op_tangents)
-        return tuple(outs), touts
+        taken, taken_t = jvp_closed(branches[i], ops, op_tangents)
+        return tuple(taken), taken_t
     results = [jvp_closed(b, ops, op_tangents) for b in branches]
     outs = [select_n(index, *o) for o in zip(*[r[0] for r in results], strict=True)]
     touts: list[Any] = []
@@ -877,18 +882,9 @@ def _scan_impl(
     carry = tuple(args[num_consts : num_consts + num_carry])
     xs = args[num_consts + num_carry :]
     ys = [np.empty((length, *a.shape), a.dtype) for a in jaxpr.out_avals[num_carry:]]
-    run = jaxpr.run
     steps = range(length - 1, -1, -1) if reverse else range(length)
-    if not ys and not xs:
-        for _ in steps:
-            carry = run(*consts, *carry)
-        return carry
-    for i in steps:
-        out = run(*consts, *carry, *[x[i] for x in xs])
-        carry = out[:num_carry]
-        for y, value in zip(ys, out[num_carry:], strict=True):
-            y[i] = value
-    return (*carry, *ys)
+    loop = jaxpr.scan_loop(num_consts, num_carry)
+    return (*loop(consts, carry, xs, ys, steps), *ys)
 
 
 @scan_p.def_jvp
@@ -1151,7 +1147,7 @@ def scan(
     n = _scan_length(xs_values, length)
     if isinstance(unroll, bool):
         unroll = builtins.max(n, 1) if unroll else 1
-    if not isinstance(unroll, int) or unroll < 0:
+    if not _is_int(unroll) or unroll < 0:
         raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_values]
     nc = len(carry)
@@ -1182,7 +1178,9 @@ def scan(
     if c_tree == init_tree and _promote_weak(carry, closed.out_avals[:nc]):
         closed, outer, c_tree, y_tree = traced()
     in_avals = [aval_of(c) for c in carry]
-    out_carry = closed.out_avals[:nc] if c_tree == init_tree else []
+    out_carry: Sequence[ShapedArray] = (
+        closed.out_avals[:nc] if c_tree == init_tree else ()
+    )
     _check_carry("scan body", f, init_tree, in_avals, c_tree, out_carry)
     out = scan_p.bind(
         *outer,
@@ -1312,7 +1310,7 @@ def map(  # noqa: A001 - jax.lax's name
     Array([0, 1, 4, 9], dtype=int32)
     """
     if batch_size is not None:
-        if not isinstance(batch_size, int) or batch_size <= 0:
+        if not _is_int(batch_size) or batch_size <= 0:
             raise ValueError(
                 f"batch_size must be a positive integer, got {batch_size!r}"
             )

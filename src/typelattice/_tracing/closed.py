@@ -43,7 +43,7 @@ from typelattice._tracing.primitive import (
     aval_of,
     full,
 )
-from typelattice._tracing.trace import Equation, Program, Source, shown
+from typelattice._tracing.trace import Equation, Program, Source, body_lines, shown
 from typelattice._tracing.tree import TreeDef
 
 __all__ = [
@@ -126,6 +126,7 @@ class ClosedProgram:
         "__weakref__",
         "const_weak",
         "eqns",
+        "loops",
         "in_avals",
         "in_vars",
         "out_avals",
@@ -152,6 +153,7 @@ class ClosedProgram:
         self.eqns: list[Any] = self.program.eqns
         self.const_weak = const_weak
         self.run: Callable[..., tuple[Any, ...]] = self.program.run
+        self.loops: dict[tuple[int, int], Callable[..., Any]] = {}
 
     def __repr__(self) -> str:
         ins = ", ".join(_short(a) for a in self.in_avals)
@@ -171,6 +173,69 @@ class ClosedProgram:
         outs = ", ".join(f"v{v}" for v in self.out_vars)
         lines.append(f"  in ({outs}) }}")
         return "\n".join(lines)
+
+    def scan_loop(self, num_consts: int, num_carry: int) -> Callable[..., Any]:
+        """This program as the body of a loop, compiled once per split of
+        its inputs: ``loop(consts, carry, xs, ys, steps)`` runs it for each
+        index ``i`` of ``steps`` on ``consts``, the carry and ``x[i]`` for
+        each ``x`` of ``xs``, writes its other results into ``y[i]`` for
+        each ``y`` of ``ys``, and returns the last carry. The steps run in
+        one generated function (no call per step), with floating point
+        warnings off once around them, as a program runs.
+
+        >>> import numpy as np
+        >>> from typelattice import lax
+        >>> f32 = ShapedArray((), np.dtype('float32'))
+        >>> closed, _, _ = trace_closed(
+        ...     lambda c, x: (lax.add(c, x), lax.mul(c, x)), [f32, f32], 'f')
+        >>> ys = [np.zeros(3, np.float32)]
+        >>> loop = closed.scan_loop(0, 1)
+        >>> loop((), (np.float32(0),), (np.float32([1, 2, 3]),), ys, range(3))
+        (array(6., dtype=float32),)
+        >>> ys[0]
+        array([0., 2., 9.], dtype=float32)
+        """
+        key = (num_consts, num_carry)
+        loop = self.loops.get(key)
+        if loop is not None:
+            return loop
+        ins, outs = self.in_vars, self.out_vars
+        consts = ins[:num_consts]
+        carry = ins[num_consts : num_consts + num_carry]
+        xs = ins[num_consts + num_carry :]
+        body, scope = body_lines(self.eqns, ins, outs, self.trace.avals)
+
+        def names(vs: Sequence[Any]) -> str:
+            return "".join(f"{v}, " for v in vs)
+
+        lines = ["def loop(consts, carry, xs, ys, steps):"]
+        n_ys = len(outs) - num_carry
+        for what, vs in (
+            ("consts", [f"v{v}" for v in consts]),
+            ("carry", [f"v{v}" for v in carry]),
+            ("xs", [f"_x{j}" for j in range(len(xs))]),
+            ("ys", [f"_y{j}" for j in range(n_ys)]),
+        ):
+            if vs:
+                lines.append(f"    {names(vs)}= {what}")
+        lines += ["    token = _set(_ignore)", "    try:", "        for _i in steps:"]
+        step = [f"v{v} = _x{j}[_i]" for j, v in enumerate(xs)]
+        step += body
+        # (the outputs stored before the carry is renamed: an output may be
+        # an input's variable)
+        step += [f"_y{j}[_i] = v{v}" for j, v in enumerate(outs[num_carry:])]
+        if carry:
+            new = [f"v{v}" for v in outs[:num_carry]]
+            step.append(f"{names([f'v{v}' for v in carry])}= {names(new)}")
+        lines += [f"            {line}" for line in step or ["pass"]]
+        lines += ["    finally:", "        _reset(token)"]
+        lines.append(f"    return ({names([f'v{v}' for v in carry])})")
+        source = "\n".join(lines) + "\n"
+        code = compile(source, f"<typelattice.scan {self.trace.name}>", "exec")
+        exec(code, scope)
+        made: Callable[..., Any] = scope["loop"]
+        self.loops[key] = made
+        return made
 
     def reordered(self, order: Sequence[int]) -> ClosedProgram:
         """The same program returning its outputs ``order[0]``,
@@ -301,7 +366,7 @@ class Held(Equation):
 
 def _constant(closed: ClosedProgram, eqn: Any) -> Any:
     """The array a :class:`Filled` or :class:`Held` equation makes."""
-    key, shape = closed.trace.avals[eqn.out]
+    key, shape = closed.trace.avals[int(eqn.out)]
     if type(eqn) is Filled:
         return full(ShapedArray(shape, *key), eqn.value)
     return wrap(eqn.value, key)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, cast, overload
 from typing import Literal as Exactly
 
 import numpy as np
@@ -614,19 +614,15 @@ def _sub_record(closed: ClosedProgram) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr(b.constvars, invars, outvars, eqns), b.consts)
 
 
-def _shown_param(value: Any) -> Any:
+def _shown_param(value: object) -> object:
     if isinstance(value, ClosedProgram):
         return _sub_record(value)
-    if (
-        isinstance(value, tuple)
-        and value
-        and all(
-            isinstance(v, ClosedProgram)
-            for v in value  # pyright: ignore[reportUnknownVariableType]
-        )
-    ):
-        return tuple(_sub_record(v) for v in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    return value
+    if not isinstance(value, tuple):
+        return value
+    items = cast(tuple[object, ...], value)
+    if items and all(isinstance(v, ClosedProgram) for v in items):
+        return tuple(_sub_record(cast(ClosedProgram, v)) for v in items)
+    return items
 
 
 def _equations(
