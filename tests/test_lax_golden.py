@@ -202,16 +202,21 @@ def test_every_primitive_is_reached() -> None:
     # algebra, checked against JAX's results in test_lax_linalg.py; and
     # check_index, typelattice.numpy's index check, which jax.lax lacks
     # (tests/test_shape_on_lax.py); and the primitives whose parameter is a
-    # computation, bound by the ufunc methods (tests/test_ufunc_methods_on_lax.py).
+    # computation, bound by the ufunc methods (tests/test_ufunc_methods_on_lax.py);
+    # and the control flow primitives, whose parameters are functions
+    # (tests/test_control_golden.py).
     assert missing == [
         "add_any",
         "check_index",
+        "cond",
         "cumulative_reduce",
         "polygamma",
         "qr",
         "reduce",
         "reduce_segments",
+        "scan",
         "scatter_apply",
         "scatter_combine",
         "triangular_solve",
+        "while",
     ]
