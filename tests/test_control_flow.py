@@ -13,6 +13,8 @@ import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
 from typelattice._tracing import tree
+from typelattice._tracing.closed import eval_closed, trace_closed
+from typelattice._tracing.primitive import ShapedArray
 
 
 def close(a: Any, b: Any, tol: float = 1e-5) -> None:
@@ -509,3 +511,42 @@ def test_associative_scan_pytree_and_axis() -> None:
         tnp.asarray([1.0, 2.0, 3.0])
     )
     assert g.tolist() == [9.0, 4.0, 2.0]
+
+
+def test_grad_inside_a_scan_body() -> None:
+    def newton(x0: Any) -> Any:
+        def f(x: Any) -> Any:
+            return x * x - 2.0
+
+        def step(x: Any, _: Any) -> Any:
+            return x - f(x) / tl.grad(f)(x), None
+
+        return lax.scan(step, x0, None, length=5)[0]
+
+    for fn in (newton, tl.jit(newton)):
+        assert float(fn(tnp.float32(1.0))) == pytest.approx(2**0.5, rel=1e-6)
+
+
+def test_a_body_may_return_a_value_it_closes_over() -> None:
+    def g(w: Any) -> Any:
+        return lax.scan(lambda c, x: (w * 1.0, x), w, tnp.arange(2.0))[0]
+
+    assert float(tl.grad(g)(tnp.float32(3.0))) == 1.0
+    assert float(tl.jit(g)(tnp.float32(3.0))) == 3.0
+    carry, ys = lax.scan(
+        lambda c, x: (c, tnp.asarray([1, 2], "int8")), 0, None, length=2
+    )
+    assert ys.tolist() == [[1, 2], [1, 2]] and ys.dtype == np.dtype("int8")
+
+
+def test_a_closed_program_runs_again_under_another_trace() -> None:
+    f32 = ShapedArray((3,), np.dtype("float32"))
+    closed, outer, _ = trace_closed(
+        lambda x: lax.scan(lambda c, y: (c + y, c), 0.0, x), [f32], "f"
+    )
+    assert outer == []
+    xs = tnp.arange(3.0)
+    want = closed.run(np.asarray(xs))
+    got = tl.jit(lambda x: eval_closed(closed, x))(xs)
+    assert [np.asarray(g).tolist() for g in got] == [w.tolist() for w in want]
+    assert "scan[" in str(tl.make_jaxpr(lambda x: eval_closed(closed, x))(xs))
