@@ -128,10 +128,26 @@ def test_scan_body_runs_once_per_trace() -> None:
         calls.append(1)
         return c + x, None
 
+    # As in JAX: traced once per abstract signature, eagerly or under jit.
     lax.scan(step, 0.0, tnp.arange(100.0))
     assert len(calls) == 1
+    lax.scan(step, 0.0, tnp.arange(100.0))
     tl.jit(lambda xs: lax.scan(step, 0.0, xs))(tnp.arange(10.0))
+    assert len(calls) == 1
+    lax.scan(step, tnp.float32(0), tnp.arange(100.0))  # (not weak)
     assert len(calls) == 2
+
+    def body(i: Any, c: Any) -> Any:
+        calls.append(1)
+        return c + i
+
+    for _ in range(3):
+        lax.fori_loop(0, 4, body, 0)
+        lax.map(lambda x: x, tnp.arange(3))
+    assert len(calls) == 3
+    tl.jit(lambda s, xs: lax.scan(lambda c, x: (c + s * x, None), 0.0, xs))(
+        tnp.float32(2), tnp.arange(3.0)
+    )
 
 
 def test_scan_closes_over_jit_and_differentiated_values() -> None:

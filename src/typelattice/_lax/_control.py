@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Final, TypeVar
 
 import numpy as np
 
 from typelattice import _config, _core, _promotion
 from typelattice._array import ArrayImpl, wrap
+from typelattice._backends import current as current_backend
 from typelattice._lax._elementwise import (
     add,
     clamp,
@@ -287,6 +289,43 @@ def _promote_weak(init: list[Any], out_avals: Sequence[ShapedArray]) -> bool:
     return changed
 
 
+T = TypeVar("T", bound=tuple[Any, ...])
+
+# The functions traced for the primitives, by the user's function and what
+# else decides the trace (the arguments' structure and abstract values, the
+# configuration, the backend), as JAX keeps them: a body given again (to
+# another call of lax.scan, eagerly or under jit) is not traced again, and
+# its Python side effects happen once. A trace that read values of an
+# enclosing trace is not kept (those values are that trace's); one that
+# read a concrete array keeps it, as JAX does.
+_TRACED: weakref.WeakKeyDictionary[Any, dict[Hashable, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_TRACED_MAX: Final = 64  # per function (forgotten all at once when full)
+
+
+def _memo(fun: Any, key: Hashable, make: Callable[[], T]) -> T:
+    """``make()`` (a traced program, the enclosing values it read, ...),
+    or what it gave for ``fun`` and ``key`` before."""
+    full = (key, _config.current(), current_backend())
+    try:
+        table = _TRACED.get(fun)
+        found = None if table is None else table.get(full)
+    except TypeError:  # (a function that cannot be weakly referenced)
+        return make()
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    made = make()
+    if made[1]:
+        return made
+    if table is None:
+        table = _TRACED.setdefault(fun, {})
+    if len(table) >= _TRACED_MAX:
+        table.clear()
+    table[full] = made
+    return made
+
+
 def _source_info(fun: Callable[..., Any]) -> str:
     """A function as JAX's messages name it: its name, file and line."""
     name = getattr(fun, "__name__", repr(fun))
@@ -456,12 +495,16 @@ def _switch_internal(
     values = _values(leaves, api)
     avals = [aval_of(v) for v in values]
     traced: list[tuple[ClosedProgram, list[Any], _tree.TreeDef]] = []
-    for fun in branches:
+    key = ("branch", in_tree, tuple(avals))
 
-        def call(*tracers: Any, fun: Callable[..., Any] = fun) -> Any:
+    def tracing(fun: Callable[..., Any]) -> Callable[[], Any]:
+        def call(*tracers: Any) -> Any:
             return fun(*in_tree.unflatten(list(tracers)))
 
-        traced.append(trace_closed(call, avals, api))
+        return lambda: trace_closed(call, avals, api)
+
+    for fun in branches:
+        traced.append(_memo(fun, key, tracing(fun)))
     for i in range(1, len(traced)):
         pair = (names[0], names[i])
         _check_branches(
@@ -605,7 +648,8 @@ def _cond_internal(
         def call(*tracers: Any) -> Any:
             return fun(*in_tree.unflatten(list(tracers)))
 
-        return trace_closed(call, avals, "cond")
+        key = ("branch", in_tree, tuple(avals))
+        return _memo(fun, key, lambda: trace_closed(call, avals, "cond"))
 
     t, f = traced(true_fun), traced(false_fun)
     _check_branches(
@@ -808,7 +852,8 @@ def while_loop(
         def test(*tracers: Any) -> Any:
             return cond_fun(in_tree.unflatten(list(tracers)))
 
-        tested = trace_closed(test, avals, "while_loop")
+        key = ("while", in_tree, tuple(avals))
+        tested = _memo(cond_fun, key, lambda: trace_closed(test, avals, "while_loop"))
         trees: list[_tree.TreeDef] = []
 
         def step(*tracers: Any) -> Any:
@@ -817,8 +862,12 @@ def while_loop(
             trees.append(tree)
             return out_leaves
 
-        stepped = trace_closed(step, avals, "while_loop")
-        return tested, stepped, trees[0], avals
+        def make() -> tuple[ClosedProgram, list[Any], _tree.TreeDef]:
+            closed, outer, _ = trace_closed(step, avals, "while_loop")
+            return closed, outer, trees[0]
+
+        stepped = _memo(body_fun, key, make)
+        return tested, stepped, stepped[2], avals
 
     tested, stepped, out_tree, avals = traced()
     body, body_outer, _ = stepped
@@ -1153,6 +1202,13 @@ def scan(
     nc = len(carry)
 
     def traced() -> tuple[ClosedProgram, list[Any], _tree.TreeDef, _tree.TreeDef]:
+        avals = [aval_of(c) for c in carry]
+        key = ("scan", init_tree, xs_tree, tuple(avals), tuple(x_avals))
+        return _memo(f, key, lambda: trace(avals))
+
+    def trace(
+        avals: list[ShapedArray],
+    ) -> tuple[ClosedProgram, list[Any], _tree.TreeDef, _tree.TreeDef]:
         trees: list[_tree.TreeDef] = []
 
         def body(*tracers: Any) -> Any:
@@ -1170,7 +1226,6 @@ def scan(
             trees[:] = [c_tree, y_tree]
             return [*c_leaves, *y_leaves]
 
-        avals = [aval_of(c) for c in carry]
         closed, outer, _ = trace_closed(body, [*avals, *x_avals], "scan")
         return closed, outer, trees[0], trees[1]
 
@@ -1255,12 +1310,8 @@ def fori_loop(
         lower_, upper_ = int(lower), int(upper)
         steps = builtins.max(upper_ - lower_, 0)
 
-        def scanned(loop_carry: Any, _: Any) -> Any:
-            i, x = loop_carry
-            return (add(i, 1), body_fun(i, x)), None
-
         (_, result), _ = scan(
-            scanned,
+            _wrapped("fori_scan", body_fun, _fori_scan_body),
             (lower_, init_val),
             None,
             length=steps,
@@ -1277,16 +1328,59 @@ def fori_loop(
     if hi_dt != dtype:
         hi = convert_element_type(hi, dtype)
 
-    def test(carry: Any) -> Any:
-        i, stop, _ = carry
-        return lt(i, stop)
-
-    def step(carry: Any) -> Any:
-        i, stop, x = carry
-        return add(i, 1), stop, body_fun(i, x)
-
-    _, _, result = while_loop(test, step, (lo, hi, init_val))
+    step = _wrapped("fori_while", body_fun, _fori_while_body)
+    _, _, result = while_loop(_fori_test, step, (lo, hi, init_val))
     return result
+
+
+# fori_loop's and map's loops around a function are made once per function
+# (while it lives), as JAX's, so that their traces are kept (see _memo).
+_WRAPPED: weakref.WeakKeyDictionary[Any, dict[str, Callable[..., Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _wrapped(
+    kind: str, fun: Any, make: Callable[[Callable[[], Any]], Callable[..., Any]]
+) -> Callable[..., Any]:
+    """``make(get)``, ``get`` returning ``fun`` (held weakly when it can be),
+    kept per ``fun`` and ``kind``."""
+    try:
+        table = _WRAPPED.setdefault(fun, {})
+    except TypeError:  # (a function that cannot be weakly referenced)
+        return make(lambda: fun)
+    found = table.get(kind)
+    if found is None:
+        found = table[kind] = make(weakref.ref(fun))
+    return found
+
+
+def _fori_scan_body(get: Callable[[], Any]) -> Callable[..., Any]:
+    def scanned(loop_carry: Any, _: Any) -> Any:
+        i, x = loop_carry
+        return (add(i, 1), get()(i, x)), None
+
+    return scanned
+
+
+def _fori_test(loop_carry: Any) -> Any:
+    i, stop, _ = loop_carry
+    return lt(i, stop)
+
+
+def _fori_while_body(get: Callable[[], Any]) -> Callable[..., Any]:
+    def step(loop_carry: Any) -> Any:
+        i, stop, x = loop_carry
+        return add(i, 1), stop, get()(i, x)
+
+    return step
+
+
+def _map_body(get: Callable[[], Any]) -> Callable[..., Any]:
+    def step(carry: Any, x: Any) -> Any:
+        return carry, get()(x)
+
+    return step
 
 
 def map(  # noqa: A001 - jax.lax's name
@@ -1315,10 +1409,7 @@ def map(  # noqa: A001 - jax.lax's name
                 f"batch_size must be a positive integer, got {batch_size!r}"
             )
 
-    def step(carry: Any, x: Any) -> Any:
-        return carry, f(x)
-
-    _, ys = scan(step, (), xs)
+    _, ys = scan(_wrapped("map", f, _map_body), (), xs)
     return ys
 
 
