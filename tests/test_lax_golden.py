@@ -203,11 +203,14 @@ def test_every_primitive_is_reached() -> None:
     # check_index, typelattice.numpy's index check, which jax.lax lacks
     # (tests/test_shape_on_lax.py); and the primitives whose parameter is a
     # computation, bound by the ufunc methods (tests/test_ufunc_methods_on_lax.py);
-    # and the collectives, bound under a named vmap (tests/test_vmap.py).
+    # the collectives, bound under a named vmap (tests/test_vmap.py),
+    # and the control flow primitives, whose parameters are functions
+    # (tests/test_control_golden.py).
     assert missing == [
         "add_any",
         "axis_index",
         "check_index",
+        "cond",
         "cumulative_reduce",
         "pmax",
         "pmin",
@@ -216,7 +219,9 @@ def test_every_primitive_is_reached() -> None:
         "qr",
         "reduce",
         "reduce_segments",
+        "scan",
         "scatter_apply",
         "scatter_combine",
         "triangular_solve",
+        "while",
     ]

@@ -39,6 +39,7 @@ from support import GOLDEN_DIR, recorder
 from typelattice import lax
 from typelattice._array import from_numpy
 from typelattice._lax import (
+    _control,
     _dot,
     _elementwise,
     _fold,
@@ -317,6 +318,7 @@ def _module_primitives() -> dict[str, Primitive]:
         _linalg,
         _fold,
         _parallel,
+        _control,
     )
     for module in modules:
         for value in vars(module).values():
@@ -367,17 +369,22 @@ def test_every_primitive_is_reached_by_the_cases() -> None:
     # and tests/test_ufunc_methods_on_lax.py run their rules. The
     # collectives need a vmap of their axis name: tests/test_vmap.py runs
     # theirs.
+    # The control flow primitives take functions: tests/test_control_flow.py
+    # runs theirs.
     assert sorted(set(PRIMITIVES) - reached) == [
         "axis_index",
         "check_index",
+        "cond",
         "cumulative_reduce",
         "pmax",
         "pmin",
         "psum",
         "reduce",
         "reduce_segments",
+        "scan",
         "scatter_apply",
         "scatter_combine",
+        "while",
     ]
 
 

@@ -23,6 +23,15 @@ cotangents over broadcast axes; the transposes of ``broadcast_in_dim`` and
 ``reshape`` and ``reduce_sum``, whose own families register their rules.
 """
 
+from typelattice._lax._control import (
+    associative_scan,
+    cond,
+    fori_loop,
+    map,
+    scan,
+    switch,
+    while_loop,
+)
 from typelattice._lax._dot import dot_general
 from typelattice._lax._elementwise import (
     RoundingMethod,
@@ -154,6 +163,7 @@ __all__ = [
     "argmin",
     "asin",
     "asinh",
+    "associative_scan",
     "atan",
     "atan2",
     "atanh",
@@ -171,6 +181,7 @@ __all__ = [
     "clz",
     "complex",
     "concatenate",
+    "cond",
     "conj",
     "convert_element_type",
     "cos",
@@ -193,6 +204,7 @@ __all__ = [
     "expand_dims",
     "expm1",
     "floor",
+    "fori_loop",
     "full",
     "gather",
     "ge",
@@ -207,6 +219,7 @@ __all__ = [
     "log1p",
     "logistic",
     "lt",
+    "map",
     "max",
     "min",
     "mul",
@@ -233,6 +246,7 @@ __all__ = [
     "rev",
     "round",
     "rsqrt",
+    "scan",
     "scatter",
     "scatter_add",
     "scatter_max",
@@ -252,7 +266,9 @@ __all__ = [
     "sqrt",
     "squeeze",
     "sub",
+    "switch",
     "tan",
     "tanh",
     "transpose",
+    "while_loop",
 ]

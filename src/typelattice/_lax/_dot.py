@@ -411,10 +411,20 @@ def _dot_general_fast(
     preferred_element_type: DType | None,
 ) -> Any:
     (lc, rc), (lb, _) = dimension_numbers
-    if lb or lhs.ndim != 2 or rhs.ndim != 2 or len(lc) != 1:
+    if lb or len(lc) != 1:
         return None
     if lhs.dtype != rhs.dtype or lhs.dtype not in _PLAIN_DTYPES:
         return None
     if preferred_element_type not in (None, lhs.dtype):
+        return None
+    if lhs.ndim + rhs.ndim == 3:
+        # A matrix times a vector (the step of a recurrent cell), either
+        # way round, contracted as matmul contracts: one matmul call, which
+        # takes a 1-d operand as the matrix of one column (or row) that the
+        # implementation builds by reshaping: the same product.
+        if (lhs.ndim, lc[0], rc[0]) in ((2, 1, 0), (1, 0, 0)):
+            return np.matmul
+        return None
+    if lhs.ndim != 2 or rhs.ndim != 2:
         return None
     return _MATMULS[(lc[0], rc[0])]

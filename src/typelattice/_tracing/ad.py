@@ -88,6 +88,23 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar(
 )
 
 
+def next_level() -> int:
+    """The level of the next differentiation trace to start here."""
+    return _depth.get()
+
+
+def push_levels(level: int) -> contextvars.Token[int]:
+    """Number the differentiation traces that start from now on from
+    ``level`` (those of a function traced inside a primitive, above the
+    trace recording it); :func:`pop_levels` undoes it."""
+    return _depth.set(max(level, _depth.get()))
+
+
+def pop_levels(token: contextvars.Token[int]) -> None:
+    """Undo :func:`push_levels`."""
+    _depth.reset(token)
+
+
 class _Level:
     """Push ``n`` levels for the duration of a ``with`` block."""
 

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, cast, overload
 from typing import Literal as Exactly
 
 import numpy as np
 
 from typelattice._array import ArrayImpl
 from typelattice._tracing import tracer as _tr
+from typelattice._tracing.closed import ClosedProgram, Held
 from typelattice._tracing.jit import Jitted, ShapeDtypeStruct, _abstract, _run_traced
 from typelattice._tracing.primitive import (
     PRIMITIVES,
@@ -461,10 +462,32 @@ def _pp_vars(
     return _Nest(2, _Group(_join(_concat(_Text(separator), _Group(_Break(" "))), docs)))
 
 
-def _pp_params(params: dict[str, Any]) -> Doc:
+def _pp_params(
+    params: dict[str, Any], context: _Context | None = None, print_shapes: bool = True
+) -> Doc:
     if not params:
         return _Concat(())
-    pairs: list[Doc] = [_Text(f"{k}={params[k]}") for k in sorted(params)]
+    pairs: list[Doc] = []
+    for k in sorted(params):
+        value = params[k]
+        if (
+            isinstance(value, tuple)
+            and value
+            and all(
+                isinstance(v, ClosedJaxpr)
+                for v in value  # pyright: ignore[reportUnknownVariableType]
+            )
+        ):
+            subs: list[ClosedJaxpr] = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            docs = [_pp_closed(c, context, print_shapes) for c in subs]
+            inner = _join(_concat(_Text(","), _Break(" ")), docs)
+            pairs.append(_concat(_Text(f"{k}=("), inner, _Text(")")))
+        elif isinstance(value, ClosedJaxpr):
+            pairs.append(
+                _concat(_Text(f"{k}="), _pp_closed(value, context, print_shapes))
+            )
+        else:
+            pairs.append(_Text(f"{k}={value}"))
     return _Group(
         _concat(
             _Nest(2, _concat(_Text("["), _Break(""), _join(_Break(" "), pairs))),
@@ -484,14 +507,37 @@ def _pp_eqn(
     if rule is not None:
         params = rule(params, [v.aval for v in eqn.outvars])
     lhs = _pp_vars(eqn.outvars, context, print_shapes)
+    if any(_holds_jaxpr(v) for v in params.values()):
+        # (the results on one line before the sub-records, as JAX shows them)
+        lhs = _Text(_format(lhs, 1 << 30))
     rhs = [
         _Text(eqn.name),
-        _pp_params(params),
+        _pp_params(params, context, print_shapes),
         _concat(_Text(" "), _pp_vars(eqn.invars, context, False)),
     ]
     if eqn.outvars:
         return _concat(lhs, _Text(" = "), *rhs)
     return _concat(*rhs)
+
+
+def _holds_jaxpr(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(isinstance(v, ClosedJaxpr) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return isinstance(value, ClosedJaxpr)
+
+
+def _pp_closed(
+    closed: ClosedJaxpr, context: _Context | None, print_shapes: bool
+) -> Doc:
+    """A sub-record (a control flow primitive's function), its names going
+    on from the enclosing record's."""
+    if context is None:
+        context = _Context(_dropvars(closed.jaxpr))
+    else:
+        context.names.update(
+            (v, n) for v, n in _dropvars(closed.jaxpr).items() if v not in context.names
+        )
+    return _pp_jaxpr(closed.jaxpr, context, print_shapes, True)
 
 
 def _pp_jaxpr(jaxpr: Jaxpr, context: _Context, print_shapes: bool, custom: bool) -> Doc:
@@ -560,13 +606,38 @@ class _Builder:
         return found
 
 
-def _equations(trace: _tr.RecordingTrace, b: _Builder) -> list[JaxprEqn]:
+def _sub_record(closed: ClosedProgram) -> ClosedJaxpr:
+    """A closed program (a control flow primitive's parameter) as a record."""
+    b = _Builder(closed.trace)
+    invars = [b.new(v) for v in closed.in_vars]
+    eqns = _equations(closed.trace, b, closed.eqns)
+    outvars = [b.var(v) for v in closed.out_vars]
+    return ClosedJaxpr(Jaxpr(b.constvars, invars, outvars, eqns), b.consts)
+
+
+def _shown_param(value: object) -> object:
+    if isinstance(value, ClosedProgram):
+        return _sub_record(value)
+    if not isinstance(value, tuple):
+        return value
+    items = cast(tuple[object, ...], value)
+    if items and all(isinstance(v, ClosedProgram) for v in items):
+        return tuple(_sub_record(cast(ClosedProgram, v)) for v in items)
+    return items
+
+
+def _equations(
+    trace: _tr.RecordingTrace, b: _Builder, recorded: Sequence[Any] | None = None
+) -> list[JaxprEqn]:
     eqns: list[JaxprEqn] = []
-    for eqn in trace.eqns:
+    for eqn in trace.eqns if recorded is None else recorded:
         if type(eqn) is PrimitiveEquation:
             invars = [b.var(v) if v is not None else b.constant(c) for v, c in eqn.ins]
             outs = [b.new(v) for v in eqn.outs]
-            eqns.append(JaxprEqn(eqn.prim, dict(eqn.params), invars, outs))
+            params = {k: _shown_param(v) for k, v in eqn.params.items()}
+            eqns.append(JaxprEqn(eqn.prim, params, invars, outs))
+        elif type(eqn) is Held:
+            b.vars[eqn.out] = b.constant(eqn.value)
         elif type(eqn) is Filled:
             (out,) = eqn.outputs()
             value = b.constant(eqn.value)

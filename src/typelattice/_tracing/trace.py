@@ -38,6 +38,7 @@ __all__ = [
     "NotDifferentiableError",
     "Equation",
     "Program",
+    "body_lines",
     "code_bytes",
 ]
 
@@ -291,6 +292,27 @@ def _generate(
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
+    body, scope = body_lines(eqns, ins, outs, avals)
+    params = ", ".join(f"v{v}" for v in ins)
+    results = "".join(f"v{v}, " for v in outs)
+    lines = [f"def program({params}):"]
+    if body:
+        lines += ["    token = _set(_ignore)", "    try:"]
+        lines += [f"        {line}" for line in body]
+        lines += ["    finally:", "        _reset(token)"]
+    lines.append(f"    return ({results})")
+    return "\n".join(lines) + "\n", scope
+
+
+def body_lines(
+    eqns: Sequence[Equation],
+    ins: Sequence[int],
+    outs: Sequence[int],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+) -> tuple[list[str], dict[str, Any]]:
+    """The statements computing the variables ``outs`` from ``ins`` (named
+    ``v<n>``), to run with floating point warnings off, and their globals;
+    they never rebind nor delete ``ins`` and ``outs``."""
     eqns = _shared(eqns, outs)
     src = Source(avals)
     # Each intermediate value is dropped after the last equation that reads
@@ -314,12 +336,4 @@ def _generate(
         body.append(eqn.source_reusing(src, dying) if dying else eqn.source(src))
         if i in drops:
             body.append("del " + ", ".join(f"v{v}" for v in sorted(drops[i])))
-    params = ", ".join(f"v{v}" for v in ins)
-    results = "".join(f"v{v}, " for v in outs)
-    lines = [f"def program({params}):"]
-    if body:
-        lines += ["    token = _set(_ignore)", "    try:"]
-        lines += [f"        {line}" for line in body]
-        lines += ["    finally:", "        _reset(token)"]
-    lines.append(f"    return ({results})")
-    return "\n".join(lines) + "\n", src.scope
+    return body, src.scope

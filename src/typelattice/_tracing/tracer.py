@@ -163,6 +163,11 @@ class RecordingTrace(Trace):
         "stands_in",
     )
 
+    #: Whether the traces it runs inside may record while it runs (a
+    #: function traced for a control flow primitive: what it computes from
+    #: their values alone is computed there, once).
+    encloses: ClassVar[bool] = False
+
     def __init__(
         self, name: str, parent: RecordingTrace | None, abstract_only: bool
     ) -> None:
@@ -387,7 +392,7 @@ class JitTracer(_NoValues, Tracer):
         while trace.alive and inner is not None:
             if inner is trace:
                 return inner
-            if not inner.abstract_only:
+            if not (inner.abstract_only or inner.encloses):
                 break
             inner = inner.parent
         if trace.alive:
@@ -469,8 +474,14 @@ def start(
     name: str, abstract_only: bool = False
 ) -> tuple[RecordingTrace, contextvars.Token[RecordingTrace | None]]:
     trace = RecordingTrace(name, _current.get(), abstract_only)
+    return trace, enter(trace)
+
+
+def enter(trace: RecordingTrace) -> contextvars.Token[RecordingTrace | None]:
+    """Make ``trace`` (made with :func:`current_trace` as its parent) the
+    running one; :func:`stop` ends it."""
     ACTIVE.append(trace)
-    return trace, _current.set(trace)
+    return _current.set(trace)
 
 
 def stop(
