@@ -219,9 +219,9 @@ def _listed(diffs: list[str]) -> str:
 def _check_carry(
     name: str,
     fun: Callable[..., Any],
-    in_tree: _tree.TreeDef,
+    in_tree: _tree.PyTreeDef,
     in_avals: Sequence[ShapedArray],
-    out_tree: _tree.TreeDef,
+    out_tree: _tree.PyTreeDef,
     out_avals: Sequence[ShapedArray],
 ) -> None:
     """JAX's checks that a loop body's carry output matches its input."""
@@ -431,7 +431,7 @@ def _check_branches(
     api: str,
     names: Sequence[str],
     funs: Sequence[Callable[..., Any]],
-    trees: Sequence[_tree.TreeDef],
+    trees: Sequence[_tree.PyTreeDef],
     avals: Sequence[Sequence[ShapedArray]],
 ) -> None:
     """JAX's checks that two branches return one structure and types."""
@@ -494,7 +494,7 @@ def _switch_internal(
     leaves, in_tree = _tree.flatten(list(operands))
     values = _values(leaves, api)
     avals = [aval_of(v) for v in values]
-    traced: list[tuple[ClosedProgram, list[Any], _tree.TreeDef]] = []
+    traced: list[tuple[ClosedProgram, list[Any], _tree.PyTreeDef]] = []
     key = ("branch", in_tree, tuple(avals))
 
     def tracing(fun: Callable[..., Any]) -> Callable[[], Any]:
@@ -854,7 +854,7 @@ def while_loop(
 
         key = ("while", in_tree, tuple(avals))
         tested = _memo(cond_fun, key, lambda: trace_closed(test, avals, "while_loop"))
-        trees: list[_tree.TreeDef] = []
+        trees: list[_tree.PyTreeDef] = []
 
         def step(*tracers: Any) -> Any:
             out = body_fun(in_tree.unflatten(list(tracers)))
@@ -862,7 +862,7 @@ def while_loop(
             trees.append(tree)
             return out_leaves
 
-        def make() -> tuple[ClosedProgram, list[Any], _tree.TreeDef]:
+        def make() -> tuple[ClosedProgram, list[Any], _tree.PyTreeDef]:
             closed, outer, _ = trace_closed(step, avals, "while_loop")
             return closed, outer, trees[0]
 
@@ -1201,15 +1201,15 @@ def scan(
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_values]
     nc = len(carry)
 
-    def traced() -> tuple[ClosedProgram, list[Any], _tree.TreeDef, _tree.TreeDef]:
+    def traced() -> tuple[ClosedProgram, list[Any], _tree.PyTreeDef, _tree.PyTreeDef]:
         avals = [aval_of(c) for c in carry]
         key = ("scan", init_tree, xs_tree, tuple(avals), tuple(x_avals))
         return _memo(f, key, lambda: trace(avals))
 
     def trace(
         avals: list[ShapedArray],
-    ) -> tuple[ClosedProgram, list[Any], _tree.TreeDef, _tree.TreeDef]:
-        trees: list[_tree.TreeDef] = []
+    ) -> tuple[ClosedProgram, list[Any], _tree.PyTreeDef, _tree.PyTreeDef]:
+        trees: list[_tree.PyTreeDef] = []
 
         def body(*tracers: Any) -> Any:
             c = init_tree.unflatten(list(tracers[:nc]))

@@ -531,8 +531,8 @@ def vmap(
 
     # The axis of each leaf, per structure of the arguments (and of the
     # results): the specification's prefix is matched once per structure.
-    in_cache: dict[tree.TreeDef, list[int | None]] = {}
-    out_cache: dict[tree.TreeDef, list[int | None]] = {}
+    in_cache: dict[tree.PyTreeDef, list[int | None]] = {}
+    out_cache: dict[tree.PyTreeDef, list[int | None]] = {}
 
     @functools.wraps(fun)
     def vmap_f(*args: Any, **kwargs: Any) -> Any:

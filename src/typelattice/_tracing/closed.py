@@ -44,7 +44,7 @@ from typelattice._tracing.primitive import (
     full,
 )
 from typelattice._tracing.trace import Equation, Program, Source, body_lines, shown
-from typelattice._tracing.tree import TreeDef
+from typelattice._tracing.tree import PyTreeDef
 
 __all__ = [
     "ClosedProgram",
@@ -275,7 +275,7 @@ def _short(aval: ShapedArray) -> str:
 
 def trace_closed(
     fun: Callable[..., Any], in_avals: Sequence[ShapedArray], where: str
-) -> tuple[ClosedProgram, list[Any], TreeDef]:
+) -> tuple[ClosedProgram, list[Any], PyTreeDef]:
     """Trace ``fun(*tracers)``, one tracer per abstract value, into a closed
     program.
 
@@ -295,7 +295,7 @@ def trace_closed(
     >>> f32 = ShapedArray((), np.dtype('float32'))
     >>> closed, outer, tree = trace_closed(lambda x: (x + 1, x), [f32], 'f')
     >>> closed.out_avals, outer, tree
-    ((ShapedArray(float32[]), ShapedArray(float32[])), [], TreeDef((*, *)))
+    ((ShapedArray(float32[]), ShapedArray(float32[])), [], PyTreeDef((*, *)))
     """
     # Above every differentiation running now; a differentiation that
     # starts inside ``fun`` is above it in turn.

@@ -296,7 +296,7 @@ class _RematCall:
         primals: list[Any],
         saving: _SavingTrace | None,
         linear: list[int],
-        out_tree: tree.TreeDef,
+        out_tree: tree.PyTreeDef,
         outs: list[Any],
         prevent_cse: bool,
     ) -> None:
