@@ -566,3 +566,29 @@ def test_a_closed_program_runs_again_under_another_trace() -> None:
     got = tl.jit(lambda x: eval_closed(closed, x))(xs)
     assert [np.asarray(g).tolist() for g in got] == [w.tolist() for w in want]
     assert "scan[" in str(tl.make_jaxpr(lambda x: eval_closed(closed, x))(xs))
+
+
+def test_grad_of_scan_whose_body_enlarges_a_closed_over_value() -> None:
+    # The body joins two closed-over parameters (a result larger than each):
+    # under grad that join is the gradient's computation, not the body's.
+    xs = tnp.ones((4, 2), "float32")
+
+    def loss(w: Any) -> Any:
+        def body(h: Any, x: Any) -> Any:
+            joined = tnp.concatenate([w, 2 * w])
+            h = tnp.tanh(h * joined[:2] + x)
+            return h, h
+
+        return lax.scan(body, tnp.zeros(2, "float32"), xs)[1].sum()
+
+    def by_hand(w: Any) -> Any:
+        h, total = tnp.zeros(2, "float32"), 0.0
+        for t in range(4):
+            h = tnp.tanh(h * w + xs[t])
+            total = total + h.sum()
+        return total
+
+    w = tnp.asarray([0.5, -0.25], "float32")
+    want = tl.grad(by_hand)(w)
+    for got in (tl.grad(loss)(w), tl.jit(tl.grad(loss))(w)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)

@@ -436,8 +436,15 @@ class Primitive:
             # program when it runs: tracing allocates nothing of their
             # size, and the program holds only the small operands (the
             # seed of jit(grad(f)), a Python scalar broadcast).
+            # Not in a function traced for a control flow primitive: the
+            # values computed there belong to the transformations it runs
+            # inside (a gradient's primal), and its trace ends first.
             trace = current_trace()
-            if trace is not None and (not values or _grows(plan.out, values)):
+            if (
+                trace is not None
+                and not trace.encloses
+                and (not values or _grows(plan.out, values))
+            ):
                 return trace.process_primitive(self, args, params)
         if backend is not NUMPY:
             result = _compute_on(backend, plan, values, params)

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 import typelattice.numpy as tnp
-from typelattice import lax, random
+from typelattice import random
 from typelattice._tracing import tree
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._activation import sigmoid, tanh
 from typelattice.nn._conv import Conv
 from typelattice.nn._linear import Dense, default_kernel_init
 from typelattice.nn._module import Module, compact
+from typelattice.nn._transforms import scan
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
@@ -803,56 +804,56 @@ def _describe(carry: Carry) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
 
 
 def _over_time(
-    cell: RNNCellBase,
+    rnn: RNN,
     carry: Carry,
     inputs: Array,
     time_axis: int,
     keep_carries: bool,
-) -> tuple[Carry, Any, list[Carry]]:
-    """Run ``cell`` along ``time_axis`` of ``inputs``: the parameters are
-    the same at every step (made by the first step under ``init``), the
-    carry goes from one step to the next and the outputs are stacked on
-    ``time_axis``. The values a scan over time gives, and its rule that the
-    carry keeps its shapes and dtypes.
+) -> tuple[Carry, Any, Any]:
+    """Run ``rnn.cell`` along ``time_axis`` of ``inputs`` with :func:`scan`
+    (the lifted ``lax.scan``, as Flax's RNN does): the parameters are the
+    same at every step (made by the first step under ``init``), the carry
+    goes from one step to the next and the outputs are stacked on
+    ``time_axis``.
 
     Returns the last carry, the stacked outputs, and every step's carry
-    when ``keep_carries``.
+    stacked on axis 0 when ``keep_carries`` (else None).
     """
-    step = cast(Callable[..., tuple[Carry, Any]], cell)  # (subclasses define it)
-    before = _describe(carry)
-    outputs: list[Any] = []
-    carries: list[Carry] = []
-    steps = [
-        lax.squeeze(lax.slice_in_dim(inputs, t, t + 1, axis=time_axis), (time_axis,))
-        for t in range(inputs.shape[time_axis])
-    ]
-    for x_t in steps:
-        carry, y = step(carry, x_t)
-        after = _describe(carry)
-        if after != before:
-            raise TypeError(
-                f"{type(cell).__name__}'s carry changed from "
-                f"{_show(before)} to {_show(after)} in one step; a recurrent "
-                "carry keeps its shapes and dtypes. Fix: give the cell "
-                "param_dtype equal to its dtype (the initial carry is made "
-                "in param_dtype), or pass initial_carry in the dtype the "
-                "cell computes in"
-            )
-        outputs.append(y)
-        if keep_carries:
-            carries.append(carry)
-    if not outputs:
+    if inputs.shape[time_axis] == 0:
         raise ValueError(
             f"RNN: the inputs of shape {tuple(inputs.shape)} have no time "
             f"steps (axis {time_axis} is empty); give at least one step"
         )
-    first, treedef = tree.flatten(outputs[0])
-    columns = [tree.flatten(y)[0] for y in outputs]
-    stacked = [
-        tnp.stack([col[i] for col in columns], axis=time_axis)
-        for i in range(len(first))
-    ]
-    return carry, tree.unflatten(treedef, stacked), carries
+
+    def step(cell: RNNCellBase, carry: Carry, x_t: Any) -> Any:
+        carry, y = cast(Callable[..., tuple[Carry, Any]], cell)(carry, x_t)
+        return carry, ((y, carry) if keep_carries else (y, None))
+
+    splits = dict(rnn.split_rngs) if rnn.split_rngs is not None else {"params": False}
+    scanned = scan(
+        step,
+        variable_broadcast=rnn.variable_broadcast,
+        variable_carry=rnn.variable_carry,
+        split_rngs=splits,
+        in_axes=time_axis,
+        out_axes=0,
+        unroll=rnn.unroll,
+    )
+    try:
+        carry, (outputs, carries) = scanned(rnn.cell, carry, inputs)
+    except TypeError as error:
+        if "carry input and carry output" not in str(error):
+            raise
+        raise TypeError(
+            f"{type(rnn.cell).__name__}'s carry changes its shapes or dtypes in "
+            "one step; a recurrent carry keeps them. Fix: give the cell "
+            "param_dtype equal to its dtype (the initial carry is made in "
+            "param_dtype), or pass initial_carry in the dtype the cell "
+            f"computes in.\n{error}"
+        ) from None
+    if time_axis != 0:
+        outputs = tree.tree_map(lambda y: tnp.moveaxis(y, 0, time_axis), outputs)
+    return carry, outputs, carries
 
 
 def _show(described: list[tuple[tuple[int, ...], np.dtype[Any]]]) -> str:
@@ -909,16 +910,15 @@ def flip_sequences(
     return x[picks]
 
 
-def _last_carry(carries: list[Carry], seq_lengths: Any) -> Carry:
-    """Each sequence's carry after its last step (``seq_lengths - 1``)."""
+def _last_carry(carries: Carry, seq_lengths: Any) -> Carry:
+    """Each sequence's carry after its last step (``seq_lengths - 1``), from
+    every step's carries stacked on axis 0."""
     lengths = _dtypes.as_input(seq_lengths)
-    first, treedef = tree.flatten(carries[0])
-    columns = [tree.flatten(c)[0] for c in carries]
-    picked: list[Array] = []
-    for i in range(len(first)):
-        stacked = tnp.stack([col[i] for col in columns])  # (time, batch, ...)
-        picked.append(stacked[lengths - 1, tnp.arange(stacked.shape[1])])
-    return tree.unflatten(treedef, picked)
+
+    def pick(stacked: Array) -> Array:  # (time, batch, ...)
+        return stacked[lengths - 1, tnp.arange(stacked.shape[1])]
+
+    return tree.tree_map(pick, carries)
 
 
 class RNN(Module):
@@ -936,13 +936,14 @@ class RNN(Module):
       return_carry: also return the final carry.
       reverse: run from the last step to the first.
       keep_order: with ``reverse``, give the outputs in the input's order.
-      unroll: accepted for compatibility (the steps run one by one).
+      unroll: steps per loop iteration of the scan (speed only).
       variable_axes: collections stacked per step: only the empty mapping
         is supported.
       variable_broadcast: the collections shared by all steps ('params').
       variable_carry: collections carried from step to step (mutable
         collections always are here).
-      split_rngs: accepted for compatibility (each step draws fresh keys).
+      split_rngs: per random stream, whether each step draws its own key
+        (default: ``{'params': False}``, the parameters shared).
 
     >>> from typelattice import nn, random
     >>> import typelattice.numpy as tnp
@@ -1043,7 +1044,7 @@ class RNN(Module):
             carry = initial_carry
         per_length = seq_lengths is not None and return_carry
         carry, outputs, carries = _over_time(
-            self.cell, carry, x, time_axis, keep_carries=per_length
+            self, carry, x, time_axis, keep_carries=per_length
         )
         if per_length:
             carry = _last_carry(carries, seq_lengths)
