@@ -86,10 +86,24 @@ def test_bfloat16_compute_keeps_a_float32_lstm_carry() -> None:
 def test_rnn_errors_name_the_fix() -> None:
     with pytest.raises(ValueError, match="no time axis"):
         nn.RNN(nn.GRUCell(2)).init(KEY, tnp.ones(3))
-    with pytest.raises(NotImplementedError, match="variable_axes"):
-        nn.RNN(nn.GRUCell(2), variable_axes={"params": 0}).init(
-            KEY, tnp.ones((1, 2, 3))
-        )
+
+
+def test_rnn_with_parameters_per_time_step() -> None:
+    layer = nn.RNN(
+        nn.GRUCell(2), variable_axes={"params": 0}, split_rngs={"params": True}
+    )
+    x = _sequence((1, 3, 4))
+    variables = layer.init(KEY, x)
+    kernels = variables["params"]["cell"]["ir"]["kernel"]
+    assert kernels.shape == (3, 4, 2)
+    assert not np.array_equal(np.asarray(kernels[0]), np.asarray(kernels[1]))
+    y = layer.apply(variables, x)
+    cell = nn.GRUCell(2)
+    carry = cell.initialize_carry(KEY, (1, 4))
+    for t in range(3):
+        step = tree.tree_map(lambda v, t=t: v[t], variables["params"]["cell"])
+        carry, y_t = cell.apply({"params": step}, carry, x[:, t])
+        _close(y[:, t], y_t)
 
 
 def test_flip_sequences_reverses_within_each_length_time_major() -> None:

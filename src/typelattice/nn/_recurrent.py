@@ -832,6 +832,7 @@ def _over_time(
     splits = dict(rnn.split_rngs) if rnn.split_rngs is not None else {"params": False}
     scanned = scan(
         step,
+        variable_axes=dict(rnn.variable_axes or {}),
         variable_broadcast=rnn.variable_broadcast,
         variable_carry=rnn.variable_carry,
         split_rngs=splits,
@@ -937,8 +938,8 @@ class RNN(Module):
       reverse: run from the last step to the first.
       keep_order: with ``reverse``, give the outputs in the input's order.
       unroll: steps per loop iteration of the scan (speed only).
-      variable_axes: collections stacked per step: only the empty mapping
-        is supported.
+      variable_axes: collections with one slice per time step, stacked on
+        an axis (``{'params': 0}``: parameters not shared between steps).
       variable_broadcast: the collections shared by all steps ('params').
       variable_carry: collections carried from step to step (mutable
         collections always are here).
@@ -1008,12 +1009,6 @@ class RNN(Module):
         >>> carry.shape, y.shape
         ((3, 2), (3, 4, 2))
         """
-        if self.variable_axes:
-            raise NotImplementedError(
-                f"RNN: variable_axes={dict(self.variable_axes)} (variables "
-                "stacked per time step) is not supported; leave it empty: "
-                "parameters are shared by all steps (variable_broadcast)"
-            )
         if return_carry is None:
             return_carry = self.return_carry
         if time_major is None:
