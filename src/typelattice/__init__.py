@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     )
     from typelattice._tracing.batching import vmap
     from typelattice._tracing.custom import custom_jvp, custom_vjp
+    from typelattice._tracing.jacobians import hessian, jacfwd, jacrev
     from typelattice._tracing.jaxpr import make_jaxpr
     from typelattice._tracing.jit import (
         CacheInfo,
@@ -141,6 +142,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ["block_until_ready", "device_put"], "typelattice._tracing.transfer"
     ),
+    **dict.fromkeys(["hessian", "jacfwd", "jacrev"], "typelattice._tracing.jacobians"),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
     "linear_transpose": "typelattice._tracing.linear",
@@ -230,6 +232,9 @@ __all__ = [
     "eval_shape",
     "float0",
     "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jvp",
     "linear_transpose",
     "linearize",

@@ -453,7 +453,12 @@ def map_variables(
 
 class _Broadcast:
     """``nn.broadcast``: an ``in_axes`` entry of :func:`scan` for an argument
-    given whole to every step instead of sliced."""
+    given whole to every step instead of sliced.
+
+    >>> from typelattice import nn
+    >>> nn.broadcast
+    broadcast
+    """
 
     _instance: _Broadcast | None = None
 
