@@ -10,8 +10,13 @@ are pytrees: the output's structure, each leaf replaced by the inputs'
 structure (a tuple of them for several ``argnums``), as in JAX.
 """
 
+# Package-internal: shares the differentiation transformations' argument
+# checks.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,7 +37,8 @@ def _basis(aval: Any) -> Any:
     """The standard basis of a value of ``aval``: shape ``s + s``, its
     dtype and weak flag."""
     n = int(np.prod(aval.shape, dtype=np.int64))
-    eye = np.eye(n, dtype=aval.dtype).reshape(aval.shape + aval.shape)
+    eye: np.ndarray[Any, Any] = np.eye(n, dtype=aval.dtype)
+    eye = eye.reshape(aval.shape + aval.shape)
     return wrap(eye, _core.aval(aval.dtype, aval.weak_type))
 
 
@@ -51,6 +57,12 @@ def _over_basis(
     for k in reversed(range(ndim)):
         fn = vmap(fn, in_axes=0, out_axes=out_axis(k))
     return fn
+
+
+def _from_end(ndim: int, j: int) -> int:
+    """Where the ``j``-th axis of an ``ndim``-axis basis goes: after the
+    output's axes."""
+    return -(ndim - j)
 
 
 def _prepare(
@@ -131,10 +143,10 @@ def jacfwd(
 
             return one
 
-        blocks = []
+        blocks: list[Any] = []
         for k, aval in enumerate(avals):
             n = len(aval.shape)
-            mapped = _over_basis(push(k), n, lambda j, n=n: -(n - j))
+            mapped = _over_basis(push(k), n, functools.partial(_from_end, n))
             blocks.append(mapped(_basis(aval)))
         # (blocks[k] is a tree of the output's structure, per input leaf)
         first = jvp(
@@ -214,7 +226,7 @@ def jacrev(
 
             return one
 
-        rows = []
+        rows: list[Any] = []
         for k, aval in enumerate(out_avals):
             mapped = _over_basis(pull(k), len(aval.shape), lambda j: 0)
             rows.append(_packed(argnums, mapped(_basis(aval))))

@@ -799,10 +799,6 @@ class ConvLSTMCell(RNNCellBase):
 # -- running a cell over time --------------------------------------------------------
 
 
-def _describe(carry: Carry) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
-    return [(tuple(x.shape), x.dtype) for x in tree.leaves(carry)]
-
-
 def _over_time(
     rnn: RNN,
     carry: Carry,
@@ -855,10 +851,6 @@ def _over_time(
     if time_axis != 0:
         outputs = tree.tree_map(lambda y: tnp.moveaxis(y, 0, time_axis), outputs)
     return carry, outputs, carries
-
-
-def _show(described: list[tuple[tuple[int, ...], np.dtype[Any]]]) -> str:
-    return ", ".join(f"{d.name}{list(s)}" for s, d in described)
 
 
 def flip_sequences(
