@@ -255,7 +255,7 @@ def hessian(
       blocks of shape ``input.shape + input.shape``.
 
     >>> import typelattice as tl, typelattice.numpy as tnp
-    >>> tl.hessian(lambda x: tnp.sum(x ** 3))(tnp.array([1.0, 2.0]))
+    >>> tl.hessian(lambda x: tnp.sum(x * x * x))(tnp.array([1.0, 2.0]))
     Array([[ 6.,  0.],
            [ 0., 12.]], dtype=float32)
     """
