@@ -73,6 +73,7 @@ __all__ = [
     "JVPTracer",
     "LinearTrace",
     "LinearTracer",
+    "RecordedCall",
     "grad",
     "jvp",
     "linearize",
@@ -995,6 +996,51 @@ class LinearTracer(Tracer):
         self, dtype: Any = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]:
         raise NotDifferentiableError(f"{self!r} is a tangent and has no value")
+
+
+class RecordedCall:
+    """A call recorded whole in a linear record, in the place of a primitive
+    (a custom_vjp call, a checkpointed function): its operands are the
+    tangents of the call's differentiated inputs, its outputs the tangents
+    of its floating results. Subclasses hold what their ``transpose``
+    needs; they are not primitives of lax and exist only in that record."""
+
+    multiple_results = True
+    out_avals: list[ShapedArray]
+    #: Per output, whether it has a tangent (floating and complex ones).
+    floating: list[bool]
+
+    def _outputs(self, out_avals: list[ShapedArray]) -> None:
+        self.out_avals = out_avals
+        self.floating = [_dtypes.kind_of(a.dtype) in "fc" for a in out_avals]
+
+    def record(self, record: LinearTrace, tangents: list[LinearTracer]) -> list[Any]:
+        """Append this call to ``record``: the outputs' tangents (None for
+        those of bool and integer outputs)."""
+        if not record.alive:
+            _dead(record)
+        outs: list[Any] = []
+        refs: list[int] = []
+        for aval, floating in zip(self.out_avals, self.floating, strict=True):
+            if floating:
+                t = record.new(aval)
+                outs.append(t)
+                refs.append(t.ref)
+            else:
+                outs.append(None)
+        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
+            (t.ref, t.aval) for t in tangents
+        ]
+        record.eqns.append(PrimitiveEquation(cast(Any, self), {}, operands, refs))
+        return outs
+
+    # What the record's readers use of a primitive:
+
+    def abstract_eval(self, *avals: Any) -> list[ShapedArray]:
+        return [a for a, f in zip(self.out_avals, self.floating, strict=True) if f]
+
+    def evaluate(self, avals: Any, params: Any) -> list[ShapedArray]:
+        return self.abstract_eval()
 
 
 def backward_pass(

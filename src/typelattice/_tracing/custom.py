@@ -35,7 +35,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _config, _core
 from typelattice._array import ArrayImpl, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import batching, tree
@@ -44,11 +44,11 @@ from typelattice._tracing.ad import (
     JVPTracer,
     LinearTrace,
     LinearTracer,
+    RecordedCall,
     _dead,
 )
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
-    PrimitiveEquation,
     ShapedArray,
     UndefinedPrimal,
     Zero,
@@ -643,13 +643,11 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 (JAX's name)
         )
 
 
-class _VJPCall:
+class _VJPCall(RecordedCall):
     """One call of a custom_vjp function in the linear record: an entry of
     it (in the place of a primitive) whose outputs are the results'
     tangents and whose transpose is ``bwd``. Not a primitive of lax: it
     holds the call's residuals and exists only in that record."""
-
-    multiple_results = True
 
     def __init__(
         self,
@@ -674,36 +672,7 @@ class _VJPCall:
         self.in_avals = in_avals
         self.linear = linear
         self.out_tree = out_tree
-        self.out_avals = out_avals
-        self.floating = [_dtypes.kind_of(a.dtype) in "fc" for a in out_avals]
-
-    def record(self, record: Any, tangents: list[LinearTracer]) -> list[Any]:
-        """Append this call to ``record``: the outputs' tangents (None for
-        those of bool and integer outputs)."""
-        if not record.alive:
-            _dead(record)
-        outs: list[Any] = []
-        refs: list[int] = []
-        for aval, floating in zip(self.out_avals, self.floating, strict=True):
-            if floating:
-                t = record.new(aval)
-                outs.append(t)
-                refs.append(t.ref)
-            else:
-                outs.append(None)
-        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
-            (t.ref, t.aval) for t in tangents
-        ]
-        record.eqns.append(PrimitiveEquation(cast(Any, self), {}, operands, refs))
-        return outs
-
-    # What the record's readers use of a primitive:
-
-    def abstract_eval(self, *avals: Any) -> list[ShapedArray]:
-        return [a for a, f in zip(self.out_avals, self.floating, strict=True) if f]
-
-    def evaluate(self, avals: Any, params: Any) -> list[ShapedArray]:
-        return self.abstract_eval()
+        self._outputs(out_avals)
 
     def bind(self, *args: Any, **params: Any) -> Any:
         raise TypeError(

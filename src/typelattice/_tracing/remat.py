@@ -48,6 +48,7 @@ from typelattice._tracing.ad import (
     JVPTracer,
     LinearTrace,
     LinearTracer,
+    RecordedCall,
     _dead,
     _depth,
     _Level,
@@ -58,8 +59,6 @@ from typelattice._tracing.ad import (
 from typelattice._tracing.jit import argument_value
 from typelattice._tracing.primitive import (
     Primitive,
-    PrimitiveEquation,
-    ShapedArray,
     UndefinedPrimal,
     Zero,
     aval_of,
@@ -280,14 +279,12 @@ def _x64() -> bool:
     return _config.current().enable_x64
 
 
-class _RematCall:
+class _RematCall(RecordedCall):
     """One call of a checkpointed function in a linear record: an entry of
     it (in the place of a primitive) whose operands are the tangents of the
     call's differentiated inputs, whose outputs are its results' tangents,
     and whose rules differentiate the function again at the inputs' primal
     values, which it holds (with what a policy saved): nothing else."""
-
-    multiple_results = True
 
     def __init__(
         self,
@@ -306,37 +303,8 @@ class _RematCall:
         self.saving = saving
         self.linear = linear
         self.out_tree = out_tree
-        self.out_avals = [aval_of(o) for o in outs]
-        self.floating = [_dtypes.kind_of(a.dtype) in "fc" for a in self.out_avals]
+        self._outputs([aval_of(o) for o in outs])
         self.prevent_cse = prevent_cse
-
-    def record(self, record: LinearTrace, tangents: list[LinearTracer]) -> list[Any]:
-        """Append this call to ``record``: the outputs' tangents (None for
-        those of bool and integer outputs)."""
-        if not record.alive:
-            _dead(record)
-        outs: list[Any] = []
-        refs: list[int] = []
-        for aval, floating in zip(self.out_avals, self.floating, strict=True):
-            if floating:
-                t = record.new(aval)
-                outs.append(t)
-                refs.append(t.ref)
-            else:
-                outs.append(None)
-        operands: list[tuple[int, ShapedArray] | tuple[None, Any]] = [
-            (t.ref, t.aval) for t in tangents
-        ]
-        record.eqns.append(PrimitiveEquation(cast(Any, self), {}, operands, refs))
-        return outs
-
-    # What the record's readers use of a primitive:
-
-    def abstract_eval(self, *avals: Any) -> list[ShapedArray]:
-        return [a for a, f in zip(self.out_avals, self.floating, strict=True) if f]
-
-    def evaluate(self, avals: Any, params: Any) -> list[ShapedArray]:
-        return self.abstract_eval()
 
     def _inputs(self) -> list[Any]:
         """The primal inputs of the second run: under ``jit`` with
