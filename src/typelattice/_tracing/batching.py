@@ -49,6 +49,7 @@ from typelattice._tracing.primitive import (
 )
 from typelattice._tracing.tracer import (
     ConcretizationTypeError,
+    NoValues,
     Trace,
     Tracer,
     UnexpectedTracerError,
@@ -142,7 +143,7 @@ def _dead(trace: BatchTrace) -> NoReturn:
     )
 
 
-class BatchTracer(Tracer):
+class BatchTracer(NoValues, Tracer):
     """Every example of a value of a vmapped function, stacked along
     ``batch_dim`` of ``value``.
 
@@ -195,55 +196,6 @@ class BatchTracer(Tracer):
             "typelattice.numpy functions (typelattice.numpy.where instead of "
             "a Python `if`)"
         )
-
-    def __bool__(self) -> bool:
-        self._refuse("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
-
-    def __int__(self) -> int:
-        self._refuse("int()")
-
-    def __float__(self) -> float:
-        self._refuse("float()")
-
-    def __complex__(self) -> complex:
-        self._refuse("complex()")
-
-    def __index__(self) -> int:
-        self._refuse("Use as a Python integer (operator.index)")
-
-    def __array__(
-        self, dtype: Any = None, copy: bool | None = None
-    ) -> np.ndarray[Any, Any]:
-        self._refuse("Conversion to a NumPy array (np.asarray)")
-
-    def item(self, *args: int) -> NoReturn:
-        """Refused: a batched value has one value per example.
-
-        Args:
-          *args: as for ``Array.item``.
-
-        Raises:
-          ConcretizationTypeError: always.
-
-        >>> import typelattice as tl, typelattice.numpy as tnp
-        >>> tl.vmap(lambda x: x.item())(tnp.zeros(2))
-        Traceback (most recent call last):
-        typelattice.ConcretizationTypeError: .item() needs ...
-        """
-        self._refuse(".item()")
-
-    def tolist(self) -> NoReturn:
-        """Refused: a batched value has one value per example.
-
-        Raises:
-          ConcretizationTypeError: always.
-
-        >>> import typelattice as tl, typelattice.numpy as tnp
-        >>> tl.vmap(lambda x: x.tolist())(tnp.zeros(2))
-        Traceback (most recent call last):
-        typelattice.ConcretizationTypeError: .tolist() needs ...
-        """
-        self._refuse(".tolist()")
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"cannot pickle {self!r}: it is being vmapped")

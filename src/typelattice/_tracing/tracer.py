@@ -42,6 +42,7 @@ from typelattice._basearray import Array
 __all__ = [
     "ConcretizationTypeError",
     "JitTracer",
+    "NoValues",
     "Placeholder",
     "RecordingTrace",
     "Trace",
@@ -222,8 +223,9 @@ def current_trace() -> RecordingTrace | None:
     return _current.get()
 
 
-class _NoValues:
-    """Every conversion to a value raises (through ``_refuse``)."""
+class NoValues:
+    """Every conversion to a value raises (through ``_refuse``): a base of
+    the tracers that have no single value (jit's, vmap's)."""
 
     __slots__ = ()
 
@@ -308,7 +310,7 @@ class Tracer(Array):
     _trace: Trace
 
 
-class JitTracer(_NoValues, Tracer):
+class JitTracer(NoValues, Tracer):
     """An abstract array: shape, dtype and weak flag, no values.
 
     Made by :func:`typelattice.jit` and :func:`typelattice.eval_shape` for
@@ -444,7 +446,7 @@ def innermost_trace(args: Sequence[Any]) -> Trace | None:
     return top
 
 
-class Placeholder(_NoValues, ArrayImpl):
+class Placeholder(NoValues, ArrayImpl):
     """An array whose values must not decide anything: every conversion
     to a Python value raises :class:`ConcretizationTypeError` (a jitted
     function's concrete arguments when it runs inside another trace)."""
