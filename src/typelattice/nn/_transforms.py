@@ -515,6 +515,15 @@ class _Lifted:
         """A fresh key per random stream of the run, for this call."""
         return _keys_at(self.scope, _everything)
 
+    def split_keys(
+        self, splits: Mapping[Any, bool], n: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Fresh keys for this call: ``n`` stacked keys for each stream that
+        ``splits`` splits, one for each other stream."""
+        keys = self.keys()
+        split = {s: random.split(k, n) for s, k in keys.items() if _axis_of(splits, s)}
+        return split, {s: k for s, k in keys.items() if s not in split}
+
     def call(
         self,
         fun: Callable[..., Any],
@@ -697,11 +706,7 @@ def scan(
             x if a is broadcast else _moved(x, a, 0)
             for x, a in zip(xs, xs_axes, strict=True)
         ]
-        keys = lifted.keys()
-        split_keys = {
-            s: random.split(k, steps) for s, k in keys.items() if _axis_of(splits, s)
-        }
-        shared_keys = {s: k for s, k in keys.items() if s not in split_keys}
+        split_keys, shared_keys = lifted.split_keys(splits, steps)
 
         variables = lifted.variables
 
@@ -866,11 +871,7 @@ def vmap(
                 )
             )
         size = sizes.pop()
-        keys = lifted.keys()
-        split_keys = {
-            s: random.split(k, size) for s, k in keys.items() if _axis_of(splits, s)
-        }
-        shared_keys = {s: k for s, k in keys.items() if s not in split_keys}
+        split_keys, shared_keys = lifted.split_keys(splits, size)
         variables = lifted.variables
         mapped = {c: t for c, t in variables.items() if _axis_of(axes, c) is not None}
         fixed = {c: t for c, t in variables.items() if c not in mapped}
