@@ -248,3 +248,24 @@ def test_checkpointed_module_gives_the_same_values_and_gradients(lift: Any) -> N
 def test_lifting_something_else_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="neither a Module class nor a function"):
         nn.scan(3)
+
+
+def test_values_sown_in_each_step_are_stacked() -> None:
+    class Sowing(nn.Module):
+        @nn.compact
+        def __call__(self, h: Any, x: Any) -> Any:
+            h = nn.tanh(nn.Dense(4)(h) + x)
+            self.sow("intermediates", "h", h)
+            return h, h
+
+    lifted = nn.scan(
+        Sowing,
+        variable_broadcast="params",
+        variable_axes={"intermediates": 0},
+        split_rngs={"params": False},
+    )
+    variables = lifted().init(random.key(0), H0, XS)
+    assert list(variables) == ["params"]  # (init keeps no intermediates)
+    (_, ys), state = lifted().apply(variables, H0, XS, mutable=["intermediates"])
+    (sown,) = state["intermediates"]["h"]
+    close(sown, ys)
