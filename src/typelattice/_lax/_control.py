@@ -511,8 +511,8 @@ def _cond_batch(
         ]
         outs: list[list[Any]] = []
         for b in branches:
-            program, outer, _ = _batch_program(b, ops_b, size, [True] * n_out)
-            outs.append(eval_closed(program, *outer, *ops))
+            program, reads, _ = _batch_program(b, ops_b, size, [True] * n_out)
+            outs.append(eval_closed(program, *reads, *ops))
         results: list[Any] = []
         for cases in zip(*outs, strict=True):
             shape = tuple(cases[0].shape)
