@@ -220,6 +220,29 @@ def test_vmap_with_shared_parameters_maps_the_input() -> None:
     close(grad["params"]["kernel"], want["params"]["kernel"])
 
 
+def test_vmap_of_a_module_that_scans_gives_each_sequences_result() -> None:
+    class Encoder(nn.Module):
+        @nn.compact
+        def __call__(self, h: Any, xs: Any) -> Any:
+            return Scanned(name="cell")(h, xs)
+
+    batched = nn.vmap(
+        Encoder, variable_axes={"params": None}, split_rngs={"params": False}
+    )()
+    h0 = random.normal(random.key(4), (3, 4))
+    xs = random.normal(random.key(5), (3, 6, 4))
+    variables = batched.init(random.key(0), h0, xs)
+    params = variables["params"]["cell"]["Dense_0"]
+    assert params["kernel"].shape == (4, 4)
+    for run in (batched.apply, tl.jit(batched.apply)):
+        h, ys = run(variables, h0, xs)
+        assert h.shape == (3, 4) and ys.shape == (3, 6, 4)
+        for b in range(3):
+            want_h, want_ys = by_hand(params, h0[b], xs[b])
+            close(h[b], want_h)
+            close(ys[b], want_ys)
+
+
 @pytest.mark.parametrize("lift", [nn.remat, nn.checkpoint])
 def test_checkpointed_module_gives_the_same_values_and_gradients(lift: Any) -> None:
     class Model(nn.Module):

@@ -53,7 +53,9 @@ from typelattice._lax._elementwise import (
     select_n,
 )
 from typelattice._lax._primitive import Primitive
+from typelattice._lax._reductions import reduce_or
 from typelattice._lax._structural import (
+    broadcast_in_dim,
     concatenate,
     expand_dims,
     reshape,
@@ -62,9 +64,11 @@ from typelattice._lax._structural import (
     squeeze,
 )
 from typelattice._tracing import tree as _tree
-from typelattice._tracing.ad import LinearTracer
+from typelattice._tracing.ad import LinearTracer, _Level
+from typelattice._tracing.batching import BatchTrace, BatchTracer
 from typelattice._tracing.closed import (
     ClosedProgram,
+    eval_closed,
     jvp_closed,
     padded,
     trace_closed,
@@ -74,8 +78,12 @@ from typelattice._tracing.primitive import (
     ShapedArray,
     Zero,
     aval_of,
+    batch_size,
+    bdim_at_front,
+    broadcast_batch,
     float0,
     instantiate,
+    moveaxis,
     tangent_aval,
     zeros,
 )
@@ -335,6 +343,58 @@ def _source_info(fun: Callable[..., Any]) -> str:
     return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
+# -- batching of a program ---------------------------------------------------------
+
+
+def _batch_program(
+    closed: ClosedProgram,
+    batched: Sequence[bool],
+    size: int,
+    force: Sequence[bool],
+) -> tuple[ClosedProgram, list[Any], list[bool]]:
+    """The program of ``closed`` run on ``size`` examples at once: its
+    inputs marked ``batched`` hold every example along a first axis, the
+    others one value for all; each output holds every example along a
+    first axis where it varies between examples or ``force`` asks for it.
+    Returns it, the values of enclosing traces it reads, and which outputs
+    are batched."""
+    in_avals = [
+        a.update(shape=(size, *a.shape)) if b else a
+        for a, b in zip(closed.in_avals, batched, strict=True)
+    ]
+    out_batched: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        trace = BatchTrace("vmap", size, None)
+        out_batched.clear()
+        results: list[Any] = []
+        with _Level([trace]):
+            ins = [
+                BatchTracer(trace, x, 0) if b else x
+                for x, b in zip(args, batched, strict=True)
+            ]
+            for o, f in zip(eval_closed(closed, *ins), force, strict=True):
+                if type(o) is BatchTracer and o._trace is trace:
+                    results.append(moveaxis(o.value, o.batch_dim, 0))
+                    out_batched.append(True)
+                elif f:
+                    results.append(broadcast_batch(o, size, 0))
+                    out_batched.append(True)
+                else:
+                    results.append(o)
+                    out_batched.append(False)
+        return results
+
+    program, outer, _ = trace_closed(fun, in_avals, "vmap")
+    return program, outer, list(out_batched)
+
+
+def _at_front(x: Any, dim: int | None, batched: bool, size: int) -> Any:
+    """An operand of a batched program: with its batch axis first where
+    the program takes it ``batched`` (broadcast if it has none)."""
+    return bdim_at_front(x, dim, size) if batched else x
+
+
 # -- cond and switch --------------------------------------------------------------
 
 cond_p: Final = Primitive("cond", multiple_results=True)
@@ -425,6 +485,56 @@ def _merge_outer(
         spec += list(range(n, len(closed.in_avals)))
         merged.append(padded(closed, spec))
     return merged
+
+
+@cond_p.def_batch
+def _cond_batch(
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    *,
+    branches: tuple[ClosedProgram, ...],
+) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
+    # As JAX: on a batched index every branch runs on every example and
+    # select_n picks each example's result; otherwise the branches are
+    # batched alike (an output batched in one branch is in all).
+    size = batch_size(args, dims)
+    index, ops = args[0], list(args[1:])
+    ops_b = [d is not None for d in dims[1:]]
+    n_out = len(branches[0].out_avals)
+    if dims[0] is not None:
+        index = moveaxis(index, dims[0], 0)
+        hi = np.array(len(branches) - 1, np.int32)
+        index = clamp(np.array(0, np.int32), index, hi)
+        ops = [
+            moveaxis(x, d, 0) if d is not None else x
+            for x, d in zip(ops, dims[1:], strict=True)
+        ]
+        outs: list[list[Any]] = []
+        for b in branches:
+            program, reads, _ = _batch_program(b, ops_b, size, [True] * n_out)
+            outs.append(eval_closed(program, *reads, *ops))
+        results: list[Any] = []
+        for cases in zip(*outs, strict=True):
+            shape = tuple(cases[0].shape)
+            which = broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
+            results.append(select_n(which, *cases))
+        return tuple(results), (0,) * n_out
+    force = [False] * n_out
+    while True:
+        batched = [_batch_program(b, ops_b, size, force) for b in branches]
+        grown = [any(o[2][i] for o in batched) for i in range(n_out)]
+        if grown == force:
+            break
+        force = grown
+    outer: list[Any] = []
+    for _, captured, _ in batched:
+        outer += [x for x in captured if all(x is not y for y in outer)]
+    merged = _merge_outer([(c, captured) for c, captured, _ in batched], outer)
+    moved = [
+        _at_front(x, d, b, size) for x, d, b in zip(ops, dims[1:], ops_b, strict=True)
+    ]
+    out = cond_p.bind(index, *outer, *moved, branches=tuple(merged))
+    return tuple(out), tuple(0 if f else None for f in force)
 
 
 def _check_branches(
@@ -814,6 +924,98 @@ def _while_jvp(
     return tuple(out[:n]), out_t
 
 
+@while_p.def_batch
+def _while_batch(
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    *,
+    cond_jaxpr: ClosedProgram,
+    body_jaxpr: ClosedProgram,
+    cond_nconsts: int,
+    body_nconsts: int,
+) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
+    # As JAX: the carry's batched entries found by iterating to a fixed
+    # point; a predicate that varies between examples batches the whole
+    # carry, and the loop runs until no example's predicate holds, each
+    # example's carry changing only while its own does.
+    size = batch_size(args, dims)
+    nc = cond_nconsts + body_nconsts
+    b = [d is not None for d in dims]
+    cconst_b, bconst_b, carry_b = b[:cond_nconsts], b[cond_nconsts:nc], b[nc:]
+    n = len(carry_b)
+    while True:
+        test, test_outer, pred_b = _batch_program(
+            cond_jaxpr, cconst_b + carry_b, size, [False]
+        )
+        wanted = [True] * n if pred_b[0] else carry_b
+        body, body_outer, out_b = _batch_program(
+            body_jaxpr, bconst_b + wanted, size, wanted
+        )
+        grown = [x or y for x, y in zip(wanted, out_b, strict=True)]
+        if grown == carry_b:
+            break
+        carry_b = grown
+    moved = [
+        _at_front(x, d, f, size)
+        for x, d, f in zip(args, dims, b[:nc] + carry_b, strict=True)
+    ]
+    cconsts, bconsts, carry = moved[:cond_nconsts], moved[cond_nconsts:nc], moved[nc:]
+    test_consts = [*test_outer, *cconsts]
+    body_consts = [*body_outer, *bconsts]
+    if pred_b[0]:
+        test, test_consts, body, body_consts = _while_selecting(
+            test, test_consts, body, body_consts
+        )
+    out = while_p.bind(
+        *test_consts,
+        *body_consts,
+        *carry,
+        cond_jaxpr=test,
+        body_jaxpr=body,
+        cond_nconsts=len(test_consts),
+        body_nconsts=len(body_consts),
+    )
+    return tuple(out), tuple(0 if f else None for f in carry_b)
+
+
+def _while_selecting(
+    test: ClosedProgram,
+    test_consts: list[Any],
+    body: ClosedProgram,
+    body_consts: list[Any],
+) -> tuple[ClosedProgram, list[Any], ClosedProgram, list[Any]]:
+    """A batched while loop's condition and body (with their constant
+    operands) when its predicate is batched: the loop goes on while any
+    example's predicate holds, and the body keeps the carry of the
+    examples whose predicate fails."""
+    nt, nb = len(test_consts), len(body_consts)
+
+    def any_holds(*args: Any) -> Any:
+        return [reduce_or(eval_closed(test, *args)[0], (0,))]
+
+    def step(*args: Any) -> list[Any]:
+        carry = list(args[nt + nb :])
+        pred = eval_closed(test, *args[:nt], *carry)[0]
+        new = eval_closed(body, *args[nt:])
+        kept: list[Any] = []
+        for old, x in zip(carry, new, strict=True):
+            shape = tuple(x.shape)
+            which = broadcast_in_dim(pred, shape, (0,)) if len(shape) > 1 else pred
+            kept.append(select_n(which, old, x))
+        return kept
+
+    any_test, any_outer, _ = trace_closed(any_holds, list(test.in_avals), "vmap")
+    stepped, step_outer, _ = trace_closed(
+        step, [*test.in_avals[:nt], *body.in_avals], "vmap"
+    )
+    return (
+        any_test,
+        [*any_outer, *test_consts],
+        stepped,
+        [*step_outer, *test_consts, *body_consts],
+    )
+
+
 def while_loop(
     cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
 ) -> Any:
@@ -1035,6 +1237,64 @@ def _scan_jvp(
     ]
     primal_out = (*out[:nc], *out[nc + ncc : nc + ncc + ny])
     return primal_out, [*carry_out_t, *ys_t]
+
+
+@scan_p.def_batch
+def _scan_batch(
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    *,
+    jaxpr: ClosedProgram,
+    length: int,
+    reverse: bool,
+    unroll: int,
+    num_consts: int,
+    num_carry: int,
+) -> tuple[tuple[Any, ...], tuple[int | None, ...]]:
+    # As JAX: the body batched, its carry batched where the initial carry
+    # is or where the body makes it vary (found by iterating to a fixed
+    # point); the scanned arrays carry their batch axis second, after the
+    # scanned axis, so each step's slice has it first.
+    size = batch_size(args, dims)
+    nk, nc = num_consts, num_carry
+    b = [d is not None for d in dims]
+    const_b, carry_b, xs_b = b[:nk], b[nk : nk + nc], b[nk + nc :]
+    ny = len(jaxpr.out_avals) - nc
+    while True:
+        body, outer, out_b = _batch_program(
+            jaxpr, const_b + carry_b + xs_b, size, carry_b + [False] * ny
+        )
+        grown = [x or y for x, y in zip(carry_b, out_b[:nc], strict=True)]
+        if grown == carry_b:
+            break
+        carry_b = grown
+    consts = [
+        _at_front(x, d, f, size)
+        for x, d, f in zip(args[:nk], dims[:nk], const_b, strict=True)
+    ]
+    carry = [
+        _at_front(x, d, f, size)
+        for x, d, f in zip(args[nk : nk + nc], dims[nk : nk + nc], carry_b, strict=True)
+    ]
+    xs = [
+        x if d is None else moveaxis(x, d, 1)
+        for x, d in zip(args[nk + nc :], dims[nk + nc :], strict=True)
+    ]
+    out = scan_p.bind(
+        *outer,
+        *consts,
+        *carry,
+        *xs,
+        jaxpr=body,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+        num_consts=len(outer) + nk,
+        num_carry=nc,
+    )
+    out_dims = [0 if f else None for f in carry_b]
+    out_dims += [1 if f else None for f in out_b[nc:]]
+    return tuple(out), tuple(out_dims)
 
 
 def _scan_jvp_stepwise(
