@@ -253,3 +253,22 @@ def test_vmap_of_control_flow_matches_jax(name: str, jitted: bool) -> None:
         return
     got = tl.jit(run)() if jitted else run()
     _compare(got, want, name)
+
+
+def test_collectives_inside_control_flow_reduce_over_the_named_axis() -> None:
+    def f(x: Any) -> Any:
+        def body(c: Any, y: Any) -> Any:
+            return c + lax.psum(y, "i"), lax.axis_index("i") * y
+
+        return lax.scan(body, 0.0, x)
+
+    xs = tnp.arange(12.0, dtype="float32").reshape(3, 4)  # 3 examples, 4 steps
+    for g in (tl.vmap(f, axis_name="i"), tl.jit(tl.vmap(f, axis_name="i"))):
+        c, ys = g(xs)
+        assert c.tolist() == [66.0, 66.0, 66.0]
+        assert ys.tolist() == (tnp.arange(3.0)[:, None] * xs).tolist()
+
+    def h(x: Any) -> Any:
+        return lax.cond(x > 1, lambda v: lax.pmean(v, "i"), lambda v: v, x)
+
+    assert tl.vmap(h, axis_name="i")(tnp.arange(4.0)).tolist() == [0, 1, 1.5, 1.5]

@@ -65,7 +65,12 @@ from typelattice._lax._structural import (
 )
 from typelattice._tracing import tree as _tree
 from typelattice._tracing.ad import LinearTracer, _Level
-from typelattice._tracing.batching import BatchTrace, BatchTracer
+from typelattice._tracing.batching import (
+    BatchTrace,
+    BatchTracer,
+    end_rule_trace,
+    rule_trace,
+)
 from typelattice._tracing.closed import (
     ClosedProgram,
     eval_closed,
@@ -365,7 +370,13 @@ def _batch_program(
     out_batched: list[bool] = []
 
     def fun(*args: Any) -> list[Any]:
-        trace = BatchTrace("vmap", size, None)
+        trace, token = rule_trace("vmap", size)
+        try:
+            return run(trace, args)
+        finally:
+            end_rule_trace(token)
+
+    def run(trace: BatchTrace, args: Sequence[Any]) -> list[Any]:
         out_batched.clear()
         results: list[Any] = []
         with _Level([trace]):

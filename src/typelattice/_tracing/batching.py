@@ -60,6 +60,8 @@ __all__ = [
     "BatchTrace",
     "BatchTracer",
     "axis_trace",
+    "end_rule_trace",
+    "rule_trace",
     "bind_collective",
     "def_collective",
     "not_mapped",
@@ -122,7 +124,16 @@ class BatchTrace(Trace):
             raise NotImplementedError(
                 f"Batching rule for '{prim.name}' not implemented"
             )
-        out, out_dim = rule(values, dims, **params)
+        if self.axis_name is not None and prim.multiple_results:
+            # (a control flow primitive batches a function of its own: its
+            # collectives over this axis name reduce over this batch)
+            token = _rule_trace.set(self)
+            try:
+                out, out_dim = rule(values, dims, **params)
+            finally:
+                _rule_trace.reset(token)
+        else:
+            out, out_dim = rule(values, dims, **params)
         if prim.multiple_results:
             return tuple(self.lift(o, d) for o, d in zip(out, out_dim, strict=True))
         return self.lift(out, out_dim)
@@ -205,6 +216,34 @@ class BatchTracer(NoValues, Tracer):
 
     def __deepcopy__(self, memo: Any) -> BatchTracer:
         return self
+
+
+# The named vmap whose batching rule is running (set for the rules with
+# several results, the control flow primitives among them).
+_rule_trace: contextvars.ContextVar[BatchTrace | None] = contextvars.ContextVar(
+    "typelattice_vmap_rule", default=None
+)
+
+
+def rule_trace(name: str, size: int) -> tuple[BatchTrace, Any]:
+    """A trace to batch a function of a batching rule (a body of ``scan``)
+    over ``size`` examples, named as the vmap whose rule runs, and a token
+    for :func:`end_rule_trace`: collectives in that function over the
+    vmap's axis name reduce over this trace's examples, which are the
+    vmap's."""
+    outer = _rule_trace.get()
+    axis_name = None if outer is None else outer.axis_name
+    trace = BatchTrace(name, size, axis_name)
+    token = None
+    if axis_name is not None:
+        token = _axes.set((*_axes.get(), (axis_name, trace)))
+    return trace, token
+
+
+def end_rule_trace(token: Any) -> None:
+    """Undo what :func:`rule_trace` named."""
+    if token is not None:
+        _axes.reset(token)
 
 
 def axis_trace(name: Hashable) -> BatchTrace:
