@@ -38,7 +38,6 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from _timing import best_seconds
-from typelattice._tracing.trace import _shared
 
 LAYERS = 20
 WIDTH = 512
@@ -89,30 +88,6 @@ def held_by_vjp(loss: Callable[..., Any], params: Any, x: Any) -> int:
         tracemalloc.stop()
     del kept
     return held
-
-
-def live_peak(program: Any) -> int:
-    """The most bytes of intermediate values ``program`` holds at once."""
-    eqns = _shared(program.eqns, program.outs)
-    avals = program.trace.avals
-
-    def nbytes(v: int) -> int:
-        key, shape = avals[v]
-        return int(np.prod(shape)) * np.dtype(key[0]).itemsize
-
-    last: dict[int, int] = {}
-    for i, eqn in enumerate(eqns):
-        for v in (*eqn.inputs(), *eqn.outputs()):
-            last[v] = i
-    kept = set(program.outs) | set(program.ins)
-    live = peak = 0
-    for i, eqn in enumerate(eqns):
-        live += sum(nbytes(v) for v in eqn.outputs())
-        peak = max(peak, live)
-        for v in set(eqn.inputs()) | set(eqn.outputs()):
-            if last[v] == i and v not in kept:
-                live -= nbytes(v)
-    return peak
 
 
 def main() -> None:
@@ -172,7 +147,7 @@ def main() -> None:
         name: variants[name].program(params, x)
         for name in ("jit plain", "jit checkpoint")
     }
-    lives = {name: live_peak(p) for name, p in programs.items()}
+    lives = {name: p.live_peak() for name, p in programs.items()}
     for name, n in lives.items():
         print(f"  program live peak {name:19s} {n / 2**20:8.1f} MiB")
     print(

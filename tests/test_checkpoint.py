@@ -186,38 +186,13 @@ def test_reverse_mode_keeps_no_residual_of_a_checkpointed_function() -> None:
     assert remat + 7 * activation < dots < plain
 
 
-def live_peak(program: Any) -> int:
-    """The most bytes of intermediate values a program holds at once (the
-    inputs excluded), dropping each after its last reader as it does."""
-    eqns = _shared(program.eqns, program.outs)
-    avals = program.trace.avals
-
-    def nbytes(v: int) -> int:
-        key, shape = avals[v]
-        return int(np.prod(shape)) * np.dtype(key[0]).itemsize
-
-    last: dict[int, int] = {}
-    for i, eqn in enumerate(eqns):
-        for v in (*eqn.inputs(), *eqn.outputs()):
-            last[v] = i
-    kept = set(program.outs) | set(program.ins)
-    live = peak = 0
-    for i, eqn in enumerate(eqns):
-        live += sum(nbytes(v) for v in eqn.outputs())
-        peak = max(peak, live)
-        for v in set(eqn.inputs()) | set(eqn.outputs()):
-            if last[v] == i and v not in kept:
-                live -= nbytes(v)
-    return peak
-
-
 def test_under_jit_the_program_holds_no_residual() -> None:
     params, x = model(8, 16, 64)
     programs = {
         name: tl.jit(tl.grad(make_loss(wrap))).program(params, x)
         for name, wrap in {"plain": lambda f: f, **WRAPS}.items()
     }
-    peaks = {name: live_peak(p) for name, p in programs.items()}
+    peaks = {name: p.live_peak() for name, p in programs.items()}
     assert peaks["checkpoint"] < 0.7 * peaks["plain"]
     assert peaks["everything"] == peaks["plain"]
 

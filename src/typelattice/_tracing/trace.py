@@ -21,6 +21,7 @@ values).
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Final
@@ -216,6 +217,28 @@ class Program:
     def __repr__(self) -> str:
         return self.pretty()
 
+    def live_peak(self) -> int:
+        """The most bytes of intermediate values the program holds at once
+        (its inputs excluded), each dropped after its last reader as the
+        generated code drops it."""
+        eqns = _shared(self.eqns, self.outs)
+        avals = self.trace.avals
+
+        def nbytes(v: int) -> int:
+            key, shape = avals[v]
+            return math.prod(shape) * np.dtype(key[0]).itemsize
+
+        last = _last_uses(eqns)
+        kept = set(self.outs).union(self.ins)
+        live = peak = 0
+        for i, eqn in enumerate(eqns):
+            live += sum(nbytes(v) for v in eqn.outputs())
+            peak = max(peak, live)
+            for v in set(eqn.inputs()).union(eqn.outputs()):
+                if last[v] == i and v not in kept:
+                    live -= nbytes(v)
+        return peak
+
     def pretty(self) -> str:
         """The recorded operations, one a line, with their dtypes."""
         avals = self.trace.avals
@@ -227,6 +250,18 @@ class Program:
         lines += [f"  {eqn.pretty(var)}" for eqn in self.eqns]
         lines.append(f"  return ({', '.join(f'v{v}' for v in self.outs)})")
         return "\n".join(lines)
+
+
+def _last_uses(eqns: Sequence[Equation]) -> dict[int, int]:
+    """Per variable, the index of the last equation that writes or reads
+    it: where the generated code drops it."""
+    last: dict[int, int] = {}
+    for i, eqn in enumerate(eqns):
+        for v in eqn.outputs():
+            last[v] = i
+        for v in eqn.inputs():
+            last[v] = i
+    return last
 
 
 def code_bytes(source: str) -> int:
@@ -319,12 +354,7 @@ def body_lines(
     # it, as eager code drops its temporaries: a program holding every value
     # to the end needs memory for all of them at once, and on large arrays
     # the fresh allocations made it several times slower than eager calls.
-    last: dict[int, int] = {}
-    for i, eqn in enumerate(eqns):
-        for v in eqn.outputs():
-            last[v] = i
-        for v in eqn.inputs():
-            last[v] = i
+    last = _last_uses(eqns)
     kept = set(outs).union(ins)
     drops: dict[int, list[int]] = {}
     for v, i in last.items():
