@@ -165,3 +165,32 @@ def same_array(got: Any, want: Any) -> None:
         want.shape,
     )
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+#: How far a recorded float may be from JAX's, by dtype (control flow's
+#: recorded cases, eager and under vmap).
+RECORDED_TOLERANCE = {"bfloat16": 1e-2, "float16": 1e-3, "float32": 1e-6}
+
+
+def compare_recorded(got: Any, want: Any, where: str) -> None:
+    """``got`` against a recorded result ``want``: None, a list of results,
+    or ``[dtype, weak flag, shape, values]`` (values within
+    :data:`RECORDED_TOLERANCE`); ``where`` names it in failures."""
+    if want is None:
+        assert got is None, where
+        return
+    if isinstance(want[0], list) or want == []:
+        assert isinstance(got, tuple | list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            compare_recorded(g, w, f"{where}[{i}]")
+        return
+    dtype, weak, shape, values = want
+    assert (str(got.dtype), bool(got.weak_type), list(got.shape)) == (
+        dtype,
+        weak,
+        shape,
+    ), where
+    tol = RECORDED_TOLERANCE.get(dtype, 0.0)
+    np.testing.assert_allclose(
+        np.asarray(got).astype(np.float64).ravel(), values, rtol=tol, err_msg=where
+    )

@@ -19,13 +19,12 @@ import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from support import GOLDEN_DIR, recorder
+from support import GOLDEN_DIR, compare_recorded, recorder
 from typelattice import lax
 
 rec = recorder("make_vmap_control_golden.py")
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "vmap_control.json").read_text())
 CASES = rec.cases()
-TOLERANCE = {"bfloat16": 1e-2, "float16": 1e-3, "float32": 1e-6}
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -215,24 +214,6 @@ def test_jit_of_vmap_of_cond_and_vmap_of_vmap_of_scan() -> None:
                 )
 
 
-def _compare(got: Any, want: Any, where: str) -> None:
-    if isinstance(want[0], list):
-        assert isinstance(got, tuple | list) and len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            _compare(g, w, f"{where}[{i}]")
-        return
-    dtype, weak, shape, values = want
-    assert (str(got.dtype), bool(got.weak_type), list(got.shape)) == (
-        dtype,
-        weak,
-        shape,
-    ), where
-    tol = TOLERANCE.get(dtype, 0.0)
-    np.testing.assert_allclose(
-        np.asarray(got).astype(np.float64).ravel(), values, rtol=tol, err_msg=where
-    )
-
-
 def test_the_recorded_cases_are_the_recorders() -> None:
     assert sorted(GOLDEN["cases"]) == sorted(CASES)
 
@@ -252,7 +233,7 @@ def test_vmap_of_control_flow_matches_jax(name: str, jitted: bool) -> None:
         assert rec.encode_error(info.value) == want
         return
     got = tl.jit(run)() if jitted else run()
-    _compare(got, want, name)
+    compare_recorded(got, want, name)
 
 
 def test_collectives_inside_control_flow_reduce_over_the_named_axis() -> None:
