@@ -124,9 +124,10 @@ class BatchTrace(Trace):
             raise NotImplementedError(
                 f"Batching rule for '{prim.name}' not implemented"
             )
-        if self.axis_name is not None and prim.multiple_results:
-            # (a control flow primitive batches a function of its own: its
-            # collectives over this axis name reduce over this batch)
+        if self.axis_name is not None:
+            # (a rule that batches a function of its own, as the control
+            # flow primitives' do, names its trace after this one: the
+            # function's collectives over this axis reduce over this batch)
             token = _rule_trace.set(self)
             try:
                 out, out_dim = rule(values, dims, **params)
@@ -218,8 +219,7 @@ class BatchTracer(NoValues, Tracer):
         return self
 
 
-# The named vmap whose batching rule is running (set for the rules with
-# several results, the control flow primitives among them).
+# The named vmap whose batching rule is running.
 _rule_trace: contextvars.ContextVar[BatchTrace | None] = contextvars.ContextVar(
     "typelattice_vmap_rule", default=None
 )
