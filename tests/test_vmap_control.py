@@ -253,3 +253,17 @@ def test_collectives_inside_control_flow_reduce_over_the_named_axis() -> None:
         return lax.cond(x > 1, lambda v: lax.pmean(v, "i"), lambda v: v, x)
 
     assert tl.vmap(h, axis_name="i")(tnp.arange(4.0)).tolist() == [0, 1, 1.5, 1.5]
+
+
+def test_a_collective_in_an_unnamed_vmap_inside_a_body_reduces_the_named_axis() -> None:
+    def body(c: Any, _: Any) -> Any:
+        def inner(y: Any) -> Any:
+            return lax.scan(lambda d, _: (d, lax.psum(y, "i")), 0.0, None, length=1)
+
+        return c, tl.vmap(inner)(c)[1][:, 0]
+
+    def f(row: Any) -> Any:
+        return lax.scan(body, row, None, length=1)[1][0]
+
+    x = tnp.arange(6.0, dtype="float32").reshape(2, 3)
+    assert tl.vmap(f, axis_name="i")(x).tolist() == [[3.0, 5.0, 7.0]] * 2

@@ -124,11 +124,12 @@ class BatchTrace(Trace):
             raise NotImplementedError(
                 f"Batching rule for '{prim.name}' not implemented"
             )
-        if self.axis_name is not None:
+        if self.axis_name is not None or _rule_trace.get() is not None:
             # (a rule that batches a function of its own, as the control
             # flow primitives' do, names its trace after this one: the
-            # function's collectives over this axis reduce over this batch)
-            token = _rule_trace.set(self)
+            # function's collectives over this axis reduce over this batch;
+            # an unnamed vmap inside such a function names nothing)
+            token = _rule_trace.set(self if self.axis_name is not None else None)
             try:
                 out, out_dim = rule(values, dims, **params)
             finally:
