@@ -272,7 +272,7 @@ def restore_checkpoint(
     else:
         path = ckpt_dir
     with open(path, "rb") as f:
-        state = serialization.msgpack_restore(f.read())
+        data = f.read()
     if target is None:
-        return state
-    return serialization.from_state_dict(target, state)
+        return serialization.msgpack_restore(data)
+    return serialization.from_bytes(target, data)

@@ -257,28 +257,68 @@ def _same_values(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> bool:
 def _exact_conversion(
     saved: np.ndarray[Any, Any], dtype: np.dtype[Any]
 ) -> np.ndarray[Any, Any] | None:
-    """``saved`` converted to ``dtype`` when every value survives exactly
-    (converted there and back it compares equal); None otherwise."""
+    """``saved`` converted to ``dtype`` when every value survives exactly;
+    None otherwise."""
     if saved.dtype.kind == "c" and dtype.kind != "c":
         if np.any(saved.imag != 0):
             return None
         saved = saved.real
+    if _dtypes.isdtype(dtype, "integral") and saved.size:
+        # An integer type holds the integers of its range: the round trip
+        # below would not see a wrap (-1 -> uint32 -> -1).
+        if saved.dtype.kind != "b" and not _in_range(saved, dtype):
+            return None
     with warnings.catch_warnings(), np.errstate(all="ignore"):
-        # Out-of-range conversions warn and give some value; the comparison
-        # below catches them.
+        # (Conversions of NaN warn; the comparison below catches them.)
         warnings.simplefilter("ignore")
         converted = saved.astype(dtype)
         back = converted.astype(saved.dtype)
     return converted if _same_values(back, saved) else None
 
 
+def _in_range(saved: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> bool:
+    info = _dtypes.iinfo(dtype)
+    if _dtypes.isdtype(saved.dtype, "integral"):
+        low, high = int(saved.min()), int(saved.max())
+    else:
+        as_float = _comparable(saved)
+        if not np.all(np.isfinite(as_float)):
+            return False
+        low, high = float(as_float.min()), float(as_float.max())
+    return bool(info.min <= low and high <= info.max)
+
+
+def _into(
+    saved: np.ndarray[Any, Any], dtype: np.dtype[Any], where: str, what: str
+) -> Array:
+    """``saved`` as an Array of ``dtype`` (of its 32-bit counterpart when
+    64-bit mode is off), when the conversion keeps every value."""
+    canonical = _dtypes.canonicalize_dtype(dtype)
+    if saved.dtype == canonical:
+        return tnp.asarray(saved.copy())
+    converted = _exact_conversion(saved, canonical)
+    if converted is not None:
+        return tnp.asarray(converted)
+    if canonical != dtype:
+        raise ValueError(
+            f"{where}: the saved {saved.dtype} values are not exact in "
+            f"{canonical} ({dtype} without 64-bit mode); read them with "
+            "64-bit mode on (typelattice.enable_x64())"
+        )
+    raise ValueError(
+        f"{where}: the saved array is {saved.dtype} and the {what} {dtype}, "
+        f"and converting changes its values; restore into a target of dtype "
+        f"{saved.dtype} (then convert with .astype('{dtype}') if the change is "
+        "wanted)"
+    )
+
+
 def _restore_leaf(target: Any, state: Any) -> Any:
     if not _is_array(target):
         # Python numbers, strings, None: the saved value, as Flax does.
-        saved = state
-        if isinstance(saved, np.ndarray | np.generic):
-            return tnp.asarray(saved)
-        return saved
+        if isinstance(state, np.ndarray | np.generic):
+            return _into(np.asarray(state), state.dtype, current_path(), "array")
+        return state
     where = current_path()
     shape = tuple(np.shape(target))
     dtype = np.dtype(target.dtype)
@@ -296,28 +336,8 @@ def _restore_leaf(target: Any, state: Any) -> Any:
             f"{saved.shape}; build the target with the saved shape (or "
             "restore with target=None to see it)"
         )
-    if saved.dtype != dtype and isinstance(state, Array | np.ndarray | np.generic):
-        converted = _exact_conversion(saved, dtype)
-        if converted is None:
-            raise ValueError(
-                f"{where}: the saved array is {saved.dtype} and the target "
-                f"{dtype}, and converting changes its values; restore into a "
-                f"target of dtype {saved.dtype} (then convert with "
-                f".astype('{dtype}') if the change is wanted)"
-            )
-        return tnp.asarray(converted)
-    if saved.dtype != dtype:
-        # Python numbers (and lists of them) saved: weak, as in a program;
-        # each must still be exact in the target's dtype.
-        converted = _exact_conversion(saved, dtype)
-        if converted is None:
-            raise ValueError(
-                f"{where}: the saved value {_short(state)} is not exact in the "
-                f"target's dtype {dtype}; restore into a target of another "
-                "dtype"
-            )
-        return tnp.asarray(converted)
-    return tnp.asarray(saved.copy())
+    # (Python numbers saved take the target's dtype on the same terms.)
+    return _into(saved, dtype, where, "target")
 
 
 def _short(value: object) -> str:
@@ -472,7 +492,7 @@ def _array_bytes(arr: np.ndarray[Any, Any]) -> bytes:
 def _dtype_named(name: bytes) -> np.dtype[Any]:
     # The small float and int types are ml_dtypes types, which NumPy does not
     # find by name; the lattice's type universe does.
-    return _dtypes.dtype(name.decode("ascii"))
+    return _dtypes.dtype(name.decode("ascii"), canonicalize=False)
 
 
 def _array_from(data: bytes) -> np.ndarray[Any, Any]:
@@ -558,18 +578,22 @@ def _unchunked(d: Any) -> Any:
     return d
 
 
-def _arrays(d: Any) -> Any:
+def _arrays(d: Any, path: str = ".") -> Any:
     """The NumPy arrays and scalars read as typelattice Arrays (copies: the
-    read arrays are views of the bytes)."""
+    read arrays are views of the bytes), 64-bit ones in 32-bit mode only
+    when their values are exact in the 32-bit type."""
     if isinstance(d, dict):
         return {
-            k: _arrays(v)
+            k: _arrays(v, f"{path}/{k}")
             for k, v in d.items()  # pyright: ignore[reportUnknownVariableType]
         }
     if isinstance(d, list):
-        return [_arrays(v) for v in d]  # pyright: ignore[reportUnknownVariableType]
+        return [
+            _arrays(v, f"{path}/{i}")
+            for i, v in enumerate(d)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        ]
     if isinstance(d, np.ndarray | np.generic):
-        return tnp.asarray(np.array(d))
+        return _into(np.asarray(d), d.dtype, path, "array")
     return d
 
 
@@ -605,6 +629,14 @@ def msgpack_serialize(pytree: Any, in_place: bool = False) -> bytes:
     return bytes(_msgpack().packb(pytree, default=_pack, strict_types=True))
 
 
+def _read(data: bytes) -> Any:
+    """The tree the bytes hold, its arrays NumPy arrays of the saved dtypes."""
+    state = _msgpack().unpackb(
+        data, ext_hook=_unpack, raw=False, strict_map_key=False
+    )
+    return _unchunked(state)
+
+
 def msgpack_restore(encoded_pytree: bytes) -> Any:
     """The tree that :func:`msgpack_serialize` wrote, its arrays as
     typelattice Arrays of the saved dtypes.
@@ -623,10 +655,7 @@ def msgpack_restore(encoded_pytree: bytes) -> Any:
     >>> msgpack_restore(msgpack_serialize({'a': 1, 'b': [2.5, None]}))
     {'a': 1, 'b': [2.5, None]}
     """
-    state = _msgpack().unpackb(
-        encoded_pytree, ext_hook=_unpack, raw=False, strict_map_key=False
-    )
-    return _arrays(_unchunked(state))
+    return _arrays(_read(encoded_pytree))
 
 
 def to_bytes(target: Any) -> bytes:
@@ -676,5 +705,6 @@ def from_bytes(target: Any, encoded_bytes: bytes) -> Any:
 converting changes its values; restore into a target of dtype float32 (then \
 convert with .astype('int8') if the change is wanted)
     """
-    return from_state_dict(target, msgpack_restore(encoded_bytes))
+    # (The saved arrays meet the target's dtypes before any conversion.)
+    return from_state_dict(target, _read(encoded_bytes))
 
