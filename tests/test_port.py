@@ -1,0 +1,241 @@
+"""The Flax -> typelattice import mapping: rewrite_source, the ``port``
+command, and Flax-style programs that run once rewritten."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from typelattice import optim
+from typelattice._cli import main
+from typelattice._port import MAPPING, map_module, rewrite_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HAS_OPTAX = importlib.util.find_spec("typelattice.optax") is not None
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("import jax", "import typelattice as jax"),
+        ("import jax.numpy as jnp", "import typelattice.numpy as jnp"),
+        ("import jax.numpy", "import typelattice.numpy, typelattice as jax"),
+        ("from jax import lax, random", "from typelattice import lax, random"),
+        ("from jax import numpy as jnp", "from typelattice import numpy as jnp"),
+        ("from flax import linen as nn", "from typelattice.flax import linen as nn"),
+        ("import flax.linen as nn", "import typelattice.flax.linen as nn"),
+        (
+            "from flax.training import train_state",
+            "from typelattice.flax.training import train_state",
+        ),
+        ("import optax", "import typelattice.optax as optax"),
+        ("from flax import struct", "from typelattice.flax import struct"),
+        ("import flax", "import typelattice.flax as flax"),
+        ("import jax, os", "import typelattice as jax, os"),
+        ("import jax.tree_util as jtu", "import typelattice.tree_util as jtu"),
+        ("from jax.nn import initializers", "from typelattice.nn import initializers"),
+        (
+            "from flax.core.frozen_dict import FrozenDict",
+            "from typelattice.flax.core.frozen_dict import FrozenDict",
+        ),
+        ("import jaxlib", "import jaxlib"),  # another package
+        ("import flaxformer as ff", "import flaxformer as ff"),
+        ("from . import jax", "from . import jax"),  # a relative import
+        ("import numpy as np", "import numpy as np"),
+    ],
+)
+def test_rewrite_one_statement(before: str, after: str) -> None:
+    assert rewrite_source(before + "\n") == after + "\n"
+
+
+def test_only_imports_change() -> None:
+    source = textwrap.dedent(
+        '''\
+        """Uses jax.numpy; import jax is in this docstring."""
+        import jax  # a comment after
+        from flax import (
+            linen as nn,  # a comment inside
+            struct,
+        )
+        x = "import optax"
+
+        def f():
+            import optax; import jax.random as jr
+            return jax.jit, nn.Dense, optax, jr
+        '''
+    )
+    expected = textwrap.dedent(
+        '''\
+        """Uses jax.numpy; import jax is in this docstring."""
+        import typelattice as jax  # a comment after
+        from typelattice.flax import (
+            linen as nn,  # a comment inside
+            struct,
+        )
+        x = "import optax"
+
+        def f():
+            import typelattice.optax as optax; import typelattice.random as jr
+            return jax.jit, nn.Dense, optax, jr
+        '''
+    )
+    assert rewrite_source(source) == expected
+    assert rewrite_source(expected) == expected  # a second rewrite changes nothing
+
+
+def test_non_ascii_text_before_an_import_on_its_line() -> None:
+    source = "s = 'é'; import jax\nfrom flax import struct  # ü\n"
+    assert rewrite_source(source) == (
+        "s = 'é'; import typelattice as jax\nfrom typelattice.flax import struct  # ü\n"
+    )
+
+
+def test_the_rows_are_prefix_rewrites_of_their_roots() -> None:
+    # `import jax` then `jax.numpy` must name what `import jax.numpy` names.
+    for module, target in MAPPING.items():
+        root, _, rest = module.partition(".")
+        assert target == ".".join(p for p in (MAPPING[root], rest) if p)
+        assert map_module(module) == target
+
+
+@pytest.mark.parametrize("target", sorted(set(MAPPING.values())))
+def test_every_target_module_exists(target: str) -> None:
+    if target == "typelattice.optax" and not HAS_OPTAX:
+        pytest.skip("typelattice.optax is not in this build")
+    importlib.import_module(target)
+
+
+def test_the_docs_table_is_the_mapping() -> None:
+    text = (ROOT / "docs" / "flax.md").read_text()
+    rows = re.findall(r"^\| `([\w.]+)` \| `([\w.]+)` \|", text, re.M)
+    assert dict(rows) == MAPPING
+
+
+# -- the command ---------------------------------------------------------------
+
+
+FLAX_PROGRAM = textwrap.dedent(
+    """\
+    import jax
+    import jax.numpy as jnp
+    from jax import random
+    import flax.linen as nn
+    from flax import struct
+    from flax.core import freeze, unfreeze
+    from flax.training import train_state
+
+
+    class MLP(nn.Module):
+        features: int = 4
+
+        @nn.compact
+        def __call__(self, x):
+            x = nn.relu(nn.Dense(self.features)(x))
+            return nn.Dense(1, kernel_init=nn.initializers.lecun_normal())(x)
+
+
+    @struct.dataclass
+    class Batch:
+        x: jax.Array
+        y: jax.Array
+
+
+    def train(tx, steps=5):
+        model = MLP()
+        xs = jnp.linspace(-1.0, 1.0, 24).reshape(8, 3)
+        batch = Batch(xs, jnp.sin(xs.sum(axis=1, keepdims=True)))
+        params = freeze(model.init(random.key(0), batch.x)["params"])
+        state = train_state.TrainState.create(
+            apply_fn=model.apply, params=unfreeze(params), tx=tx
+        )
+
+        @jax.jit
+        def step(state, batch):
+            def loss_fn(p):
+                return jnp.mean((state.apply_fn({"params": p}, batch.x) - batch.y) ** 2)
+
+            loss, grads = jax.value_and_grad(loss_fn)(state.params)
+            return state.apply_gradients(grads=grads), loss
+
+        losses = []
+        for _ in range(steps):
+            state, loss = step(state, batch)
+            losses.append(float(loss))
+        return state, losses
+    """
+)
+
+
+def _run(source: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Run ``source`` as the module ``ported`` (dataclasses look their
+    module up)."""
+    module = types.ModuleType("ported")
+    monkeypatch.setitem(sys.modules, "ported", module)
+    exec(compile(source, "<ported>", "exec"), module.__dict__)
+    return module.__dict__
+
+
+def test_a_ported_flax_program_trains(monkeypatch: pytest.MonkeyPatch) -> None:
+    ported = rewrite_source(FLAX_PROGRAM)
+    assert "import typelattice.flax.linen as nn" in ported
+    state, losses = _run(ported, monkeypatch)["train"](optim.sgd(0.1))
+    assert int(state.step) == 5
+    assert all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+@pytest.mark.skipif(not HAS_OPTAX, reason="typelattice.optax is not in this build")
+def test_a_ported_program_with_optax_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = FLAX_PROGRAM + "\nimport optax\nRESULT = train(optax.adam(1e-2), 3)\n"
+    _, losses = _run(rewrite_source(source), monkeypatch)["RESULT"]
+    assert losses[-1] < losses[0]
+
+
+def test_port_prints_checks_and_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "train.py"
+    program.write_text(FLAX_PROGRAM)
+    done = tmp_path / "done.py"
+    done.write_text("import numpy as np\n")
+
+    assert main(["port", str(program)]) == 0
+    assert capsys.readouterr().out == rewrite_source(FLAX_PROGRAM)
+    assert program.read_text() == FLAX_PROGRAM  # printing changes nothing
+
+    assert main(["port", "--check", str(program), str(done)]) == 1
+    assert capsys.readouterr().out == f"would rewrite {program}\n"
+
+    assert main(["port", "--write", str(program), str(done)]) == 0
+    assert capsys.readouterr().out == f"rewrote {program}\n"
+    assert program.read_text() == rewrite_source(FLAX_PROGRAM)
+    assert done.read_text() == "import numpy as np\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["done.py", "train.py"]
+
+    assert main(["port", "--check", str(program)]) == 0
+    assert main(["port", str(program), str(done)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"==> {program} <==\n") and f"==> {done} <==\n" in out
+
+
+def test_port_errors_name_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import jax\ndef f(:\n")
+    assert main(["port", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: not Python source" in err
+    assert main(["port", str(tmp_path / "missing.py")]) == 2
+    assert "missing.py" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["port", "--write", "--check", str(bad)])
