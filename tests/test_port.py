@@ -4,6 +4,7 @@ command, and Flax-style programs that run once rewritten."""
 from __future__ import annotations
 
 import importlib
+import json
 import importlib.util
 import re
 import sys
@@ -18,6 +19,8 @@ import pytest
 from typelattice import optim
 from typelattice._cli import main
 from typelattice._port import MAPPING, map_module, rewrite_source
+
+from support import recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,56 +127,12 @@ def test_the_docs_table_is_the_mapping() -> None:
 # -- the command ---------------------------------------------------------------
 
 
-FLAX_PROGRAM = textwrap.dedent(
-    """\
-    import jax
-    import jax.numpy as jnp
-    from jax import random
-    import flax.linen as nn
-    from flax import struct
-    from flax.core import freeze, unfreeze
-    from flax.training import train_state
-
-
-    class MLP(nn.Module):
-        features: int = 4
-
-        @nn.compact
-        def __call__(self, x):
-            x = nn.relu(nn.Dense(self.features)(x))
-            return nn.Dense(1, kernel_init=nn.initializers.lecun_normal())(x)
-
-
-    @struct.dataclass
-    class Batch:
-        x: jax.Array
-        y: jax.Array
-
-
-    def train(tx, steps=5):
-        model = MLP()
-        xs = jnp.linspace(-1.0, 1.0, 24).reshape(8, 3)
-        batch = Batch(xs, jnp.sin(xs.sum(axis=1, keepdims=True)))
-        params = freeze(model.init(random.key(0), batch.x)["params"])
-        state = train_state.TrainState.create(
-            apply_fn=model.apply, params=unfreeze(params), tx=tx
-        )
-
-        @jax.jit
-        def step(state, batch):
-            def loss_fn(p):
-                return jnp.mean((state.apply_fn({"params": p}, batch.x) - batch.y) ** 2)
-
-            loss, grads = jax.value_and_grad(loss_fn)(state.params)
-            return state.apply_gradients(grads=grads), loss
-
-        losses = []
-        for _ in range(steps):
-            state, loss = step(state, batch)
-            losses.append(float(loss))
-        return state, losses
-    """
-)
+# A Flax program (the recorder runs it with Flax and keeps its initial
+# parameters and losses).
+FLAX_PROGRAM: str = recorder("make_flax_serialization_golden.py").FLAX_PROGRAM
+PROGRAM = json.loads((ROOT / "tests" / "golden" / "flax_serialization.json").read_text())[
+    "program"
+]
 
 
 def _run(source: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -191,6 +150,17 @@ def test_a_ported_flax_program_trains(monkeypatch: pytest.MonkeyPatch) -> None:
     state, losses = _run(ported, monkeypatch)["train"](optim.sgd(0.1))
     assert int(state.step) == 5
     assert all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_a_ported_program_trains_as_in_flax_from_flax_parameters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The parameters Flax initialised, read from its bytes by the program.
+    params_bytes = (ROOT / "tests" / "golden" / "flax_bytes" / "program_params.msgpack")
+    train = _run(rewrite_source(FLAX_PROGRAM), monkeypatch)["train"]
+    _, losses = train(optim.sgd(PROGRAM["learning_rate"]), PROGRAM["steps"],
+                      params_bytes.read_bytes())
+    np.testing.assert_allclose(losses, PROGRAM["losses"], rtol=2e-6)
 
 
 @pytest.mark.skipif(not HAS_OPTAX, reason="typelattice.optax is not in this build")

@@ -45,6 +45,82 @@ BYTES = HERE / "flax_bytes"
 CHUNK = 16
 
 
+# A Flax program, as a user writes it: the recorder runs it with Flax (its
+# initial parameters and the losses of a few SGD steps are recorded), and
+# tests/test_port.py runs it rewritten by `typelattice port`, from Flax's
+# parameters, and compares the losses.
+FLAX_PROGRAM = """\
+import jax
+import jax.numpy as jnp
+from jax import random
+import flax.linen as nn
+from flax import serialization, struct
+from flax.core import freeze, unfreeze
+from flax.training import train_state
+
+
+class MLP(nn.Module):
+    features: int = 4
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.Dense(self.features)(x))
+        return nn.Dense(1, kernel_init=nn.initializers.lecun_normal())(x)
+
+
+@struct.dataclass
+class Batch:
+    x: jax.Array
+    y: jax.Array
+
+
+def train(tx, steps=5, params_bytes=None):
+    model = MLP()
+    xs = jnp.linspace(-1.0, 1.0, 24).reshape(8, 3)
+    batch = Batch(xs, jnp.sin(xs.sum(axis=1, keepdims=True)))
+    params = freeze(model.init(random.key(0), batch.x)["params"])
+    if params_bytes is not None:
+        params = serialization.from_bytes(params, params_bytes)
+    state = train_state.TrainState.create(
+        apply_fn=model.apply, params=unfreeze(params), tx=tx
+    )
+
+    @jax.jit
+    def step(state, batch):
+        def loss_fn(p):
+            return jnp.mean((state.apply_fn({"params": p}, batch.x) - batch.y) ** 2)
+
+        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        return state.apply_gradients(grads=grads), loss
+
+    losses = []
+    for _ in range(steps):
+        state, loss = step(state, batch)
+        losses.append(float(loss))
+    return state, losses
+"""
+
+PROGRAM_STEPS = 5
+PROGRAM_LEARNING_RATE = 0.1
+
+
+def run_program() -> tuple[bytes, list[float]]:
+    """Flax's initial parameters (bytes) and losses of FLAX_PROGRAM."""
+    import sys
+    import types
+
+    import optax
+    from flax import serialization
+
+    module = types.ModuleType("flax_program")
+    sys.modules["flax_program"] = module
+    exec(compile(FLAX_PROGRAM, "<flax program>", "exec"), module.__dict__)
+    state, _ = module.train(optax.sgd(PROGRAM_LEARNING_RATE), 0)
+    params = serialization.to_bytes(state.params)
+    _, losses = module.train(optax.sgd(PROGRAM_LEARNING_RATE), PROGRAM_STEPS, params)
+    return params, losses
+
+
 def values(shape: tuple[int, ...], dtype: Any, offset: float = 0.0) -> np.ndarray:
     """Fixed values of ``dtype`` with fractions and signs (exact in it)."""
     n = int(np.prod(shape))
@@ -193,6 +269,13 @@ def main() -> None:
             "tree": encode(tree),
             "sha256": hashlib.sha256(data).hexdigest(),
         }
+    params, losses = run_program()
+    (BYTES / "program_params.msgpack").write_bytes(params)
+    record["program"] = {
+        "steps": PROGRAM_STEPS,
+        "learning_rate": PROGRAM_LEARNING_RATE,
+        "losses": losses,
+    }
     record["chunk_size"] = CHUNK
     OUT.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {OUT} and {len(record['cases'])} files in {BYTES}")
