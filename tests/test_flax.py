@@ -135,7 +135,9 @@ def test_frozen_dict_copy_pop_and_their_functions() -> None:
 def test_frozen_dict_flattens_in_sorted_key_order_through_jit() -> None:
     d = core.FrozenDict({"b": tnp.asarray(2.0), "a": tnp.asarray(1.0)})
     assert [x.tolist() for x in tl.tree_util.tree_leaves(d)] == [1.0, 2.0]
-    paths = [tl.tree_util.keystr(p) for p, _ in tl.tree_util.tree_flatten_with_path(d)[0]]
+    paths = [
+        tl.tree_util.keystr(p) for p, _ in tl.tree_util.tree_flatten_with_path(d)[0]
+    ]
     assert paths == ["['a']", "['b']"]
     out = tl.jit(lambda d: d.copy({"c": d["a"] + d["b"]}))(d)
     assert isinstance(out, core.FrozenDict) and out["c"].tolist() == 3.0
@@ -180,9 +182,9 @@ def test_train_state_steps_eager_and_jit_agree() -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
     # The optimiser moved the parameters as adam does by hand, one step.
     one = _step(state, x, y)
-    grads = tl.grad(
-        lambda p: ((state.apply_fn({"params": p}, x) - y) ** 2).mean()
-    )(state.params)
+    grads = tl.grad(lambda p: ((state.apply_fn({"params": p}, x) - y) ** 2).mean())(
+        state.params
+    )
     tx = optim.adam(0.05)
     updates, _ = tx.update(grads, tx.init(state.params), state.params)
     expected = optim.apply_updates(state.params, updates)
@@ -261,7 +263,13 @@ def test_a_failed_save_leaves_no_file(tmp_path: Path) -> None:
 
 def test_natural_sort() -> None:
     names = ["c_10", "c_-1.5", "c_2", "c_1e3", "c_0.5"]
-    assert checkpoints.natural_sort(names) == ["c_-1.5", "c_0.5", "c_2", "c_10", "c_1e3"]
+    assert checkpoints.natural_sort(names) == [
+        "c_-1.5",
+        "c_0.5",
+        "c_2",
+        "c_10",
+        "c_1e3",
+    ]
 
 
 # -- common_utils ----------------------------------------------------------------

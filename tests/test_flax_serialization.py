@@ -155,7 +155,9 @@ def test_flax_bytes_read_without_a_target_keep_the_saved_dtypes() -> None:
 
 def test_64_bit_arrays_read_in_32_bit_mode_only_when_exact() -> None:
     data = serialization.to_bytes({"w": np.float64([0.5, 0.1])})
-    with pytest.raises(ValueError, match=r"\./w: the saved float64 values are not exact"):
+    with pytest.raises(
+        ValueError, match=r"\./w: the saved float64 values are not exact"
+    ):
         serialization.msgpack_restore(data)
     with pytest.raises(ValueError, match=r"enable_x64"):
         serialization.from_bytes({"w": np.zeros(2)}, data)
@@ -174,9 +176,10 @@ def test_chunked_arrays_read_back(chunk_size: None) -> None:
 
 def test_msgpack_serialize_orders_keys_unless_in_place() -> None:
     tree = {"b": 1, "a": {"d": 2, "c": 3}}
-    assert list(serialization.msgpack_restore(serialization.msgpack_serialize(tree)))[
-        0
-    ] == "a"
+    assert (
+        list(serialization.msgpack_restore(serialization.msgpack_serialize(tree)))[0]
+        == "a"
+    )
     kept = serialization.msgpack_restore(
         serialization.msgpack_serialize(tree, in_place=True)
     )

@@ -4,8 +4,8 @@ command, and Flax-style programs that run once rewritten."""
 from __future__ import annotations
 
 import importlib
-import json
 import importlib.util
+import json
 import re
 import sys
 import textwrap
@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from support import recorder
 from typelattice import optim
 from typelattice._cli import main
 from typelattice._port import MAPPING, map_module, rewrite_source
-
-from support import recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,9 +129,9 @@ def test_the_docs_table_is_the_mapping() -> None:
 # A Flax program (the recorder runs it with Flax and keeps its initial
 # parameters and losses).
 FLAX_PROGRAM: str = recorder("make_flax_serialization_golden.py").FLAX_PROGRAM
-PROGRAM = json.loads((ROOT / "tests" / "golden" / "flax_serialization.json").read_text())[
-    "program"
-]
+PROGRAM = json.loads(
+    (ROOT / "tests" / "golden" / "flax_serialization.json").read_text()
+)["program"]
 
 
 def _run(source: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -156,10 +155,11 @@ def test_a_ported_program_trains_as_in_flax_from_flax_parameters(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The parameters Flax initialised, read from its bytes by the program.
-    params_bytes = (ROOT / "tests" / "golden" / "flax_bytes" / "program_params.msgpack")
+    params_bytes = ROOT / "tests" / "golden" / "flax_bytes" / "program_params.msgpack"
     train = _run(rewrite_source(FLAX_PROGRAM), monkeypatch)["train"]
-    _, losses = train(optim.sgd(PROGRAM["learning_rate"]), PROGRAM["steps"],
-                      params_bytes.read_bytes())
+    _, losses = train(
+        optim.sgd(PROGRAM["learning_rate"]), PROGRAM["steps"], params_bytes.read_bytes()
+    )
     np.testing.assert_allclose(losses, PROGRAM["losses"], rtol=2e-6)
 
 

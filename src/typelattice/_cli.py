@@ -9,10 +9,11 @@ Each subcommand prints what a function of the Python API returns: ``table``
 Flax program to typelattice's modules (``typelattice._port``).
 
 Exit status: 0 when the command did what was asked; 1 when the answer is
-"no" (``check``: not a lattice; ``explain``: the types have no join), with
-the answer printed as usual (``port --check``: a file would change); 2 for an error, one line on stderr saying what
-to change (a bad option or value, a file that cannot be read). A reader that
-closes the pipe early (``| head``) ends the command quietly.
+"no" (``check``: not a lattice; ``explain``: the types have no join;
+``port --check``: a file would change), with the answer printed as usual;
+2 for an error, one line on stderr saying what to change (a bad option or
+value, a file that cannot be read). A reader that closes the pipe early
+(``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -745,9 +746,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     port.add_argument("files", nargs="+", metavar="FILE", help="Python files")
     what = port.add_mutually_exclusive_group()
-    what.add_argument(
-        "--write", action="store_true", help="rewrite the files in place"
-    )
+    what.add_argument("--write", action="store_true", help="rewrite the files in place")
     what.add_argument(
         "--check",
         action="store_true",

@@ -36,7 +36,16 @@ _NUMBER = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
 
 class InvalidCheckpointError(ValueError):
     """A checkpoint would be saved at a step that is not the newest in its
-    directory (Flax's ``flax.errors.InvalidCheckpointError``)."""
+    directory (Flax's ``flax.errors.InvalidCheckpointError``).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = save_checkpoint(d, {'w': 1}, step=5)
+    ...     save_checkpoint(d, {'w': 2}, step=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    typelattice.flax._checkpoints.InvalidCheckpointError: a checkpoint of step 4 ...
+    """
 
 
 def natural_sort(file_list: Iterable[str]) -> list[str]:
@@ -116,6 +125,13 @@ def available_steps(
 
     Raises:
       ValueError: a file named with the prefix has no step of that type.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for step in (1, 3, 20):
+    ...         _ = save_checkpoint(d, {'w': step}, step=step, keep=3)
+    ...     print(available_steps(d))  # (in numeric order: 3 before 20)
+    [1, 3, 20]
     """
     steps: list[int | float] = []
     for path in _checkpoints(os.fspath(ckpt_dir), prefix):
@@ -252,6 +268,13 @@ def restore_checkpoint(
     Raises:
       ValueError: no checkpoint of ``step``, or the saved state does not
         fit ``target`` (the key path and the fix are named).
+
+    >>> import tempfile
+    >>> import typelattice.numpy as tnp
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = save_checkpoint(d, {'w': tnp.ones(2)}, step=1)
+    ...     print(restore_checkpoint(d, target=None))
+    {'w': Array([1., 1.], dtype=float32)}
     """
     ckpt_dir = os.path.normpath(os.fspath(ckpt_dir))
     if step is not None:

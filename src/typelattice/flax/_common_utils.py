@@ -38,9 +38,7 @@ def shard(xs: Any) -> Any:
     (1, 8, 3)
     """
     n = _devices.local_device_count()
-    return tree.tree_map(
-        lambda x: tnp.reshape(x, (n, -1, *np.shape(x)[1:])), xs
-    )
+    return tree.tree_map(lambda x: tnp.reshape(x, (n, -1, *np.shape(x)[1:])), xs)
 
 
 def shard_prng_key(prng_key: Array) -> Array:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from typelattice._tracing import tree
 from typelattice.flax import _serialization as serialization
@@ -21,7 +21,8 @@ def _frozen_copy(xs: Any) -> Any:
     """A deep copy of the dicts of ``xs`` (FrozenDicts share theirs: they
     never change)."""
     if isinstance(xs, FrozenDict):
-        return xs._dict  # pyright: ignore[reportPrivateUsage]
+        frozen: FrozenDict[Any, Any] = xs  # pyright: ignore[reportUnknownVariableType]
+        return frozen._dict  # pyright: ignore[reportPrivateUsage]
     if not isinstance(xs, dict):
         return xs
     return {
@@ -190,7 +191,8 @@ d.copy({key: value}) (or unfreeze(d) for a dict)
         >>> FrozenDict({'a': {'b': 1}}).unfreeze()
         {'a': {'b': 1}}
         """
-        return unfreeze(self)
+        plain: dict[K, V] = unfreeze(self)
+        return plain
 
     def tree_flatten_with_keys(
         self,
@@ -199,8 +201,11 @@ d.copy({key: value}) (or unfreeze(d) for a dict)
 
         Returns:
           ``(((DictKey(k), value), ...), keys)``.
+
+        >>> FrozenDict(b=2, a=1).tree_flatten_with_keys()
+        (((DictKey(key='a'), 1), (DictKey(key='b'), 2)), ('a', 'b'))
         """
-        keys = tuple(sorted(self._dict))  # type: ignore[type-var]
+        keys: tuple[Any, ...] = tuple(sorted(cast(dict[Any, V], self._dict)))
         return tuple((tree.DictKey(k), self._dict[k]) for k in keys), keys
 
     def tree_flatten(self) -> tuple[tuple[Any, ...], Hashable]:
@@ -208,14 +213,15 @@ d.copy({key: value}) (or unfreeze(d) for a dict)
 
         Returns:
           ``((value, ...), keys)``.
+
+        >>> FrozenDict(b=2, a=1).tree_flatten()
+        ((1, 2), ('a', 'b'))
         """
-        keys = tuple(sorted(self._dict))  # type: ignore[type-var]
+        keys: tuple[Any, ...] = tuple(sorted(cast(dict[Any, V], self._dict)))
         return tuple(self._dict[k] for k in keys), keys
 
     @classmethod
-    def tree_unflatten(
-        cls, keys: tuple[Any, ...], values: Any
-    ) -> FrozenDict[Any, Any]:
+    def tree_unflatten(cls, keys: tuple[Any, ...], values: Any) -> FrozenDict[Any, Any]:
         """Rebuild from the sorted keys and the children.
 
         Args:
@@ -224,6 +230,9 @@ d.copy({key: value}) (or unfreeze(d) for a dict)
 
         Returns:
           The FrozenDict.
+
+        >>> FrozenDict.tree_unflatten(('a', 'b'), [1, 2])['b']
+        2
         """
         return cls._wrap(dict(zip(keys, values, strict=True)))
 
@@ -260,7 +269,8 @@ def unfreeze(x: Any) -> Any:
     {'a': {'b': 1}}
     """
     if isinstance(x, FrozenDict):
-        x = x._dict  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+        frozen: FrozenDict[Any, Any] = x  # pyright: ignore[reportUnknownVariableType]
+        x = frozen._dict  # pyright: ignore[reportPrivateUsage]
     if isinstance(x, dict):
         return {
             k: unfreeze(v)
@@ -294,9 +304,7 @@ def copy(
         new = unfreeze(x)
         new.update(add_or_replace)
         return new
-    raise TypeError(
-        f"copy takes a FrozenDict or a dict, got a {type(x).__name__}"
-    )
+    raise TypeError(f"copy takes a FrozenDict or a dict, got a {type(x).__name__}")
 
 
 def pop(x: Mapping[Any, Any], key: Any) -> tuple[Any, Any]:
@@ -348,7 +356,10 @@ def pretty_repr(x: Any, num_spaces: int = 4) -> str:
 
 
 def _frozen_state(xs: FrozenDict[Any, Any]) -> dict[str, Any]:
-    return serialization.to_state_dict(dict(xs._dict))  # pyright: ignore[reportPrivateUsage]
+    state: dict[str, Any] = serialization.to_state_dict(
+        dict(xs._dict)  # pyright: ignore[reportPrivateUsage]
+    )
+    return state
 
 
 def _restore_frozen(xs: FrozenDict[Any, Any], state: Any) -> FrozenDict[Any, Any]:

@@ -24,9 +24,9 @@ import enum
 import importlib
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -69,7 +69,7 @@ _path = _Path()
 
 
 @contextmanager
-def _at(name: str) -> Iterator[None]:
+def _at(name: str) -> Generator[None]:
     _path.names.append(name)
     try:
         yield
@@ -92,7 +92,7 @@ def current_path() -> str:
 
 
 def _is_namedtuple(x: object) -> bool:
-    return isinstance(x, tuple) and hasattr(x, "_fields")
+    return isinstance(x, tuple) and hasattr(cast(object, x), "_fields")
 
 
 def _handlers(target: object) -> tuple[_ToState, _FromState] | None:
@@ -215,20 +215,27 @@ build the target with the saved shape (or restore with target=None to see it)
 # -- leaves ---------------------------------------------------------------------
 
 
+def _np(x: object) -> np.ndarray[Any, Any]:
+    """``x`` as a NumPy array (for values narrowed by isinstance, whose
+    array types NumPy's stubs leave partly unknown)."""
+    out: np.ndarray[Any, Any] = np.asarray(cast(Any, x))
+    return out
+
+
 def _is_array(x: object) -> bool:
     return isinstance(x, Array | np.ndarray | np.generic)
 
 
 def _saved_array(state: object) -> np.ndarray[Any, Any] | None:
     """The saved value as a NumPy array, or None for a non-array."""
-    if isinstance(state, Array | np.ndarray | np.generic):
-        return np.asarray(state)
-    if isinstance(state, bool | int | float | complex):
-        return np.asarray(state)
-    if isinstance(state, list) and all(
-        isinstance(v, bool | int | float | complex) for v in state
+    if isinstance(
+        state, Array | np.ndarray | np.generic | bool | int | float | complex
     ):
-        return np.asarray(state)
+        return _np(state)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(state, list) and all(
+        isinstance(v, bool | int | float | complex) for v in cast(list[object], state)
+    ):
+        return _np(state)  # pyright: ignore[reportUnknownArgumentType]
     return None
 
 
@@ -278,6 +285,8 @@ def _exact_conversion(
 
 def _in_range(saved: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> bool:
     info = _dtypes.iinfo(dtype)
+    low: int | float
+    high: int | float
     if _dtypes.isdtype(saved.dtype, "integral"):
         low, high = int(saved.min()), int(saved.max())
     else:
@@ -317,7 +326,8 @@ def _restore_leaf(target: Any, state: Any) -> Any:
     if not _is_array(target):
         # Python numbers, strings, None: the saved value, as Flax does.
         if isinstance(state, np.ndarray | np.generic):
-            return _into(np.asarray(state), state.dtype, current_path(), "array")
+            arr = _np(state)  # pyright: ignore[reportUnknownArgumentType]
+            return _into(arr, arr.dtype, current_path(), "array")
         return state
     where = current_path()
     shape = tuple(np.shape(target))
@@ -371,7 +381,7 @@ def _expect_dict(state: object, what: str) -> dict[str, Any]:
 def _keys_differ(target_keys: set[str], saved_keys: set[str]) -> ValueError:
     missing = sorted(target_keys - saved_keys)
     extra = sorted(saved_keys - target_keys)
-    parts = []
+    parts: list[str] = []
     if missing:
         parts.append(f"the target's keys {missing} are not in the saved state")
     if extra:
@@ -505,9 +515,9 @@ def _pack(x: Any) -> Any:
     if isinstance(x, Array):
         x = np.asarray(x)
     if isinstance(x, np.ndarray):
-        return msgpack.ExtType(_Ext.ndarray, _array_bytes(x))
+        return msgpack.ExtType(_Ext.ndarray, _array_bytes(_np(x)))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(x, np.generic):
-        return msgpack.ExtType(_Ext.npscalar, _array_bytes(np.asarray(x)))
+        return msgpack.ExtType(_Ext.npscalar, _array_bytes(_np(x)))  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(x, complex):
         return msgpack.ExtType(_Ext.native_complex, msgpack.packb((x.real, x.imag)))
     raise TypeError(
@@ -534,9 +544,7 @@ def _to_numpy(d: Any) -> Any:
     if isinstance(d, dict):
         out: dict[Any, Any] = {}
         for k, v in d.items():  # pyright: ignore[reportUnknownVariableType]
-            out[k] = (
-                np.asarray(v) if isinstance(v, Array) else _to_numpy(v)
-            )
+            out[k] = np.asarray(v) if isinstance(v, Array) else _to_numpy(v)
         return out
     if isinstance(d, Array):
         return np.asarray(d)
@@ -556,25 +564,21 @@ def _chunk(arr: np.ndarray[Any, Any]) -> dict[str, Any]:
 
 def _chunked(d: Any) -> Any:
     if isinstance(d, dict):
-        return {
-            k: _chunked(v)
-            for k, v in d.items()  # pyright: ignore[reportUnknownVariableType]
-        }
-    if isinstance(d, np.ndarray) and d.size * d.dtype.itemsize > MAX_CHUNK_SIZE:
-        return _chunk(d)
-    return d
+        return {k: _chunked(v) for k, v in cast(dict[str, Any], d).items()}
+    if not isinstance(d, np.ndarray):
+        return d
+    arr = _np(d)  # pyright: ignore[reportUnknownArgumentType]
+    return _chunk(arr) if arr.size * arr.dtype.itemsize > MAX_CHUNK_SIZE else arr
 
 
 def _unchunked(d: Any) -> Any:
     if isinstance(d, dict):
-        if "__msgpack_chunked_array__" in d:
-            shape = tuple(d["shape"][str(i)] for i in range(len(d["shape"])))
-            chunks = [d["chunks"][str(i)] for i in range(len(d["chunks"]))]
+        node = cast(dict[str, Any], d)
+        if "__msgpack_chunked_array__" in node:
+            shape = tuple(node["shape"][str(i)] for i in range(len(node["shape"])))
+            chunks = [node["chunks"][str(i)] for i in range(len(node["chunks"]))]
             return np.concatenate(chunks).reshape(shape)
-        return {
-            k: _unchunked(v)
-            for k, v in d.items()  # pyright: ignore[reportUnknownVariableType]
-        }
+        return {k: _unchunked(v) for k, v in node.items()}
     return d
 
 
@@ -593,7 +597,8 @@ def _arrays(d: Any, path: str = ".") -> Any:
             for i, v in enumerate(d)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         ]
     if isinstance(d, np.ndarray | np.generic):
-        return _into(np.asarray(d), d.dtype, path, "array")
+        saved = _np(d)  # pyright: ignore[reportUnknownArgumentType]
+        return _into(saved, saved.dtype, path, "array")
     return d
 
 
@@ -631,9 +636,7 @@ def msgpack_serialize(pytree: Any, in_place: bool = False) -> bytes:
 
 def _read(data: bytes) -> Any:
     """The tree the bytes hold, its arrays NumPy arrays of the saved dtypes."""
-    state = _msgpack().unpackb(
-        data, ext_hook=_unpack, raw=False, strict_map_key=False
-    )
+    state = _msgpack().unpackb(data, ext_hook=_unpack, raw=False, strict_map_key=False)
     return _unchunked(state)
 
 
@@ -707,4 +710,3 @@ convert with .astype('int8') if the change is wanted)
     """
     # (The saved arrays meet the target's dtypes before any conversion.)
     return from_state_dict(target, _read(encoded_bytes))
-

@@ -107,7 +107,21 @@ def dataclass(
     meta_fields = [f.name for f in fields if not f.metadata.get("pytree_node", True)]
 
     def replace(self: Any, **updates: Any) -> Any:
-        """A copy with the fields ``updates`` names replaced."""
+        """A copy with the fields ``updates`` names replaced.
+
+        Args:
+          **updates: the new field values.
+
+        Returns:
+          The copy (``self`` is unchanged).
+
+        >>> @dataclass
+        ... class Pair:
+        ...     a: int
+        ...     b: int
+        >>> Pair(1, 2).replace(b=3)
+        Pair(a=1, b=3)
+        """
         return dataclasses.replace(self, **updates)
 
     data_clz.replace = replace
@@ -145,6 +159,10 @@ class PyTreeNode:
     """A base class whose subclasses are struct dataclasses (see
     :func:`dataclass`); class keyword arguments go to the dataclass.
 
+    Args:
+      *args: the fields, in their order (of a subclass).
+      **kwargs: the fields by name.
+
     >>> class Point(PyTreeNode):
     ...     x: float
     ...     y: float
@@ -170,5 +188,11 @@ class PyTreeNode:
 
         Returns:
           The copy.
+
+        >>> class Pair(PyTreeNode):
+        ...     a: int
+        ...     b: int
+        >>> Pair(1, 2).replace(b=3)
+        Pair(a=1, b=3)
         """
         raise TypeError("PyTreeNode is a base class: subclass it with fields")

@@ -63,6 +63,14 @@ class TrainState(struct.PyTreeNode):
 
         Returns:
           The new state (``self`` is unchanged).
+
+        >>> import typelattice.numpy as tnp
+        >>> from typelattice import optim
+        >>> s = TrainState.create(apply_fn=None, params=tnp.ones(2),
+        ...                       tx=optim.sgd(0.5))
+        >>> new = s.apply_gradients(grads=tnp.ones(2))
+        >>> new.step, new.params
+        (1, Array([0.5, 0.5], dtype=float32))
         """
         updates, opt_state = self.tx.update(grads, self.opt_state, self.params)
         params = optim.apply_updates(self.params, updates)
@@ -89,6 +97,13 @@ class TrainState(struct.PyTreeNode):
 
         Returns:
           The state (of ``cls``).
+
+        >>> import typelattice.numpy as tnp
+        >>> from typelattice import optim
+        >>> s = TrainState.create(apply_fn=None, params={'w': tnp.zeros(2)},
+        ...                       tx=optim.adam(1e-3))
+        >>> s.step, s.opt_state.count
+        (0, Array(0, dtype=int32))
         """
         return cls(
             step=0,
