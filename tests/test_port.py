@@ -209,3 +209,12 @@ def test_port_errors_name_the_file(
     assert "missing.py" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["port", "--write", "--check", str(bad)])
+
+
+def test_the_readme_table_is_the_mapping() -> None:
+    text = (ROOT / "README.md").read_text()
+    if "## Porting from Flax" not in text:
+        pytest.skip("the README has no porting section in this build")
+    section = text.split("## Porting from Flax", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w.]+)` \| `([\w.]+)` \|", section, re.M)
+    assert dict(rows) == MAPPING
