@@ -261,6 +261,19 @@ def test_a_failed_save_leaves_no_file(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["checkpoint_0"]
 
 
+def test_checkpoints_keep_every_n_steps_and_restore_a_file(tmp_path: Path) -> None:
+    pytest.importorskip("msgpack")
+    for step in range(0, 60, 10):
+        checkpoints.save_checkpoint(
+            tmp_path, {"step": step}, step=step, keep=2, keep_every_n_steps=25
+        )
+    # The newest two, and the oldest of each 25 steps before them.
+    assert checkpoints.available_steps(tmp_path) == [0, 30, 40, 50]
+    path = tmp_path / "checkpoint_30"
+    assert checkpoints.restore_checkpoint(path, {"step": 0}) == {"step": 30}
+    assert checkpoints.restore_checkpoint(tmp_path, None, prefix="other_") is None
+
+
 def test_natural_sort() -> None:
     names = ["c_10", "c_-1.5", "c_2", "c_1e3", "c_0.5"]
     assert checkpoints.natural_sort(names) == [
