@@ -248,6 +248,7 @@ def restore_checkpoint(
     target: Any,
     step: int | float | None = None,
     prefix: str = "checkpoint_",
+    parallel: bool = True,
 ) -> Any:
     """Restore a checkpoint into ``target``, as Flax's
     ``restore_checkpoint``: the newest in ``ckpt_dir``, or that of ``step``,
@@ -260,6 +261,8 @@ def restore_checkpoint(
       step: the step to restore (``ckpt_dir`` then is the directory); None
         for the newest.
       prefix: the checkpoints' file name prefix.
+      parallel: taken for Flax's signature (Flax reads large files in
+        parallel chunks; a local file is read here at once).
 
     Returns:
       The restored value; ``target`` itself when ``step`` is None and there
@@ -276,6 +279,7 @@ def restore_checkpoint(
     ...     print(restore_checkpoint(d, target=None))
     {'w': Array([1., 1.], dtype=float32)}
     """
+    del parallel  # (see Args)
     ckpt_dir = os.path.normpath(os.fspath(ckpt_dir))
     if step is not None:
         path = os.path.join(ckpt_dir, f"{prefix}{step}")
