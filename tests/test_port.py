@@ -19,7 +19,7 @@ import pytest
 from support import recorder
 from typelattice import optim
 from typelattice._cli import main
-from typelattice._port import MAPPING, map_module, rewrite_source
+from typelattice._port import MAPPING, map_module, missing_modules, rewrite_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -218,3 +218,18 @@ def test_the_readme_table_is_the_mapping() -> None:
     section = text.split("## Porting from Flax", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([\w.]+)` \| `([\w.]+)` \|", section, re.M)
     assert dict(rows) == MAPPING
+
+
+def test_imports_of_modules_typelattice_lacks_are_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = "import jax\nimport numpy\nfrom jax.experimental import mesh_utils\n"
+    assert missing_modules(source) == [
+        (3, "jax.experimental", "typelattice.experimental")
+    ]
+    assert missing_modules(rewrite_source(source)) == []  # (already rewritten)
+    program = tmp_path / "p.py"
+    program.write_text(source)
+    assert main(["port", "--check", str(program)]) == 1
+    err = capsys.readouterr().err
+    assert f"{program}:3: jax.experimental maps to typelattice.experimental" in err

@@ -453,6 +453,12 @@ def _port(args: argparse.Namespace) -> int:
             ) from None
         if new != source:
             changed.append(name)
+        for line, old, mapped in port.missing_modules(source):
+            print(
+                f"typelattice: note: {name}:{line}: {old} maps to {mapped}, "
+                "which typelattice does not have; this import will fail",
+                file=sys.stderr,
+            )
         if args.check:
             continue
         if args.write:
@@ -742,7 +748,8 @@ def _parser() -> argparse.ArgumentParser:
         "typelattice.flax and optax typelattice.optax, and each module under "
         "them the module at the same place (import jax.numpy as jnp -> import "
         "typelattice.numpy as jnp). Nothing else in the files changes. "
-        "Prints the rewritten source unless --write or --check is given.",
+        "Prints the rewritten source unless --write or --check is given; "
+        "notes on stderr the imports of modules typelattice does not have.",
     )
     port.add_argument("files", nargs="+", metavar="FILE", help="Python files")
     what = port.add_mutually_exclusive_group()

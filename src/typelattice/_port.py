@@ -12,9 +12,10 @@ subcommand applies :func:`rewrite_source` to files (see docs/flax.md).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 
-__all__ = ["MAPPING", "map_module", "rewrite_source"]
+__all__ = ["MAPPING", "map_module", "missing_modules", "rewrite_source"]
 
 # The one table of the mapping: a module of a Flax program (and everything
 # under it) -> the typelattice module that takes its place. The roots (jax,
@@ -159,3 +160,43 @@ def rewrite_source(source: str) -> str:
     for start, stop, replacement in sorted(edits, reverse=True):
         out[start:stop] = replacement
     return out.decode("utf-8")
+
+
+def _exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # (a parent package is missing)
+        return False
+
+
+def missing_modules(source: str) -> list[tuple[int, str, str]]:
+    """The imports of ``source`` that the rewrite maps to modules typelattice
+    does not have (``jax.experimental.mesh_utils``, say): the program would
+    fail there.
+
+    Args:
+      source: the text of a Python module (before or after the rewrite:
+        only imports of mapped modules are looked at).
+
+    Returns:
+      ``(line, module, new module)`` for each, in the order of the source.
+
+    Raises:
+      SyntaxError: ``source`` is not Python.
+
+    >>> missing_modules('import jax.numpy as jnp\\nfrom jax.experimental import pjit')
+    [(2, 'jax.experimental', 'typelattice.experimental')]
+    """
+    found: list[tuple[int, str, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            new = map_module(name)
+            if new is not None and not _exists(new):
+                found.append((node.lineno, name, new))
+    return sorted(found)
