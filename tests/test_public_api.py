@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "typelattice.flax",
     "typelattice.flax.core",
     "typelattice.flax.core.frozen_dict",
+    "typelattice.flax.errors",
     "typelattice.flax.linen",
     "typelattice.flax.linen.initializers",
     "typelattice.flax.linen.recurrent",

@@ -37,6 +37,7 @@ MAPPING: dict[str, str] = {
     "flax.core": "typelattice.flax.core",
     "flax.training": "typelattice.flax.training",
     "flax.serialization": "typelattice.flax.serialization",
+    "flax.errors": "typelattice.flax.errors",
     "optax": "typelattice.optax",
 }
 

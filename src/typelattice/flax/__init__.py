@@ -5,8 +5,9 @@ modules (``typelattice port FILE`` rewrites them): ``flax.linen`` becomes
 :mod:`typelattice.flax.linen` (the layers of :mod:`typelattice.nn`),
 ``flax.struct`` :mod:`typelattice.flax.struct`, ``flax.core``
 :mod:`typelattice.flax.core`, ``flax.training``
-:mod:`typelattice.flax.training` and ``flax.serialization``
-:mod:`typelattice.flax.serialization` (see docs/flax.md). The submodules
+:mod:`typelattice.flax.training`, ``flax.serialization``
+:mod:`typelattice.flax.serialization` and ``flax.errors``
+:mod:`typelattice.flax.errors` (see docs/flax.md). The submodules
 load on first use: ``import typelattice`` loads none of them, and msgpack
 loads only when bytes are written or read.
 
@@ -21,7 +22,7 @@ import importlib.util as _util
 # The public submodules, loaded on first use as attributes (`import
 # typelattice.flax as flax; flax.linen.Dense`, as `import flax` allows).
 _SUBMODULES: frozenset[str] = frozenset(
-    {"core", "jax_utils", "linen", "serialization", "struct", "training"}
+    {"core", "errors", "jax_utils", "linen", "serialization", "struct", "training"}
 )
 
 
