@@ -56,7 +56,33 @@ from typelattice.nn._attention import (
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
-from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
+from typelattice.nn import meta as meta
+from typelattice.nn import transforms as transforms
+from typelattice.nn._meta import (
+    PARTITION_NAME,
+    LogicallyPartitioned,
+    Partitioned,
+    get_logical_axis_rules,
+    get_partition_spec,
+    logical_axis_rules,
+    logical_to_mesh_axes,
+    set_logical_axis_rules,
+    unbox,
+    with_logical_partitioning,
+    with_partitioning,
+)
+from typelattice.nn._module import (
+    DenyList,
+    Module,
+    ScopeParamShapeError,
+    Variable,
+    apply,
+    compact,
+    init,
+    init_with_output,
+    merge_param,
+    nowrap,
+)
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from typelattice.nn._recurrent import (
     RNN,
@@ -81,6 +107,23 @@ from typelattice.nn._transforms import (
 )
 
 __all__ = [
+    "PARTITION_NAME",
+    "DenyList",
+    "LogicallyPartitioned",
+    "Partitioned",
+    "apply",
+    "get_logical_axis_rules",
+    "get_partition_spec",
+    "init",
+    "init_with_output",
+    "logical_axis_rules",
+    "logical_to_mesh_axes",
+    "merge_param",
+    "nowrap",
+    "set_logical_axis_rules",
+    "unbox",
+    "with_logical_partitioning",
+    "with_partitioning",
     "RNN",
     "BatchNorm",
     "Bidirectional",
