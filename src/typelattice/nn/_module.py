@@ -369,6 +369,14 @@ def _normalize_mutable(mutable: Any) -> _Collections:
     return _Collections(frozenset(names))
 
 
+def _with_intermediates(mutable: _Collections) -> _Collections:
+    """``mutable`` and ``'intermediates'``: where capture_intermediates
+    keeps the outputs (Flax adds the collection likewise)."""
+    if mutable.names is None:
+        return _Collections(None, mutable.denied - {_INTERMEDIATES})
+    return _Collections(mutable.names | {_INTERMEDIATES}, mutable.denied)
+
+
 def _capture_call(module: Module, method_name: str) -> bool:
     """capture_intermediates=True: the output of every ``__call__``."""
     del module
@@ -999,13 +1007,11 @@ class Module:
             if isinstance(rngs, Mapping)
             else {_PARAMS: rngs}
         )
-        run = _Run(
-            {},
-            _normalize_mutable(mutable),
-            streams,
-            initializing=True,
-            capture=_normalize_capture(capture_intermediates),
-        )
+        capture = _normalize_capture(capture_intermediates)
+        may_write = _normalize_mutable(mutable)
+        if capture is not None:
+            may_write = _with_intermediates(may_write)
+        run = _Run({}, may_write, streams, initializing=True, capture=capture)
         out = self._run(run, method, args, kwargs)
         return out, {c: tree for c, tree in run.variables.items() if tree}
 
@@ -1032,8 +1038,8 @@ class Module:
             ``'intermediates'``, as Flax's ``DenyList('intermediates')``).
           capture_intermediates: keep the output of every ``__call__`` in
             ``'intermediates'`` as ``'__call__'`` (True), or of the methods
-            a function ``(module, method_name) -> bool`` picks; kept only
-            when ``'intermediates'`` is mutable.
+            a function ``(module, method_name) -> bool`` picks (named
+            after the method); the collection is then returned too.
           **kwargs: keyword arguments of the method.
 
         Returns:
@@ -1080,13 +1086,13 @@ class Module:
           mutable: the collections the run may change (``['batch_stats']``),
             True for all, a :class:`DenyList`; when given, the updated
             collections are returned too.
-          capture_intermediates: as :meth:`init` (pass
-            ``mutable=['intermediates']`` to get them back).
+          capture_intermediates: as :meth:`init`: the output is then
+            ``(output, updated_collections)`` with ``'intermediates'``.
           **kwargs: keyword arguments of the method (``deterministic=...``).
 
         Returns:
           The output, or ``(output, updated_collections)`` when ``mutable``
-          names collections.
+          names collections (or intermediates are captured).
 
         >>> from typelattice import nn, random
         >>> import typelattice.numpy as tnp
@@ -1095,15 +1101,12 @@ class Module:
         Array([[3., 3.]], dtype=float32)
         """
         is_mutable = _normalize_mutable(mutable)
-        run = _Run(
-            variables,
-            is_mutable,
-            rngs or {},
-            initializing=False,
-            capture=_normalize_capture(capture_intermediates),
-        )
+        capture = _normalize_capture(capture_intermediates)
+        if capture is not None:
+            is_mutable = _with_intermediates(is_mutable)
+        run = _Run(variables, is_mutable, rngs or {}, False, capture=capture)
         out = self._run(run, method, args, kwargs)
-        if mutable is False:
+        if mutable is False and capture is None:
             return out
         return out, {c: t for c, t in run.variables.items() if is_mutable(c)}
 
