@@ -83,7 +83,15 @@ from typelattice.nn._module import (
     merge_param,
     nowrap,
 )
-from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._normalization import (
+    BatchNorm,
+    GroupNorm,
+    InstanceNorm,
+    LayerNorm,
+    RMSNorm,
+    SpectralNorm,
+    WeightNorm,
+)
 from typelattice.nn._recurrent import (
     RNN,
     Bidirectional,
@@ -142,6 +150,9 @@ __all__ = [
     "Einsum",
     "Embed",
     "GroupNorm",
+    "InstanceNorm",
+    "SpectralNorm",
+    "WeightNorm",
     "LayerNorm",
     "Module",
     "MultiHeadDotProductAttention",
