@@ -47,7 +47,9 @@ from typelattice.nn._activation import (
     tanh,
 )
 from typelattice.nn._attention import (
+    MultiHeadAttention,
     MultiHeadDotProductAttention,
+    SelfAttention,
     dot_product_attention,
     dot_product_attention_weights,
     make_attention_mask,
@@ -155,7 +157,9 @@ __all__ = [
     "WeightNorm",
     "LayerNorm",
     "Module",
+    "MultiHeadAttention",
     "MultiHeadDotProductAttention",
+    "SelfAttention",
     "RMSNorm",
     "ScopeParamShapeError",
     "Variable",
