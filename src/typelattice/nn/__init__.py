@@ -106,6 +106,7 @@ from typelattice.nn._recurrent import (
     SimpleCell,
 )
 from typelattice.nn._stochastic import Dropout
+from typelattice.nn._summary import tabulate
 from typelattice.nn._transforms import (
     broadcast,
     checkpoint,
@@ -197,6 +198,7 @@ __all__ = [
     "softplus",
     "standardize",
     "swish",
+    "tabulate",
     "tanh",
     "vmap",
 ]

@@ -90,6 +90,9 @@ class _Run:
         self.initializing = initializing
         # Which method outputs capture_intermediates keeps (None: none).
         self.capture = capture
+        # Told of each method call (module, method name, args, kwargs) and
+        # returning what to tell of its output: tabulate's record.
+        self.observe: Callable[..., Callable[[Any], None]] | None = None
         self.rng_counts: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def make_rng(self, stream: str, path: tuple[str, ...]) -> Array:
@@ -287,11 +290,15 @@ def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
             return fun(self, *args, **kwargs)
         if is_compact:
             scope.counts.clear()
+        observe = scope.run.observe
+        seen = None if observe is None else observe(self, fun.__name__, args, kwargs)
         _STACK.append((self, is_compact))
         try:
             out = fun(self, *args, **kwargs)
         finally:
             _STACK.pop()
+        if seen is not None:
+            seen(out)
         capture = scope.run.capture
         if capture is not None and capture(self, fun.__name__):
             self.sow(_INTERMEDIATES, fun.__name__, out)
@@ -1142,6 +1149,91 @@ class Module:
         bound = dataclasses.replace(self)
         bound._bind(_Scope(run, ()))
         return bound
+
+    def tabulate(
+        self,
+        rngs: Any,
+        *args: Any,
+        depth: int | None = None,
+        show_repeated: bool = False,
+        mutable: Any = _ALL_BUT_INTERMEDIATES,
+        console_kwargs: Mapping[str, Any] | None = None,
+        table_kwargs: Mapping[str, Any] | None = None,
+        column_kwargs: Mapping[str, Any] | None = None,
+        compute_flops: bool = False,
+        compute_vjp_flops: bool = False,
+        **kwargs: Any,
+    ) -> str:
+        """A summary of the model as a plain-text table, as Flax's
+        ``tabulate``: one row per module (path, class, inputs, outputs, and
+        per variable collection its variables with their count and bytes),
+        a footer of totals per collection and the total of all. The model
+        runs ``init`` abstractly (shapes only, no arithmetic).
+
+        Args:
+          rngs: as :meth:`init`.
+          *args: the inputs, as for :meth:`init`.
+          depth: the deepest module level shown; a module at that level
+            counts its submodules' variables (None: every level).
+          show_repeated: show every call of a module, not only its first.
+          mutable: as :meth:`init`.
+          console_kwargs, table_kwargs, column_kwargs: Flax's styling
+            options of its ``rich`` rendering: accepted, unused (the table
+            is plain text and never shortened to a width).
+          compute_flops, compute_vjp_flops: not supported (False only).
+          **kwargs: keyword arguments of :meth:`init` and of the method.
+
+        Returns:
+          The table.
+
+        Raises:
+          NotImplementedError: ``compute_flops`` or ``compute_vjp_flops``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Mlp(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         h = nn.Dense(4)(x)
+        ...         return nn.Dense(2)(nn.relu(h))
+        >>> print(Mlp().tabulate(random.key(0), tnp.ones((16, 3))))
+        <BLANKLINE>
+                                        Mlp Summary
+        ┏━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓
+        ┃ path    ┃ module ┃ inputs        ┃ outputs       ┃ params               ┃
+        ┡━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩
+        │         │ Mlp    │ float32[16,3] │ float32[16,2] │                      │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │ Dense_0 │ Dense  │ float32[16,3] │ float32[16,4] │ bias: float32[4]     │
+        │         │        │               │               │ kernel: float32[3,4] │
+        │         │        │               │               │                      │
+        │         │        │               │               │ 16 (64 B)            │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │ Dense_1 │ Dense  │ float32[16,4] │ float32[16,2] │ bias: float32[2]     │
+        │         │        │               │               │ kernel: float32[4,2] │
+        │         │        │               │               │                      │
+        │         │        │               │               │ 10 (40 B)            │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │         │        │               │         Total │ 26 (104 B)           │
+        └─────────┴────────┴───────────────┴───────────────┴──────────────────────┘
+        <BLANKLINE>
+                                Total Parameters: 26 (104 B)
+        <BLANKLINE>
+        """
+        from typelattice.nn._summary import tabulate  # (it imports this module)
+
+        return tabulate(
+            self,
+            rngs,
+            depth,
+            show_repeated,
+            mutable,
+            console_kwargs,
+            table_kwargs,
+            column_kwargs,
+            compute_flops,
+            compute_vjp_flops,
+        )(*args, **kwargs)
 
     def unbind(self) -> tuple[Self, dict[str, Any]]:
         """The unbound module and its variables, from a module bound with
