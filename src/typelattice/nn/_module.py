@@ -1219,6 +1219,7 @@ class Module:
         <BLANKLINE>
                                 Total Parameters: 26 (104 B)
         <BLANKLINE>
+        <BLANKLINE>
         """
         from typelattice.nn._summary import tabulate  # (it imports this module)
 
