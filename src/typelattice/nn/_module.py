@@ -1217,7 +1217,7 @@ class Module:
         │         │        │               │         Total │ 26 (104 B)           │
         └─────────┴────────┴───────────────┴───────────────┴──────────────────────┘
         <BLANKLINE>
-                                Total Parameters: 26 (104 B)
+                               Total Parameters: 26 (104 B)
         <BLANKLINE>
         <BLANKLINE>
         """

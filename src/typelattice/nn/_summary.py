@@ -193,8 +193,9 @@ def _own(
 
 
 def _collections_of(variables: Mapping[str, Any]) -> list[str]:
-    """The variable collections: ``params`` first, then by name."""
-    return sorted(variables, key=lambda c: (c != _PARAMS, c))
+    """The variable collections, by name (Flax's order follows a set of
+    the names, and changes from one process to the next)."""
+    return sorted(variables)
 
 
 def _sorted_tree(value: Any) -> Any:
@@ -333,9 +334,11 @@ def _render(
     lines.extend(cells(footer, "│", footer_justify))
     lines.append(line("└", "─", "┴", "┘"))
     width = len(lines[0])
-    return "\n".join(
-        ["", title.center(width).rstrip(), *lines, "", caption.center(width).rstrip()]
-    ) + "\n\n"
+
+    def centred(text: str) -> str:  # (an odd space goes right, as rich's)
+        return " " * max(0, (width - len(text)) // 2) + text
+
+    return "\n".join(["", centred(title), *lines, "", centred(caption)]) + "\n\n"
 
 
 def _table(
