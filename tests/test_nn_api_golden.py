@@ -122,8 +122,12 @@ def test_layer_values_match_flax_on_the_same_variables(name: str) -> None:
         for key, record in case["updated"]["batch_stats"].items():
             got = updated["batch_stats"][key]
             np.testing.assert_allclose(
-                np.asarray(got, dtype=np.float64), record["values"], rtol=2e-5, atol=2e-6
+                np.asarray(got, dtype=np.float64),
+                record["values"],
+                rtol=2e-5,
+                atol=2e-6,
             )
+
     # jit gives the same answer.
     def run(v: Any, *a: Any) -> Any:
         return _apply(layer, v, list(a), case["kwargs"])[0]

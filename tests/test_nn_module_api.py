@@ -280,7 +280,9 @@ def test_boxed_parameters_are_boxed_in_variables_and_raw_in_the_module() -> None
                 "k", nn.with_partitioning(nn.initializers.ones, ("a", None)), (2, 3)
             )
             boxed = self.param(
-                "k", nn.with_partitioning(nn.initializers.ones, ("a", None)), (2, 3),
+                "k",
+                nn.with_partitioning(nn.initializers.ones, ("a", None)),
+                (2, 3),
                 unbox=False,
             )
             seen.append((k, boxed))
@@ -352,9 +354,7 @@ def test_an_optimiser_step_on_unboxed_parameters_rebuilds_the_boxes() -> None:
 def test_a_boxed_parameter_of_another_shape_is_refused() -> None:
     model = Mlp()
     v = model.init(random.key(0), X)
-    wrong = nn.meta.replace_boxed(
-        v, tl.tree_util.tree_map(lambda a: a, nn.unbox(v))
-    )
+    wrong = nn.meta.replace_boxed(v, tl.tree_util.tree_map(lambda a: a, nn.unbox(v)))
     wrong["params"]["Dense_0"]["kernel"] = nn.Partitioned(
         tnp.ones((5, 4)), (None, "model")
     )

@@ -210,7 +210,11 @@ LOGICAL = [
 
 def _array(x: Any) -> dict[str, Any]:
     a = np.asarray(x)
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "values": a.astype(np.float64).tolist()}
+    return {
+        "dtype": str(a.dtype),
+        "shape": list(a.shape),
+        "values": a.astype(np.float64).tolist(),
+    }
 
 
 def _tree(t: Any) -> Any:
@@ -303,7 +307,9 @@ def main() -> None:
     specs = nn.get_partition_spec(v)
     out["partitioning"] = {
         "spec": jax.tree_util.tree_map(
-            lambda s: list(s), specs, is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec)
+            lambda s: list(s),
+            specs,
+            is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec),
         ),
         "logical": [
             [list(names), rules, list(nn.logical_to_mesh_axes(names, rules))]

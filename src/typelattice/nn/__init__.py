@@ -19,7 +19,9 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn import meta as meta
 from typelattice.nn import recurrent as recurrent
+from typelattice.nn import transforms as transforms
 from typelattice.nn._activation import (
     celu,
     elu,
@@ -58,8 +60,6 @@ from typelattice.nn._attention import (
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
-from typelattice.nn import meta as meta
-from typelattice.nn import transforms as transforms
 from typelattice.nn._meta import (
     PARTITION_NAME,
     LogicallyPartitioned,

@@ -226,7 +226,7 @@ def dot_product_attention(
         einsum=qk_attn_weights_einsum,
     )
     combine = attn_weights_value_einsum or tnp.einsum
-    return combine("...hqk,...khd->...qhd", weights, v)  # type: ignore[no-any-return]
+    return combine("...hqk,...khd->...qhd", weights, v)
 
 
 class MultiHeadDotProductAttention(Module):
@@ -507,6 +507,10 @@ class MultiHeadAttention(MultiHeadDotProductAttention):
     """:class:`MultiHeadDotProductAttention` under another name, as Flax's
     alias: its default submodule name is ``MultiHeadAttention_<n>``.
 
+    Attributes:
+      num_heads, dtype, param_dtype, qkv_features, out_features, ...: as
+        :class:`MultiHeadDotProductAttention`.
+
     >>> from typelattice import nn, random
     >>> import typelattice.numpy as tnp
     >>> layer = nn.MultiHeadAttention(num_heads=2, qkv_features=4)
@@ -520,6 +524,10 @@ class SelfAttention(MultiHeadDotProductAttention):
     """Self-attention: :class:`MultiHeadDotProductAttention` with keys and
     values from the queries' input. Deprecated, as in Flax: call
     ``MultiHeadDotProductAttention(...)(x)`` instead (each call warns).
+
+    Attributes:
+      num_heads, dtype, param_dtype, qkv_features, out_features, ...: as
+        :class:`MultiHeadDotProductAttention`.
 
     >>> import warnings
     >>> from typelattice import nn, random

@@ -20,8 +20,8 @@ import abc
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, Generic, TypeVar, cast
 
 from typelattice._tracing import tree
 
@@ -74,7 +74,8 @@ class PartitionSpec(tuple[Any, ...]):
         return super().__new__(cls, entries)
 
     def __repr__(self) -> str:
-        return f"PartitionSpec{tuple.__repr__(self)}"
+        entries: tuple[Any, ...] = tuple(self)
+        return f"PartitionSpec{entries!r}"
 
 
 class AxisMetadata(Generic[A], metaclass=abc.ABCMeta):
@@ -126,6 +127,17 @@ class AxisMetadata(Generic[A], metaclass=abc.ABCMeta):
         Returns:
           The box with the axis's metadata removed.
         """
+
+
+def box_of(x: object) -> AxisMetadata[Any] | None:
+    """``x`` when it is a box, else None."""
+    # (isinstance knows no type argument: the value's is Any)
+    return x if isinstance(x, AxisMetadata) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def partitioned(x: object) -> Partitioned[Any] | None:
+    """``x`` when it is a :class:`Partitioned` box, else None."""
+    return x if isinstance(x, Partitioned) else None  # pyright: ignore[reportUnknownVariableType]
 
 
 def _partition_name(box: Partitioned[Any], params: dict[Any, Any]) -> Any:
@@ -262,8 +274,9 @@ class Partitioned(AxisMetadata[A]):
         # (The values are arrays: compared by identity, as Flax's boxes.)
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Partitioned)
-        return self._meta() == other._meta() and self.value is other.value
+        box = partitioned(other)
+        assert box is not None
+        return self._meta() == box._meta() and self.value is box.value
 
     def __hash__(self) -> int:
         return hash((type(self), self._meta(), id(self.value)))
@@ -353,8 +366,13 @@ def map_axis_meta(fn: Callable[[AxisMetadata[Any]], Any], tree_: Any) -> Any:
     >>> nn.meta.map_axis_meta(lambda b: b.names, [nn.Partitioned(1.0, ('a',)), 2])
     [('a',), 2]
     """
+
+    def mapped(x: Any) -> Any:
+        box = box_of(x)
+        return x if box is None else fn(box)
+
     return tree.tree_map(
-        lambda x: fn(x) if isinstance(x, AxisMetadata) else x,
+        mapped,
         tree_,
         is_leaf=is_axis_metadata,
     )
@@ -372,7 +390,8 @@ def add_axis(tree_: Any, index: int, params: dict[Any, Any]) -> Any:
       The tree with the boxes changed.
 
     >>> from typelattice import nn
-    >>> t = nn.meta.add_axis({'w': nn.Partitioned(0.0, ('a',))}, 0, {nn.PARTITION_NAME: 'l'})
+    >>> stack = {nn.PARTITION_NAME: 'l'}
+    >>> t = nn.meta.add_axis({'w': nn.Partitioned(0.0, ('a',))}, 0, stack)
     >>> t['w'].names
     ('l', 'a')
     """
@@ -391,7 +410,8 @@ def remove_axis(tree_: Any, index: int, params: dict[Any, Any]) -> Any:
       The tree with the boxes changed.
 
     >>> from typelattice import nn
-    >>> t = nn.meta.remove_axis([nn.Partitioned(0.0, ('l', 'a'))], 0, {nn.PARTITION_NAME: 'l'})
+    >>> stack = {nn.PARTITION_NAME: 'l'}
+    >>> t = nn.meta.remove_axis([nn.Partitioned(0.0, ('l', 'a'))], 0, stack)
     >>> t[0].names
     ('a',)
     """
@@ -434,8 +454,8 @@ def replace_boxed(tree_: Any, updates: Any) -> Any:
     """
 
     def update(old: Any, new: Any) -> Any:
-        if isinstance(old, AxisMetadata):
-            box: AxisMetadata[Any] = old
+        box = box_of(old)
+        if box is not None:
             return box.replace_boxed(replace_boxed(box.unbox(), new))
         return new
 
@@ -522,8 +542,8 @@ def get_partition_spec(tree_: Any) -> Any:
     """
 
     def spec(x: Any) -> PartitionSpec | None:
-        if isinstance(x, Partitioned):
-            box: Partitioned[Any] = x
+        box = partitioned(x)
+        if box is not None:
             return box.get_partition_spec()
         if hasattr(x, "shape"):
             return PartitionSpec()
@@ -549,9 +569,11 @@ def _as_rules(rules: Any) -> tuple[tuple[str, Any], ...]:
                 f"the logical axis rule {rule!r} is not a pair (logical name, "
                 "mesh axis or None)"
             )
-        name, mesh_axes = rule  # pyright: ignore[reportUnknownVariableType]
+        pair: tuple[Any, ...] = tuple(cast(Sequence[Any], rule))
+        name, mesh_axes = pair
         if isinstance(mesh_axes, list):
-            mesh_axes = tuple(mesh_axes)  # pyright: ignore[reportUnknownArgumentType]
+            axes: list[Any] = mesh_axes  # pyright: ignore[reportUnknownVariableType]
+            mesh_axes = tuple(axes)
         out.append((name, mesh_axes))
     return tuple(out)
 
@@ -586,14 +608,14 @@ def get_logical_axis_rules() -> tuple[tuple[str, Any], ...]:
 
 
 @contextlib.contextmanager
-def logical_axis_rules(rules: LogicalRules) -> Iterator[None]:
+def logical_axis_rules(rules: LogicalRules) -> Generator[None]:
     """Use ``rules`` as the logical axis rules inside a ``with`` block.
 
     Args:
       rules: pairs ``(logical name, mesh axis or None)``.
 
-    Yields:
-      Nothing; the previous rules are back after the block.
+    Returns:
+      A context manager; the previous rules are back after the block.
 
     >>> from typelattice import nn
     >>> with nn.logical_axis_rules([('mlp', 'model')]):
@@ -641,9 +663,7 @@ def logical_to_mesh_axes(
         return None
     names = list(array_dim_names)
     given = _as_rules(rules) if rules is not None else get_logical_axis_rules()
-    repeated = sorted(
-        {n for n in names if isinstance(n, str) and names.count(n) > 1}
-    )
+    repeated = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
     if repeated:
         raise ValueError(
             f"the logical axis names {tuple(names)} name {repeated} more than "
@@ -655,7 +675,9 @@ def logical_to_mesh_axes(
         if logical not in names:
             continue
         pos = names.index(logical)
-        taken = set().union(*(_leaves_of(a) for a in assigned)) - {None}
+        taken: set[Any] = set()
+        for a in assigned:
+            taken |= _leaves_of(a) - {None}
         if not done[pos] and not (_leaves_of(mesh_axes) - {None}) & taken:
             assigned[pos] = mesh_axes
             done[pos] = True

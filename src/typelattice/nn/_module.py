@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import inspect
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, cast, dataclass_transform
 
 import numpy as np
@@ -41,7 +41,7 @@ from typelattice._tracing.tracer import (
     Tracer,
 )
 from typelattice.nn._initializers import shaped_by_arguments
-from typelattice.nn._meta import AxisMetadata
+from typelattice.nn._meta import box_of
 from typelattice.numpy import Array
 from typelattice.numpy._creation import convert_to
 
@@ -199,8 +199,8 @@ class Variable(Generic[T]):
         node = self._scope.lookup(self.collection)
         assert node is not None and self.name in node
         found = node[self.name]
-        if isinstance(found, AxisMetadata):
-            box: AxisMetadata[Any] = found
+        box = box_of(found)
+        if box is not None:
             return box.unbox()  # type: ignore[no-any-return]
         return found  # type: ignore[no-any-return]
 
@@ -215,10 +215,9 @@ class Variable(Generic[T]):
                 "(output, updated_variables)"
             )
         node = self._scope.store(self.collection)
-        old = node.get(self.name)
+        box = box_of(node.get(self.name))
         # A boxed variable stays boxed (its metadata kept), as in Flax.
-        if isinstance(old, AxisMetadata) and not isinstance(new, AxisMetadata):
-            box: AxisMetadata[Any] = old
+        if box is not None and box_of(new) is None:
             node[self.name] = box.replace_boxed(new)
         else:
             node[self.name] = new
@@ -603,9 +602,8 @@ class Module:
         found = scope.lookup(_PARAMS)
         if found is not None and name in found:
             value = found[name]
-            box: AxisMetadata[Any] | None = None
-            if isinstance(value, AxisMetadata):
-                box = cast(AxisMetadata[Any], value)
+            box = box_of(value)
+            if box is not None:
                 value = box.unbox()
             if not scope.run.initializing:  # (else made by this init)
                 path = (*scope.path, name)
@@ -623,8 +621,9 @@ class Module:
             )
         value = init_fn(scope.run.make_rng(_PARAMS, (*scope.path, name)), *init_args)
         scope.store(_PARAMS)[name] = value
-        if unbox and isinstance(value, AxisMetadata):
-            return cast(AxisMetadata[Any], value).unbox()  # type: ignore[no-any-return]
+        made = box_of(value)
+        if unbox and made is not None:
+            return made.unbox()  # type: ignore[no-any-return]
         return value
 
     def variable(
@@ -964,7 +963,8 @@ class Module:
             return cast(Callable[..., Any], fun)
         if inspect.ismethod(method) and isinstance(method.__self__, Module):
             # model.encode: the function, run on the bound copy.
-            return cast(Callable[..., Any], method.__func__)
+            function: Callable[..., Any] = method.__func__
+            return function
         if not callable(method):
             raise TypeError(
                 f"method={method!r} is neither a method, its name nor a function "
@@ -1532,8 +1532,9 @@ def _given(
     what ``init_fn`` makes: a ScopeParamShapeError for another shape; NumPy
     values, nested lists and Python numbers as Arrays (checked)."""
     expected = _expected(init_fn, init_args)
-    if isinstance(expected, AxisMetadata):
-        expected = cast(AxisMetadata[Any], expected).unbox()
+    boxed = box_of(expected)
+    if boxed is not None:
+        expected = boxed.unbox()
     if not _is_array_like(expected):
         return value  # (a tree of arrays, or unknown: taken as given)
     where = f"the parameter {'/'.join(path)!r}"
@@ -1575,7 +1576,23 @@ def _is_array_like(x: Any) -> bool:
 def merge_param(name: str, attribute: T | None, argument: T | None) -> T:
     """A setting given either as the module's attribute or as the call's
     argument (``deterministic``, ``use_running_average``), as Flax's
-    ``merge_param``: exactly one of them."""
+    ``nn.merge_param``: exactly one of them.
+
+    Args:
+      name: the setting's name (for the error).
+      attribute: the module's value, None when not given.
+      argument: the call's value, None when not given.
+
+    Returns:
+      The one given.
+
+    Raises:
+      ValueError: both are given, or neither.
+
+    >>> from typelattice import nn
+    >>> nn.merge_param('deterministic', None, True)
+    True
+    """
     if attribute is None and argument is None:
         raise ValueError(
             f"{name} is needed: give it to the module (Layer(..., {name}=True)) "

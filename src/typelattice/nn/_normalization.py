@@ -15,7 +15,7 @@ creates float32 ones whose dtype changes with the first update).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -602,10 +602,10 @@ class SpectralNorm(Module):
             ]
             return tree.unflatten(treedef, done)  # type: ignore[no-any-return]
 
-        def forward(layer: Module) -> Any:
+        def forward(layer: Any) -> Any:
             return layer(*args, **kwargs)
 
-        run = map_variables(
+        run: Callable[[Any], Any] = map_variables(
             forward,
             trans_in_fn=normalize_all,
             init=self.is_initializing(),
@@ -721,10 +721,10 @@ class WeightNorm(Module):
             ]
             return tree.unflatten(treedef, done)  # type: ignore[no-any-return]
 
-        def forward(layer: Module) -> Any:
+        def forward(layer: Any) -> Any:
             return layer(*args, **kwargs)
 
-        run = map_variables(
+        run: Callable[[Any], Any] = map_variables(
             forward, trans_in_fn=normalize_all, init=self.is_initializing()
         )
         return run(self.layer_instance)

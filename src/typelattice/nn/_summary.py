@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from typelattice._tracing import tree
 from typelattice._tracing.jit import eval_shape
-from typelattice.nn._meta import Partitioned
+from typelattice.nn._meta import partitioned
 from typelattice.nn._module import (
     _ALL_BUT_INTERMEDIATES,
     _PARAMS,
@@ -58,8 +58,8 @@ class _Shown:
 
 
 def _show_leaf(x: Any) -> _Shown:
-    if isinstance(x, Partitioned):
-        box: Partitioned[Any] = x
+    box = partitioned(x)
+    if box is not None:
         inner = _show_leaf(box.value).text
         return _Shown(f"{inner} P{box.names}")
     if isinstance(x, bool | int | float | complex | str) or x is None:
@@ -73,16 +73,18 @@ def _show_leaf(x: Any) -> _Shown:
 def _shown(value: Any) -> Any:
     """``value`` with its leaves as text; tuples, lists, dicts and
     dataclasses kept as the nesting (as Flax's YAML rendering)."""
-    if isinstance(value, Partitioned):
+    if partitioned(value) is not None:
         return _show_leaf(value)
     if isinstance(value, tuple | list):
-        items: Sequence[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        items = cast(Sequence[Any], value)
         return tuple(_shown(v) for v in items)
     if isinstance(value, Mapping):
         mapping: Mapping[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
         return {str(k): _shown(v) for k, v in mapping.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _shown(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: _shown(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
     return _show_leaf(value)
 
 
@@ -361,12 +363,16 @@ def _table(
     collections = _collections_of(variables)
     header = ["path", "module", "inputs", "outputs", *collections]
     body: list[list[str]] = []
-    totals = dict.fromkeys(collections, (0, 0))
+    totals: dict[str, tuple[int, int]] = dict.fromkeys(collections, (0, 0))
     for call, own, counted in _rows(calls, variables, depth, show_repeated):
         method = "" if call.method in _PLAIN_METHODS else f" ({call.method})"
         cols: list[str] = []
         for collection in collections:
-            text = _yaml(_shown(_sorted_tree(own[collection]))) if collection in own else ""
+            text = (
+                _yaml(_shown(_sorted_tree(own[collection])))
+                if collection in own
+                else ""
+            )
             size = _size_and_bytes(counted.get(collection))
             t_size, t_bytes = totals[collection]
             totals[collection] = (t_size + size[0], t_bytes + size[1])
