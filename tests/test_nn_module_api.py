@@ -386,3 +386,10 @@ def test_box_axes_follow_lifted_metadata() -> None:
     assert stacked.remove_axis(0, {nn.PARTITION_NAME: "layers"}).names == box.names
     with pytest.raises(ValueError, match="metadata_params"):
         box.add_axis(0, {})
+
+
+def test_boxes_go_through_vmap_and_come_back_boxed() -> None:
+    stacked = {"w": nn.Partitioned(tnp.arange(6.0).reshape(3, 2), ("layers", "mlp"))}
+    out = tl.vmap(lambda t: tl.tree_util.tree_map(lambda a: a * 2, t))(stacked)
+    assert isinstance(out["w"], nn.Partitioned) and out["w"].names == ("layers", "mlp")
+    np.testing.assert_array_equal(out["w"].value, np.arange(6.0).reshape(3, 2) * 2)
