@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +33,8 @@ def _recorder() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_nn_api_golden", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # (dataclasses read their string annotations through sys.modules)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -215,3 +218,21 @@ def test_partition_specs_match_flax() -> None:
             names, [(a, tuple(b) if isinstance(b, list) else b) for a, b in rules]
         )
         assert [list(g) if isinstance(g, tuple) else g for g in got] == want
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["share_scope"]))
+def test_share_scope_puts_variables_where_flax_does(name: str) -> None:
+    model = RECORDER.share_scope_models(nn)[name]
+    x = tnp.ones((1, 3))
+    v = model.init(random.key(0), x)
+    shapes = tl.tree_util.tree_map(lambda a: list(a.shape), v)
+    assert shapes == GOLDEN["share_scope"][name]["shapes"]
+    y = model.apply(v, x)
+    assert list(y.shape) == GOLDEN["share_scope"][name]["output_shape"]
+    # The shared parameters are the ones used: the low-rank term adds
+    # x @ A @ B (all ones here: 3 per output) to the base layer's output.
+    params = v["params"][next(iter(v["params"]))]
+    base = x @ params["kernel"] + params["bias"]
+    np.testing.assert_allclose(y, base + 3.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="share_scope"):
+        nn.share_scope(nn.Dense(1), nn.Dense(1))

@@ -24,6 +24,7 @@ Sections:
 - ``intermediates``: the shapes ``capture_intermediates=True`` keeps.
 - ``partitioning``: ``get_partition_spec`` of boxed variables and
   ``logical_to_mesh_axes`` answers.
+- ``share_scope``: where ``nn.share_scope`` puts the variables.
 """
 
 from __future__ import annotations
@@ -194,6 +195,38 @@ def intermediates_model(nn: Any) -> Any:
     return Mlp()
 
 
+def share_scope_models(nn: Any) -> dict[str, Any]:
+    """Models whose submodule shares its parent's variables (nn.share_scope),
+    applied to ones((1, 3))."""
+
+    class DenseLoRA(nn.Module):
+        base: Any
+        rank: int = 1
+
+        def setup(self) -> None:
+            nn.share_scope(self, self.base)
+
+        @nn.compact
+        def __call__(self, x: Any) -> Any:
+            a = self.param("A", nn.initializers.ones, (x.shape[-1], self.rank))
+            b = self.param("B", nn.initializers.ones, (self.rank, self.base.features))
+            return self.base(x) + x @ a @ b
+
+    class Outside(nn.Module):
+        @nn.compact
+        def __call__(self, x: Any) -> Any:
+            return DenseLoRA(nn.Dense(2))(x)
+
+    class Inside(nn.Module):
+        def setup(self) -> None:
+            self.lora = DenseLoRA(nn.Dense(2, kernel_init=nn.initializers.ones))
+
+        def __call__(self, x: Any) -> Any:
+            return self.lora(x)
+
+    return {"outside": Outside(), "inside": Inside()}
+
+
 LOGICAL = [
     (
         ["batch", "length", "heads", "features"],
@@ -301,6 +334,16 @@ def main() -> None:
     out["intermediates"] = jax.tree_util.tree_map(
         lambda a: list(a.shape), state, is_leaf=lambda a: hasattr(a, "shape")
     )
+
+    shared: dict[str, Any] = {}
+    for name, model in share_scope_models(nn).items():
+        x = jnp.ones((1, 3))
+        v = model.init(jax.random.key(0), x)
+        shared[name] = {
+            "shapes": jax.tree_util.tree_map(lambda a: list(a.shape), v),
+            "output_shape": list(model.apply(v, x).shape),
+        }
+    out["share_scope"] = shared
 
     sharded = tabulate_models(nn)["sharded"][0]
     v = sharded.init(jax.random.key(0), jnp.ones((2, 3)))

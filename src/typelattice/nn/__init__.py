@@ -84,6 +84,7 @@ from typelattice.nn._module import (
     init_with_output,
     merge_param,
     nowrap,
+    share_scope,
 )
 from typelattice.nn._normalization import (
     BatchNorm,
@@ -132,6 +133,7 @@ __all__ = [
     "merge_param",
     "nowrap",
     "set_logical_axis_rules",
+    "share_scope",
     "unbox",
     "with_logical_partitioning",
     "with_partitioning",

@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import inspect
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Self, TypeVar, cast, dataclass_transform
 
 import numpy as np
@@ -56,6 +56,7 @@ __all__ = [
     "init_with_output",
     "merge_param",
     "nowrap",
+    "share_scope",
 ]
 
 T = TypeVar("T")
@@ -1285,6 +1286,85 @@ def _unbound_copy(module: M) -> M:
         return dataclasses.replace(module, **changes)
     finally:
         _STACK.pop()
+
+
+def share_scope(module: Module, other: Module, /) -> None:
+    """Make two bound modules keep their variables at one path, as Flax's
+    ``nn.share_scope``: when ``other`` is a descendant of ``module`` it moves
+    to ``module``'s path, else ``module`` moves to ``other``'s (with the
+    submodules already bound under it). Call it in ``setup``.
+
+    Args:
+      module: a bound module (usually ``self``).
+      other: another bound module (usually a submodule field).
+
+    Raises:
+      ValueError: either module is not bound (outside init, apply or bind).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class DenseLoRA(nn.Module):
+    ...     base: nn.Dense
+    ...     def setup(self):
+    ...         nn.share_scope(self, self.base)
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         a = self.param('A', nn.initializers.zeros, (x.shape[-1], 1))
+    ...         return self.base(x) + x @ a
+    >>> class Model(nn.Module):
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         return DenseLoRA(nn.Dense(2))(x)
+    >>> v = Model().init(random.key(0), tnp.ones((1, 3)))
+    >>> {k: sorted(p) for k, p in v['params'].items()}
+    {'Dense_0': ['A', 'bias', 'kernel']}
+    """
+    mine, theirs = module._bound_scope(), other._bound_scope()
+    if mine is None or theirs is None:
+        raise ValueError(
+            "nn.share_scope needs two modules running under init or apply: "
+            "call it in setup, with bound modules (self and a submodule)"
+        )
+    if theirs.path[: len(mine.path)] == mine.path:
+        moved, target = other, mine  # (other is module's descendant)
+    else:
+        moved, target = module, theirs
+    old = moved._bound_scope()
+    assert old is not None
+    _move_scope(moved, old.path, target, set())
+
+
+def _move_scope(
+    module: Module, old: tuple[str, ...], target: _Scope, done: set[int]
+) -> None:
+    """Give ``module`` the path ``target.path`` in place of ``old``, and its
+    bound submodules the paths below it."""
+    if id(module) in done:
+        return
+    done.add(id(module))
+    scope = module._bound_scope()
+    if scope is None or scope.path[: len(old)] != old:
+        return
+    rest = scope.path[len(old) :]
+    if rest:
+        object.__setattr__(module, "_scope", _Scope(target.run, (*target.path, *rest)))
+    else:
+        object.__setattr__(
+            module, "_scope", _Scope(target.run, target.path, target.counts)
+        )
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Module):
+            _move_scope(value, old, target, done)
+        elif isinstance(value, list | tuple):
+            for v in cast(Sequence[Any], value):
+                walk(v)
+        elif isinstance(value, dict):
+            for v in cast(Mapping[Any, Any], value).values():
+                walk(v)
+
+    for value in list(vars(module).values()):
+        walk(value)
 
 
 def apply(
