@@ -393,3 +393,73 @@ def test_boxes_go_through_vmap_and_come_back_boxed() -> None:
     out = tl.vmap(lambda t: tl.tree_util.tree_map(lambda a: a * 2, t))(stacked)
     assert isinstance(out["w"], nn.Partitioned) and out["w"].names == ("layers", "mlp")
     np.testing.assert_array_equal(out["w"].value, np.arange(6.0).reshape(3, 2) * 2)
+
+
+# -- attention options -----------------------------------------------------------------
+
+
+def test_an_attention_fn_of_ones_own_gets_the_keywords_it_names() -> None:
+    seen: dict[str, Any] = {}
+
+    def plain(query: Array, key: Array, value: Array, mask: Any = None) -> Array:
+        seen["mask"] = mask
+        return nn.dot_product_attention(query, key, value, mask=mask)
+
+    x = random.normal(random.key(3), (2, 5, 4))
+    layer = nn.MultiHeadDotProductAttention(num_heads=2, attention_fn=plain)
+    v = layer.init(random.key(0), x)
+    default = nn.MultiHeadDotProductAttention(num_heads=2)
+    np.testing.assert_allclose(layer.apply(v, x), default.apply(v, x), rtol=1e-6)
+    assert "mask" in seen
+
+
+def test_attention_einsum_factories_are_used() -> None:
+    calls: list[str] = []
+
+    def counting() -> Any:
+        def einsum(spec: str, *operands: Array) -> Array:
+            calls.append(spec)
+            return tnp.einsum(spec, *operands)
+
+        return einsum
+
+    x = random.normal(random.key(3), (2, 5, 4))
+    layer = nn.MultiHeadDotProductAttention(
+        num_heads=2,
+        qk_attn_weights_einsum_cls=counting,
+        attn_weights_value_einsum_cls=counting,
+    )
+    v = layer.init(random.key(0), x)
+    calls.clear()
+    y = layer.apply(v, x)
+    assert calls == ["...qhd,...khd->...hqk", "...hqk,...khd->...qhd"]
+    default = nn.MultiHeadDotProductAttention(num_heads=2)
+    np.testing.assert_allclose(y, default.apply(v, x), rtol=1e-6)
+    q = tnp.ones((1, 3, 2, 4))
+    with pytest.raises(ValueError, match="together"):
+        nn.dot_product_attention(q, q, q, qk_attn_weights_einsum=tnp.einsum)
+    with pytest.raises(NotImplementedError, match="dot_general"):
+        nn.dot_product_attention(q, q, q, einsum_dot_general=lambda *a: a)
+    with pytest.raises(NotImplementedError, match="dot_general"):
+        nn.MultiHeadDotProductAttention(num_heads=2, qkv_dot_general=lambda *a: a).init(
+            random.key(0), x
+        )
+
+
+def test_self_attention_warns_and_attends_to_its_input() -> None:
+    x = random.normal(random.key(3), (2, 5, 4))
+    layer = nn.SelfAttention(num_heads=2)
+    with pytest.warns(DeprecationWarning, match="MultiHeadDotProductAttention"):
+        v = layer.init(random.key(0), x)
+    with pytest.warns(DeprecationWarning):
+        y = layer.apply(v, x)
+    np.testing.assert_allclose(
+        y, nn.MultiHeadDotProductAttention(num_heads=2).apply(v, x), rtol=1e-6
+    )
+
+    class Two(nn.Module):
+        @nn.compact
+        def __call__(self, x: Array) -> Array:
+            return nn.MultiHeadAttention(num_heads=1)(x)
+
+    assert list(Two().init(random.key(0), x)["params"]) == ["MultiHeadAttention_0"]
