@@ -42,6 +42,7 @@ from typelattice._tracing.tracer import (
 )
 from typelattice.nn._initializers import shaped_by_arguments
 from typelattice.nn._meta import box_of
+from typelattice.nn._summary import Recorder, summary_table
 from typelattice.numpy import Array
 from typelattice.numpy._creation import convert_to
 
@@ -1222,20 +1223,40 @@ class Module:
         <BLANKLINE>
         <BLANKLINE>
         """
-        from typelattice.nn._summary import tabulate  # (it imports this module)
+        # (rich's styling options have nothing to style in plain text)
+        del console_kwargs, table_kwargs, column_kwargs
+        if compute_flops or compute_vjp_flops:
+            raise NotImplementedError(
+                "tabulate(compute_flops=True) / compute_vjp_flops=True: "
+                "typelattice has no compiler cost model to count FLOPs with; "
+                "leave them False"
+            )
+        method = kwargs.pop("method", None)
+        streams: dict[str, Any] = (
+            dict(cast(Mapping[str, Any], rngs))
+            if isinstance(rngs, Mapping)
+            else {_PARAMS: rngs}
+        )
+        recorder = Recorder()
+        # The arrays are traced (shapes only, no arithmetic); the other
+        # leaves (flags such as train=False) stay Python values.
+        leaves, treedef = tree.flatten((streams, args, kwargs))
+        traced = [i for i, x in enumerate(leaves) if _is_traced_input(x)]
 
-        return tabulate(
-            self,
-            rngs,
-            depth,
-            show_repeated,
-            mutable,
-            console_kwargs,
-            table_kwargs,
-            column_kwargs,
-            compute_flops,
-            compute_vjp_flops,
-        )(*args, **kwargs)
+        def body(*arrays: Any) -> dict[str, Any]:
+            full = list(leaves)
+            for i, x in zip(traced, arrays, strict=True):
+                full[i] = x
+            keys, a, kw = tree.unflatten(treedef, full)
+            run = _Run({}, _normalize_mutable(mutable), keys, initializing=True)
+            run.observe = recorder
+            self._run(run, method, a, kw)
+            return {c: t for c, t in run.variables.items() if t}
+
+        variables = eval_shape(body, *(leaves[i] for i in traced))
+        return summary_table(
+            type(self).__name__, recorder.calls, variables, depth, show_repeated
+        )
 
     def unbind(self) -> tuple[Self, dict[str, Any]]:
         """The unbound module and its variables, from a module bound with
@@ -1647,6 +1668,11 @@ def _no_traced_numbers(value: Any, where: str) -> None:
             "convert the parameters to arrays once, before jit or grad (with "
             "typelattice.numpy.asarray on each list)."
         )
+
+
+def _is_traced_input(x: Any) -> bool:
+    """An array (traced by tabulate's abstract run), not a Python number."""
+    return _is_array_like(x) and not isinstance(x, bool | int | float | complex)
 
 
 def _is_array_like(x: Any) -> bool:

@@ -1,7 +1,8 @@
 """``tabulate``: a model's summary as a plain-text table, as Flax linen's.
 
-The model runs ``init`` once abstractly (``eval_shape``: shapes and dtypes,
-no arithmetic) while each method call of each module is recorded: its path,
+``Module.tabulate`` runs ``init`` once abstractly (``eval_shape``: shapes
+and dtypes, no arithmetic) while a :class:`Recorder` notes each method call
+of each module: its path,
 class, method, inputs and outputs. One row per module path (its first call;
 ``show_repeated`` shows the others), with a column per variable collection
 listing the module's own variables and their count and bytes, a footer of
@@ -11,27 +12,22 @@ rows and totals itself, with the same box characters, and never shortens a
 cell to fit a console's width.
 """
 
-# tabulate runs the Module machinery it summarises.
+# The recorder reads where a bound module sits.
 # pyright: reportPrivateUsage=false
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from typelattice._tracing import tree
-from typelattice._tracing.jit import eval_shape
 from typelattice.nn._meta import partitioned
-from typelattice.nn._module import (
-    _ALL_BUT_INTERMEDIATES,
-    _PARAMS,
-    Module,
-    _normalize_mutable,
-    _Run,
-)
 
-__all__ = ["tabulate"]
+if TYPE_CHECKING:
+    from typelattice.nn._module import Module
+
+__all__ = ["Recorder", "summary_table", "tabulate"]
 
 # Method names the module column leaves out (Flax's): any other method is
 # shown after the class, ``Encoder (encode)``.
@@ -207,58 +203,26 @@ def _sorted_tree(value: Any) -> Any:
     return value
 
 
-def _record(
-    module: Module,
-    rngs: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    mutable: Any,
-) -> tuple[list[_Call], dict[str, Any]]:
-    """Run ``module.init`` abstractly, recording each method call."""
-    method = kwargs.pop("method", None)
-    streams: dict[str, Any] = (
-        dict(rngs) if isinstance(rngs, Mapping) else {_PARAMS: rngs}  # pyright: ignore[reportUnknownArgumentType]
-    )
-    calls: list[_Call] = []
+class Recorder:
+    """Records the method calls of a run (given to the run as its
+    ``observe``): where each ran, its class and method, and its inputs
+    and outputs as text."""
 
-    def observe(
-        mod: Module, name: str, a: tuple[Any, ...], kw: dict[str, Any]
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+
+    def __call__(
+        self, module: Module, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Callable[[Any], None]:
-        scope = mod._bound_scope()
+        scope = module._bound_scope()
         assert scope is not None
-        call = _Call(scope.path, type(mod).__name__, name, _inputs(a, kw))
-        calls.append(call)
+        call = _Call(scope.path, type(module).__name__, name, _inputs(args, kwargs))
+        self.calls.append(call)
 
         def done(out: Any) -> None:
             call.outputs = _shown(out)
 
         return done
-
-    # The arrays are traced (shapes only, no arithmetic); the other leaves
-    # (flags such as train=False) stay Python values.
-    leaves, treedef = tree.flatten((streams, args, kwargs))
-    traced = [i for i, x in enumerate(leaves) if _is_array(x)]
-
-    def body(*arrays: Any) -> Any:
-        full = list(leaves)
-        for i, x in zip(traced, arrays, strict=True):
-            full[i] = x
-        keys, a, kw = tree.unflatten(treedef, full)
-        run = _Run({}, _normalize_mutable(mutable), keys, initializing=True)
-        run.observe = observe
-        module._run(run, method, a, kw)
-        return {c: t for c, t in run.variables.items() if t}
-
-    variables = eval_shape(body, *(leaves[i] for i in traced))
-    return calls, variables
-
-
-def _is_array(x: Any) -> bool:
-    return (
-        hasattr(x, "shape")
-        and hasattr(x, "dtype")
-        and not isinstance(x, bool | int | float | complex)
-    )
 
 
 def _rows(
@@ -343,23 +307,15 @@ def _render(
     return "\n".join(["", centred(title), *lines, "", centred(caption)]) + "\n\n"
 
 
-def _table(
-    module: Module,
-    rngs: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+def summary_table(
+    title: str,
+    calls: list[_Call],
+    variables: Mapping[str, Any],
     depth: int | None,
     show_repeated: bool,
-    mutable: Any,
-    compute_flops: bool,
-    compute_vjp_flops: bool,
 ) -> str:
-    if compute_flops or compute_vjp_flops:
-        raise NotImplementedError(
-            "tabulate(compute_flops=True) / compute_vjp_flops=True: typelattice "
-            "has no compiler cost model to count FLOPs with; leave them False"
-        )
-    calls, variables = _record(module, rngs, args, dict(kwargs), mutable)
+    """The table of the recorded ``calls`` of a model whose variables
+    (shapes and dtypes suffice) are ``variables``."""
     collections = _collections_of(variables)
     header = ["path", "module", "inputs", "outputs", *collections]
     body: list[list[str]] = []
@@ -392,7 +348,7 @@ def _table(
         sum(b for _, b in totals.values()),
     )
     caption = f"Total Parameters: {_size_repr(*everything)}"
-    return _render(f"{type(module).__name__} Summary", header, body, footer, caption)
+    return _render(f"{title} Summary", header, body, footer, caption)
 
 
 def tabulate(
@@ -400,7 +356,7 @@ def tabulate(
     rngs: Any,
     depth: int | None = None,
     show_repeated: bool = False,
-    mutable: Any = _ALL_BUT_INTERMEDIATES,
+    mutable: Any = None,
     console_kwargs: Mapping[str, Any] | None = None,
     table_kwargs: Mapping[str, Any] | None = None,
     column_kwargs: Mapping[str, Any] | None = None,
@@ -414,9 +370,9 @@ def tabulate(
     Args:
       module: the model.
       rngs: as ``init``'s.
-      depth, show_repeated, mutable, console_kwargs, table_kwargs,
-        column_kwargs, compute_flops, compute_vjp_flops: as
-        :meth:`Module.tabulate`.
+      depth, show_repeated, console_kwargs, table_kwargs, column_kwargs,
+        compute_flops, compute_vjp_flops: as :meth:`Module.tabulate`.
+      mutable: as :meth:`Module.tabulate` (None: its default).
       **kwargs: further keywords of ``init`` (``method=...``).
 
     Returns:
@@ -428,21 +384,19 @@ def tabulate(
     >>> summary.splitlines()[-2].strip()
     'Total Parameters: 8 (32 B)'
     """
-    # (The console's, table's and column's styling options of rich have
-    # nothing to style in plain text.)
-    del console_kwargs, table_kwargs, column_kwargs
+    options: dict[str, Any] = {
+        "depth": depth,
+        "show_repeated": show_repeated,
+        "console_kwargs": console_kwargs,
+        "table_kwargs": table_kwargs,
+        "column_kwargs": column_kwargs,
+        "compute_flops": compute_flops,
+        "compute_vjp_flops": compute_vjp_flops,
+    }
+    if mutable is not None:
+        options["mutable"] = mutable
 
     def summarize(*args: Any, **call_kwargs: Any) -> str:
-        return _table(
-            module,
-            rngs,
-            args,
-            {**call_kwargs, **kwargs},
-            depth,
-            show_repeated,
-            mutable,
-            compute_flops,
-            compute_vjp_flops,
-        )
+        return module.tabulate(rngs, *args, **options, **call_kwargs, **kwargs)
 
     return summarize
