@@ -463,3 +463,25 @@ def test_self_attention_warns_and_attends_to_its_input() -> None:
             return nn.MultiHeadAttention(num_heads=1)(x)
 
     assert list(Two().init(random.key(0), x)["params"]) == ["MultiHeadAttention_0"]
+
+
+def test_clone_gives_a_changed_copy_that_belongs_to_no_run() -> None:
+    kept: list[nn.Module] = []
+
+    class Outer(nn.Module):
+        @nn.compact
+        def __call__(self, x: Array) -> Array:
+            dense = nn.Dense(2)
+            y = dense(x)
+            kept.append(dense.clone(features=5))
+            kept.append(dense.clone(parent=self, features=4))
+            return y + kept[-1](x).sum()
+
+    v = Outer().init(random.key(0), X)
+    assert sorted(v["params"]) == ["Dense_0", "Dense_1"]
+    assert v["params"]["Dense_1"]["kernel"].shape == (3, 4)
+    free = kept[0]
+    assert free.features == 5 and free.is_initializing() is False
+    with pytest.raises(ValueError, match="init or apply"):
+        free.path  # noqa: B018
+    assert kept[1].path == ("Dense_1",)

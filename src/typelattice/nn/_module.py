@@ -829,6 +829,48 @@ class Module:
         scope = self._bound_scope()
         return scope is not None and scope.run.initializing
 
+    def clone(self, *, parent: Any = None, **updates: Any) -> Self:
+        """A copy of the module with some fields changed, belonging to no
+        run (Flax's ``clone``): unbound unless ``parent`` is a bound module,
+        which then adopts it.
+
+        Args:
+          parent: None (a top-level module), or a bound module to adopt the
+            copy.
+          **updates: fields to change (``features=8``).
+
+        Returns:
+          The copy.
+
+        >>> from typelattice import nn
+        >>> nn.Dense(3).clone(features=8, name='wide')
+        Dense(name='wide', features=8, use_bias=True, dtype=None, \
+param_dtype=typelattice.numpy.float32, precision=None, kernel_init=..., \
+bias_init=...)
+        """
+        fresh = _unbound_copy(self)
+        return dataclasses.replace(fresh, parent=parent, **updates)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The names from the top module down to this one (``()`` for the
+        top module).
+
+        Raises:
+          ValueError: the module is not bound.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Outer(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         inner = nn.Dense(2)
+        ...         return inner(x), inner.path
+        >>> Outer().init_with_output(random.key(0), tnp.ones((1, 3)))[0][1]
+        ('Dense_0',)
+        """
+        return self._require_scope("path").path
+
     # -- reading and writing variables -------------------------------------------
 
     @property
