@@ -485,3 +485,37 @@ def test_clone_gives_a_changed_copy_that_belongs_to_no_run() -> None:
     with pytest.raises(ValueError, match="init or apply"):
         free.path  # noqa: B018
     assert kept[1].path == ("Dense_1",)
+
+
+# -- the weight normalisations on every path -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        nn.SpectralNorm(nn.Dense(3), n_steps=2),
+        nn.WeightNorm(nn.Dense(3)),
+        nn.InstanceNorm(),
+    ],
+    ids=["SpectralNorm", "WeightNorm", "InstanceNorm"],
+)
+def test_normalisations_agree_eager_jit_grad_and_vmap(layer: nn.Module) -> None:
+    x = random.normal(random.key(4), (2, 5, 4))
+    kwargs = {"update_stats": False} if isinstance(layer, nn.SpectralNorm) else {}
+    v = layer.init(random.key(0), x, **kwargs)
+
+    def loss(params: Any, x: Array) -> Array:
+        y = layer.apply({**v, "params": params}, x, **kwargs)
+        return (y * y).sum()
+
+    eager = tl.grad(loss)(v["params"], x)
+    jitted = tl.jit(tl.grad(loss))(v["params"], x)
+    pairs = zip(
+        tl.tree_util.tree_leaves(eager), tl.tree_util.tree_leaves(jitted), strict=True
+    )
+    for a, b in pairs:
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # Each example alone gives the same output as the batch (vmap).
+    whole = layer.apply(v, x, **kwargs)
+    mapped = tl.vmap(lambda xi: layer.apply(v, xi[None], **kwargs)[0])(x)
+    np.testing.assert_allclose(mapped, whole, rtol=1e-5, atol=1e-6)
