@@ -19,7 +19,9 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn import meta as meta
 from typelattice.nn import recurrent as recurrent
+from typelattice.nn import transforms as transforms
 from typelattice.nn._activation import (
     celu,
     elu,
@@ -47,7 +49,9 @@ from typelattice.nn._activation import (
     tanh,
 )
 from typelattice.nn._attention import (
+    MultiHeadAttention,
     MultiHeadDotProductAttention,
+    SelfAttention,
     dot_product_attention,
     dot_product_attention_weights,
     make_attention_mask,
@@ -56,8 +60,41 @@ from typelattice.nn._attention import (
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
-from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
-from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._meta import (
+    PARTITION_NAME,
+    LogicallyPartitioned,
+    Partitioned,
+    get_logical_axis_rules,
+    get_partition_spec,
+    logical_axis_rules,
+    logical_to_mesh_axes,
+    set_logical_axis_rules,
+    unbox,
+    with_logical_partitioning,
+    with_partitioning,
+)
+from typelattice.nn._module import (
+    DenyList,
+    Module,
+    ScopeParamShapeError,
+    Variable,
+    apply,
+    compact,
+    init,
+    init_with_output,
+    merge_param,
+    nowrap,
+    share_scope,
+)
+from typelattice.nn._normalization import (
+    BatchNorm,
+    GroupNorm,
+    InstanceNorm,
+    LayerNorm,
+    RMSNorm,
+    SpectralNorm,
+    WeightNorm,
+)
 from typelattice.nn._recurrent import (
     RNN,
     Bidirectional,
@@ -70,6 +107,7 @@ from typelattice.nn._recurrent import (
     SimpleCell,
 )
 from typelattice.nn._stochastic import Dropout
+from typelattice.nn._summary import tabulate
 from typelattice.nn._transforms import (
     broadcast,
     checkpoint,
@@ -81,6 +119,24 @@ from typelattice.nn._transforms import (
 )
 
 __all__ = [
+    "PARTITION_NAME",
+    "DenyList",
+    "LogicallyPartitioned",
+    "Partitioned",
+    "apply",
+    "get_logical_axis_rules",
+    "get_partition_spec",
+    "init",
+    "init_with_output",
+    "logical_axis_rules",
+    "logical_to_mesh_axes",
+    "merge_param",
+    "nowrap",
+    "set_logical_axis_rules",
+    "share_scope",
+    "unbox",
+    "with_logical_partitioning",
+    "with_partitioning",
     "RNN",
     "BatchNorm",
     "Bidirectional",
@@ -99,9 +155,14 @@ __all__ = [
     "Einsum",
     "Embed",
     "GroupNorm",
+    "InstanceNorm",
+    "SpectralNorm",
+    "WeightNorm",
     "LayerNorm",
     "Module",
+    "MultiHeadAttention",
     "MultiHeadDotProductAttention",
+    "SelfAttention",
     "RMSNorm",
     "ScopeParamShapeError",
     "Variable",
@@ -139,6 +200,7 @@ __all__ = [
     "softplus",
     "standardize",
     "swish",
+    "tabulate",
     "tanh",
     "vmap",
 ]
