@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from typelattice._config import (
     config,
+    default_backend,
     dtype_promotion,
     enable_x64,
     explicit_x64_dtypes,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     )
     from typelattice._devices import (
         Device,
-        default_backend,
         device_count,
         devices,
         local_device_count,
@@ -131,7 +131,6 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
             "Device",
-            "default_backend",
             "device_count",
             "devices",
             "local_device_count",

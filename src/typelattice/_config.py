@@ -19,11 +19,14 @@ from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
+from typelattice import _devices
+
 __all__ = [
     "Config",
     "State",
     "config",
     "current",
+    "default_backend",
     "dtype_promotion",
     "enable_x64",
     "explicit_x64_dtypes",
@@ -48,6 +51,11 @@ _DEFAULTS: Final[dict[str, object]] = {
     "dtype_promotion": "standard",
     "explicit_x64_dtypes": "warn",
     "rank_promotion": "allow",
+    # Where new arrays are made (creation functions, the zeros and seeds of
+    # the transformations): a backend's name, and a device of it or None
+    # (the library's default device).
+    "default_backend": "numpy",
+    "default_device": None,
 }
 
 # Valid string values per flag. dtype_promotion grows when a lattice is
@@ -70,6 +78,8 @@ class State:
     """
 
     __slots__ = (
+        "default_backend",
+        "default_device",
         "dtype_promotion",
         "enable_x64",
         "explicit_x64_dtypes",
@@ -82,6 +92,8 @@ class State:
     dtype_promotion: str
     explicit_x64_dtypes: str
     rank_promotion: str
+    default_backend: str
+    default_device: str | None
     memo: dict[Any, Any]
     promotion_memo: dict[Any, Any]
 
@@ -137,6 +149,20 @@ def validate(name: str, value: object) -> object:
         if type(value) is bool:
             return value
         raise ValueError(f"enable_x64 must be True or False, got {value!r}")
+    if name == "default_backend":
+        if type(value) is str and value.isidentifier():
+            return value
+        raise ValueError(
+            f"default_backend must be a backend's name ('numpy', 'torch', "
+            f"'cupy', 'dask'), got {value!r}"
+        )
+    if name == "default_device":
+        if value is None or (type(value) is str and value):
+            return value
+        raise ValueError(
+            f"default_device must be None or a device's name ('cpu', 'cuda', "
+            f"'cuda:1'), got {value!r}"
+        )
     choices = _CHOICES[name]
     if value in choices and type(value) is str:
         return value
@@ -155,6 +181,8 @@ def _from_environment() -> dict[str, object]:
         value: object = raw.strip()
         if name == "enable_x64":
             value = _BOOL_WORDS.get(raw.strip().lower(), raw)
+        elif name == "default_device" and not raw.strip():
+            value = None
         try:
             values[name] = validate(name, value)
         except ValueError as err:
@@ -188,6 +216,8 @@ class _Scope:
         self.parent = parent
         self.overrides = {} if parent is None else dict(parent.overrides)
         self.overrides[setting.name] = setting.value
+        if type(setting) is _Settings:
+            self.overrides.update(setting.more)
         self._resolved: tuple[State, State] | None = None
 
     def resolve(self) -> State:
@@ -307,6 +337,16 @@ class Config:
     def rank_promotion(self) -> str:
         """Implicit rank promotion in broadcasting: allow, warn, raise."""
         return current().rank_promotion
+
+    @property
+    def default_backend(self) -> str:
+        """The backend new arrays are made on: ``'numpy'``, ``'torch'``..."""
+        return current().default_backend
+
+    @property
+    def default_device(self) -> str | None:
+        """The device new arrays are made on (None: the backend's default)."""
+        return current().default_device
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(
@@ -501,3 +541,66 @@ def rank_promotion(new_val: str) -> _Setting:
     'raise'
     """
     return _Setting("rank_promotion", new_val)
+
+
+class _Settings(_Setting):
+    """A scoped override of several flags at once (the first is ``name``)."""
+
+    __slots__ = ("more",)
+
+    more: dict[str, object]
+
+    def __init__(self, name: str, value: object, more: dict[str, object]) -> None:
+        super().__init__(name, value)
+        self.more = {k: validate(k, v) for k, v in more.items()}
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.more.items())
+        return f"{self.name}({self.value!r}{extra})"
+
+
+def default_backend(backend: str | None = None, /, *, device: object = None) -> Any:
+    """Scope in which new arrays are made on ``backend`` (and ``device``);
+    without arguments, the platform of the default device, as
+    ``jax.default_backend()``.
+
+    Inside the scope, the creation functions of ``typelattice.numpy``
+    (``zeros``, ``arange``, ``asarray`` of lists and scalars...), the keys
+    of ``typelattice.random``, the parameters of ``typelattice.nn`` and the
+    zeros and seeds that ``grad`` makes give Arrays of that backend. Works
+    as a context manager and as a decorator, for the thread and asyncio
+    task that enter it; ``config.update('default_backend', name)`` and
+    ``config.update('default_device', device)`` set it globally.
+
+    Args:
+      backend: ``'numpy'``, ``'torch'``, ``'cupy'`` or ``'dask'``; None to
+        ask for the default device's platform.
+      device: a device of that backend (``'cpu'``, ``'cuda'``,
+        ``'cuda:1'``, a ``torch.device``, a CuPy device); None: the
+        library's default.
+
+    Returns:
+      The scope (a context manager and decorator); without arguments,
+      ``'cpu'`` or ``'gpu'``.
+
+    Raises:
+      ValueError: ``backend`` or ``device`` is not a name.
+
+    >>> import typelattice
+    >>> typelattice.default_backend()
+    'cpu'
+    >>> with typelattice.default_backend('numpy', device='cpu'):
+    ...     typelattice.config.default_backend
+    'numpy'
+    """
+    if backend is None:
+        if device is not None:
+            raise ValueError(
+                "default_backend(device=...) needs the backend too: "
+                "default_backend('torch', device='cuda')"
+            )
+        where = current().default_device
+        return "gpu" if where is not None and where.startswith("cuda") else "cpu"
+    return _Settings(
+        "default_backend", backend, {"default_device": _devices.device_name(device)}
+    )

@@ -20,6 +20,7 @@ __all__ = [
     "Device",
     "default_backend",
     "device_count",
+    "device_name",
     "devices",
     "local_device_count",
     "local_devices",
@@ -56,6 +57,37 @@ class Device:
 
 
 CPU: Final = Device(0)
+
+
+def device_name(device: object) -> str | None:
+    """A device as the backends name it: ``'cpu'``, ``'cuda:0'``... (None
+    stays None).
+
+    Takes a name (kept as it is), this module's CPU device, a
+    ``torch.device`` (its ``type`` and ``index``) or a CuPy device (its
+    ``id``), recognised by their attributes: no library is imported.
+
+    Raises:
+      TypeError: anything else.
+
+    >>> device_name(CPU), device_name('cuda:1'), device_name(None)
+    ('cpu', 'cuda:1', None)
+    """
+    if device is None or type(device) is str:
+        return device
+    if device is CPU:
+        return "cpu"
+    kind = getattr(device, "type", None)
+    if type(kind) is str:  # a torch.device
+        index = getattr(device, "index", None)
+        return kind if index is None else f"{kind}:{index}"
+    number = getattr(device, "id", None)
+    if type(number) is int and type(device).__module__.startswith("cupy"):
+        return f"cuda:{number}"
+    raise TypeError(
+        f"{device!r:.60} is not a device: pass a name ('cpu', 'cuda', "
+        "'cuda:1'), a torch.device or a CuPy device"
+    )
 
 
 def _check_backend(backend: object) -> None:

@@ -39,6 +39,7 @@ under another backend traces again and runs that backend's implementations.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -49,7 +50,17 @@ import numpy as np
 if TYPE_CHECKING:
     from typelattice._tracing.primitive import Primitive
 
-__all__ = ["IN_USE", "NUMPY", "Backend", "current", "use"]
+__all__ = [
+    "IN_USE",
+    "LIBRARIES",
+    "MODULES",
+    "NUMPY",
+    "Backend",
+    "current",
+    "named",
+    "of_native",
+    "use",
+]
 
 Impl = Callable[..., Any]
 FastRule = Callable[..., Callable[..., Any] | None]
@@ -75,28 +86,63 @@ class Backend:
     (False, True)
     """
 
-    __slots__ = ("fast", "from_numpy", "impls", "name", "to_numpy")
+    __slots__ = (
+        "device_of",
+        "dtype_of",
+        "fast",
+        "from_numpy",
+        "impls",
+        "name",
+        "owns",
+        "put",
+        "shape_of",
+        "to_numpy",
+    )
 
     name: str
     #: The implementation of each primitive this backend computes.
     impls: dict[Primitive, Impl]
     #: The fast rules, for some of them (see the module's notes).
     fast: dict[Primitive, FastRule]
-    from_numpy: Callable[[Any], Any]
+    from_numpy: Callable[..., Any]
     to_numpy: Callable[[Any], Any]
+    #: The functions of a backend whose arrays are held natively by
+    #: Arrays (see :mod:`typelattice._backends`, the module contract); None
+    #: for a backend that only computes inside :func:`use`.
+    owns: Callable[[Any], bool] | None
+    dtype_of: Callable[[Any], np.dtype[Any]] | None
+    shape_of: Callable[[Any], tuple[int, ...]] | None
+    device_of: Callable[[Any], str] | None
+    put: Callable[[Any, str], Any] | None
 
     def __init__(
         self,
         name: str,
         *,
-        from_numpy: Callable[[Any], Any] = _same,
+        from_numpy: Callable[..., Any] = _same,
         to_numpy: Callable[[Any], Any] = np.asarray,
+        owns: Callable[[Any], bool] | None = None,
+        dtype_of: Callable[[Any], np.dtype[Any]] | None = None,
+        shape_of: Callable[[Any], tuple[int, ...]] | None = None,
+        device_of: Callable[[Any], str] | None = None,
+        put: Callable[[Any, str], Any] | None = None,
     ) -> None:
         self.name = name
         self.impls = {}
         self.fast = {}
         self.from_numpy = from_numpy
         self.to_numpy = to_numpy
+        self.owns = owns
+        self.dtype_of = dtype_of
+        self.shape_of = shape_of
+        self.device_of = device_of
+        self.put = put
+
+    @property
+    def native(self) -> bool:
+        """Whether Arrays hold this backend's arrays (it has the module
+        contract's ``device_of``, ``shape_of``, ``dtype_of`` and ``put``)."""
+        return self.device_of is not None
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"
@@ -186,3 +232,71 @@ def use(backend: Backend) -> Generator[Backend]:
         if other:
             IN_USE.remove(backend)
         _active.reset(token)
+
+
+# -- the backends whose arrays Arrays hold ----------------------------------
+#
+# A backend of another array library is a module (imported when first
+# needed: importing typelattice never imports torch, CuPy or Dask) that
+# defines NAME, owns, dtype_of, shape_of, device_of, from_numpy, to_numpy,
+# put and BACKEND (docs/backends.md, "Writing a backend").
+
+#: The module of each backend, by the backend's name.
+MODULES: Final[dict[str, str]] = {
+    "torch": "typelattice._backends.torch",
+    "cupy": "typelattice._backends.cupy",
+    "dask": "typelattice._backends.dask",
+}
+
+#: The backend of each array library's arrays, by the top-level module of
+#: their type (``type(x).__module__``'s first part).
+LIBRARIES: Final[dict[str, str]] = {"torch": "torch", "cupy": "cupy", "dask": "dask"}
+
+_LOADED: dict[str, Backend] = {"numpy": NUMPY}
+
+_FIELDS: Final = ("owns", "dtype_of", "shape_of", "device_of", "put")
+
+
+def named(name: str) -> Backend:
+    """The backend called ``name``, its module imported on first use.
+
+    Raises:
+      ValueError: no backend has that name.
+      ImportError: its library is not installed (naming the extra).
+
+    >>> named('numpy')
+    Backend('numpy')
+    """
+    found = _LOADED.get(name)
+    if found is not None:
+        return found
+    module_name = MODULES.get(name)
+    if module_name is None:
+        known = ", ".join(repr(n) for n in ["numpy", *MODULES])
+        raise ValueError(f"unknown backend {name!r}: the backends are {known}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ImportError(
+            f"the {name} backend needs its library: pip install "
+            f"'typelattice[{name}]' ({err})"
+        ) from err
+    backend: Backend = module.BACKEND
+    # The module's functions complete a backend made with the first fields.
+    for field in _FIELDS:
+        if getattr(backend, field) is None:
+            setattr(backend, field, getattr(module, field))
+    _LOADED[name] = backend
+    return backend
+
+
+def of_native(x: object) -> Backend | None:
+    """The backend holding arrays of ``x``'s library (by its type's
+    module), when ``x`` is one of them; None for anything else."""
+    top = type(x).__module__.partition(".")[0]
+    name = LIBRARIES.get(top)
+    if name is None:
+        return None
+    backend = named(name)
+    owns = backend.owns
+    return backend if owns is not None and owns(x) else None

@@ -98,7 +98,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 import numpy as np
 
 from typelattice import _core, _dtypes
-from typelattice._array import ArrayImpl, _new_object, wrap
+from typelattice._array import ArrayImpl, BackendArray, _new_object, native_result, wrap
 from typelattice._backends import IN_USE, NUMPY, Backend
 from typelattice._backends import current as current_backend
 from typelattice._core import _EXTOBJ, _IGNORE
@@ -414,6 +414,8 @@ class Primitive:
             if type(x) is not ArrayImpl:
                 trace = innermost_trace(args)
                 if trace is None:
+                    if any(type(a) is BackendArray for a in args):
+                        return self._bind_native(args, params)
                     break
                 noop = self.noop
                 if noop is not None and noop(aval_of(args[0]), **params):
@@ -462,6 +464,94 @@ class Primitive:
                 _result(v, a.weak_type) for v, a in zip(result, plan.out, strict=True)
             )
         return _result_as(result, plan.out_key)
+
+
+    def _bind_native(self, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        """Apply the primitive to arrays among which another library's
+        (:class:`BackendArray`): that library's backend computes it, on
+        the native values, and the results stay on its device.
+
+        The operands of another library must all be of one backend and
+        device; NumPy-held 0-d operands (Python scalars arrive so) join
+        them, converted; larger NumPy-held ones raise (nothing moves data
+        between libraries or devices unasked).
+
+        Raises:
+          TypeError: operands of several backends or devices.
+        """
+        if self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        first: BackendArray = next(a for a in args if type(a) is BackendArray)
+        backend, device = first._backend, first._device
+        for x in args:
+            if type(x) is BackendArray:
+                if x._backend is not backend or x._device != device:
+                    raise _mixed(self, first, x)
+            elif x._value.ndim:
+                raise _mixed(self, first, x)
+        avals = [aval_of(x) for x in args]
+        out = self.evaluate(avals, params)
+        impl = backend.impl(self)
+        ins = [
+            x._value if type(x) is BackendArray else backend.from_numpy(x._value, device)
+            for x in args
+        ]
+        token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
+        try:
+            result = impl(*ins, **params)
+        finally:
+            _EXTOBJ.reset(token)
+        if self.multiple_results:
+            return tuple(
+                self._native_out(v, a, backend, device)
+                for v, a in zip(result, out, strict=True)
+            )
+        return self._native_out(result, out, backend, device)
+
+    def _native_out(
+        self, value: Any, aval: ShapedArray, backend: Backend, device: str
+    ) -> BackendArray:
+        """A native result as an Array of the abstract evaluation's value
+        (checked against the library's own dtype and shape when
+        :data:`CHECK_NATIVE` is on: in the tests, not on the hot path)."""
+        if CHECK_NATIVE:
+            assert backend.dtype_of is not None and backend.shape_of is not None
+            got = (backend.dtype_of(value), tuple(backend.shape_of(value)))
+            if got != (aval.dtype, aval.shape):
+                raise TypeError(
+                    f"the {backend.name} backend's {self.name} gave "
+                    f"{got[0]}{list(got[1])}, its abstract evaluation "
+                    f"{aval.dtype}{list(aval.shape)}: the implementation must "
+                    "compute the announced dtype and shape"
+                )
+        key = _core.aval(aval.dtype, aval.weak_type)
+        return native_result(value, key, aval.shape, backend, device)
+
+
+def _where(x: Any) -> str:
+    if type(x) is BackendArray:
+        return f"{x._backend.name} on {x._device!r}"
+    return "numpy on 'cpu'"
+
+
+def _mixed(prim: Primitive, first: BackendArray, other: Any) -> TypeError:
+    """The error of operands of two backends or devices in one operation."""
+    shape = tuple(other.shape)
+    return TypeError(
+        f"lax.{prim.name}: operands on two backends or devices, "
+        f"{_where(first)} (shape {first.shape}) and {_where(other)} (shape "
+        f"{shape}); nothing moves between them unasked: move one with "
+        f"x.to_device({first._device!r}) or "
+        f"typelattice.numpy.asarray(x, backend={first._backend.name!r}, "
+        f"device={first._device!r}) (or typelattice.device_put); NumPy "
+        "arrays and Python scalars join as 0-d values only"
+    )
+
+
+#: Whether each native result's dtype and shape are checked against the
+#: abstract evaluation (switched on by the tests; a list, so that it is read
+#: when used: ``CHECK_NATIVE[:] = [True]``).
+CHECK_NATIVE: list[bool] = []
 
 
 def _compute_on(
@@ -884,6 +974,8 @@ def aval_of(x: Any) -> ShapedArray:
     if type(x) is ArrayImpl:  # (the commonest: its slots, not its properties)
         dt, weak = x._key
         return ShapedArray(x._value.shape, dt, weak)
+    if type(x) is BackendArray:
+        return ShapedArray(x._shape, *x._key)
     if type(x) is ShapedArray:
         return x
     if type(x) is Zero or type(x) is UndefinedPrimal:

@@ -31,7 +31,7 @@ import numpy as np
 
 from typelattice import _array, _core
 from typelattice import numpy as _namespace
-from typelattice._array import ArrayImpl
+from typelattice._array import ArrayImpl, BackendArray
 from typelattice._basearray import Array
 from typelattice._tracing.tracer import Tracer
 from typelattice.numpy import (
@@ -999,9 +999,9 @@ ARRAY_METHODS: Final[Mapping[str, Any]] = {
 function, a property, or an :class:`_Operator`. Each is declared (with its
 signature and documentation) on :class:`~typelattice._basearray.Array`."""
 
-# The classes the table is set on: the concrete array (and so its
-# placeholders) and the base of every tracer.
-ARRAY_CLASSES: Final = (ArrayImpl, Tracer)
+# The classes the table is set on: the concrete arrays (NumPy's, and so its
+# placeholders; other libraries') and the base of every tracer.
+ARRAY_CLASSES: Final = (ArrayImpl, BackendArray, Tracer)
 
 
 def _documented(name: str, entry: Any) -> Any:

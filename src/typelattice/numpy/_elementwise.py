@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, wrap
 from typelattice._basearray import Array
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
@@ -459,7 +459,7 @@ def operands(
             keys.append(t)
         elif isinstance(a, JitTracer):
             keys.append(a._promotes_as)
-        elif isinstance(a, Tracer):
+        elif isinstance(a, Tracer | BackendArray):
             keys.append(_core.aval(a.dtype, a.weak_type))
         else:
             v, k = _array.operand(a, name, i, borrow=True)
