@@ -36,12 +36,16 @@ from typelattice._promotion import _speedups
 __all__ = [
     "ArrayImpl",
     "BackendArray",
+    "check_mixed",
     "from_native",
     "from_numpy",
     "from_python_or_numpy",
     "native_result",
+    "mixed_error",
     "operand",
+    "place",
     "placed",
+    "placement",
     "wrap",
 ]
 
@@ -592,7 +596,11 @@ def from_native(
     Raises:
       TypeError: its dtype is not one of typelattice's.
     """
-    dtype_of, shape_of, device_of = backend.dtype_of, backend.shape_of, backend.device_of
+    dtype_of, shape_of, device_of = (
+        backend.dtype_of,
+        backend.shape_of,
+        backend.device_of,
+    )
     assert dtype_of is not None and shape_of is not None and device_of is not None
     dt = dtype_of(value)
     if dt not in _dtypes.ALL_SET:
@@ -699,3 +707,46 @@ def place(x: Array, where: tuple[Backend, str | None] | None) -> Array:
     if where is None:
         return x if type(x) is not BackendArray else placed(x, NUMPY, None)
     return placed(x, where[0], where[1])
+
+
+def _where(x: Any) -> str:
+    if type(x) is BackendArray:
+        return f"{x._backend.name} on {x._device!r}"
+    return "numpy on 'cpu'"
+
+
+def mixed_error(fname: str, first: BackendArray, other: Any) -> TypeError:
+    """The error of operands of two backends or devices in one operation."""
+    return TypeError(
+        f"{fname}: operands on two backends or devices, {_where(first)} "
+        f"(shape {first.shape}) and {_where(other)} (shape "
+        f"{tuple(np.shape(other))}); nothing moves between them unasked: "
+        f"move one with x.to_device({first._device!r}) or "
+        f"typelattice.numpy.asarray(x, backend={first._backend.name!r}, "
+        f"device={first._device!r}) (or typelattice.device_put); NumPy "
+        "arrays and Python scalars join other backends as 0-d values only"
+    )
+
+
+def check_mixed(fname: str, args: Any) -> None:
+    """Refuse the arguments of one operation when an array of another
+    library is among them with an array of another backend or device, or
+    with a NumPy array (or NumPy-held Array) of more than 0 dimensions.
+
+    Raises:
+      TypeError: naming both backends and devices, and the fix.
+    """
+    first: BackendArray | None = None
+    for x in args:
+        if type(x) is BackendArray:
+            first = x
+            break
+    if first is None:
+        return
+    for x in args:
+        t = type(x)
+        if t is BackendArray:
+            if x._backend is not first._backend or x._device != first._device:
+                raise mixed_error(fname, first, x)
+        elif (isinstance(x, ArrayImpl) or isinstance(x, np.ndarray)) and np.ndim(x):
+            raise mixed_error(fname, first, x)

@@ -33,7 +33,7 @@ from typing import (
 import numpy as np
 
 from typelattice import _config, _core, _dtypes
-from typelattice._array import ArrayImpl, from_python_or_numpy, wrap
+from typelattice._array import ArrayImpl, BackendArray, from_python_or_numpy, wrap
 from typelattice._backends import IN_USE, NUMPY
 from typelattice._backends import current as current_backend
 from typelattice._basearray import Array
@@ -312,7 +312,7 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
 def argument_value(leaf: Any, where: str, pos: int, x64: bool) -> Any:
     """An argument of a transformation as an array: arrays and tracers as
     they are, Python scalars weak, NumPy values converted and copied."""
-    if isinstance(leaf, ArrayImpl | _tr.Tracer):
+    if isinstance(leaf, ArrayImpl | _tr.Tracer | BackendArray):
         return leaf
     value, (key, _, _) = _argument(leaf, where, pos, x64)
     return wrap(value, key)
@@ -324,7 +324,7 @@ def _output(leaf: Any, trace: _tr.RecordingTrace, where: str) -> Any:
         if leaf._trace is not trace:  # pyright: ignore[reportPrivateUsage]
             leaf.check()
         return leaf
-    if isinstance(leaf, ArrayImpl):
+    if isinstance(leaf, ArrayImpl | BackendArray):
         return leaf
     converted = from_python_or_numpy(leaf, "asarray")  # (asarray's messages)
     if converted is not None:
@@ -843,6 +843,11 @@ class Jitted(Generic[P, R]):
                 # Differentiated: run in the transformation, which records
                 # primitives (inside an enclosing jit, that jit's program).
                 return self._inline(args, kwargs)  # type: ignore[no-any-return]
+            elif leaf.__class__ is BackendArray:
+                # Another library's array: its backend computes each
+                # primitive as the function binds it (no program is
+                # generated for another backend yet: docs/backends.md).
+                return self._fun(*args, **kwargs)  # type: ignore[no-any-return]
             else:
                 v, abstract = _argument(leaf, where, len(values), state.enable_x64)
                 values.append(v)
@@ -869,7 +874,7 @@ class Jitted(Generic[P, R]):
         x64 = _config.current().enable_x64
         held: list[Any] = []
         for leaf in leaves:
-            if isinstance(leaf, _tr.Tracer):
+            if isinstance(leaf, _tr.Tracer | BackendArray):
                 held.append(leaf)
             else:
                 value, (key, _, _) = _argument(leaf, where, len(held), x64)

@@ -98,7 +98,14 @@ from typing import Any, Final, NamedTuple, TypeVar
 import numpy as np
 
 from typelattice import _core, _dtypes
-from typelattice._array import ArrayImpl, BackendArray, _new_object, native_result, wrap
+from typelattice._array import (
+    ArrayImpl,
+    BackendArray,
+    _new_object,
+    mixed_error,
+    native_result,
+    wrap,
+)
 from typelattice._backends import IN_USE, NUMPY, Backend
 from typelattice._backends import current as current_backend
 from typelattice._core import _EXTOBJ, _IGNORE
@@ -465,16 +472,18 @@ class Primitive:
             )
         return _result_as(result, plan.out_key)
 
-
     def _bind_native(self, args: Sequence[Any], params: dict[str, Any]) -> Any:
         """Apply the primitive to arrays among which another library's
         (:class:`BackendArray`): that library's backend computes it, on
         the native values, and the results stay on its device.
 
         The operands of another library must all be of one backend and
-        device; NumPy-held 0-d operands (Python scalars arrive so) join
-        them, converted; larger NumPy-held ones raise (nothing moves data
-        between libraries or devices unasked).
+        device. NumPy-held operands join them, converted to the device:
+        Python scalars arrive so, and the constants that the namespace's
+        functions and the differentiation rules make (index arrays, masks,
+        zeros, seeds). A caller's NumPy-held arrays larger than 0-d are
+        refused before they get here, by the functions that take them
+        (:func:`typelattice._array.check_mixed`).
 
         Raises:
           TypeError: operands of several backends or devices.
@@ -484,16 +493,17 @@ class Primitive:
         first: BackendArray = next(a for a in args if type(a) is BackendArray)
         backend, device = first._backend, first._device
         for x in args:
-            if type(x) is BackendArray:
-                if x._backend is not backend or x._device != device:
-                    raise _mixed(self, first, x)
-            elif x._value.ndim:
-                raise _mixed(self, first, x)
+            if type(x) is BackendArray and (
+                x._backend is not backend or x._device != device
+            ):
+                raise mixed_error(f"lax.{self.name}", first, x)
         avals = [aval_of(x) for x in args]
         out = self.evaluate(avals, params)
         impl = backend.impl(self)
         ins = [
-            x._value if type(x) is BackendArray else backend.from_numpy(x._value, device)
+            x._value
+            if type(x) is BackendArray
+            else backend.from_numpy(x._value, device)
             for x in args
         ]
         token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
@@ -526,26 +536,6 @@ class Primitive:
                 )
         key = _core.aval(aval.dtype, aval.weak_type)
         return native_result(value, key, aval.shape, backend, device)
-
-
-def _where(x: Any) -> str:
-    if type(x) is BackendArray:
-        return f"{x._backend.name} on {x._device!r}"
-    return "numpy on 'cpu'"
-
-
-def _mixed(prim: Primitive, first: BackendArray, other: Any) -> TypeError:
-    """The error of operands of two backends or devices in one operation."""
-    shape = tuple(other.shape)
-    return TypeError(
-        f"lax.{prim.name}: operands on two backends or devices, "
-        f"{_where(first)} (shape {first.shape}) and {_where(other)} (shape "
-        f"{shape}); nothing moves between them unasked: move one with "
-        f"x.to_device({first._device!r}) or "
-        f"typelattice.numpy.asarray(x, backend={first._backend.name!r}, "
-        f"device={first._device!r}) (or typelattice.device_put); NumPy "
-        "arrays and Python scalars join as 0-d values only"
-    )
 
 
 #: Whether each native result's dtype and shape are checked against the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from typelattice import _devices
-from typelattice._array import ArrayImpl, from_python_or_numpy
+from typelattice._array import ArrayImpl, BackendArray, from_python_or_numpy
 from typelattice._tracing import tree
 from typelattice._tracing.tracer import Tracer
 
@@ -23,7 +23,7 @@ _T = TypeVar("_T")
 
 
 def _put(leaf: Any) -> Any:
-    if isinstance(leaf, ArrayImpl | Tracer):  # (under jit: the identity)
+    if isinstance(leaf, ArrayImpl | Tracer | BackendArray):  # (jit: the identity)
         return leaf
     # Python scalars weak, NumPy values canonical and copied (the caller
     # may write to its array afterwards).
