@@ -26,6 +26,7 @@ from typelattice._array import (
     wrap,
 )
 from typelattice._backends import Backend, of_native
+from typelattice._tracing.ad import JVPTracer
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import (
     Check,
@@ -60,6 +61,8 @@ def _on_device(fn: _F) -> _F:
         *args: Any, device: Any = None, backend: str | None = None, **kwargs: Any
     ) -> Any:
         proto = (args[0] if args else kwargs.get("a")) if like else None
+        while isinstance(proto, JVPTracer):  # (its value's backend)
+            proto = proto.primal
         where = _array.placement(device, backend, proto, name)
         out = fn(*args, **kwargs)
         if where is None:
