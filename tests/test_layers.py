@@ -343,6 +343,11 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
         "the transformations' attributes load the array namespace first: it "
         "sets the methods of the arrays and tracers they make"
     ),
+    ("typelattice._backends._backend", None): (
+        "the backend of another array library (torch, CuPy, Dask) is imported "
+        "when it is first named or one of its arrays is met, so that "
+        "`import typelattice` never imports those libraries"
+    ),
 }
 
 

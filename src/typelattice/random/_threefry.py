@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Final
 
 import typelattice.numpy as tnp
+from typelattice._array import BackendArray, placed
 from typelattice.numpy import Array
 
 __all__ = ["FOLD_HIGH", "FOLD_LOW", "SPLIT", "STREAM", "threefry2x32", "words"]
@@ -82,5 +83,10 @@ def words(key: Array, n: int) -> Array:
             f"{_MAX_WORDS}); split the key and draw in parts"
         )
     blocks = (n + 1) // 2
-    x0, x1 = threefry2x32(key, tnp.arange(blocks, dtype="uint32"), STREAM)
+    # The counter on the key's backend and device (another library's key
+    # draws there).
+    counts = tnp.arange(blocks, dtype="uint32")
+    if type(key) is BackendArray:
+        counts = placed(counts, key._backend, key._device)  # pyright: ignore[reportPrivateUsage]
+    x0, x1 = threefry2x32(key, counts, STREAM)
     return tnp.concatenate([x0, x1])[:n]
