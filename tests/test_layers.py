@@ -129,9 +129,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "typelattice.typing",
         ),
     ),
-    ("arrays", ("typelattice._core", "typelattice._array")),
-    # What computes the primitives: the tracing layer's bind asks it.
+    # What computes the primitives (the tracing layer's bind asks it), and
+    # the libraries whose arrays the array layer holds (an Array of another
+    # library keeps its backend): a table that needs no array code.
     ("backends", ("typelattice._backends",)),
+    ("arrays", ("typelattice._core", "typelattice._array")),
     ("tracing", ("typelattice._tracing",)),
     ("primitives", ("typelattice._lax",)),
     # The public lax re-exports the primitives' functions and loads the

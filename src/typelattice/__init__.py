@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from typelattice._config import (
     config,
-    default_backend,
     dtype_promotion,
     enable_x64,
     explicit_x64_dtypes,
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
     )
     from typelattice._devices import (
         Device,
+        default_backend,
         device_count,
         devices,
         local_device_count,
@@ -131,6 +131,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
             "Device",
+            "default_backend",
             "device_count",
             "devices",
             "local_device_count",

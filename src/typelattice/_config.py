@@ -19,14 +19,11 @@ from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
-from typelattice import _devices
-
 __all__ = [
     "Config",
     "State",
     "config",
     "current",
-    "default_backend",
     "dtype_promotion",
     "enable_x64",
     "explicit_x64_dtypes",
@@ -557,50 +554,3 @@ class _Settings(_Setting):
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.more.items())
         return f"{self.name}({self.value!r}{extra})"
-
-
-def default_backend(backend: str | None = None, /, *, device: object = None) -> Any:
-    """Scope in which new arrays are made on ``backend`` (and ``device``);
-    without arguments, the platform of the default device, as
-    ``jax.default_backend()``.
-
-    Inside the scope, the creation functions of ``typelattice.numpy``
-    (``zeros``, ``arange``, ``asarray`` of lists and scalars...), the keys
-    of ``typelattice.random``, the parameters of ``typelattice.nn`` and the
-    zeros and seeds that ``grad`` makes give Arrays of that backend. Works
-    as a context manager and as a decorator, for the thread and asyncio
-    task that enter it; ``config.update('default_backend', name)`` and
-    ``config.update('default_device', device)`` set it globally.
-
-    Args:
-      backend: ``'numpy'``, ``'torch'``, ``'cupy'`` or ``'dask'``; None to
-        ask for the default device's platform.
-      device: a device of that backend (``'cpu'``, ``'cuda'``,
-        ``'cuda:1'``, a ``torch.device``, a CuPy device); None: the
-        library's default.
-
-    Returns:
-      The scope (a context manager and decorator); without arguments,
-      ``'cpu'`` or ``'gpu'``.
-
-    Raises:
-      ValueError: ``backend`` or ``device`` is not a name.
-
-    >>> import typelattice
-    >>> typelattice.default_backend()
-    'cpu'
-    >>> with typelattice.default_backend('numpy', device='cpu'):
-    ...     typelattice.config.default_backend
-    'numpy'
-    """
-    if backend is None:
-        if device is not None:
-            raise ValueError(
-                "default_backend(device=...) needs the backend too: "
-                "default_backend('torch', device='cuda')"
-            )
-        where = current().default_device
-        return "gpu" if where is not None and where.startswith("cuda") else "cpu"
-    return _Settings(
-        "default_backend", backend, {"default_device": _devices.device_name(device)}
-    )
