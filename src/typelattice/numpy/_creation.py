@@ -26,7 +26,6 @@ from typelattice._array import (
     wrap,
 )
 from typelattice._backends import Backend, of_native
-from typelattice._tracing.ad import JVPTracer
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import (
     Check,
@@ -42,6 +41,7 @@ from typelattice._lax._elementwise import (
 from typelattice._lax._primitive import broadcast_in_dim_p, reshape_p
 from typelattice._lax._reductions import reduce_or_p
 from typelattice._lax._structural import concatenate_p, iota_p, slice_p, transpose_p
+from typelattice._tracing.ad import JVPTracer
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
 

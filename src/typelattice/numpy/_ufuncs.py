@@ -1834,8 +1834,8 @@ def where(
             "where: size and fill_value are for where(condition) alone (the "
             "nonzero form), not with x and y"
         )
+    _array.check_mixed("where", (condition, x, y))
     if isinstance(condition, Tracer | BackendArray):
-        _array.check_mixed("where", (condition, x, y))
         cond: Any = stop_gradient(condition)
     else:
         cv, _ = _array.operand(condition, "where", 0)
