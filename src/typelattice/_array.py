@@ -447,7 +447,7 @@ class BackendArray(Array):
         ``'cuda:0'``): the Array API's ``x.device``."""
         return self._device
 
-    def devices(self) -> set[Any]:  # type: ignore[override]
+    def devices(self) -> set[Any]:
         """The devices holding the data: ``{x.device}``."""
         return {self._device}
 
@@ -728,7 +728,7 @@ def mixed_error(fname: str, first: BackendArray, other: Any) -> TypeError:
     )
 
 
-def check_mixed(fname: str, args: Any) -> None:
+def check_mixed(fname: str, args: tuple[Any, ...]) -> None:
     """Refuse the arguments of one operation when an array of another
     library is among them with an array of another backend or device, or
     with a NumPy array (or NumPy-held Array) of more than 0 dimensions.
@@ -744,9 +744,10 @@ def check_mixed(fname: str, args: Any) -> None:
     if first is None:
         return
     for x in args:
-        t = type(x)
-        if t is BackendArray:
+        if type(x) is BackendArray:
             if x._backend is not first._backend or x._device != first._device:
                 raise mixed_error(fname, first, x)
-        elif (isinstance(x, ArrayImpl) or isinstance(x, np.ndarray)) and np.ndim(x):
+        elif isinstance(x, ArrayImpl) and x._value.ndim:
+            raise mixed_error(fname, first, x)
+        elif isinstance(x, np.ndarray) and x.ndim:  # pyright: ignore[reportUnknownMemberType]
             raise mixed_error(fname, first, x)

@@ -847,7 +847,7 @@ class Jitted(Generic[P, R]):
                 # Another library's array: its backend computes each
                 # primitive as the function binds it (no program is
                 # generated for another backend yet: docs/backends.md).
-                return self._fun(*args, **kwargs)  # type: ignore[no-any-return]
+                return self._fun(*args, **kwargs)
             else:
                 v, abstract = _argument(leaf, where, len(values), state.enable_x64)
                 values.append(v)

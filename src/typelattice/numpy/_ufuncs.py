@@ -1154,7 +1154,8 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         # promotion; the result has the base's (numeric) dtype and weak flag.
         out = call(_integer_power_op(exponent), (x1,))
         if type(x2) is BackendArray and type(out) is not BackendArray:
-            out = _array.placed(out, x2._backend, x2._device)  # (x1: a scalar)
+            # (x1: a scalar; the result goes where the exponent is)
+            out = _array.placed(out, x2._backend, x2._device)  # pyright: ignore[reportPrivateUsage]
         return out
     # An inexact base with a strong integer exponent array: JAX computes
     # with the exponent unpromoted, so the result is strong.
