@@ -349,3 +349,18 @@ def test_importing_typelattice_imports_no_array_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_device_put_moves_trees_within_and_across_backends() -> None:
+    tree = tl.device_put({"a": 1.0, "b": tnp.ones(2)}, "box:1", backend="boxed")
+    assert {k: (v.backend, v.device) for k, v in tree.items()} == {
+        "a": ("boxed", "box:1"),
+        "b": ("boxed", "box:1"),
+    }
+    assert tree["a"].weak_type
+    x = tnp.ones(2, backend="boxed")
+    assert tl.device_put(x, "box:1").device == "box:1"
+    assert tl.device_put(x, backend="numpy").backend == "numpy"
+    assert tl.device_put(x) is x
+    with pytest.raises(ValueError, match="device=None"):
+        tl.device_put(1.0, "gpu:0")
