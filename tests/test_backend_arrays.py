@@ -86,6 +86,7 @@ def test_python_protocols() -> None:
     assert format(x[1], ".2f") == "2.50" and str(x) == "[1.5 2.5]"
     assert x.item(1) == 2.5 and x.tobytes() == np.float32([1.5, 2.5]).tobytes()
     assert copy.copy(x) is x and copy.deepcopy(x) is x
+    assert x.__array_namespace__() is tnp and tnp.ones(1).__array_namespace__() is tnp
 
 
 def test_numpy_gets_read_only_data_and_copies_on_request() -> None:

@@ -1011,6 +1011,23 @@ class Array:
         """
         raise _unset(self, "copy")
 
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The array namespace of the Array API standard:
+        ``typelattice.numpy`` (on every backend).
+
+        Args:
+          api_version: accepted for the standard; any version gives the
+            namespace.
+
+        Returns:
+          The module ``typelattice.numpy``.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).__array_namespace__() is tnp
+        True
+        """
+        raise _unset(self, "__array_namespace__")
+
     def block_until_ready(self) -> Array:
         """This array, once computed (every array is computed when it is
         made: it returns at once), as ``jax.Array.block_until_ready``.

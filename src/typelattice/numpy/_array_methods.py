@@ -426,6 +426,12 @@ def _copy(self: Array) -> Array:
     return _creation.array(self, copy=True)
 
 
+def _array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
+    import typelattice.numpy
+
+    return typelattice.numpy
+
+
 def _array_ufunc(
     self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
 ) -> Any:
@@ -993,6 +999,7 @@ ARRAY_METHODS: Final[Mapping[str, Any]] = {
     "trace": _trace,
     "compress": _compress,
     "view": _view,
+    "__array_namespace__": _array_namespace,
     "copy": _copy,
 }
 """Array's operators and methods that the namespace computes, by name: a
