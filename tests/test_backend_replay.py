@@ -13,14 +13,15 @@ gave, and an Array of that backend and device.
 The boxed backend (``tests/boxed_backend.py``, NumPy arrays behind the
 module contract) is always replayed; torch, Dask and CuPy when their
 backend module and library import (CuPy and torch on CUDA under the
-``gpu`` marker, skipped without a GPU). Torch and Dask replay a sample of
-each golden's cases by default (every 7th); ``TYPELATTICE_REPLAY_ALL=1``
-replays every case.
+``gpu`` marker, skipped without a GPU). By default a sample of each
+golden's cases is replayed (the boxed backend every 4th, the others every
+7th); ``TYPELATTICE_REPLAY_ALL=1`` replays every case (CI does, on torch
+and Dask).
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 import types
 import warnings
@@ -37,11 +38,15 @@ import test_numpy_golden as numpy_golden
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
+from typelattice._backends import named
 from typelattice._tracing import primitive
 
 boxed_backend.register()
 
 ALL = os.environ.get("TYPELATTICE_REPLAY_ALL", "") not in ("", "0")
+# Every n-th case by default (the boxed backend's every 4th: its full replay
+# takes half a minute); TYPELATTICE_REPLAY_ALL=1 replays all of them.
+BOXED_SAMPLE = 1 if ALL else 4
 SAMPLE = 1 if ALL else 7
 
 
@@ -54,15 +59,18 @@ def _cuda() -> bool:
 
 
 def _installed(name: str) -> bool:
+    """Whether the library and typelattice's backend module for it import."""
+    if importlib.util.find_spec(name) is None:
+        return False
     try:
-        tl._backends.named(name)  # pyright: ignore[reportAttributeAccessIssue]
+        named(name)
     except ImportError:
         return False
     return True
 
 
 def _targets() -> Iterator[Any]:
-    yield pytest.param("boxed", "box:1", 1, id="boxed")
+    yield pytest.param("boxed", "box:1", BOXED_SAMPLE, id="boxed")
     for name, device, gpu in [
         ("torch", "cpu", False),
         ("dask", "cpu", False),
@@ -72,8 +80,9 @@ def _targets() -> Iterator[Any]:
         marks = [pytest.mark.gpu] if gpu else []
         marks.append(
             pytest.mark.skipif(
-                importlib.util.find_spec(name) is None or (gpu and not _cuda()),
-                reason=f"{name} not installed" + (" or no GPU" if gpu else ""),
+                not _installed(name) or (gpu and not _cuda()),
+                reason=f"{name} or its backend not installed"
+                + (", or no GPU" if gpu else ""),
             )
         )
         ident = f"{name}-{device.partition(':')[0]}"
