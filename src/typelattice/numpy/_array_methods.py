@@ -24,6 +24,7 @@ the table, so every answer and error is the Python one.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -427,9 +428,8 @@ def _copy(self: Array) -> Array:
 
 
 def _array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
-    import typelattice.numpy
-
-    return typelattice.numpy
+    # (loaded: this table is set on the arrays when typelattice.numpy loads)
+    return sys.modules["typelattice.numpy"]
 
 
 def _array_ufunc(
