@@ -177,6 +177,36 @@ def test_one_answer_on_every_path() -> None:
     assert (shape.shape, shape.dtype) == ((), np.dtype("float32"))
 
 
+def test_jit_keeps_one_program_per_backend_and_device() -> None:
+    boxed_impls = named("boxed").impls
+    calls: list[str] = []
+    from typelattice._lax._elementwise import tanh_p
+
+    original = boxed_impls[tanh_p]
+
+    def counted(x: Any) -> Any:
+        calls.append("tanh")
+        return original(x)
+
+    boxed_impls[tanh_p] = counted
+    try:
+        f = tl.jit(lambda a, s: (tnp.sum(tnp.tanh(a) * s + tnp.zeros(3)), a[:, ::2]))
+        data = np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)
+        on_numpy = f(tnp.asarray(data), 2.0)
+        for device in ("box:0", "box:1", "box:0"):
+            total, part = f(boxed(data, device=device), 2.0)
+            assert (total.device, part.device) == (device, device)
+            np.testing.assert_allclose(float(total), float(on_numpy[0]), rtol=1e-6)
+            assert part.tolist() == on_numpy[1].tolist()
+        # NumPy's program, then one per device (a later call of box:0 runs
+        # its program: the boxed tanh called by the program, not retraced).
+        assert f.cache_info().misses == 3 and calls == ["tanh"] * 3
+    finally:
+        boxed_impls[tanh_p] = original
+    with pytest.raises(TypeError, match="two backends or devices"):
+        f(boxed(data), tnp.ones(2))
+
+
 def test_control_flow_and_forward_mode_on_the_backend() -> None:
     x = boxed([[1.0, 2.0], [3.0, 4.0]])
     assert lax.cond(True, lambda a: a + 1, lambda a: a - 1, x).backend == "boxed"

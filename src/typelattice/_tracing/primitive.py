@@ -421,8 +421,9 @@ class Primitive:
             if type(x) is not ArrayImpl:
                 trace = innermost_trace(args)
                 if trace is None:
-                    if any(type(a) is BackendArray for a in args):
-                        return self._bind_native(args, params)
+                    for a in args:
+                        if type(a) is BackendArray:
+                            return self._bind_native(args, params)
                     break
                 noop = self.noop
                 if noop is not None and noop(aval_of(args[0]), **params):
@@ -490,22 +491,27 @@ class Primitive:
         """
         if self.abstract_eval is None:
             raise NotImplementedError(f"primitive {self.name} has no rules")
-        first: BackendArray = next(a for a in args if type(a) is BackendArray)
-        backend, device = first._backend, first._device
+        first: BackendArray | None = None
+        avals: list[ShapedArray] = []
+        ins: list[Any] = []
         for x in args:
-            if type(x) is BackendArray and (
-                x._backend is not backend or x._device != device
-            ):
-                raise mixed_error(f"lax.{self.name}", first, x)
-        avals = [aval_of(x) for x in args]
+            if type(x) is BackendArray:
+                if first is None:
+                    first = x
+                elif x._backend is not first._backend or x._device != first._device:
+                    raise mixed_error(f"lax.{self.name}", first, x)
+                avals.append(ShapedArray(x._shape, *x._key))
+                ins.append(x._value)
+            else:  # NumPy-held: converted below, once the device is known
+                avals.append(ShapedArray(x._value.shape, *x._key))
+                ins.append(None)
+        assert first is not None
+        backend, device = first._backend, first._device
+        for i, v in enumerate(ins):
+            if v is None:
+                ins[i] = backend.from_numpy(args[i]._value, device)
         out = self.evaluate(avals, params)
         impl = backend.impl(self)
-        ins = [
-            x._value
-            if type(x) is BackendArray
-            else backend.from_numpy(x._value, device)
-            for x in args
-        ]
         token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
         try:
             result = impl(*ins, **params)
@@ -695,6 +701,13 @@ class PrimitiveEquation(Equation):
         these operands, or its implementation; another backend's with its
         conversions from and to NumPy arrays) and the operands' abstract
         values."""
+        native = src.native
+        if native is not None:
+            # Another library's program: its implementation on its arrays.
+            impl = native[0].impl(self.prim)
+            if self.params:
+                return functools.partial(impl, **self.params), []
+            return impl, []
         backend = current_backend()
         impl = backend.impl(self.prim)
         avals = [
@@ -802,7 +815,7 @@ class Filled(Equation):
 
     def source(self, src: Source) -> str:
         _, shape = src.avals[self.out]
-        value = src.constant(self.value)
+        value = src.held(self.value)  # (a NumPy scalar, for _full)
         return f"v{self.out} = _full({shape!r}, {value})"
 
 
