@@ -35,6 +35,14 @@ still running after it closed may compute with the NumPy backend from then on.
 A ``jit`` program calls the implementations of the backend in force when it
 is generated; a jitted function keeps one program per backend, so a call
 under another backend traces again and runs that backend's implementations.
+
+The backends of other array libraries (torch, CuPy, Dask) are not chosen
+by a scope: an Array holds the library's array itself
+(``typelattice._array.BackendArray``), and ``Primitive.bind`` computes
+with the backend of its operands, on their native values, the results
+staying on their device (docs/backends.md). Their modules are named in
+:data:`MODULES` and :data:`LIBRARIES` and imported when first needed
+(:func:`named`, :func:`of_native`).
 """
 
 from __future__ import annotations

@@ -36,6 +36,11 @@ other operand, a signature without a plan, a jit or eval_shape trace
 running in this context, another backend in force anywhere) to the Python
 functions here.
 
+An operand holding another library's array (``BackendArray``: a torch
+tensor, a CuPy or Dask array) makes that library's backend compute, on the
+native values, whatever backend :func:`use` puts in force; the results
+stay on its device (:meth:`Primitive._bind_native`, docs/backends.md).
+
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
 instead (:class:`Trace`'s ``process_primitive``): a jit or eval_shape trace
