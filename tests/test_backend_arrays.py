@@ -395,3 +395,18 @@ def test_device_put_moves_trees_within_and_across_backends() -> None:
     assert tl.device_put(x) is x
     with pytest.raises(ValueError, match="device=None"):
         tl.device_put(1.0, "gpu:0")
+
+
+def test_layers_initialise_and_run_on_the_default_backend() -> None:
+    import typelattice.nn as nn
+
+    with tl.default_backend("boxed", device="box:1"):
+        model = nn.Dense(3)
+        params = model.init(tr.PRNGKey(0), tnp.ones((2, 4)))
+        out = model.apply(params, tnp.ones((2, 4)))
+    leaves = tl.tree_util.tree_leaves(params)
+    assert leaves and all((p.backend, p.device) == ("boxed", "box:1") for p in leaves)
+    assert (out.backend, out.device, out.shape) == ("boxed", "box:1", (2, 3))
+    x = tnp.ones((2, 4))
+    on_numpy = model.apply(model.init(tr.PRNGKey(0), x), x)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(on_numpy), rtol=1e-6)
