@@ -85,7 +85,7 @@ def test_python_protocols() -> None:
     assert [float(v) for v in x] == [1.5, 2.5]
     assert format(x[1], ".2f") == "2.50" and str(x) == "[1.5 2.5]"
     assert x.item(1) == 2.5 and x.tobytes() == np.float32([1.5, 2.5]).tobytes()
-    assert copy.copy(x) is x and copy.deepcopy(x) is x
+    assert copy.copy(x) is x and copy.deepcopy(x) is x and x.block_until_ready() is x
     assert x.__array_namespace__() is tnp and tnp.ones(1).__array_namespace__() is tnp
 
 

@@ -23,6 +23,7 @@ build on them, and they import neither.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -496,15 +497,11 @@ class BackendArray(Array):
         return self._value.__dlpack_device__()  # type: ignore[no-any-return]
 
     def block_until_ready(self) -> Array:
-        """This array once its library has computed it (torch's CUDA
-        stream synchronised; a Dask array stays lazy)."""
-        wait = getattr(self._value, "cuda", None)
-        if wait is not None and self._device.startswith("cuda"):
-            import sys
-
-            torch = sys.modules.get("torch")
-            if torch is not None:
-                torch.cuda.synchronize(self._device)
+        """This array once its library has computed it (a torch tensor's
+        CUDA device synchronised; a Dask array stays lazy)."""
+        if self._device.startswith("cuda") and self._backend.name == "torch":
+            torch: Any = sys.modules["torch"]  # (loaded: it made the tensor)
+            torch.cuda.synchronize(self._device)
         return self
 
     def __repr__(self) -> str:

@@ -146,12 +146,6 @@ class Backend:
         self.device_of = device_of
         self.put = put
 
-    @property
-    def native(self) -> bool:
-        """Whether Arrays hold this backend's arrays (it has the module
-        contract's ``device_of``, ``shape_of``, ``dtype_of`` and ``put``)."""
-        return self.device_of is not None
-
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"
 
