@@ -1058,6 +1058,40 @@ class Array:
         """The device holding this array's data (the CPU)."""
         return _devices.CPU
 
+    @property
+    def backend(self) -> str:
+        """The library holding this array's data: ``'numpy'``, ``'torch'``,
+        ``'cupy'`` or ``'dask'`` (docs/backends.md).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).backend
+        'numpy'
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no backend: a traced value is computed "
+            "where the transformation's arrays are"
+        )
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """This array on ``device`` (the Array API's ``to_device``): a
+        device of its backend (docs/backends.md).
+
+        Args:
+          device: ``'cpu'``, ``'cuda:1'``, a ``torch.device``...
+          stream: must be None.
+
+        Returns:
+          The array on that device.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).to_device('cpu')
+        Array([1., 1.], dtype=float32)
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__}.to_device: a traced value is computed where "
+            "the transformation's arrays are"
+        )
+
     def item(self, *args: int) -> bool | int | float | complex:
         """One element as a Python scalar.
 
