@@ -129,9 +129,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "typelattice.typing",
         ),
     ),
-    ("arrays", ("typelattice._core", "typelattice._array")),
-    # What computes the primitives: the tracing layer's bind asks it.
+    # What computes the primitives (the tracing layer's bind asks it), and
+    # the libraries whose arrays the array layer holds (an Array of another
+    # library keeps its backend): a table that needs no array code.
     ("backends", ("typelattice._backends",)),
+    ("arrays", ("typelattice._core", "typelattice._array")),
     ("tracing", ("typelattice._tracing",)),
     ("primitives", ("typelattice._lax",)),
     # The public lax re-exports the primitives' functions and loads the
@@ -342,6 +344,11 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
     ("typelattice", "typelattice.numpy"): (
         "the transformations' attributes load the array namespace first: it "
         "sets the methods of the arrays and tracers they make"
+    ),
+    ("typelattice._backends._backend", None): (
+        "the backend of another array library (torch, CuPy, Dask) is imported "
+        "when it is first named or one of its arrays is met, so that "
+        "`import typelattice` never imports those libraries"
     ),
 }
 
