@@ -329,6 +329,10 @@ FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "the commands that compare libraries load the comparison tool, and the "
         "array namespace with it; the other commands start without"
     ),
+    ("typelattice._cli", "typelattice._port"): (
+        "the command that ports a Flax program loads the import mapping; the "
+        "other commands start without it"
+    ),
     **dict.fromkeys(CYCLES_LEFT, "a cycle of the primitives' families, to go"),
 }
 
