@@ -354,6 +354,10 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
         "when it is first named or one of its arrays is met, so that "
         "`import typelattice` never imports those libraries"
     ),
+    ("typelattice.flax", None): (
+        "the Flax-named modules load on first use, so that a program importing "
+        "one of them does not load the serialization's msgpack with the others"
+    ),
 }
 
 
