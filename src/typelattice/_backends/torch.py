@@ -313,7 +313,7 @@ def _host(prim: Primitive) -> Callable[..., Any]:
 
     on_host.__name__ = f"host_{prim.name}"
     on_host.__qualname__ = on_host.__name__
-    on_host.host = True  # type: ignore[attr-defined]
+    on_host.on_host = True  # type: ignore[attr-defined]
     return on_host
 
 
@@ -371,13 +371,15 @@ def _round_to(x: Tensor, dt: torch.dtype) -> Tensor:
     return out
 
 
-def _values(fn: Callable[..., Tensor], *, wrap: bool = False) -> Callable[..., Tensor]:
+def _values(
+    fn: Callable[..., Tensor], *, wrap: bool = False, other: bool = False
+) -> Callable[..., Tensor]:
     """``fn``, whose results depend on the values, on tensors of one dtype:
     the gap dtypes run in a dtype holding their values, and a result of
     that dtype is converted back (``wrap``: integers wrap, modulo their
-    width); uint64 operands, and those ``fn`` refuses (:class:`_OnHost`),
+    width; ``other``: results of another dtype, kept); uint64 operands, and those ``fn`` refuses (:class:`_OnHost`),
     go to the host (the primitive's NumPy implementation, put in
-    ``impl.host`` by :func:`register`)."""
+    ``impl.fallback`` by :func:`register`)."""
     host: list[Callable[..., Any]] = []
 
     def impl(x: Tensor, *rest: Tensor, **params: Any) -> Tensor:
@@ -394,13 +396,13 @@ def _values(fn: Callable[..., Tensor], *, wrap: bool = False) -> Callable[..., T
             out = fn(x.to(wide), *[r.to(wide) for r in rest], **params)
         except _OnHost:
             return host[0](x, *rest, **params)  # type: ignore[no-any-return]
-        if out.dtype is not wide:
+        if other or out.dtype is not wide:
             return out  # (bool, an index, ...)
         if wrap and dt not in _FLOAT8:
             return out.to(_BITS[dt]).view(dt)  # (int64 to int32 wraps)
         return _round_to(out, dt)
 
-    impl.host = host  # type: ignore[attr-defined]
+    impl.fallback = host  # type: ignore[attr-defined]
     return impl
 
 
@@ -1156,8 +1158,8 @@ def _reduction_table() -> dict[str, _F]:
         "reduce_and": _bits(_reduce_bits(torch.bitwise_and, -1)),
         "reduce_or": _bits(_reduce_bits(torch.bitwise_or, 0)),
         "reduce_xor": _bits(_reduce_bits(torch.bitwise_xor, 0)),
-        "argmax": _values(_arg(torch.argmax)),
-        "argmin": _values(_arg(torch.argmin)),
+        "argmax": _values(_arg(torch.argmax), other=True),
+        "argmin": _values(_arg(torch.argmin), other=True),
         "cumsum": _values(_cumulative(_cumsum), wrap=True),
         "cumprod": _values(_cumulative(_cumprod), wrap=True),
         "cummax": _values(_cumulative(_cummax)),
@@ -1188,7 +1190,7 @@ def register(backend: Backend) -> None:
         if impl is None:
             impl = _host(prim)
         else:
-            host = getattr(impl, "host", None)
+            host = getattr(impl, "fallback", None)
             if host is not None and not host:
                 host.append(_host(prim))
         backend.def_impl(prim, impl)
@@ -1216,7 +1218,7 @@ def support_table() -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for name, prim in sorted(PRIMITIVES.items()):
         impl = BACKEND.impls[prim]
-        on_host = getattr(impl, "host", False)
+        on_host = getattr(impl, "on_host", False)
         row: dict[str, str] = {}
         for dt in _dtypes.ALL_DTYPES:
             row[dt.name] = _support(name, dt, on_host)
