@@ -721,12 +721,29 @@ def _unsigned_from(x: Tensor, dt: torch.dtype) -> Tensor:
 _host_convert: Callable[..., Tensor]
 
 
-def _convert_impl(x: Tensor, **params: Any) -> Tensor:
-    if params.get("check") is not None:
+def _convert_impl(
+    x: Tensor, *, new_dtype: DType, weak_type: bool = False, check: Any = None
+) -> Tensor:
+    if check is not None:
         # The data-safety checks read values and raise the NumPy backend's
         # errors: computed on the host, as the NumPy backend does.
-        return _host_convert(x, **params)
-    return _convert(x, **params)
+        return _host_convert(x, new_dtype=new_dtype, weak_type=weak_type, check=check)
+    dt = _TO_TORCH.get(new_dtype)
+    src = x.dtype
+    if (
+        src in _PLAIN_SOURCES
+        and dt in _NATIVE
+        and not (dt in _INTEGER and src.is_floating_point)
+    ):
+        return x.to(dt)  # (the common case: one torch conversion)
+    return _convert(x, new_dtype=new_dtype, weak_type=weak_type)
+
+
+#: Source dtypes whose conversion to a native dtype is torch's own: not
+#: complex (lax takes the real part), not a gap dtype.
+_PLAIN_SOURCES: Final = frozenset(
+    t for t in _NATIVE if t not in (torch.complex64, torch.complex128)
+)
 
 
 # -- structural ---------------------------------------------------------------
