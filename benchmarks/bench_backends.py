@@ -110,7 +110,9 @@ def small_ops(repeat: int, device: str) -> None:
             raw, impl, repeat=repeat, number=number, sync=sync
         )
         line(f"{name}: torch", t_raw)
-        line(f"{name}: implementation (+{(t_impl - t_raw) * 1e6:.2f} us)", t_impl, t_raw)
+        line(
+            f"{name}: implementation (+{(t_impl - t_raw) * 1e6:.2f} us)", t_impl, t_raw
+        )
     if device == "cpu":
         x = tnp.asarray(np.random.rand(n).astype(np.float32))
         y = tnp.asarray(np.random.rand(n).astype(np.float32))
@@ -118,7 +120,9 @@ def small_ops(repeat: int, device: str) -> None:
             t_bind = median_seconds(
                 lambda: lax.add(x, y), repeat=repeat, number=number, sync=False
             )
-        t_raw = median_seconds(lambda: torch.add(a, b), repeat=repeat, number=number, sync=False)
+        t_raw = median_seconds(
+            lambda: torch.add(a, b), repeat=repeat, number=number, sync=False
+        )
         line("add f32+f32: lax.add under use(BACKEND), NumPy-held", t_bind, t_raw)
     native_arrays(
         "add f32+f32: tnp.add on tnp.asarray(tensor)",
@@ -167,7 +171,11 @@ def large_ops(repeat: int, device: str, n: int) -> None:
     number = 5 if device == "cpu" else 20
     print(f"large ops ({n:,} elements, {device})")
     t_raw, t_impl = paired_seconds(
-        lambda: torch.add(a, b), lambda: add(a, b), repeat=repeat, number=number, sync=sync
+        lambda: torch.add(a, b),
+        lambda: add(a, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
     )
     line("add f32+f32: torch", t_raw)
     line("add f32+f32: implementation", t_impl, t_raw)
@@ -229,7 +237,9 @@ def mlp_step(repeat: int, device: str) -> None:
     def init() -> list[torch.Tensor]:
         params = []
         for _ in range(depth):
-            params.append((torch.randn(width, width, generator=gen) / width**0.5).to(device))
+            params.append(
+                (torch.randn(width, width, generator=gen) / width**0.5).to(device)
+            )
             params.append(torch.zeros(width).to(device))
         return params
 
@@ -282,7 +292,7 @@ def mlp_step(repeat: int, device: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="typelattice on torch vs torch")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()

@@ -54,9 +54,9 @@ import ml_dtypes
 import numpy as np
 import torch
 
-import typelattice.lax
-import typelattice.numpy  # noqa: F401  (defines every primitive)
 from typelattice import _dtypes
+from typelattice import lax as _lax
+from typelattice import numpy as _tnp
 from typelattice._backends._backend import NUMPY, Backend
 from typelattice._lax._primitive import PRIMITIVES, Primitive
 
@@ -115,7 +115,7 @@ _DTYPES: Final = {
 #: the same width whose operations give the same bits (a view, no copy),
 #: ``values`` one that holds every value exactly (None: the host computes
 #: what depends on the values).
-_GAPS: Final = {
+_GAPS: Final[dict[str, dict[str, str | None]]] = {
     "uint16": {"bits": "int16", "values": "int32"},
     "uint32": {"bits": "int32", "values": "int64"},
     "uint64": {"bits": "int64", "values": None},
@@ -140,7 +140,7 @@ _CARRIER: Final[dict[DType, DType]] = {
     d: np.dtype(f"u{d.itemsize}") for d in _TO_TORCH if d.isbuiltin != 1
 }
 _BITS: Final[dict[torch.dtype, torch.dtype]] = {
-    getattr(torch, n): getattr(torch, g["bits"]) for n, g in _GAPS.items()
+    getattr(torch, n): getattr(torch, str(g["bits"])) for n, g in _GAPS.items()
 }
 _VALUES: Final[dict[torch.dtype, torch.dtype | None]] = {
     getattr(torch, n): (getattr(torch, g["values"]) if g["values"] else None)
@@ -220,7 +220,9 @@ def device_of(x: Tensor) -> str:
     'cpu'
     """
     d = x.device
-    return d.type if d.index is None else f"{d.type}:{d.index}"
+    # (torch's stubs type the index as int; it is None on the CPU.)
+    index: int | None = d.index
+    return d.type if index is None else f"{d.type}:{index}"  # pyright: ignore[reportUnnecessaryComparison]
 
 
 def from_numpy(a: NDArray, device: str | None = None) -> Tensor:
@@ -251,7 +253,7 @@ def from_numpy(a: NDArray, device: str | None = None) -> Tensor:
     # torch.from_numpy warns about; it cannot take negative strides.
     if a.strides and builtins.min(a.strides) < 0:
         a = np.ascontiguousarray(a)
-    t = torch.from_dlpack(a)
+    t = torch.from_dlpack(a)  # type: ignore[attr-defined]
     if carrier is not None:
         t = t.view(target)
     if device is not None:
@@ -377,9 +379,10 @@ def _values(
     """``fn``, whose results depend on the values, on tensors of one dtype:
     the gap dtypes run in a dtype holding their values, and a result of
     that dtype is converted back (``wrap``: integers wrap, modulo their
-    width; ``other``: results of another dtype, kept); uint64 operands, and those ``fn`` refuses (:class:`_OnHost`),
-    go to the host (the primitive's NumPy implementation, put in
-    ``impl.fallback`` by :func:`register`)."""
+    width; ``other``: results of another dtype, kept); uint64 operands,
+    and those ``fn`` refuses (:class:`_OnHost`), go to the host (the
+    primitive's NumPy implementation, put in ``impl.fallback`` by
+    :func:`register`)."""
     host: list[Callable[..., Any]] = []
 
     def impl(x: Tensor, *rest: Tensor, **params: Any) -> Tensor:
@@ -404,14 +407,6 @@ def _values(
 
     impl.fallback = host  # type: ignore[attr-defined]
     return impl
-
-
-def _no_kernel(what: str, dt: torch.dtype, x: Tensor) -> TypeError:
-    return TypeError(
-        f"the torch backend cannot compute {what} on {dt} on {device_of(x)}: "
-        "torch has no kernel for it. Compute with the NumPy backend "
-        "(backend='numpy'), or convert first, e.g. x.astype('float32')"
-    )
 
 
 def _widened(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -522,7 +517,8 @@ def _digamma(x: Tensor) -> Tensor:
 
 
 def _polygamma(x: Tensor, *, m: int) -> Tensor:
-    return torch.special.polygamma(m, x)
+    out: Tensor = torch.special.polygamma(m, x)
+    return out
 
 
 def _is_finite(x: Tensor) -> Tensor:
@@ -574,8 +570,22 @@ def _atan2(x: Tensor, y: Tensor) -> Tensor:
     return 1j * torch.log((y - 1j * x) / torch.sqrt(x * x + y * y))
 
 
-def _nextafter(x: Tensor, y: Tensor) -> Tensor:
-    return torch.nextafter(x, y)
+_NEXTAFTER: Final = frozenset((torch.float32, torch.float64))
+
+
+def _nextafter(host: list[Callable[..., Any]]) -> Callable[..., Tensor]:
+    """torch's nextafter for float32 and float64; the narrower floats on
+    the host (``host``, filled by :func:`register`), which steps their bit
+    patterns."""
+
+    def impl(x: Tensor, y: Tensor) -> Tensor:
+        if x.dtype in _NEXTAFTER:
+            return torch.nextafter(x, y)
+        out: Tensor = host[0](x, y)
+        return out
+
+    impl.fallback = host  # type: ignore[attr-defined]
+    return impl
 
 
 _WIDTH: Final = {
@@ -611,7 +621,11 @@ def _shift(kind: str) -> Callable[[Tensor, Tensor], Tensor]:
             low = torch.where(
                 by == 0,
                 torch.full_like(x, -1),
-                ~((torch.full_like(x, -1) << (bits - by)) if bits < 64 else _ones_high(x, by)),
+                ~(
+                    (torch.full_like(x, -1) << (bits - by))
+                    if bits < 64
+                    else _ones_high(x, by)
+                ),
             )
             out = torch.where(inside, (x >> by) & low, zero)
         return out.view(torch.uint8) if unsigned else out
@@ -636,7 +650,9 @@ def _pow(x: Tensor, y: Tensor) -> Tensor:
         out = torch.pow(x, y)
     if complex_x:
         real_positive = (y.imag == 0 if y.is_complex() else True) & (y.real > 0)
-        nan = torch.tensor(complex(math.nan, math.nan), dtype=out.dtype, device=x.device)
+        nan = torch.tensor(
+            complex(math.nan, math.nan), dtype=out.dtype, device=x.device
+        )
         at_zero = torch.where(
             y == 0,
             torch.ones_like(nan),
@@ -647,7 +663,7 @@ def _pow(x: Tensor, y: Tensor) -> Tensor:
 
 
 def _complex(x: Tensor, y: Tensor) -> Tensor:
-    x, y = torch.broadcast_tensors(x, y)
+    x, y = torch.broadcast_tensors(x, y)  # type: ignore[no-untyped-call]
     return torch.complex(x.contiguous(), y.contiguous())
 
 
@@ -843,7 +859,8 @@ def _slice(
     steps = strides or (1,) * len(start_indices)
     return x[
         tuple(
-            slice(b, e, s) for b, e, s in zip(start_indices, limit_indices, steps, strict=True)
+            slice(b, e, s)
+            for b, e, s in zip(start_indices, limit_indices, steps, strict=True)
         )
     ]
 
@@ -858,9 +875,7 @@ def _starts(
     ]
 
 
-def _dynamic_slice(
-    x: Tensor, *starts: Tensor, slice_sizes: tuple[int, ...]
-) -> Tensor:
+def _dynamic_slice(x: Tensor, *starts: Tensor, slice_sizes: tuple[int, ...]) -> Tensor:
     begin = _starts(starts, x.shape, slice_sizes)
     return x[tuple(slice(b, b + n) for b, n in zip(begin, slice_sizes, strict=True))]
 
@@ -872,7 +887,9 @@ def _dynamic_update_slice(x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
         return _dynamic_update_slice(x.view(view), update.view(view), *starts).view(dt)
     begin = _starts(starts, x.shape, update.shape)
     out = x.clone()
-    out[tuple(slice(b, b + n) for b, n in zip(begin, update.shape, strict=True))] = update
+    out[tuple(slice(b, b + n) for b, n in zip(begin, update.shape, strict=True))] = (
+        update
+    )
     return out
 
 
@@ -911,7 +928,9 @@ def _reduce_extreme(kind: str) -> Callable[..., Tensor]:
             flat = moved.reshape(-1, *moved.shape[len(axes) :])
             if not flat.shape[0]:
                 fill = -math.inf if kind == "max" else math.inf
-                return torch.full(flat.shape[1:], complex(fill, 0), dtype=x.dtype, device=x.device)
+                return torch.full(
+                    flat.shape[1:], complex(fill, 0), dtype=x.dtype, device=x.device
+                )
             out = flat[0]
             for row in flat[1:]:
                 out = pick(out, row)
@@ -1141,6 +1160,7 @@ def _binary_table() -> dict[str, _F]:
         "shift_left": _wrapping(_shift("left")),
         "shift_right_logical": _wrapping(_shift("logical")),
         "shift_right_arithmetic": _wrapping(_shift("arithmetic")),
+        "nextafter": _nextafter([]),
         "pow": _values(_pow),
         "complex": _complex,
         "select_n": _select_n,
@@ -1302,5 +1322,6 @@ def register_once() -> None:
         _REGISTERED.append(True)
 
 
+#: (Imported for the primitives they define.)
+_DEFINING: Final = (_lax, _tnp)
 register_once()
-del typelattice  # (imported for its primitives only)
