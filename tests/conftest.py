@@ -27,18 +27,23 @@ def _clean_config() -> Iterator[None]:
 # force, with the same answers as the NumPy backend's.
 # TYPELATTICE_TEST_BACKEND=torch runs them under the PyTorch backend
 # (typelattice._backends.torch; torch must be installed): operands are
-# converted to tensors, computed by torch and converted back.
+# converted to tensors, computed by torch and converted back;
+# TYPELATTICE_TEST_BACKEND=torch-cuda does so on the GPU.
 _BACKEND = os.environ.get("TYPELATTICE_TEST_BACKEND", "")
-if _BACKEND not in ("", "numpy", "counting", "torch"):
+if _BACKEND not in ("", "numpy", "counting", "torch", "torch-cuda"):
     raise SystemExit(
-        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give 'counting', 'torch', or "
-        "'numpy' (the default)"
+        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give 'counting', 'torch', "
+        "'torch-cuda', or 'numpy' (the default)"
     )
 COUNTING = CountingBackend() if _BACKEND == "counting" else None
 if _BACKEND == "torch":
     from typelattice._backends.torch import BACKEND as _TORCH
 
     _IN_FORCE: Backend | None = _TORCH
+elif _BACKEND == "torch-cuda":
+    from typelattice._backends.torch import backend_on
+
+    _IN_FORCE = backend_on("cuda")
 else:
     _IN_FORCE = COUNTING
 

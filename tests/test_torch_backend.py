@@ -8,6 +8,7 @@ wraparound). Skipped where torch is not installed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,10 @@ from typelattice import _dtypes, lax  # noqa: E402
 from typelattice._backends import torch as tb  # noqa: E402
 from typelattice._backends import use  # noqa: E402
 from typelattice._lax._primitive import PRIMITIVES  # noqa: E402
+
+# TYPELATTICE_TORCH_DEVICE=cuda compares the answers computed on the GPU.
+DEVICE = os.environ.get("TYPELATTICE_TORCH_DEVICE", "cpu")
+ON_DEVICE = tb.BACKEND if DEVICE == "cpu" else tb.backend_on(DEVICE)
 
 ROUND_TRIP = [np.dtype(getattr(ml_dtypes, n, None) or n) for n in tb._DTYPES]
 
@@ -103,7 +108,7 @@ def test_support_table_shape() -> None:
 def _both(fn: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
     """``fn(*args)`` under the NumPy backend and under torch's."""
     want = fn(*args)
-    with use(tb.BACKEND):
+    with use(ON_DEVICE):
         got = fn(*args)
     return want, got
 

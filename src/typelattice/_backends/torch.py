@@ -63,6 +63,7 @@ from typelattice._lax._primitive import PRIMITIVES, Primitive
 __all__ = [
     "BACKEND",
     "NAME",
+    "backend_on",
     "device_of",
     "dtype_of",
     "from_numpy",
@@ -1320,6 +1321,24 @@ def register_once() -> None:
     if not _REGISTERED:
         register(BACKEND)
         _REGISTERED.append(True)
+
+
+def backend_on(device: str) -> Backend:
+    """A backend computing with torch on ``device``: operands converted
+    from NumPy are put there, results come back to NumPy (for tests on a
+    GPU before Arrays hold tensors themselves).
+
+    >>> backend_on("cpu")
+    Backend('torch:cpu')
+    """
+    torch.empty(0, device=device)  # (fails here for a device torch lacks)
+
+    def to_device(a: NDArray) -> Tensor:
+        return from_numpy(a, device)
+
+    backend = Backend(f"torch:{device}", from_numpy=to_device, to_numpy=to_numpy)
+    register(backend)
+    return backend
 
 
 #: (Imported for the primitives they define.)
