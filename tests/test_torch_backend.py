@@ -300,3 +300,30 @@ def test_host_primitive_results_equal_numpy_backend() -> None:
     _same(*_both(lambda v: lax.sort(v), x))
     idx = tnp.asarray(np.array([4, 0, 2]))
     _same(*_both(lambda v, i: v[i], x, idx))
+
+
+def test_sort_total_order_and_stability() -> None:
+    # -0.0 before 0.0, NaNs last (the sign bit first), equal keys stable.
+    keys = np.array([0.0, np.nan, -0.0, -np.inf, 1.0, -np.nan, 1.0, 0.0], np.float32)
+    x = tnp.asarray(keys)
+    payload = tnp.asarray(np.arange(8, dtype=np.int32))
+    want, got = _both(lambda k, p: lax.sort((k, p), num_keys=1), x, payload)
+    for w, g in zip(want, got, strict=True):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+    for dt in ("uint32", "bool", "bfloat16", "int8"):
+        v = tnp.asarray(np.array([3, 0, 2, 1, 3, 0]).astype(dt))
+        _same(*_both(lambda u: lax.sort(u), v))
+
+
+def test_gather_and_scatter_add_as_numpy() -> None:
+    x = tnp.asarray(np.arange(20, dtype=np.float32).reshape(4, 5))
+    idx = tnp.asarray(np.array([3, -1, 0, 2, 2], np.int32))
+    _same(*_both(lambda v, i: v[i], x, idx))
+    _same(*_both(lambda v, i: v[:, i], x, idx))
+    bad = tnp.asarray(np.array([3, -1, 0, 7, 2], np.int32))
+    _same(*_both(lambda v, i: v.at[i].get(mode="fill", fill_value=-5), x, bad))
+    upd = tnp.asarray(np.ones((5, 5), np.float32))
+    _same(*_both(lambda v, i, u: v.at[i].add(u), x, idx, upd))
+    _same(*_both(lambda v, i, u: v.at[i].add(u, mode="drop"), x, bad, upd))
+    u16 = tnp.asarray(np.arange(6, dtype=np.uint16) * 9000)
+    _same(*_both(lambda v, i: v[i], u16, tnp.asarray(np.array([5, 0, 2]))))

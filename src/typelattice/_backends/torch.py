@@ -1035,6 +1035,271 @@ def _cummin(x: Tensor, axis: int) -> Tensor:
     return torch.cummin(x, axis).values
 
 
+# -- sort, gather, scatter-add -----------------------------------------------
+
+
+def _total_order_key(x: Tensor) -> Tensor:
+    """Integers ordering floats as XLA's total order does: -inf < ... <
+    -0.0 < 0.0 < ... < inf < NaN (those with the sign bit first), from the
+    bits of their float64 values."""
+    bits = x.double().view(torch.int64)
+    key = torch.where(bits < 0, bits ^ ((1 << 63) - 1), bits)
+    top = (1 << 63) - 1
+    nan_key = torch.where(bits < 0, top - 1, top)
+    return torch.where(x.isnan(), nan_key, key)
+
+
+def _sort(*xs: Tensor, dimension: int, is_stable: bool, num_keys: int) -> Any:
+    key = xs[0]
+    if num_keys != 1 or key.is_complex() or key.dtype is torch.uint64:
+        raise _OnHost
+    if key.dtype in _VALUES:
+        wide = _VALUES[key.dtype]
+        assert wide is not None
+        key = key.to(wide)
+    if key.is_floating_point():
+        key = _total_order_key(key)
+    elif key.dtype is torch.bool:
+        key = key.to(torch.int8)
+    # A stable sort gives lax's result whether or not is_stable asks for it.
+    order = torch.sort(key, dim=dimension, stable=True).indices
+    return tuple(_take_along(x, order, dimension) for x in xs)
+
+
+def _take_along(x: Tensor, order: Tensor, dim: int) -> Tensor:
+    dt = x.dtype
+    if dt in _NATIVE:
+        return torch.take_along_dim(x, order, dim)
+    return torch.take_along_dim(x.view(_BITS[dt]), order, dim).view(dt)
+
+
+def _sort_impl(host: list[Callable[..., Any]]) -> Callable[..., Any]:
+    def impl(*xs: Tensor, **params: Any) -> Any:
+        try:
+            return _sort(*xs, **params)
+        except _OnHost:
+            return host[0](*xs, **params)
+
+    impl.fallback = host  # type: ignore[attr-defined]
+    return impl
+
+
+def _window_starts(
+    idx: Tensor,
+    rank: int,
+    index_map: Sequence[int],
+    operand_batching: Sequence[int],
+    indices_batching: Sequence[int],
+) -> Tensor:
+    """Each window's start in the operand, shape ``(*batch, rank)`` (as the
+    NumPy backend's gather and scatter compute it)."""
+    batch = idx.shape[:-1]
+    starts = torch.zeros((*batch, rank), dtype=torch.int64, device=idx.device)
+    for k, d in enumerate(index_map):
+        starts[..., d] = idx[..., k]
+    for d, axis in zip(operand_batching, indices_batching, strict=True):
+        view = [1] * len(batch)
+        view[axis] = batch[axis]
+        counts = torch.arange(int(batch[axis]), device=idx.device)
+        starts[..., d] = counts.reshape(view)
+    return starts
+
+
+def _window_positions(
+    starts: Tensor, window: list[int], sizes: Sequence[int]
+) -> tuple[Tensor, ...]:
+    """Operand indices of every window element: one tensor per operand
+    axis, of shape ``(*batch, *window sizes)``."""
+    nb = starts.ndim - 1
+    nw = len(window)
+    full = (*starts.shape[:-1], *(sizes[d] for d in window))
+    out: list[Tensor] = []
+    for d in range(starts.shape[-1]):
+        pos = starts[..., d].reshape(*starts.shape[:-1], *([1] * nw))
+        if d in window:
+            view = [1] * (nb + nw)
+            view[nb + window.index(d)] = sizes[d]
+            pos = pos + torch.arange(sizes[d], device=starts.device).reshape(view)
+        out.append(pos.expand(full))
+    return tuple(out)
+
+
+def _fill_tensor(x: Tensor, fill_value: Any) -> Tensor:
+    from typelattice._lax._indexing import _default_fill
+
+    dt = dtype_of(x)
+    fill = _default_fill(dt) if fill_value is None else fill_value
+    return from_numpy(np.asarray(fill).astype(dt), device_of(x))
+
+
+def _gather(
+    x: Tensor,
+    indices: Tensor,
+    *,
+    dimension_numbers: Any,
+    slice_sizes: tuple[int, ...],
+    mode: Any,
+    fill_value: Any,
+) -> Tensor:
+    from typelattice._lax._indexing import GatherScatterMode
+
+    dt = x.dtype
+    if dt not in _NATIVE:  # (moving data: on the bits)
+        fill = _fill_tensor(x, fill_value).view(_BITS[dt])
+        out = _gather_native(
+            x.view(_BITS[dt]),
+            indices,
+            dimension_numbers,
+            slice_sizes,
+            mode is GatherScatterMode.FILL_OR_DROP,
+            fill,
+        )
+        return out.view(dt)
+    fill = _fill_tensor(x, fill_value)
+    return _gather_native(
+        x,
+        indices,
+        dimension_numbers,
+        slice_sizes,
+        mode is GatherScatterMode.FILL_OR_DROP,
+        fill,
+    )
+
+
+def _gather_native(
+    x: Tensor,
+    indices: Tensor,
+    dn: Any,
+    slice_sizes: tuple[int, ...],
+    fill_or_drop: bool,
+    fill: Tensor,
+) -> Tensor:
+    idx = _index_values(indices)
+    device = x.device
+    starts = _window_starts(
+        idx,
+        x.ndim,
+        dn.start_index_map,
+        dn.operand_batching_dims,
+        dn.start_indices_batching_dims,
+    )
+    hi = torch.tensor(
+        [n - k for n, k in zip(x.shape, slice_sizes, strict=True)],
+        dtype=torch.int64,
+        device=device,
+    )
+    mapped = list(dn.start_index_map)
+    ok = ((starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped])).all(-1)
+    starts = torch.minimum(starts.clamp(min=0), hi.clamp(min=0))
+    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
+    window = [d for d in range(x.ndim) if d not in dropped]
+    full = (*idx.shape[:-1], *(slice_sizes[d] for d in window))
+    if x.numel() == 0 or 0 in full:
+        out = torch.zeros(full, dtype=x.dtype, device=device)
+    elif x.ndim:
+        out = x[_window_positions(starts, window, slice_sizes)]
+    else:
+        out = x.expand(full).clone()
+    if fill_or_drop:
+        keep = ok.reshape(*ok.shape, *([1] * len(window)))
+        out = torch.where(keep, out, fill)
+    nb = idx.ndim - 1
+    perm: list[int] = []
+    b = w = 0
+    for pos in range(nb + len(window)):
+        if pos in dn.offset_dims:
+            perm.append(nb + w)
+            w += 1
+        else:
+            perm.append(b)
+            b += 1
+    return out.permute(perm)
+
+
+def _index_values(indices: Tensor) -> Tensor:
+    """Index values as int64 (uint64 ones beyond int64's range saturate:
+    they are out of bounds either way)."""
+    if indices.dtype is torch.uint64:
+        signed = indices.view(torch.int64)
+        return torch.where(signed < 0, (1 << 63) - 1, signed)
+    return indices.to(torch.int64)
+
+
+#: The dtypes scatter-add accumulates natively: where torch's accumulation
+#: in index order equals NumPy's ``add.at`` (narrow floats round each step
+#: there, and go to the host).
+_SCATTER_ADD: Final = frozenset(
+    (
+        torch.float32,
+        torch.float64,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.uint8,
+        torch.complex64,
+        torch.complex128,
+    )
+)
+
+
+def _scatter_add(
+    x: Tensor,
+    indices: Tensor,
+    updates: Tensor,
+    *,
+    dimension_numbers: Any,
+    mode: Any,
+) -> Tensor:
+    from typelattice._lax._indexing import GatherScatterMode
+
+    if x.dtype not in _SCATTER_ADD:
+        raise _OnHost
+    dn = dimension_numbers
+    idx = _index_values(indices)
+    nb = idx.ndim - 1
+    scatter_axes = [a for a in range(updates.ndim) if a not in dn.update_window_dims]
+    values = updates.permute((*scatter_axes, *dn.update_window_dims))
+    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
+    window = [d for d in range(x.ndim) if d not in inserted]
+    sizes = [1] * x.ndim
+    for d, n in zip(window, values.shape[nb:], strict=True):
+        sizes[d] = n
+    starts = _window_starts(
+        idx,
+        x.ndim,
+        tuple(dn.scatter_dims_to_operand_dims),
+        tuple(dn.operand_batching_dims),
+        tuple(dn.scatter_indices_batching_dims),
+    )
+    hi = torch.tensor(
+        [n - k for n, k in zip(x.shape, sizes, strict=True)],
+        dtype=torch.int64,
+        device=x.device,
+    )
+    if mode is GatherScatterMode.CLIP:
+        starts = torch.minimum(starts.clamp(min=0), hi.clamp(min=0))
+    ok = ((starts >= 0) & (starts <= hi)).all(-1)
+    if x.ndim == 0:
+        raise _OnHost  # (NumPy adds one value after another)
+    out = x.clone()
+    positions = _window_positions(starts, window, sizes)
+    keep = ok.reshape(*ok.shape, *([1] * len(window))).expand(values.shape)
+    out.index_put_(tuple(p[keep] for p in positions), values[keep], accumulate=True)
+    return out
+
+
+def _scatter_add_impl(host: list[Callable[..., Any]]) -> Callable[..., Any]:
+    def impl(*xs: Tensor, **params: Any) -> Any:
+        try:
+            return _scatter_add(*xs, **params)
+        except _OnHost:
+            return host[0](*xs, **params)
+
+    impl.fallback = host  # type: ignore[attr-defined]
+    return impl
+
+
 # -- dot_general --------------------------------------------------------------
 
 
@@ -1184,6 +1449,9 @@ def _structural_table() -> dict[str, _F]:
         "dynamic_update_slice": _dynamic_update_slice,
         "convert_element_type": _convert_impl,
         "dot_general": _dot_general,
+        "sort": _sort_impl([]),
+        "gather": _gather,
+        "scatter-add": _scatter_add_impl([]),
     }
 
 
@@ -1249,8 +1517,8 @@ def support_table() -> dict[str, dict[str, str]]:
     >>> table = support_table()
     >>> table['add']['float32'], table['add']['uint32']
     ('yes', 'emulated: on int32 bits')
-    >>> table['sort']['float32']
-    'emulated: by NumPy on the host'
+    >>> table['sort']['float32'], table['sort']['complex64']
+    ('yes', 'emulated: by NumPy on the host')
     """
     register_once()
     out: dict[str, dict[str, str]] = {}
@@ -1264,10 +1532,22 @@ def support_table() -> dict[str, dict[str, str]]:
     return out
 
 
+#: The dtypes for which a primitive computed by torch otherwise goes to the
+#: host (torch lacks the kernel, or accumulates in another order than
+#: NumPy's ``ufunc.at``). Integer ``dot_general`` on CUDA goes there too.
+_PARTLY_ON_HOST: Final = {
+    "sort": ("complex64", "complex128"),
+    "cummax": ("complex64", "complex128"),
+    "cummin": ("complex64", "complex128"),
+    "nextafter": ("bfloat16", "float16", *(n for n in _DTYPES if "float8" in n)),
+    "scatter-add": ("bfloat16", "float16", *(n for n in _GAPS)),
+}
+
+
 def _support(name: str, dt: DType, on_host: bool) -> str:
     if dt.name not in _DTYPES:
         return "no: torch has no such dtype"
-    if on_host:
+    if on_host or dt.name in _PARTLY_ON_HOST.get(name, ()):
         return "emulated: by NumPy on the host"
     gap = _GAPS.get(dt.name)
     if gap is None:
@@ -1305,6 +1585,7 @@ _BITWISE_NAMES: Final = frozenset(
         "slice",
         "dynamic_slice",
         "dynamic_update_slice",
+        "gather",
         "select_n",
         "reduce_and",
         "reduce_or",
