@@ -10,7 +10,8 @@ repeated calls; CUDA timings synchronise around each call):
   Arrays, ``tnp.add`` on ``tnp.asarray(tensor)``;
 - large ops (10M elements on the CPU, 100M with ``--device cuda``):
   float32 + float32, and int32 + float32, which the lattice makes float32
-  (a conversion, then an add), against torch's own int32 + float32 (which
+  (a conversion, then an add; or :func:`promoting`'s one torch call, the
+  cast inside the kernel), against torch's own int32 + float32 (which
   computes float32 too);
 - with ``--device cuda``: a jitted MLP training step on native Arrays
   against the same step in plain torch; CuPy's own int32 + float32 (NumPy's
@@ -34,7 +35,7 @@ import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
 from typelattice._backends import use
-from typelattice._backends.torch import BACKEND
+from typelattice._backends.torch import BACKEND, promoting
 from typelattice._lax._primitive import PRIMITIVES
 
 
@@ -188,6 +189,16 @@ def large_ops(repeat: int, device: str, n: int) -> None:
     )
     line("add i32+f32: torch's own (float32)", t_raw)
     line("add i32+f32: convert_element_type + add", t_impl, t_raw)
+    fused = promoting("add", np.dtype(np.int32), f32, f32)
+    assert fused is not None
+    t_raw, t_fused = paired_seconds(
+        lambda: torch.add(i, b),
+        lambda: fused(i, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+    line("add i32+f32: promoting('add', ...) (the cast in the kernel)", t_fused, t_raw)
     native_arrays(
         "add i32+f32: tnp.add on tnp.asarray(tensor)",
         i,

@@ -64,6 +64,7 @@ __all__ = [
     "BACKEND",
     "NAME",
     "backend_on",
+    "promoting",
     "device_of",
     "dtype_of",
     "from_numpy",
@@ -1602,6 +1603,75 @@ def register_once() -> None:
     if not _REGISTERED:
         register(BACKEND)
         _REGISTERED.append(True)
+
+
+# -- casts inside torch's kernels ---------------------------------------------
+
+#: Binary primitives whose torch function, given operands of two dtypes,
+#: converts both to torch's promoted dtype inside its kernel and computes
+#: there, as lax does after converting them (``div``: of floats only).
+_PROMOTING: Final[dict[str, Callable[..., Tensor]]] = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.true_divide,
+    "max": torch.maximum,
+    "min": torch.minimum,
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+}
+#: Where the lattice's result dtype (the one both operands are converted to)
+#: may be computed by torch's promotion: the operands are converted to it
+#: by one rounding, as lax's conversion rounds. (Not float16 or bfloat16:
+#: torch computes mixed operands in float32 and rounds once, where lax
+#: rounds the converted operand and the result.)
+_PROMOTED: Final = frozenset(
+    (torch.float32, torch.float64, torch.complex64, torch.complex128)
+)
+
+
+def promoting(
+    name: str, x_dtype: DType, y_dtype: DType, common: DType
+) -> Callable[[Tensor, Tensor], Tensor] | None:
+    """torch's own function for the binary primitive ``name`` on operands of
+    ``x_dtype`` and ``y_dtype`` whose lattice dtype is ``common``, where
+    torch's promotion computes in ``common`` too: it equals converting both
+    operands to ``common`` (``convert_element_type`` without checks), then
+    the primitive, without a separate conversion of the whole operand. None
+    where it does not.
+
+    Args:
+      name: the primitive's name (``'add'``...).
+      x_dtype: the first operand's dtype.
+      y_dtype: the second operand's dtype.
+      common: the dtype the lattice converts both to.
+
+    Returns:
+      A function of the two tensors, or None.
+
+    >>> i32, f32, f16 = np.dtype('int32'), np.dtype('float32'), np.dtype('float16')
+    >>> f = promoting('add', i32, f32, f32)
+    >>> f(torch.tensor([16777217], dtype=torch.int32), torch.tensor([0.0]))
+    tensor([16777216.])
+    >>> promoting('add', i32, f16, f16)
+    """
+    fn = _PROMOTING.get(name)
+    tx, ty, tc = _TO_TORCH.get(x_dtype), _TO_TORCH.get(y_dtype), _TO_TORCH.get(common)
+    if fn is None or tx is None or ty is None or tc not in _PROMOTED:
+        return None
+    if tx not in _NATIVE or ty not in _NATIVE or torch.promote_types(tx, ty) is not tc:
+        return None
+    if tx.is_complex != tc.is_complex and name in ("max", "min"):
+        return None  # (lax orders complex numbers; torch has no such order)
+    if tc.is_complex and name in ("max", "min", "lt", "le", "gt", "ge"):
+        return None
+    if name == "sub" and torch.bool in (tx, ty):
+        return None  # (torch refuses to subtract bools)
+    return fn
 
 
 def backend_on(device: str) -> Backend:
