@@ -1494,7 +1494,9 @@ def register(backend: Backend) -> None:
             _TORCH_IMPLS.update(table())
     for name, prim in PRIMITIVES.items():
         impl = _TORCH_IMPLS.get(name)
-        if impl is None:
+        if name in _NEVER_COMPUTED:
+            impl = NUMPY.impl(prim)  # (raises: bound outside its vmap)
+        elif impl is None:
             impl = _host(prim)
         else:
             host = getattr(impl, "fallback", None)
@@ -1542,25 +1544,49 @@ _PARTLY_ON_HOST: Final = {
     "cummin": ("complex64", "complex128"),
     "nextafter": ("bfloat16", "float16", *(n for n in _DTYPES if "float8" in n)),
     "scatter-add": ("bfloat16", "float16", *(n for n in _GAPS)),
+    "dot_general": ("bool", "uint16", "uint32", "uint64"),
 }
 
 
 def _support(name: str, dt: DType, on_host: bool) -> str:
     if dt.name not in _DTYPES:
         return "no: torch has no such dtype"
+    if name in _NEVER_COMPUTED:
+        return "yes"
+    if name in _CONTROL:
+        return "emulated: its program's primitives here, operands via the host"
     if on_host or dt.name in _PARTLY_ON_HOST.get(name, ()):
         return "emulated: by NumPy on the host"
     gap = _GAPS.get(dt.name)
     if gap is None:
         return "yes"
-    if name in _BITWISE_NAMES:
+    float8 = gap["values"] == "float32"
+    if name in _MOVING or (name in _WRAPPING and not float8):
         return f"emulated: on {gap['bits']} bits"
     if gap["values"] is None:
         return "emulated: by NumPy on the host"
     return f"emulated: in {gap['values']}"
 
 
-_BITWISE_NAMES: Final = frozenset(
+#: Primitives that move data (any dtype: on the bits of its width).
+_MOVING: Final = frozenset(
+    {
+        "broadcast_in_dim",
+        "reshape",
+        "transpose",
+        "squeeze",
+        "rev",
+        "concatenate",
+        "pad",
+        "slice",
+        "dynamic_slice",
+        "dynamic_update_slice",
+        "gather",
+        "select_n",
+    }
+)
+#: Primitives whose integer results wrap alike on signed and unsigned bits.
+_WRAPPING: Final = frozenset(
     {
         "neg",
         "not",
@@ -1576,23 +1602,17 @@ _BITWISE_NAMES: Final = frozenset(
         "shift_left",
         "shift_right_logical",
         "shift_right_arithmetic",
-        "broadcast_in_dim",
-        "reshape",
-        "transpose",
-        "squeeze",
-        "rev",
-        "concatenate",
-        "pad",
-        "slice",
-        "dynamic_slice",
-        "dynamic_update_slice",
-        "gather",
-        "select_n",
         "reduce_and",
         "reduce_or",
         "reduce_xor",
     }
 )
+#: Collectives: bound inside a vmap of their axis name only, where the
+#: batching rules compute them; no backend ever does.
+_NEVER_COMPUTED: Final = frozenset({"psum", "pmax", "pmin", "axis_index"})
+#: Control flow: the NumPy backend's implementation runs the program, whose
+#: primitives the backend in force computes; the operands cross the host.
+_CONTROL: Final = frozenset({"cond", "while", "scan"})
 
 BACKEND: Final = Backend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
 _REGISTERED: list[bool] = []
