@@ -363,3 +363,10 @@ def test_promoting_equals_convert_then_primitive(name: str) -> None:
             assert got.dtype == want.dtype, (xn, yn)
             assert tb.to_numpy(got).tobytes() == tb.to_numpy(want).tobytes(), (xn, yn)
     assert offered > 0
+
+
+def test_documented_support_table_is_the_generated_one() -> None:
+    from pathlib import Path
+
+    docs = Path(__file__).parent.parent / "docs" / "backends.md"
+    assert tb.support_markdown() in docs.read_text()

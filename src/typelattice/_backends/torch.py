@@ -72,6 +72,7 @@ __all__ = [
     "put",
     "register",
     "shape_of",
+    "support_markdown",
     "support_table",
     "to_numpy",
 ]
@@ -357,6 +358,19 @@ def _wrapping(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return impl
 
 
+def _wrapping2(fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Tensor]:
+    """:func:`_wrapping` for a binary ``fn``, with no argument packing on
+    the common path (the hot path of ``add``, ``mul``...)."""
+    slow = _wrapping(fn)
+
+    def impl(x: Tensor, y: Tensor) -> Tensor:
+        if x.dtype in _NATIVE:
+            return fn(x, y)
+        return slow(x, y)
+
+    return impl
+
+
 class _OnHost(Exception):
     """Raised by an implementation for operands torch has no kernel for:
     the NumPy backend computes them on the host."""
@@ -422,6 +436,27 @@ def _widened(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
             return out if out.dtype is torch.bool else out.to(x.dtype)
         return fn(x, *rest)
 
+    return impl
+
+
+#: Dtypes every math function computes in directly (no widening, no gap).
+_MATH_DIRECT: Final = frozenset(
+    (torch.float32, torch.float64, torch.complex64, torch.complex128)
+)
+
+
+def _math(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """A math function computed in float32 for the narrow floats (see
+    :func:`_widened`), emulated for the gap dtypes (:func:`_values`); for
+    the common dtypes, torch's function with one test before it."""
+    slow = _values(_widened(fn))
+
+    def impl(x: Tensor, *rest: Tensor) -> Tensor:
+        if x.dtype in _MATH_DIRECT:
+            return fn(x, *rest)
+        return slow(x, *rest)
+
+    impl.fallback = slow.fallback  # type: ignore[attr-defined]
     return impl
 
 
@@ -898,12 +933,32 @@ def _dynamic_update_slice(x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
 # -- reductions ---------------------------------------------------------------
 
 
+#: Dtypes summed in themselves (not narrow floats, which accumulate in
+#: float32; not bool).
+_SUM_DIRECT: Final = frozenset(
+    (
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.uint8,
+    )
+)
+
+
 def _accumulating(x: Tensor) -> Tensor:
     """Narrow floats accumulate in float32 (as the NumPy backend)."""
     return x.float() if x.dtype in _HALF or x.dtype in _FLOAT8 else x
 
 
 def _reduce_sum(x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+    dt = x.dtype
+    if axes and dt in _SUM_DIRECT:
+        return torch.sum(x, dim=axes, dtype=dt)
     wide = _accumulating(x)
     if not axes:
         return x.clone()
@@ -1363,37 +1418,37 @@ def _unary_table() -> dict[str, _F]:
     w, f64 = _widened, _in_f64
     return {
         "neg": _wrapping(torch.neg),
-        "sign": _values(w(_sign)),
-        "floor": _values(w(torch.floor)),
-        "ceil": _values(w(torch.ceil)),
+        "sign": _math(_sign),
+        "floor": _math(torch.floor),
+        "ceil": _math(torch.ceil),
         "abs": _values(w(_abs), wrap=True),
-        "exp": _values(w(torch.exp)),
-        "exp2": _values(w(_exp2)),
-        "log": _values(w(torch.log)),
-        "log1p": _values(w(torch.log1p)),
-        "expm1": _values(w(torch.expm1)),
-        "sqrt": _values(w(torch.sqrt)),
-        "rsqrt": _values(w(torch.rsqrt)),
-        "sin": _values(w(torch.sin)),
-        "cos": _values(w(torch.cos)),
-        "tan": _values(w(torch.tan)),
-        "asin": _values(w(torch.asin)),
-        "acos": _values(w(torch.acos)),
-        "atan": _values(w(torch.atan)),
-        "sinh": _values(w(torch.sinh)),
-        "cosh": _values(w(torch.cosh)),
-        "tanh": _values(w(torch.tanh)),
-        "asinh": _values(w(torch.asinh)),
-        "acosh": _values(w(torch.acosh)),
-        "atanh": _values(w(torch.atanh)),
-        "logistic": _values(w(_logistic)),
+        "exp": _math(torch.exp),
+        "exp2": _math(_exp2),
+        "log": _math(torch.log),
+        "log1p": _math(torch.log1p),
+        "expm1": _math(torch.expm1),
+        "sqrt": _math(torch.sqrt),
+        "rsqrt": _math(torch.rsqrt),
+        "sin": _math(torch.sin),
+        "cos": _math(torch.cos),
+        "tan": _math(torch.tan),
+        "asin": _math(torch.asin),
+        "acos": _math(torch.acos),
+        "atan": _math(torch.atan),
+        "sinh": _math(torch.sinh),
+        "cosh": _math(torch.cosh),
+        "tanh": _math(torch.tanh),
+        "asinh": _math(torch.asinh),
+        "acosh": _math(torch.acosh),
+        "atanh": _math(torch.atanh),
+        "logistic": _math(_logistic),
         "erf": _values(f64(torch.special.erf)),
         "erfc": _values(f64(torch.special.erfc)),
         "erf_inv": _values(f64(torch.special.erfinv)),
         "lgamma": _values(f64(torch.special.gammaln)),
         "digamma": _values(f64(_digamma)),
         "polygamma": _values(f64(_polygamma)),
-        "is_finite": _values(w(_is_finite)),
+        "is_finite": _math(_is_finite),
         "not": _wrapping(_not),
         "real": _real,
         "imag": _imag,
@@ -1404,22 +1459,21 @@ def _unary_table() -> dict[str, _F]:
 
 
 def _binary_table() -> dict[str, _F]:
-    w = _widened
     return {
-        "add": _wrapping(torch.add),
-        "add_any": _wrapping(torch.add),
-        "sub": _wrapping(torch.sub),
-        "mul": _wrapping(torch.mul),
+        "add": _wrapping2(torch.add),
+        "add_any": _wrapping2(torch.add),
+        "sub": _wrapping2(torch.sub),
+        "mul": _wrapping2(torch.mul),
         "div": _values(_div, wrap=True),
         "rem": _values(_rem, wrap=True),
         "max": _values(_lexicographic(True)),
         "min": _values(_lexicographic(False)),
-        "atan2": _values(w(_atan2)),
-        "and": _wrapping(torch.bitwise_and),
-        "or": _wrapping(torch.bitwise_or),
-        "xor": _wrapping(torch.bitwise_xor),
-        "eq": _wrapping(torch.eq),
-        "ne": _wrapping(torch.ne),
+        "atan2": _math(_atan2),
+        "and": _wrapping2(torch.bitwise_and),
+        "or": _wrapping2(torch.bitwise_or),
+        "xor": _wrapping2(torch.bitwise_xor),
+        "eq": _wrapping2(torch.eq),
+        "ne": _wrapping2(torch.ne),
         "lt": _values(torch.lt),
         "le": _values(torch.le),
         "gt": _values(torch.gt),
@@ -1566,6 +1620,39 @@ def _support(name: str, dt: DType, on_host: bool) -> str:
     if gap["values"] is None:
         return "emulated: by NumPy on the host"
     return f"emulated: in {gap['values']}"
+
+
+def support_markdown() -> str:
+    """:func:`support_table` as a Markdown table, primitives of the same
+    row together, for the dtypes torch has (the others are ``no`` for
+    every primitive): what torch computes itself, and how the rest is
+    emulated. The documentation shows it.
+
+    Returns:
+      The table's Markdown text.
+    """
+    table = support_table()
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name, row in table.items():
+        key = tuple((d, row[d]) for d in _DTYPES)
+        groups.setdefault(key, []).append(name)
+    lines = [
+        "| primitives | computed by torch | emulated |",
+        "| --- | --- | --- |",
+    ]
+    for key, names in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        native = [d for d, v in key if v == "yes"]
+        how: dict[str, list[str]] = {}
+        for d, v in key:
+            if v != "yes":
+                how.setdefault(v.removeprefix("emulated: "), []).append(d)
+        emulated = "; ".join(f"{', '.join(ds)}: {h}" for h, ds in how.items())
+        prims = ", ".join(f"`{n}`" for n in sorted(names))
+        lines.append(f"| {prims} | {', '.join(native) or '-'} | {emulated or '-'} |")
+    missing = [d.name for d in _dtypes.ALL_DTYPES if d.name not in _DTYPES]
+    lines.append("")
+    lines.append(f"Not in torch (TypeError for every primitive): {', '.join(missing)}.")
+    return "\n".join(lines)
 
 
 #: Primitives that move data (any dtype: on the bits of its width).
