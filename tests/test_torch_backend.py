@@ -370,3 +370,34 @@ def test_documented_support_table_is_the_generated_one() -> None:
 
     docs = Path(__file__).parent.parent / "docs" / "backends.md"
     assert tb.support_markdown() in docs.read_text()
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_bit_counts_and_bitcasts(dt: str) -> None:
+    info = np.iinfo(dt)
+    values = [0, 1, int(info.max), int(info.min), 6, int(info.max) // 3]
+    with tl.enable_x64():
+        x = tnp.asarray(np.array(values, dt))
+        _same(*_both(lax.population_count, x))
+        _same(*_both(lax.clz, x))
+        for target in ("uint8", "int16", "float32", "int64"):
+            size = np.dtype(target).itemsize
+            if size > np.dtype(dt).itemsize:
+                continue
+            _same(*_both(lambda v, t=target: lax.bitcast_convert_type(v, t), x))
+
+
+def test_triangular_solve_as_numpy() -> None:
+    a = tnp.asarray(np.array([[2.0, 0.5, 1], [1, 3, 2], [4, 1, 5]], np.float32))
+    b = tnp.asarray(np.array([[1.0, 2], [3, 4], [5, 6]], np.float32))
+    for lower in (True, False):
+        for transpose in (True, False):
+            want, got = _both(
+                lambda u, v, lo=lower, tr=transpose: lax.linalg.triangular_solve(
+                    u, v, left_side=True, lower=lo, transpose_a=tr
+                ),
+                a,
+                b,
+            )
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

@@ -63,6 +63,7 @@ from typelattice._lax._primitive import PRIMITIVES, Primitive
 __all__ = [
     "BACKEND",
     "NAME",
+    "TorchBackend",
     "backend_on",
     "promoting",
     "device_of",
@@ -1356,6 +1357,99 @@ def _scatter_add_impl(host: list[Callable[..., Any]]) -> Callable[..., Any]:
     return impl
 
 
+# -- linear algebra, bits -----------------------------------------------------
+
+
+def _triangular_solve(a: Tensor, b: Tensor, **params: bool) -> Tensor:
+    if a.dtype not in _MATH_DIRECT:
+        raise _OnHost
+    # As the NumPy backend: the triangle (its diagonal 1 when unit), in
+    # the operation asked for, solved as a general system.
+    t = torch.tril(a) if params["lower"] else torch.triu(a)
+    if params["unit_diagonal"]:
+        n = a.shape[-1]
+        eye = torch.eye(n, dtype=torch.bool, device=a.device)
+        t = torch.where(eye, torch.ones_like(t), t)
+    if params["transpose_a"]:
+        t = t.transpose(-1, -2)
+    if params["conjugate_a"]:
+        t = t.conj_physical()
+    out: Tensor
+    if params["left_side"]:
+        out = torch.linalg.solve(t, b)
+    else:
+        out = torch.linalg.solve(t.mT, b.mT).mT
+    return out
+
+
+def _on_host_when_refused(
+    fn: Callable[..., Any], host: list[Callable[..., Any]]
+) -> Callable[..., Any]:
+    """``fn``, or the primitive's NumPy implementation on the host where
+    ``fn`` refuses its operands (:class:`_OnHost`)."""
+
+    def impl(*xs: Tensor, **params: Any) -> Any:
+        try:
+            return fn(*xs, **params)
+        except _OnHost:
+            return host[0](*xs, **params)
+
+    impl.fallback = host  # type: ignore[attr-defined]
+    return impl
+
+
+_UNSIGNED_OF_WIDTH: Final = {
+    8: torch.uint8,
+    16: torch.int16,
+    32: torch.int32,
+    64: torch.int64,
+}
+
+
+def _population_count(x: Tensor) -> Tensor:
+    # The bits of each byte, counted by a table of the 256 bytes.
+    width = x.element_size()
+    as_bytes = x.contiguous().reshape(-1).view(torch.uint8).reshape(*x.shape, width)
+    table = torch.tensor(
+        [bin(i).count("1") for i in range(256)], dtype=torch.int64, device=x.device
+    )
+    return table[as_bytes.long()].sum(-1).to(x.dtype)
+
+
+def _clz(x: Tensor) -> Tensor:
+    # Leading zeros: the width less the bit length, found by halving.
+    bits = x.element_size() * 8
+    signed = x.view(_UNSIGNED_OF_WIDTH[bits]) if x.dtype is not torch.uint8 else x
+    wide = signed.to(torch.int64)
+    if bits < 64:
+        wide = wide & ((1 << bits) - 1)
+    length = torch.zeros_like(wide)
+    negative = wide < 0  # (int64 with the top bit: length 64)
+    rest = torch.where(negative, torch.zeros_like(wide), wide)
+    for step in (32, 16, 8, 4, 2, 1):
+        high = rest >= (1 << step)
+        length = length + torch.where(high, step, 0)
+        rest = torch.where(high, rest >> step, rest)
+    length = length + (rest > 0).to(torch.int64)
+    length = torch.where(negative, 64, length)
+    return (bits - length).to(torch.int64).to(_BITS.get(x.dtype, x.dtype)).view(x.dtype)
+
+
+def _bitcast(x: Tensor, *, new_dtype: DType) -> Tensor:
+    target = _torch_dtype(new_dtype)
+    size, new_size = x.element_size(), _element_size(target)
+    y = x.contiguous()
+    if size == new_size:
+        return y.view(target).clone()
+    if size > new_size:
+        return y.reshape(*x.shape, 1).view(target).clone()
+    return y.view(target).reshape(x.shape[:-1]).clone()
+
+
+def _element_size(dt: torch.dtype) -> int:
+    return torch.empty(0, dtype=dt).element_size()
+
+
 # -- dot_general --------------------------------------------------------------
 
 
@@ -1505,6 +1599,10 @@ def _structural_table() -> dict[str, _F]:
         "convert_element_type": _convert_impl,
         "dot_general": _dot_general,
         "sort": _sort_impl([]),
+        "triangular_solve": _on_host_when_refused(_triangular_solve, []),
+        "population_count": _bits(_population_count),
+        "clz": _bits(_clz),
+        "bitcast_convert_type": _bitcast,
         "gather": _gather,
         "scatter-add": _scatter_add_impl([]),
     }
@@ -1605,8 +1703,8 @@ _PARTLY_ON_HOST: Final = {
 def _support(name: str, dt: DType, on_host: bool) -> str:
     if dt.name not in _DTYPES:
         return "no: torch has no such dtype"
-    if name in _NEVER_COMPUTED:
-        return "yes"
+    if name in _NEVER_COMPUTED or name == "bitcast_convert_type":
+        return "yes"  # (a bitcast is torch's view, for every dtype)
     if name in _CONTROL:
         return "emulated: its program's primitives here, operands via the host"
     if on_host or dt.name in _PARTLY_ON_HOST.get(name, ()):
@@ -1692,6 +1790,8 @@ _WRAPPING: Final = frozenset(
         "reduce_and",
         "reduce_or",
         "reduce_xor",
+        "population_count",
+        "clz",
     }
 )
 #: Collectives: bound inside a vmap of their axis name only, where the
@@ -1701,7 +1801,25 @@ _NEVER_COMPUTED: Final = frozenset({"psum", "pmax", "pmin", "axis_index"})
 #: primitives the backend in force computes; the operands cross the host.
 _CONTROL: Final = frozenset({"cond", "while", "scan"})
 
-BACKEND: Final = Backend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
+
+class TorchBackend(Backend):
+    """The torch backend's table: a primitive defined after it was filled
+    (by a module imported later, or a user's own) that the NumPy backend
+    implements is computed by it on the host, as those here without a torch
+    implementation are."""
+
+    __slots__ = ()
+
+    def implements(self, prim: Primitive) -> bool:
+        return super().implements(prim) or NUMPY.implements(prim)
+
+    def impl(self, prim: Primitive) -> Callable[..., Any]:
+        if not super().implements(prim) and NUMPY.implements(prim):
+            self.def_impl(prim, _host(prim))
+        return super().impl(prim)
+
+
+BACKEND: Final = TorchBackend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
 _REGISTERED: list[bool] = []
 
 
@@ -1794,7 +1912,7 @@ def backend_on(device: str) -> Backend:
     def to_device(a: NDArray) -> Tensor:
         return from_numpy(a, device)
 
-    backend = Backend(f"torch:{device}", from_numpy=to_device, to_numpy=to_numpy)
+    backend = TorchBackend(f"torch:{device}", from_numpy=to_device, to_numpy=to_numpy)
     register(backend)
     return backend
 
