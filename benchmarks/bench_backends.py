@@ -307,7 +307,6 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    torch.set_num_threads(torch.get_num_threads())
     if args.device == "cpu":
         small_ops(args.repeat, "cpu")
         large_ops(args.repeat, "cpu", 10_000_000)
