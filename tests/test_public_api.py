@@ -21,6 +21,7 @@ PUBLIC_MODULES = [
     "typelattice.nn.initializers",
     "typelattice.nn.recurrent",
     "typelattice.numpy",
+    "typelattice.optax",
     "typelattice.optim",
     "typelattice.random",
     "typelattice.tree",

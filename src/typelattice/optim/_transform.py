@@ -27,6 +27,7 @@ they run under ``typelattice.jit``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -250,6 +251,16 @@ def _checked(x: Array, dtype: np.dtype[Any], where: str, fix: str) -> Array:
     return convert_to(x, dtype, where, fix)
 
 
+def _hyper(value: Any, dtype: np.dtype[Any], where: str) -> Any:
+    """A hyperparameter for arithmetic in ``dtype``: a Python number as it is
+    (weak, it takes the array's dtype); an Array (from inject_hyperparams)
+    converted to ``dtype``, checked, so it does not promote the state."""
+    if not isinstance(value, Array):
+        return value
+    fix = f"Fix: give hyperparameters that fit in {dtype}."
+    return _checked(value, dtype, f"{where} (a hyperparameter in {dtype})", fix)
+
+
 def _zeros_like(flat: _Params) -> Any:
     return flat.treedef.unflatten([tnp.zeros(p.shape, p.dtype) for p in flat.leaves])
 
@@ -276,12 +287,19 @@ def _new_count() -> Array:
 
 
 def _check_learning_rate(learning_rate: object, where: str) -> None:
-    if callable(learning_rate):
+    if callable(learning_rate) or isinstance(learning_rate, Array):
+        # (An Array: a hyperparameter injected by inject_hyperparams, whose
+        # value may be unknown under jit.)
         return
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, int | float):
         raise TypeError(
             f"{where}: learning_rate must be a float or a schedule "
             f"(count -> value), not {learning_rate!r}"
+        )
+    if not math.isfinite(learning_rate):
+        raise ValueError(
+            f"{where}: learning_rate = {learning_rate!r} is not finite; give a "
+            "finite float (or a schedule)"
         )
 
 
@@ -291,6 +309,10 @@ def _scale_by_learning_rate(
     """``-learning_rate * u`` for each update, in the update's dtype. A
     schedule is read at ``count``, the number of updates made before this
     one (0 for the first), as optax's ``scale_by_schedule``."""
+    if isinstance(learning_rate, Array):
+        into = f"{where} (the learning rate)"
+        fix = "Fix: give a learning rate that fits in the parameters' dtype."
+        return [-_checked(learning_rate, u.dtype, into, fix) * u for u in updates]
     if not callable(learning_rate):
         step = -learning_rate  # weak: the update's dtype
         return [step * u for u in updates]
@@ -379,10 +401,13 @@ def sgd(
             if params is not None:
                 _check_params(params, traced, "state's trace", where)
             grads = _grads_like(updates, traced, "state's trace", where)
-            new = [g + momentum * t for g, t in zip(grads, traced.leaves, strict=True)]
+            ms = [_hyper(momentum, t.dtype, where) for t in traced.leaves]
+            new = [
+                g + m * t for g, m, t in zip(grads, ms, traced.leaves, strict=True)
+            ]
             trace = treedef.unflatten(new)
             if nesterov:
-                out = [g + momentum * t for g, t in zip(grads, new, strict=True)]
+                out = [g + m * t for g, m, t in zip(grads, ms, new, strict=True)]
             else:
                 out = new
         out = _scale_by_learning_rate(out, learning_rate, state.count, where)
@@ -421,21 +446,32 @@ def _adam_update(
     """optax's scale_by_adam on flat lists: the directions (before the
     learning rate), the new moments and the new count (``count`` is the
     number of updates made before)."""
-    mu = [(1 - b1) * g + b1 * m for g, m in zip(grads, mu_leaves, strict=True)]
-    nu = [(1 - b2) * _abs_sq(g) + b2 * v for g, v in zip(grads, nu_leaves, strict=True)]
+    where = "adam's update"
+
+    def h(value: Any, like: Array) -> Any:
+        return _hyper(value, like.dtype, where)
+
+    mu = [
+        (1 - h(b1, m)) * g + h(b1, m) * m for g, m in zip(grads, mu_leaves, strict=True)
+    ]
+    nu = [
+        (1 - h(b2, v)) * _abs_sq(g) + h(b2, v) * v
+        for g, v in zip(grads, nu_leaves, strict=True)
+    ]
     count = _increment(count)
     if nesterov:
         after = _increment(count)
         mu_hat = [
-            b1 * _bias_corrected(m, b1, after)
-            + (1 - b1) * _bias_corrected(g, b1, count)
+            h(b1, m) * _bias_corrected(m, b1, after)
+            + (1 - h(b1, m)) * _bias_corrected(g, b1, count)
             for m, g in zip(mu, grads, strict=True)
         ]
     else:
         mu_hat = [_bias_corrected(m, b1, count) for m in mu]
     nu_hat = [_bias_corrected(v, b2, count) for v in nu]
     out = [
-        m / (tnp.sqrt(v + eps_root) + eps) for m, v in zip(mu_hat, nu_hat, strict=True)
+        m / (tnp.sqrt(v + h(eps_root, v)) + h(eps, m))
+        for m, v in zip(mu_hat, nu_hat, strict=True)
     ]
     return out, mu, nu, count
 
@@ -508,9 +544,9 @@ def _adam_like(
                 if mask is None
                 else _mask_leaves(mask, params, flat_params, where)
             )
-            if weight_decay != 0:
+            if isinstance(weight_decay, Array) or weight_decay != 0:
                 out = [
-                    u + weight_decay * p if use else u
+                    u + _hyper(weight_decay, p.dtype, where) * p if use else u
                     for u, p, use in zip(out, flat_params.leaves, keep, strict=True)
                 ]
         out = _scale_by_learning_rate(out, learning_rate, state.count, where)
