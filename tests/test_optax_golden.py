@@ -1,0 +1,131 @@
+"""typelattice.optax against optax: transformations, optimisers, wrappers,
+schedules and losses, with float32, bfloat16 and float16 parameters.
+
+``golden/optax.json`` was recorded from optax by
+``golden/make_optax_golden.py``, which defines the cases; here they run with
+``typelattice.optax`` and must give optax's dtypes, and its values within a
+tolerance per dtype (a few units in the last place: optax's XLA and NumPy
+may round a division or a square root differently). Each optimiser case
+also runs with its update under ``typelattice.jit``, which must give the
+eager results exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typelattice as tl
+import typelattice.numpy as tnp
+import typelattice.optax as optax
+from support import GOLDEN_DIR, recorder
+from typelattice._tracing import tree
+
+GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "optax.json").read_text())
+REC = recorder("make_optax_golden.py")
+NS = types.SimpleNamespace(np=tnp, optax=optax, leaves=tree.leaves)
+
+# Relative tolerance per dtype: float32 results agree to about an ulp per
+# operation; 16-bit ones may round once differently (two ulps at 1).
+TOL = {
+    "float32": 2e-6,
+    "bfloat16": 2 * 2.0**-7,
+    "float16": 2 * 2.0**-10,
+    "int32": 0.0,
+    "bool": 0.0,
+    "float64": 1e-12,
+}
+
+
+def _close(got: Any, want: list[Any], what: str) -> None:
+    a = np.asarray(got)
+    w = REC.decode(want)
+    assert str(a.dtype) == str(w.dtype), f"{what}: dtype {a.dtype}, optax {w.dtype}"
+    assert a.shape == w.shape, f"{what}: shape {a.shape}, optax {w.shape}"
+    tol = TOL[str(w.dtype)]
+    a64, w64 = a.astype(np.float64), w.astype(np.float64)
+    finite = np.abs(w64[np.isfinite(w64)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    np.testing.assert_allclose(
+        a64, w64, rtol=tol, atol=tol * scale * 0.5, equal_nan=True, err_msg=what
+    )
+
+
+CASE_IDS = sorted(GOLDEN["cases"])
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_optimiser_steps_match_optax(case: str) -> None:
+    name, dtype = case.split("|")
+    _, compare_state, _ = REC.CASES[name]
+    steps = REC.run_case(NS, name, dtype)
+    for i, ((ups, state, params), want) in enumerate(
+        zip(steps, GOLDEN["cases"][case], strict=True)
+    ):
+        assert len(ups) == len(want["updates"])
+        for j, (u, w) in enumerate(zip(ups, want["updates"], strict=True)):
+            _close(u, w, f"{case} step {i} update {j}")
+        for j, (p, w) in enumerate(zip(params, want["params"], strict=True)):
+            _close(p, w, f"{case} step {i} params {j}")
+        if compare_state:
+            assert len(state) == len(want["state"]), f"{case}: state leaves"
+            for j, (s, w) in enumerate(zip(state, want["state"], strict=True)):
+                _close(s, w, f"{case} step {i} state leaf {j}")
+
+
+@pytest.mark.parametrize("name", sorted(REC.CASES))
+def test_jit_gives_the_eager_steps(name: str) -> None:
+    dtype = "bfloat16" if name.startswith(("ada", "lamb")) else "float32"
+    opt = REC.CASES[name][0](optax)
+    eager = REC.run_case(NS, name, dtype)
+    jitted = REC.run_case(NS, name, dtype, update=tl.jit(opt.update))
+    for (ue, se, pe), (uj, sj, pj) in zip(eager, jitted, strict=True):
+        for e, j in zip([*ue, *se, *pe], [*uj, *sj, *pj], strict=True):
+            assert np.asarray(e).dtype == np.asarray(j).dtype
+            np.testing.assert_array_equal(np.asarray(j), np.asarray(e))
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["schedules"]))
+def test_schedules_match_optax(name: str) -> None:
+    schedule = REC._schedules(optax)[name]
+    for count, want in enumerate(GOLDEN["schedules"][name]):
+        got = tnp.asarray(schedule(count))
+        np.testing.assert_allclose(
+            float(got), float(REC.decode(want)), rtol=2e-6, atol=1e-7
+        )
+        # The same value from the int32 count an optimiser gives, under jit.
+        jitted = tl.jit(schedule)(tnp.asarray(count, "int32"))
+        assert float(jitted) == float(got)
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN["losses"]))
+def test_losses_match_optax(case: str) -> None:
+    name, dtype = case.split("|")
+    got = REC.losses(NS, dtype)[name]
+    _close(got, GOLDEN["losses"][case], case)
+
+
+@pytest.mark.parametrize("name", ["softmax_cross_entropy", "huber_loss", "log_cosh"])
+def test_losses_jit_and_grad(name: str) -> None:
+    x = REC._loss_inputs(tnp, "float32")
+
+    def loss(p: Any) -> Any:
+        if name == "softmax_cross_entropy":
+            return optax.softmax_cross_entropy(p, x["probs"]).sum()
+        return getattr(optax, name)(p[0], x["logits"][1]).sum()
+
+    eager = loss(x["logits"])
+    assert float(tl.jit(loss)(x["logits"])) == float(eager)
+    g = tl.grad(loss)(x["logits"])
+    assert g.dtype == np.dtype("float32") and g.shape == (2, 3)
+    # A central difference agrees with the gradient.
+    h = 1e-2
+    bump = tnp.zeros((2, 3)).at[0, 1].set(h)
+    numeric = (float(loss(x["logits"] + bump)) - float(loss(x["logits"] - bump))) / (
+        2 * h
+    )
+    assert abs(float(g[0, 1]) - numeric) < 1e-2
