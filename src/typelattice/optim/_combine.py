@@ -163,7 +163,14 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
 
 class MaskedNode(NamedTuple):
     """What a masked-out leaf becomes in the trees a masked transformation
-    sees: an empty node (no leaves), so its state keeps nothing for it."""
+    sees: an empty node (no leaves), so its state keeps nothing for it.
+
+    >>> import typelattice.numpy as tnp
+    >>> masked(identity(), {'a': False, 'b': True}).init({'a': tnp.zeros(1), 'b': tnp.zeros(1)})
+    MaskedState(inner_state=EmptyState())
+    >>> MaskedNode()
+    MaskedNode()
+    """
 
 
 class MaskedState(NamedTuple):
@@ -172,6 +179,12 @@ class MaskedState(NamedTuple):
     Attributes:
       inner_state: the state of the inner transformation, made for the
         masked parameters (the left-out ones are :class:`MaskedNode`).
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice import optim
+    >>> params = {'a': tnp.zeros(1), 'b': tnp.zeros(1)}
+    >>> masked(optim.trace(0.9), {'a': False, 'b': True}).init(params)
+    MaskedState(inner_state=TraceState(trace={'a': MaskedNode(), 'b': Array([0.], dtype=float32)}))
     """
 
     inner_state: Any
@@ -258,6 +271,11 @@ class MultiTransformState(NamedTuple):
     Attributes:
       inner_states: a dict from each label to the :class:`MaskedState` of
         its transformation.
+
+    >>> import typelattice.numpy as tnp
+    >>> opt = multi_transform({'x': identity()}, {'w': 'x'})
+    >>> opt.init({'w': tnp.zeros(1)})
+    MultiTransformState(inner_states={'x': MaskedState(inner_state=EmptyState())})
     """
 
     inner_states: Any

@@ -297,6 +297,10 @@ class ScaleByScheduleState(NamedTuple):
 
     Attributes:
       count: the number of updates made, an int32 scalar.
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_schedule(lambda count: 0.1).init(tnp.zeros(2))
+    ScaleByScheduleState(count=Array(0, dtype=int32))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -393,6 +397,10 @@ class TraceState(NamedTuple):
 
     Attributes:
       trace: the momentum, a tree like the parameters.
+
+    >>> import typelattice.numpy as tnp
+    >>> trace(0.9).init({'w': tnp.zeros(2, 'float16')})
+    TraceState(trace={'w': Array([0., 0.], dtype=float16)})
     """
 
     trace: Any
@@ -455,6 +463,10 @@ class EmaState(NamedTuple):
     Attributes:
       count: the number of updates made, an int32 scalar.
       ema: the moving average, a tree like the parameters.
+
+    >>> import typelattice.numpy as tnp
+    >>> ema(0.9).init(tnp.zeros(1))
+    EmaState(count=Array(0, dtype=int32), ema=Array([0.], dtype=float32))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -514,6 +526,10 @@ class ScaleByAdamState(NamedTuple):
       mu: the first moment, a tree like the parameters (of ``mu_dtype``
         when one is given).
       nu: the second moment, a tree like the parameters.
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_adam().init(tnp.zeros(1, 'bfloat16'))
+    ScaleByAdamState(count=Array(0, dtype=int32), mu=Array([0], dtype=bfloat16), nu=Array([0], dtype=bfloat16))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -604,6 +620,10 @@ class ScaleByRmsState(NamedTuple):
 
     Attributes:
       nu: the moving average of the squared updates.
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_rms(initial_scale=1.0).init(tnp.zeros(1))
+    ScaleByRmsState(nu=Array([1.], dtype=float32))
     """
 
     nu: Any
@@ -662,6 +682,10 @@ class ScaleByRStdDevState(NamedTuple):
     Attributes:
       mu: the moving average of the updates.
       nu: the moving average of their squares.
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_stddev().init(tnp.zeros(1))
+    ScaleByRStdDevState(mu=Array([0.], dtype=float32), nu=Array([0.], dtype=float32))
     """
 
     mu: Any
@@ -725,6 +749,10 @@ class ScaleByRssState(NamedTuple):
 
     Attributes:
       sum_of_squares: the sum of the squared updates so far.
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_rss().init(tnp.zeros(1))
+    ScaleByRssState(sum_of_squares=Array([0.1], dtype=float32))
     """
 
     sum_of_squares: Any
@@ -787,6 +815,10 @@ class ScaleByLionState(NamedTuple):
       count: the number of updates made, an int32 scalar.
       mu: the momentum, a tree like the parameters (of ``mu_dtype`` when one
         is given).
+
+    >>> import typelattice.numpy as tnp
+    >>> scale_by_lion().init(tnp.zeros(1))
+    ScaleByLionState(count=Array(0, dtype=int32), mu=Array([0.], dtype=float32))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -850,6 +882,10 @@ class WeightDecaySchedule(NamedTuple):
 
     Attributes:
       count: the number of updates made, an int32 scalar.
+
+    >>> import typelattice.numpy as tnp
+    >>> add_decayed_weights(lambda count: 0.1).init(tnp.zeros(1))
+    WeightDecaySchedule(count=Array(0, dtype=int32))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -1165,6 +1201,11 @@ class FactoredState(NamedTuple):
       v_col: likewise, the column averages.
       v: per parameter, the average of the squared updates (a parameter
         that is not factored), else a placeholder of shape ``(1,)``.
+
+    >>> import typelattice.numpy as tnp
+    >>> state = scale_by_factored_rms(min_dim_size_to_factor=2).init(tnp.zeros((2, 4)))
+    >>> state.v_row.shape, state.v_col.shape, state.v.shape
+    ((2,), (4,), (1,))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]

@@ -73,6 +73,12 @@ class ApplyIfFiniteState(NamedTuple):
       last_finite: whether the last step's updates were all finite.
       total_notfinite: the number of non-finite steps in all, int32.
       inner_state: the inner transformation's state.
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice import optim
+    >>> state = apply_if_finite(optim.sgd(0.1), 3).init(tnp.zeros(1))
+    >>> state.notfinite_count, state.last_finite
+    (Array(0, dtype=int32), Array(True, dtype=bool))
     """
 
     notfinite_count: Array
@@ -154,6 +160,12 @@ class MultiStepsState(NamedTuple):
       inner_opt_state: the inner optimiser's state.
       acc_grads: the accumulated gradients (of ``accumulator_dtype``).
       skip_state: empty (optax's is for a skip function).
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice import optim
+    >>> state = MultiSteps(optim.sgd(0.1), 4).init(tnp.zeros(1, 'bfloat16'))
+    >>> state.mini_step, state.acc_grads
+    (Array(0, dtype=int32), Array([0.], dtype=float32))
     """
 
     mini_step: Array
@@ -222,6 +234,11 @@ class MultiSteps:
 
         Returns:
           The state.
+
+        >>> import typelattice.numpy as tnp
+        >>> from typelattice import optim
+        >>> MultiSteps(optim.sgd(0.1), 2).init(tnp.zeros(1)).gradient_step
+        Array(0, dtype=int32)
         """
         flat = _float_params(params, "MultiSteps's init")
         acc = flat.treedef.unflatten(
@@ -241,6 +258,14 @@ class MultiSteps:
 
         Returns:
           The updates (zeros but at the ``k``-th step) and the new state.
+
+        >>> import typelattice.numpy as tnp
+        >>> from typelattice import optim
+        >>> opt = MultiSteps(optim.sgd(1.0), 2, use_grad_mean=False)
+        >>> state = opt.init(tnp.zeros(1))
+        >>> _, state = opt.update(tnp.ones(1), state)
+        >>> opt.update(tnp.ones(1), state)[0]
+        Array([-2.], dtype=float32)
         """
         where = "MultiSteps's update"
         k = self._every_k(state.gradient_step) if callable(self._every_k) else self._every_k
@@ -284,6 +309,13 @@ class MultiSteps:
 
         Returns:
           True after the ``k``-th step.
+
+        >>> import typelattice.numpy as tnp
+        >>> from typelattice import optim
+        >>> opt = MultiSteps(optim.sgd(1.0), 2)
+        >>> _, state = opt.update(tnp.ones(1), opt.init(tnp.zeros(1)))
+        >>> opt.has_updated(state)
+        Array(False, dtype=bool)
         """
         return tnp.logical_and(state.mini_step == 0, state.gradient_step > 0)
 
@@ -292,6 +324,11 @@ class MultiSteps:
 
         Returns:
           ``GradientTransformation(self.init, self.update)``.
+
+        >>> from typelattice import optim
+        >>> tx = MultiSteps(optim.sgd(1.0), 2).gradient_transformation()
+        >>> isinstance(tx, optim.GradientTransformation)
+        True
         """
         return GradientTransformation(self.init, self.update)
 
@@ -301,6 +338,12 @@ class WrappedScheduleState(NamedTuple):
 
     Attributes:
       count: the number of updates made, an int32 scalar.
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice import optim
+    >>> opt = inject_hyperparams(optim.sgd)(learning_rate=lambda count: 0.1)
+    >>> opt.init(tnp.zeros(1)).hyperparams_states
+    {'learning_rate': WrappedScheduleState(count=Array(0, dtype=int32))}
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -315,6 +358,12 @@ class InjectStatefulHyperparamsState(NamedTuple):
         replace it in the state to change the hyperparameter).
       hyperparams_states: name -> the state of each scheduled one.
       inner_state: the inner optimiser's state.
+
+    >>> import typelattice.numpy as tnp
+    >>> from typelattice import optim
+    >>> state = inject_hyperparams(optim.adam)(0.1).init(tnp.zeros(1, 'bfloat16'))
+    >>> state.hyperparams['learning_rate'], state.hyperparams['b1']
+    (Array(0.100098, dtype=bfloat16), Array(0.898438, dtype=bfloat16))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
