@@ -315,9 +315,9 @@ def multi_transform(
         unknown = {x for x in tree.leaves(labels) if x not in parts}
         if unknown:
             raise ValueError(
-                f"{where}: the labels {sorted(map(repr, unknown))} have no "
+                f"{where}: the labels {sorted(unknown, key=repr)} have no "
                 f"transformation; the transformations' labels are "
-                f"{sorted(map(repr, parts))}"
+                f"{sorted(parts, key=repr)}"
             )
         return labels
 

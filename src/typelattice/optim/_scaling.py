@@ -232,14 +232,10 @@ def _moment(
     """``(1 - decay) * g**order + decay * m`` (``|g|²`` for order 2), as
     optax's update_moment: the new moment in the dtype of ``g`` and ``m``
     joined, and stored (in ``m``'s dtype)."""
-    # Each product in its operand's dtype, then the sum in the join: the
-    # order of optax's promotions, so a bfloat16 gradient of a float32
-    # moment is scaled in bfloat16 (rounded) before it is added.
-    x = g if order == 1 else _abs_sq(g)
-    a = (1 - _hp(decay, x.dtype, "decay", where)) * x
-    b = _hp(decay, m.dtype, "decay", where) * m
-    dt = _join(a.dtype, b.dtype)
-    new = _to(a, dt, "updates", where) + _to(b, dt, "moment", where)
+    dt = _join(g.dtype, m.dtype)
+    g, mm = _to(g, dt, "updates", where), _to(m, dt, "moment", where)
+    d = _hp(decay, dt, "decay", where)
+    new = (1 - d) * (g if order == 1 else _abs_sq(g)) + d * mm
     return new, _to(new, m.dtype, "moment", where)
 
 
@@ -446,11 +442,11 @@ def trace(
         traces = _like(state.trace, flat, "trace", f"{where}'s update")
         out, kept = [], []
         for g, t in zip(flat.leaves, traces, strict=True):
-            # (Promoted where optax's arithmetic promotes: at the sums.)
             dt = _join(g.dtype, t.dtype)
-            gg = _to(g, dt, "updates", where)
-            new = gg + _to(_hp(decay, t.dtype, "decay", where) * t, dt, "trace", where)
-            out.append(gg + _hp(decay, dt, "decay", where) * new if nesterov else new)
+            g = _to(g, dt, "updates", where)
+            d = _hp(decay, dt, "decay", where)
+            new = g + d * _to(t, dt, "trace", where)
+            out.append(g + d * new if nesterov else new)
             kept.append(_to(new, t.dtype, "trace", where))
         return flat.treedef.unflatten(out), TraceState(flat.treedef.unflatten(kept))
 
@@ -1309,6 +1305,7 @@ def scale_by_factored_rms(
             dtype = p.dtype
             one = tnp.zeros((1,), dtype)
             dims = _factored_dims(p.shape, factored, min_dim_size_to_factor)
+            g = _to(g, _join(g.dtype, dtype), "updates", at)
             sq = _abs_sq(g) + _hp(epsilon, g.dtype, "epsilon", at)
             if dims is not None:
                 d1, d0 = dims
