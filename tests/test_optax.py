@@ -124,7 +124,9 @@ def test_mu_dtype_and_accumulator_dtype_are_kept() -> None:
     t = optim.scale_by_adam(mu_dtype="bfloat16")
     state = t.init(p)
     _, state = t.update(grads("float32"), state)
-    assert {m.dtype for m in tree.leaves(state.mu)} == {tl.canonicalize_dtype("bfloat16")}
+    assert {m.dtype for m in tree.leaves(state.mu)} == {
+        tl.canonicalize_dtype("bfloat16")
+    }
     assert {v.dtype for v in tree.leaves(state.nu)} == {np.dtype("float32")}
     t = optim.trace(0.5, accumulator_dtype="float16")
     updates, state = t.update(grads("float32"), t.init(p))
@@ -174,7 +176,9 @@ def test_tree_errors_name_the_structures() -> None:
     with pytest.raises(TypeError, match="part 1"):
         optim.chain(optim.scale(1.0), 0.1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs the parameters"):
-        optim.lamb(0.1).update(grads("float32"), optim.lamb(0.1).init(params("float32")))
+        optim.lamb(0.1).update(
+            grads("float32"), optim.lamb(0.1).init(params("float32"))
+        )
     with pytest.raises(ValueError, match=r"labels \['x'\] have no transformation"):
         optim.multi_transform({"a": optim.sgd(0.1)}, {"b": "a", "w": "x"}).init(
             params("float32")
@@ -196,7 +200,9 @@ def test_masked_with_a_function_and_multi_transform_freezing() -> None:
     opt = optim.masked(optim.scale(0.0), lambda tree_: {"b": True, "w": False})
     updates, _ = opt.update(grads("float32"), opt.init(p), p)
     assert float(tnp.abs(updates["b"]).max()) == 0.0
-    np.testing.assert_array_equal(np.asarray(updates["w"]), np.asarray(grads("float32")["w"]))
+    np.testing.assert_array_equal(
+        np.asarray(updates["w"]), np.asarray(grads("float32")["w"])
+    )
     frozen = optim.multi_transform(
         {"train": optim.adam(0.1), "frozen": optim.set_to_zero()},
         lambda tree_: {"b": "frozen", "w": "train"},
@@ -263,7 +269,9 @@ def test_a_ported_train_step_with_chain_under_jit() -> None:
     p = {"w": tnp.zeros((3, 3))}
 
     def loss(p: Any) -> Any:
-        return optax.softmax_cross_entropy_with_integer_labels(x @ p["w"], labels).mean()
+        return optax.softmax_cross_entropy_with_integer_labels(
+            x @ p["w"], labels
+        ).mean()
 
     @tl.jit
     def step(p: Any, s: Any) -> Any:

@@ -16,6 +16,4 @@ Array([-0.001, -0.001], dtype=float32)
 """
 
 from typelattice.optim import *  # noqa: F403
-from typelattice.optim import __all__ as _optim_all
-
-__all__ = list(_optim_all)
+from typelattice.optim import __all__ as __all__

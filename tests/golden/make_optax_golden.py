@@ -117,18 +117,25 @@ def _cases() -> dict[str, tuple[Any, bool, bool]]:
         # the float32 of the schedule's value; typelattice's keep the
         # parameters' dtype, docs/optim.md.)
         "inject_hyperparams_schedule": (
-            lambda o: o.inject_hyperparams(o.rmsprop)(learning_rate=sched(o), decay=0.5),
+            lambda o: o.inject_hyperparams(o.rmsprop)(
+                learning_rate=sched(o), decay=0.5
+            ),
             True,
             False,
         ),
         "multi_steps": (
-            lambda o: o.MultiSteps(o.adam(0.1), every_k_schedule=2)
-            .gradient_transformation(),
+            lambda o: o.MultiSteps(
+                o.adam(0.1), every_k_schedule=2
+            ).gradient_transformation(),
             True,
             False,
         ),
         "sgd": (lambda o: o.sgd(0.1), False, False),
-        "sgd_momentum": (lambda o: o.sgd(0.1, momentum=0.9, nesterov=True), False, False),
+        "sgd_momentum": (
+            lambda o: o.sgd(0.1, momentum=0.9, nesterov=True),
+            False,
+            False,
+        ),
         "adam": (lambda o: o.adam(0.1), True, False),
         "adamw": (lambda o: o.adamw(0.1, weight_decay=0.1), False, False),
         "rmsprop": (lambda o: o.rmsprop(0.1), True, False),

@@ -2,6 +2,10 @@
 ``_scaling.py`` (so their states are the tuples of the parts' states, as
 optax's): rmsprop, adagrad, adafactor, lamb and lion."""
 
+# The optimisers' modules share the helpers of _transform.py (trees,
+# checked conversions, counts) and of each other.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from typing import Any

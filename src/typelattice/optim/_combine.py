@@ -16,7 +16,7 @@ values computed under ``jit``.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 
@@ -131,7 +131,8 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
     {'w': Array([-0.5 ,  0.25], dtype=float32)}
     """
     for i, t in enumerate(transforms):
-        if not isinstance(t, GradientTransformation):
+        # (Checked at run time: a port may pass a number or a schedule.)
+        if not isinstance(t, GradientTransformation):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(
                 f"chain: part {i} is {t!r}, not a GradientTransformation (an "
                 "optimiser or transformation, such as optim.scale(0.1))"
@@ -142,15 +143,17 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
         return tuple(t.init(params) for t in parts)
 
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
-        if not isinstance(state, tuple) or len(state) != len(parts):
+        is_tuple = isinstance(state, tuple)
+        states = cast(tuple[Any, ...], state) if is_tuple else ()
+        if not is_tuple or len(states) != len(parts):
+            got = f"{len(states)} parts" if is_tuple else "no tuple"
             raise ValueError(
                 f"chain's update: the state must be the tuple of {len(parts)} "
-                f"states that chain's init made, not {type(state).__name__} "
-                f"of {len(state) if isinstance(state, tuple) else 'no'} parts; "
-                "call opt.init(params) first"
+                f"states that chain's init made, not {type(cast(object, state)).__name__} "
+                f"({got}); call opt.init(params) first"
             )
         new: list[Any] = []
-        for t, s in zip(parts, state, strict=True):
+        for t, s in zip(parts, states, strict=True):
             updates, s = t.update(updates, s, params)
             new.append(s)
         return updates, tuple(new)
@@ -166,7 +169,8 @@ class MaskedNode(NamedTuple):
     sees: an empty node (no leaves), so its state keeps nothing for it.
 
     >>> import typelattice.numpy as tnp
-    >>> masked(identity(), {'a': False, 'b': True}).init({'a': tnp.zeros(1), 'b': tnp.zeros(1)})
+    >>> params = {'a': tnp.zeros(1), 'b': tnp.zeros(1)}
+    >>> masked(identity(), {'a': False, 'b': True}).init(params)
     MaskedState(inner_state=EmptyState())
     >>> MaskedNode()
     MaskedNode()
@@ -183,8 +187,8 @@ class MaskedState(NamedTuple):
     >>> import typelattice.numpy as tnp
     >>> from typelattice import optim
     >>> params = {'a': tnp.zeros(1), 'b': tnp.zeros(1)}
-    >>> masked(optim.trace(0.9), {'a': False, 'b': True}).init(params)
-    MaskedState(inner_state=TraceState(trace={'a': MaskedNode(), 'b': Array([0.], dtype=float32)}))
+    >>> masked(optim.trace(0.9), {'a': False, 'b': True}).init(params).inner_state
+    TraceState(trace={'a': MaskedNode(), 'b': Array([0.], dtype=float32)})
     """
 
     inner_state: Any
@@ -196,7 +200,7 @@ MaskOrFn: TypeAlias = Any | Callable[[Any], Any]
 def _flags(mask: MaskOrFn, like: Any, where: str) -> list[bool]:
     """The mask as one static bool per leaf of ``like``."""
     given = mask(like) if callable(mask) else mask
-    leaves, treedef = tree.flatten(like)
+    treedef = tree.structure(like)
     flags, mask_def = tree.flatten(given)
     if mask_def != treedef:
         raise ValueError(

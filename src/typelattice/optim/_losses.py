@@ -52,7 +52,9 @@ def _like(x: ArrayLike, like: Array, name: str, where: str) -> Array:
     return convert_to(a, like.dtype, f"{where} ({name})")
 
 
-def softmax_cross_entropy(logits: ArrayLike, labels: ArrayLike, axis: Any = -1) -> Array:
+def softmax_cross_entropy(
+    logits: ArrayLike, labels: ArrayLike, axis: Any = -1
+) -> Array:
     """The cross entropy of ``softmax(logits)`` with the probabilities
     ``labels``: ``-sum(labels * log_softmax(logits), axis)``.
 
@@ -112,7 +114,9 @@ def softmax_cross_entropy_with_integer_labels(
             "for probabilities use softmax_cross_entropy"
         )
     if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"{where}: axis {axis} is out of range for logits of ndim {x.ndim}")
+        raise ValueError(
+            f"{where}: axis {axis} is out of range for logits of ndim {x.ndim}"
+        )
     ax = axis % x.ndim
     want = x.shape[:ax] + x.shape[ax + 1 :]
     if y.shape != want:
@@ -143,7 +147,8 @@ def sigmoid_binary_cross_entropy(logits: ArrayLike, labels: ArrayLike) -> Array:
       The loss per element, in the logits' dtype.
 
     >>> import typelattice.numpy as tnp
-    >>> sigmoid_binary_cross_entropy(tnp.asarray([0.0, 2.0]), tnp.asarray([1, 0])).round(4)
+    >>> logits, labels = tnp.asarray([0.0, 2.0]), tnp.asarray([1, 0])
+    >>> sigmoid_binary_cross_entropy(logits, labels).round(4)
     Array([0.6931, 2.1269], dtype=float32)
     """
     where = "sigmoid_binary_cross_entropy"

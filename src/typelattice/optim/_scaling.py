@@ -19,6 +19,10 @@ The update functions use only ``typelattice.numpy`` and branch only on what
 is static, so they run under ``typelattice.jit``.
 """
 
+# The optimisers' modules share the helpers of _transform.py (trees,
+# checked conversions, counts) and of each other.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import math
@@ -98,7 +102,7 @@ def _number(value: object, name: str, where: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | np.number):
         raise TypeError(f"{where}: {name} must be a number, not {value!r}")
-    return float(value)
+    return float(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _check(
@@ -242,7 +246,8 @@ def _moment(
 def _bias_correction(m: Array, decay: Any, count: Array) -> Array:
     # 1 - decay**count is computed in the default float dtype (a Python
     # decay is weak, count int32), then converted to m's dtype, as optax.
-    return m / (1 - decay**count).astype(m.dtype)
+    correction: Array = tnp.asarray(1 - decay**count)
+    return m / correction.astype(m.dtype)
 
 
 def _state_zeros(flat: _Params, dtype: np.dtype[Any] | None, fill: float = 0.0) -> Any:
@@ -342,7 +347,7 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
         flat = _updates(updates, where)
         value = tnp.asarray(step_size_fn(state.count))
         into = f"{where} (the schedule's value)"
-        out = []
+        out: list[Array] = []
         for u in flat.leaves:
             fix = f"Fix: give a schedule whose values fit in {u.dtype}."
             out.append(_checked(value, u.dtype, into, fix) * u)
@@ -440,7 +445,8 @@ def trace(
         del params
         flat = _updates(updates, f"{where}'s update")
         traces = _like(state.trace, flat, "trace", f"{where}'s update")
-        out, kept = [], []
+        out: list[Array] = []
+        kept: list[Array] = []
         for g, t in zip(flat.leaves, traces, strict=True):
             dt = _join(g.dtype, t.dtype)
             g = _to(g, dt, "updates", where)
@@ -502,7 +508,8 @@ def ema(
         flat = _updates(updates, f"{where}'s update")
         olds = _like(state.ema, flat, "ema", f"{where}'s update")
         count = _increment(state.count)
-        out, kept = [], []
+        out: list[Array] = []
+        kept: list[Array] = []
         for g, m in zip(flat.leaves, olds, strict=True):
             new, stored = _moment(g, m, decay, 1, where)
             out.append(_bias_correction(new, decay, count) if debias else new)
@@ -524,8 +531,9 @@ class ScaleByAdamState(NamedTuple):
       nu: the second moment, a tree like the parameters.
 
     >>> import typelattice.numpy as tnp
-    >>> scale_by_adam().init(tnp.zeros(1, 'bfloat16'))
-    ScaleByAdamState(count=Array(0, dtype=int32), mu=Array([0], dtype=bfloat16), nu=Array([0], dtype=bfloat16))
+    >>> state = scale_by_adam().init(tnp.zeros(1, 'bfloat16'))
+    >>> state.count, state.mu, state.nu
+    (Array(0, dtype=int32), Array([0], dtype=bfloat16), Array([0], dtype=bfloat16))
     """
 
     count: Array  # type: ignore[assignment]  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -588,7 +596,9 @@ def scale_by_adam(
         mus = _like(state.mu, flat, "mu", at)
         nus = _like(state.nu, flat, "nu", at)
         count = _increment(state.count)
-        out, mu_kept, nu_kept = [], [], []
+        out: list[Array] = []
+        mu_kept: list[Array] = []
+        nu_kept: list[Array] = []
         for g, m, v in zip(flat.leaves, mus, nus, strict=True):
             mu, mu_s = _moment(g, m, b1, 1, at)
             nu, nu_s = _moment(g, v, b2, 2, at)
@@ -660,7 +670,8 @@ def scale_by_rms(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         nus = _like(state.nu, flat, "nu", at)
-        out, kept = [], []
+        out: list[Array] = []
+        kept: list[Array] = []
         for g, v in zip(flat.leaves, nus, strict=True):
             nu, nu_s = _moment(g, v, decay, 2, at)
             out.append(tnp.reciprocal(tnp.sqrt(nu + _hp(eps, nu.dtype, "eps", at))) * g)
@@ -726,7 +737,9 @@ def scale_by_stddev(
         flat = _updates(updates, at)
         mus = _like(state.mu, flat, "mu", at)
         nus = _like(state.nu, flat, "nu", at)
-        out, mu_kept, nu_kept = [], [], []
+        out: list[Array] = []
+        mu_kept: list[Array] = []
+        nu_kept: list[Array] = []
         for g, m, v in zip(flat.leaves, mus, nus, strict=True):
             mu, mu_s = _moment(g, m, decay, 1, at)
             nu, nu_s = _moment(g, v, decay, 2, at)
@@ -787,13 +800,16 @@ def scale_by_rss(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         sums = _like(state.sum_of_squares, flat, "sum_of_squares", at)
-        out, kept = [], []
+        out: list[Array] = []
+        kept: list[Array] = []
         for g, s in zip(flat.leaves, sums, strict=True):
             dt = _join(g.dtype, s.dtype)
             g = _to(g, dt, "updates", at)
             new = _abs_sq(g) + _to(s, dt, "sum_of_squares", at).real
             inv = tnp.where(
-                new > 0, tnp.reciprocal(tnp.sqrt(new + _hp(eps, new.dtype, "eps", at))), 0.0
+                new > 0,
+                tnp.reciprocal(tnp.sqrt(new + _hp(eps, new.dtype, "eps", at))),
+                0.0,
             )
             out.append(inv * g)
             kept.append(_to(new, s.dtype, "sum_of_squares", at))
@@ -856,7 +872,8 @@ def scale_by_lion(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         mus = _like(state.mu, flat, "mu", at)
-        out, kept = [], []
+        out: list[Array] = []
+        kept: list[Array] = []
         for g, m in zip(flat.leaves, mus, strict=True):
             dt = _join(g.dtype, m.dtype)
             gg, mm = _to(g, dt, "updates", at), _to(m, dt, "mu", at)
@@ -931,13 +948,13 @@ def add_decayed_weights(
         flat = _updates(updates, at)
         ps = _params_like(params, flat, at)
         if callable(weight_decay):
-            value = tnp.asarray(weight_decay(state.count))
+            value: Any = tnp.asarray(weight_decay(state.count))
             new_state: Any = WeightDecaySchedule(_increment(state.count))
         else:
             if not isinstance(weight_decay, Array) and weight_decay == 0:
                 return updates, state
             value, new_state = weight_decay, state
-        out = []
+        out: list[Array] = []
         for g, p in zip(flat.leaves, ps, strict=True):
             dt = _join(g.dtype, p.dtype)
             s = _hp(value, p.dtype, "weight_decay", at)
@@ -971,7 +988,7 @@ def clip(max_delta: float) -> GradientTransformation:
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
-        out = []
+        out: list[Array] = []
         for u in flat.leaves:
             d = _hp(max_delta, u.dtype, "max_delta", where)
             out.append(tnp.clip(u, -d, d))
@@ -1035,7 +1052,7 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
             return updates, state
         norm = global_norm(updates)
         keep = norm < _hp(max_norm, norm.dtype, "max_norm", where)
-        out = []
+        out: list[Array] = []
         for u in flat.leaves:
             m = _hp(max_norm, u.dtype, "max_norm", where)
             out.append(tnp.where(keep, u, u / norm.astype(u.dtype) * m))
@@ -1068,7 +1085,7 @@ def clip_by_block_rms(threshold: float) -> GradientTransformation:
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
-        out = []
+        out: list[Array] = []
         for u in flat.leaves:
             rms = tnp.sqrt(tnp.mean(_abs_sq(u)))
             t = _hp(threshold, rms.dtype, "threshold", where)
@@ -1128,7 +1145,7 @@ def scale_by_trust_ratio(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         ps = _params_like(params, flat, at)
-        out = []
+        out: list[Array] = []
         for u, p in zip(flat.leaves, ps, strict=True):
             p_norm = _safe_norm(p, _hp(min_norm, p.dtype, "min_norm", at))
             u_norm = _safe_norm(u, _hp(min_norm, u.dtype, "min_norm", at))
@@ -1274,7 +1291,9 @@ def scale_by_factored_rms(
 
     def init(params: Any) -> FactoredState:
         flat = _float_params(params, f"{where}'s init")
-        rows, cols, vs = [], [], []
+        rows: list[Array] = []
+        cols: list[Array] = []
+        vs: list[Array] = []
         for p in flat.leaves:
             dims = _factored_dims(p.shape, factored, min_dim_size_to_factor)
             one = tnp.zeros((1,), p.dtype)
@@ -1300,7 +1319,10 @@ def scale_by_factored_rms(
         cols = _leaves_of(state.v_col, flat, "v_col", at)
         vs = _leaves_of(state.v, flat, "v", at)
         decay = decay_of(state.count - step_offset)
-        out, new_rows, new_cols, new_vs = [], [], [], []
+        out: list[Array] = []
+        new_rows: list[Array] = []
+        new_cols: list[Array] = []
+        new_vs: list[Array] = []
         for g, p, r, c, v in zip(flat.leaves, ps, rows, cols, vs, strict=True):
             dtype = p.dtype
             one = tnp.zeros((1,), dtype)
@@ -1348,4 +1370,3 @@ def _leaves_of(state_tree: Any, flat: _Params, name: str, where: str) -> list[Ar
             f"state's {name} has structure {got.treedef}"
         )
     return got.leaves
-

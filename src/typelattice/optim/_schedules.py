@@ -351,7 +351,9 @@ def piecewise_constant_schedule(
     return schedule
 
 
-def join_schedules(schedules: Sequence[Schedule], boundaries: Sequence[int]) -> Schedule:
+def join_schedules(
+    schedules: Sequence[Schedule], boundaries: Sequence[int]
+) -> Schedule:
     """Schedules one after the other: ``schedules[i + 1]`` from the step
     ``boundaries[i]`` on, called with the steps since that boundary.
 

@@ -402,9 +402,7 @@ def sgd(
                 _check_params(params, traced, "state's trace", where)
             grads = _grads_like(updates, traced, "state's trace", where)
             ms = [_hyper(momentum, t.dtype, where) for t in traced.leaves]
-            new = [
-                g + m * t for g, m, t in zip(grads, ms, traced.leaves, strict=True)
-            ]
+            new = [g + m * t for g, m, t in zip(grads, ms, traced.leaves, strict=True)]
             trace = treedef.unflatten(new)
             if nesterov:
                 out = [g + m * t for g, m, t in zip(grads, ms, new, strict=True)]

@@ -7,6 +7,10 @@ here both are computed and ``where`` picks, leaf by leaf: the same values,
 one program under ``jit``, no branch on a traced value.
 """
 
+# The optimisers' modules share the helpers of _transform.py (trees,
+# checked conversions, counts) and of each other.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import functools
@@ -50,7 +54,7 @@ def _select(keep: Array, new: Any, old: Any) -> Any:
             f"the inner transformation changed the structure of its state from "
             f"{old_def} to {treedef}"
         )
-    out = []
+    out: list[Array] = []
     for n, o in zip(new_leaves, old_leaves, strict=True):
         o = tnp.asarray(o)
         out.append(tnp.where(keep, tnp.asarray(n).astype(o.dtype), o))
@@ -114,7 +118,7 @@ def apply_if_finite(
     (Array([0., 0.], dtype=float32), Array(1, dtype=int32), Array(False, dtype=bool))
     """
     where = "apply_if_finite"
-    if isinstance(max_consecutive_errors, bool) or not isinstance(
+    if isinstance(max_consecutive_errors, bool) or not isinstance(  # pyright: ignore[reportUnnecessaryIsInstance]
         max_consecutive_errors, int | np.integer
     ):
         raise TypeError(
@@ -210,7 +214,8 @@ class MultiSteps:
     ) -> None:
         if not callable(every_k_schedule):
             k = every_k_schedule
-            if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            bad = isinstance(k, bool) or not isinstance(k, int | np.integer)  # pyright: ignore[reportUnnecessaryIsInstance]
+            if bad or k < 1:
                 raise ValueError(
                     f"MultiSteps: every_k_schedule = {k!r} must be an int of 1 or "
                     "more (or a function of the step giving one)"
@@ -268,7 +273,11 @@ class MultiSteps:
         Array([-2.], dtype=float32)
         """
         where = "MultiSteps's update"
-        k = self._every_k(state.gradient_step) if callable(self._every_k) else self._every_k
+        k = (
+            self._every_k(state.gradient_step)
+            if callable(self._every_k)
+            else self._every_k
+        )
         flat = _updates(updates, where)
         accs, acc_def = tree.flatten(state.acc_grads)
         if acc_def != flat.treedef:
@@ -276,7 +285,7 @@ class MultiSteps:
                 f"{where}: the updates have structure {flat.treedef}, but the "
                 f"accumulated gradients have structure {acc_def}"
             )
-        new_acc = []
+        new_acc: list[Array] = []
         for g, a in zip(flat.leaves, accs, strict=True):
             dt = _join(g.dtype, a.dtype)
             g, a = _to(g, dt, "updates", where), _to(a, dt, "accumulated", where)
@@ -285,7 +294,10 @@ class MultiSteps:
             else:
                 new_acc.append(g + a)
         grads = flat.treedef.unflatten(
-            [_to(a, g.dtype, "updates", where) for a, g in zip(new_acc, flat.leaves, strict=True)]
+            [
+                _to(a, g.dtype, "updates", where)
+                for a, g in zip(new_acc, flat.leaves, strict=True)
+            ]
         )
         final, new_inner = self._opt.update(grads, state.inner_opt_state, params)
         emit = state.mini_step == (k - 1)
@@ -293,7 +305,9 @@ class MultiSteps:
         mini = tnp.where(emit, 0, _increment(state.mini_step))
         acc = flat.treedef.unflatten(
             [
-                tnp.where(emit, tnp.zeros((), self._acc_dtype), a.astype(self._acc_dtype))
+                tnp.where(
+                    emit, tnp.zeros((), self._acc_dtype), a.astype(self._acc_dtype)
+                )
                 for a in new_acc
             ]
         )
@@ -419,7 +433,9 @@ def inject_hyperparams(
             f"arguments of {getattr(inner_factory, '__name__', inner_factory)}, "
             f"whose arguments are {list(signature.parameters)}"
         )
-    fixed_dtype = None if hyperparam_dtype is None else tl.canonicalize_dtype(hyperparam_dtype)
+    fixed_dtype = (
+        None if hyperparam_dtype is None else tl.canonicalize_dtype(hyperparam_dtype)
+    )
 
     @functools.wraps(inner_factory)
     def wrapped(*args: Any, **kwargs: Any) -> GradientTransformation:
