@@ -147,10 +147,11 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
         states = cast(tuple[Any, ...], state) if is_tuple else ()
         if not is_tuple or len(states) != len(parts):
             got = f"{len(states)} parts" if is_tuple else "no tuple"
+            kind = type(cast(object, state)).__name__
             raise ValueError(
                 f"chain's update: the state must be the tuple of {len(parts)} "
-                f"states that chain's init made, not {type(cast(object, state)).__name__} "
-                f"({got}); call opt.init(params) first"
+                f"states that chain's init made, not {kind} ({got}); call "
+                "opt.init(params) first"
             )
         new: list[Any] = []
         for t, s in zip(parts, states, strict=True):
