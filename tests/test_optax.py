@@ -286,3 +286,33 @@ def test_a_ported_train_step_with_chain_under_jit() -> None:
         first = float(value) if first is None else first
     assert float(value) < first
     assert step.cache_info().misses == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_adam_and_sgd_equal_their_chains(dtype: str) -> None:
+    # optax builds them as chains; here they keep their own states, with
+    # the chains' values exactly.
+    pairs = [
+        (optim.adam(0.1), optim.chain(optim.scale_by_adam(), optim.scale(-0.1))),
+        (
+            optim.adamw(0.1, weight_decay=0.01),
+            optim.chain(
+                optim.scale_by_adam(),
+                optim.add_decayed_weights(0.01),
+                optim.scale_by_learning_rate(0.1),
+            ),
+        ),
+        (
+            optim.sgd(0.1, momentum=0.9, nesterov=True),
+            optim.chain(optim.trace(0.9, nesterov=True), optim.scale(-0.1)),
+        ),
+    ]
+    p = params(dtype)
+    for own, chained in pairs:
+        s1, s2 = own.init(p), chained.init(p)
+        for k in (1.0, -2.0, 0.5):
+            u1, s1 = own.update(grads(dtype, k), s1, p)
+            u2, s2 = chained.update(grads(dtype, k), s2, p)
+            for a, b in zip(tree.leaves(u1), tree.leaves(u2), strict=True):
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
