@@ -137,6 +137,12 @@ def _cases() -> dict[str, tuple[Any, bool, bool]]:
             False,
         ),
         "adam": (lambda o: o.adam(0.1), True, False),
+        "adam_mu_dtype": (lambda o: o.adam(0.1, mu_dtype="bfloat16"), True, False),
+        "sgd_accumulator_dtype": (
+            lambda o: o.sgd(0.1, momentum=0.9, accumulator_dtype="bfloat16"),
+            False,
+            False,
+        ),
         "adamw": (lambda o: o.adamw(0.1, weight_decay=0.1), False, False),
         "rmsprop": (lambda o: o.rmsprop(0.1), True, False),
         "rmsprop_centered_momentum": (

@@ -43,6 +43,7 @@ from typelattice.optim._transform import (
     _float_params,
     _increment,
     _inexact,
+    _join,
     _new_count,
     _Params,
 )
@@ -210,16 +211,6 @@ def _params_like(params: Any, flat: _Params, where: str) -> list[Array]:
     return p.leaves
 
 
-def _join(*dtypes: np.dtype[Any]) -> np.dtype[Any]:
-    """The dtype two leaves meet in: their promotion in the standard lattice
-    (so strict mode, which refuses float32 with bfloat16, does not stop a
-    bfloat16 gradient of a float32 parameter)."""
-    if all(d == dtypes[0] for d in dtypes):
-        return dtypes[0]
-    with tl.dtype_promotion("standard"):
-        return tl.result_type(*dtypes)
-
-
 def _to(x: Array, dtype: np.dtype[Any], what: str, where: str) -> Array:
     """``x`` in ``dtype`` (strong), checked: OverflowError for a value it
     cannot hold."""
@@ -236,10 +227,19 @@ def _moment(
     """``(1 - decay) * g**order + decay * m`` (``|g|²`` for order 2), as
     optax's update_moment: the new moment in the dtype of ``g`` and ``m``
     joined, and stored (in ``m``'s dtype)."""
+    # The gradient goes up to the join first (a bfloat16 gradient of a
+    # float32 moment is accumulated in float32); a moment narrower than the
+    # gradient (a mu_dtype asked for) is scaled in its dtype, then joined,
+    # as optax's arithmetic promotes.
     dt = _join(g.dtype, m.dtype)
-    g, mm = _to(g, dt, "updates", where), _to(m, dt, "moment", where)
-    d = _hp(decay, dt, "decay", where)
-    new = (1 - d) * (g if order == 1 else _abs_sq(g)) + d * mm
+    g = _to(g, dt, "updates", where)
+    x = g if order == 1 else _abs_sq(g)
+    scaled = _hp(decay, m.dtype, "decay", where) * m
+    # (x is real for a complex gradient's |g|²; a complex moment stays so.)
+    x = _to(x, _join(x.dtype, dt), "updates", where)
+    new = (1 - _hp(decay, x.dtype, "decay", where)) * x + _to(
+        scaled, x.dtype, "moment", where
+    )
     return new, _to(new, m.dtype, "moment", where)
 
 
@@ -448,11 +448,13 @@ def trace(
         out: list[Array] = []
         kept: list[Array] = []
         for g, t in zip(flat.leaves, traces, strict=True):
+            # (As _moment: the gradient up to the join, the trace scaled
+            # in its dtype.)
             dt = _join(g.dtype, t.dtype)
             g = _to(g, dt, "updates", where)
-            d = _hp(decay, dt, "decay", where)
-            new = g + d * _to(t, dt, "trace", where)
-            out.append(g + d * new if nesterov else new)
+            scaled = _hp(decay, t.dtype, "decay", where) * t
+            new = g + _to(scaled, dt, "trace", where)
+            out.append(g + _hp(decay, dt, "decay", where) * new if nesterov else new)
             kept.append(_to(new, t.dtype, "trace", where))
         return flat.treedef.unflatten(out), TraceState(flat.treedef.unflatten(kept))
 

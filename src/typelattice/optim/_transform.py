@@ -38,7 +38,7 @@ import typelattice.numpy as tnp
 from typelattice._tracing import tree
 from typelattice.numpy._creation import convert_to
 from typelattice.optim._schedules import Schedule
-from typelattice.typing import Array
+from typelattice.typing import Array, DTypeLike
 
 __all__ = [
     "AdamState",
@@ -261,8 +261,29 @@ def _hyper(value: Any, dtype: np.dtype[Any], where: str) -> Any:
     return _checked(value, dtype, f"{where} (a hyperparameter in {dtype})", fix)
 
 
-def _zeros_like(flat: _Params) -> Any:
-    return flat.treedef.unflatten([tnp.zeros(p.shape, p.dtype) for p in flat.leaves])
+def _join(*dtypes: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype leaves of these dtypes meet in: their promotion in the
+    standard lattice (so strict mode, which refuses float32 with bfloat16,
+    does not stop a bfloat16 gradient of a float32 state)."""
+    if all(d == dtypes[0] for d in dtypes):
+        return dtypes[0]
+    with tl.dtype_promotion("standard"):
+        return tl.result_type(*dtypes)
+
+
+def _stored(x: Array, dtype: np.dtype[Any], where: str) -> Array:
+    """A new state leaf ``x`` back in its state's ``dtype`` (checked)."""
+    fix = (
+        f"Fix: keep the state in {x.dtype} (a wider mu_dtype or "
+        "accumulator_dtype), or make the gradients smaller."
+    )
+    return _checked(x, dtype, f"{where} (the state stored in {dtype})", fix)
+
+
+def _zeros_like(flat: _Params, dtype: np.dtype[Any] | None = None) -> Any:
+    return flat.treedef.unflatten(
+        [tnp.zeros(p.shape, p.dtype if dtype is None else dtype) for p in flat.leaves]
+    )
 
 
 def _check_params(params: Any, like: _Params, against: str, where: str) -> _Params:
@@ -339,6 +360,7 @@ def sgd(
     learning_rate: float | Schedule,
     momentum: float | None = None,
     nesterov: bool = False,
+    accumulator_dtype: DTypeLike | None = None,
 ) -> GradientTransformation:
     """Stochastic gradient descent, with momentum optionally (optax.sgd).
 
@@ -354,6 +376,8 @@ def sgd(
       momentum: the decay of the momentum; ``None`` for none (and no state
         but the count).
       nesterov: use Nesterov's momentum.
+      accumulator_dtype: the dtype of the momentum; None for each
+        parameter's.
 
     Returns:
       The optimiser. Its updates have each parameter's dtype when
@@ -373,10 +397,13 @@ def sgd(
     """
     _check_learning_rate(learning_rate, "sgd")
     where = "sgd's update"
+    acc = (
+        None if accumulator_dtype is None else tl.canonicalize_dtype(accumulator_dtype)
+    )
 
     def init(params: Any) -> SgdState:
         flat = _float_params(params, "sgd's init")
-        trace = None if momentum is None else _zeros_like(flat)
+        trace = None if momentum is None else _zeros_like(flat, acc)
         return SgdState(_new_count(), trace)
 
     def update(updates: Any, state: SgdState, params: Any = None) -> tuple[Any, Any]:
@@ -400,12 +427,36 @@ def sgd(
             treedef = traced.treedef
             if params is not None:
                 _check_params(params, traced, "state's trace", where)
-            grads = _grads_like(updates, traced, "state's trace", where)
+            if acc is None:
+                grads = _grads_like(updates, traced, "state's trace", where)
+            else:
+                # An accumulator_dtype: the gradients go to the parameters'
+                # dtypes (their own without params), then meet the trace in
+                # the join, which is stored back in accumulator_dtype.
+                like = traced if params is None else _float_params(params, where)
+                flat = _flatten(updates)
+                _same_structure(flat.treedef, treedef, "gradients", "trace", where)
+                grads = [
+                    _convert(flat, i, "grads", g if params is None else p, where)
+                    for i, (g, p) in enumerate(
+                        zip(flat.leaves, like.leaves, strict=True)
+                    )
+                ]
             ms = [_hyper(momentum, t.dtype, where) for t in traced.leaves]
-            new = [g + m * t for g, m, t in zip(grads, ms, traced.leaves, strict=True)]
-            trace = treedef.unflatten(new)
+            new: list[Array] = []
+            kept: list[Array] = []
+            for g, m, t in zip(grads, ms, traced.leaves, strict=True):
+                dt = _join(g.dtype, t.dtype)
+                gd = g if g.dtype == dt else g.astype(dt)
+                mt = m * t  # (in the trace's dtype, then joined, as optax)
+                new.append(gd + (mt if mt.dtype == dt else mt.astype(dt)))
+                kept.append(_stored(new[-1], t.dtype, where))
+            trace = treedef.unflatten(kept)
             if nesterov:
-                out = [g + m * t for g, m, t in zip(grads, ms, new, strict=True)]
+                out = [
+                    (g if g.dtype == n.dtype else g.astype(n.dtype)) + m * n
+                    for g, m, n in zip(grads, ms, new, strict=True)
+                ]
             else:
                 out = new
         out = _scale_by_learning_rate(out, learning_rate, state.count, where)
@@ -449,9 +500,18 @@ def _adam_update(
     def h(value: Any, like: Array) -> Any:
         return _hyper(value, like.dtype, where)
 
-    mu = [
-        (1 - h(b1, m)) * g + h(b1, m) * m for g, m in zip(grads, mu_leaves, strict=True)
-    ]
+    mu: list[Array] = []
+    mu_kept: list[Array] = []
+    for g, m in zip(grads, mu_leaves, strict=True):
+        # A mu_dtype other than the gradient's: computed in their join,
+        # stored in mu_dtype (optax's tree.cast).
+        dt = _join(g.dtype, m.dtype)
+        # (b1 * m in mu's dtype, then joined, as optax's arithmetic.)
+        gd = g if g.dtype == dt else g.astype(dt)
+        bm = h(b1, m) * m
+        new = (1 - h(b1, gd)) * gd + (bm if bm.dtype == dt else bm.astype(dt))
+        mu.append(new)
+        mu_kept.append(_stored(new, m.dtype, where))
     nu = [
         (1 - h(b2, v)) * _abs_sq(g) + h(b2, v) * v
         for g, v in zip(grads, nu_leaves, strict=True)
@@ -471,7 +531,7 @@ def _adam_update(
         m / (tnp.sqrt(v + h(eps_root, v)) + h(eps, m))
         for m, v in zip(mu_hat, nu_hat, strict=True)
     ]
-    return out, mu, nu, count
+    return out, mu_kept, nu, count
 
 
 def _mask_leaves(
@@ -499,14 +559,16 @@ def _adam_like(
     eps_root: float,
     nesterov: bool,
     decay: tuple[float, Any] | None,
+    mu_dtype: Any = None,
 ) -> GradientTransformation:
     """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
     _check_learning_rate(learning_rate, name)
     where = f"{name}'s update"
+    mu_dt = None if mu_dtype is None else tl.canonicalize_dtype(mu_dtype)
 
     def init(params: Any) -> AdamState:
         flat = _float_params(params, f"{name}'s init")
-        return AdamState(_new_count(), _zeros_like(flat), _zeros_like(flat))
+        return AdamState(_new_count(), _zeros_like(flat, mu_dt), _zeros_like(flat))
 
     def update(updates: Any, state: AdamState, params: Any = None) -> tuple[Any, Any]:
         if decay is not None and params is None:
@@ -522,7 +584,9 @@ def _adam_like(
             if params is None
             else _check_params(params, moments, "state's mu", where)
         )
-        grads = _grads_like(updates, moments, "state's mu", where)
+        # (The gradients go to nu's dtype, the parameters'; mu may have
+        # another, mu_dtype.)
+        grads = _grads_like(updates, _Params(nu_leaves, treedef), "state's mu", where)
         out, mu, nu, count = _adam_update(
             grads,
             state.count,
@@ -560,6 +624,7 @@ def adam(
     b2: float = 0.999,
     eps: float = 1e-8,
     eps_root: float = 0.0,
+    mu_dtype: DTypeLike | None = None,
     *,
     nesterov: bool = False,
 ) -> GradientTransformation:
@@ -578,6 +643,7 @@ def adam(
       b2: the decay of the second moment.
       eps: added to the denominator.
       eps_root: added to ``nu_hat`` under the square root.
+      mu_dtype: the dtype of the first moment; None for each parameter's.
       nesterov: use Nesterov's momentum (NAdam).
 
     Returns:
@@ -592,7 +658,9 @@ def adam(
     >>> updates['w'].round(4), state.mu['w'].dtype
     (Array([-0.1,  0.1], dtype=float32), dtype('float32'))
     """
-    return _adam_like("adam", learning_rate, b1, b2, eps, eps_root, nesterov, None)
+    return _adam_like(
+        "adam", learning_rate, b1, b2, eps, eps_root, nesterov, None, mu_dtype
+    )
 
 
 def adamw(
@@ -601,6 +669,7 @@ def adamw(
     b2: float = 0.999,
     eps: float = 1e-8,
     eps_root: float = 0.0,
+    mu_dtype: DTypeLike | None = None,
     weight_decay: float = 1e-4,
     mask: Any | Callable[[Any], Any] | None = None,
     *,
@@ -620,6 +689,7 @@ def adamw(
       b2: the decay of the second moment.
       eps: added to the denominator.
       eps_root: added to ``nu_hat`` under the square root.
+      mu_dtype: the dtype of the first moment; None for each parameter's.
       weight_decay: the factor of the parameters added.
       mask: which parameters decay: a tree like the parameters with
         ``True`` or ``False`` leaves, or a function ``params -> such a
@@ -647,6 +717,7 @@ def adamw(
         eps_root,
         nesterov,
         (weight_decay, mask),
+        mu_dtype,
     )
 
 
