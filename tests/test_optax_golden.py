@@ -134,3 +134,15 @@ def test_losses_jit_and_grad(name: str) -> None:
         2 * h
     )
     assert abs(float(g[0, 1]) - numeric) < 1e-2
+
+
+@pytest.mark.parametrize("name", sorted(REC.CASES))
+def test_strict_promotion_gives_the_same_steps(name: str) -> None:
+    # The mixed dtypes (a float32 count or schedule with bfloat16 leaves, a
+    # mu_dtype) are converted explicitly, so strict mode runs them too.
+    dtype = "float32" if name in REC.FLOAT32_ONLY else "bfloat16"
+    standard = REC.run_case(NS, name, dtype)
+    with tl.dtype_promotion("strict"):
+        strict = REC.run_case(NS, name, dtype)
+    for a, b in zip(tree.leaves(standard), tree.leaves(strict), strict=True):
+        np.testing.assert_array_equal(np.asarray(b), np.asarray(a))

@@ -612,9 +612,12 @@ def scale_by_adam(
             else:
                 mu_hat = _bias_correction(mu, b1, count)
             nu_hat = _bias_correction(nu, b2, count)
-            dt = _join(mu_hat.dtype, nu_hat.dtype)
-            e, er = _hp(eps, dt, "eps", at), _hp(eps_root, dt, "eps_root", at)
-            out.append(mu_hat / (tnp.sqrt(nu_hat + er) + e))
+            # The denominator in nu's dtype, the quotient in the join.
+            v_dt = nu_hat.dtype
+            e, er = _hp(eps, v_dt, "eps", at), _hp(eps_root, v_dt, "eps_root", at)
+            den = tnp.sqrt(nu_hat + er) + e
+            dt = _join(mu_hat.dtype, den.dtype)
+            out.append(_to(mu_hat, dt, "mu", at) / _to(den, dt, "nu", at))
             mu_kept.append(mu_s)
             nu_kept.append(nu_s)
         unflat = flat.treedef.unflatten
@@ -1333,8 +1336,15 @@ def scale_by_factored_rms(
             sq = _abs_sq(g) + _hp(epsilon, g.dtype, "epsilon", at)
             if dims is not None:
                 d1, d0 = dims
-                row = decay * r + (1.0 - decay) * tnp.mean(sq, axis=d0)
-                col = decay * c + (1.0 - decay) * tnp.mean(sq, axis=d1)
+                # (In the join with the float32 decay, as optax's
+                # promotion, written out so that strict mode allows it.)
+                dt = _join(decay.dtype, dtype, sq.dtype)
+                row = decay.astype(dt) * r.astype(dt) + (1.0 - decay).astype(
+                    dt
+                ) * tnp.mean(sq, axis=d0).astype(dt)
+                col = decay.astype(dt) * c.astype(dt) + (1.0 - decay).astype(
+                    dt
+                ) * tnp.mean(sq, axis=d1).astype(dt)
                 row = _to(row, dtype, "v_row", at)
                 col = _to(col, dtype, "v_col", at)
                 reduced = d1 - 1 if d1 > d0 else d1
@@ -1350,7 +1360,11 @@ def scale_by_factored_rms(
                 new_cols.append(col)
                 new_vs.append(one)
             else:
-                nv = _to(decay * v + (1.0 - decay) * sq, dtype, "v", at)
+                dt = _join(decay.dtype, dtype, sq.dtype)
+                nv = decay.astype(dt) * v.astype(dt) + (1.0 - decay).astype(
+                    dt
+                ) * sq.astype(dt)
+                nv = _to(nv, dtype, "v", at)
                 u = g * nv**-0.5
                 new_rows.append(one)
                 new_cols.append(one)

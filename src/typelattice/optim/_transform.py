@@ -280,6 +280,11 @@ def _stored(x: Array, dtype: np.dtype[Any], where: str) -> Array:
     return _checked(x, dtype, f"{where} (the state stored in {dtype})", fix)
 
 
+def _as(x: Array, dtype: np.dtype[Any]) -> Array:
+    """``x`` in ``dtype``, a wider or equal one (itself when it is)."""
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
 def _zeros_like(flat: _Params, dtype: np.dtype[Any] | None = None) -> Any:
     return flat.treedef.unflatten(
         [tnp.zeros(p.shape, p.dtype if dtype is None else dtype) for p in flat.leaves]
@@ -527,10 +532,13 @@ def _adam_update(
     else:
         mu_hat = [_bias_corrected(m, b1, count) for m in mu]
     nu_hat = [_bias_corrected(v, b2, count) for v in nu]
-    out = [
-        m / (tnp.sqrt(v + h(eps_root, v)) + h(eps, m))
-        for m, v in zip(mu_hat, nu_hat, strict=True)
-    ]
+    out: list[Array] = []
+    for m, v in zip(mu_hat, nu_hat, strict=True):
+        # The denominator in nu's dtype, the quotient in the join (as
+        # optax's promotion; written out for strict mode).
+        den = tnp.sqrt(v + h(eps_root, v)) + h(eps, v)
+        dt = _join(m.dtype, den.dtype)
+        out.append(_as(m, dt) / _as(den, dt))
     return out, mu_kept, nu, count
 
 

@@ -23,11 +23,12 @@ import numpy as np
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice._tracing import tree
-from typelattice.optim._scaling import _join, _to, _updates
+from typelattice.optim._scaling import _to, _updates
 from typelattice.optim._transform import (
     GradientTransformation,
     _float_params,
     _increment,
+    _join,
     _new_count,
 )
 from typelattice.typing import Array, DTypeLike
