@@ -112,6 +112,26 @@ def test_losses_match_optax(case: str) -> None:
     name, dtype = case.split("|")
     got = REC.losses(NS, dtype)[name]
     _close(got, GOLDEN["losses"][case], case)
+    # The same under jit.
+    jitted = tl.jit(lambda: REC.losses(NS, dtype)[name])()
+    assert jitted.dtype == got.dtype
+    np.testing.assert_array_equal(
+        np.asarray(jitted).astype(np.float64), np.asarray(got).astype(np.float64)
+    )
+
+
+def test_losses_under_vmap_give_the_batched_values() -> None:
+    x = REC._loss_inputs(tnp, "float32")
+    pairs = [
+        (optax.softmax_cross_entropy, x["logits"], x["probs"]),
+        (optax.softmax_cross_entropy_with_integer_labels, x["logits"], x["labels"]),
+        (optax.cosine_similarity, x["logits"], x["probs"]),
+        (optax.sigmoid_binary_cross_entropy, x["logits"], x["probs"]),
+    ]
+    for loss, a, b in pairs:
+        np.testing.assert_array_equal(
+            np.asarray(tl.vmap(loss)(a, b)), np.asarray(loss(a, b))
+        )
 
 
 @pytest.mark.parametrize("name", ["softmax_cross_entropy", "huber_loss", "log_cosh"])
