@@ -6,10 +6,12 @@ that scale, clip, accumulate or decay the updates (``scale_by_adam``,
 Dtypes, as in ``_transform.py`` (the rule is read there): a state made from
 the parameters has each parameter's dtype (or the ``mu_dtype`` /
 ``accumulator_dtype`` asked for) and keeps it at every step. An update and
-the state leaf it meets are computed in the dtype of their promotion (so a
-bfloat16 gradient of a float32 moment is accumulated in float32), and the
-new state is converted back to the state's dtype by the checked
-conversion: a value it cannot hold raises OverflowError, where optax's
+the state leaf it meets are computed in the dtype of their promotion: a
+gradient narrower than the state is converted up first (a bfloat16
+gradient of a float32 moment is accumulated in float32), a state narrower
+than the gradient is scaled in its dtype and then promoted (optax's
+order), and the new state is converted back to the state's dtype by the
+checked conversion: a value it cannot hold raises OverflowError, where optax's
 ``astype`` gives inf. With gradients of the parameters' dtypes (what a
 model's ``grad`` gives), every dtype and value is optax's. Python-float
 hyperparameters are weak, so they take the updates' dtype; array
