@@ -316,3 +316,33 @@ def test_adam_and_sgd_equal_their_chains(dtype: str) -> None:
             for a, b in zip(tree.leaves(u1), tree.leaves(u2), strict=True):
                 assert a.dtype == b.dtype
                 np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_inject_hyperparams_checks_and_converts() -> None:
+    with pytest.raises(ValueError, match="static_args"):
+        optim.inject_hyperparams(optim.sgd, static_args="rate")
+    # A float hyperparameter goes to the parameters' highest dtype, checked:
+    # a learning rate float16 cannot hold raises instead of becoming inf.
+    opt = optim.inject_hyperparams(optim.sgd)(learning_rate=1e6)
+    with pytest.raises(OverflowError, match="float16"):
+        opt.init({"w": tnp.zeros(2, "float16")})
+    state = optim.inject_hyperparams(optim.sgd)(0.5).init(params("bfloat16"))
+    assert state.hyperparams["learning_rate"].dtype == tl.canonicalize_dtype("bfloat16")
+    fixed = optim.inject_hyperparams(optim.sgd, hyperparam_dtype="float32")(0.5)
+    assert fixed.init(params("bfloat16")).hyperparams["learning_rate"].dtype == (
+        np.dtype("float32")
+    )
+
+
+def test_multi_steps_sums_with_a_schedule_of_k() -> None:
+    opt = optim.MultiSteps(
+        optim.sgd(1.0), every_k_schedule=lambda step: 3, use_grad_mean=False
+    )
+    step = tl.jit(opt.update)
+    state = opt.init(tnp.zeros(1))
+    outs = []
+    for g in (1.0, 2.0, 4.0, 1.0):
+        u, state = step(tnp.asarray([g]), state)
+        outs.append(float(u[0]))
+    assert outs == [0.0, 0.0, -7.0, 0.0]
+    assert int(state.gradient_step) == 1 and int(state.mini_step) == 1
