@@ -346,3 +346,18 @@ def test_multi_steps_sums_with_a_schedule_of_k() -> None:
         outs.append(float(u[0]))
     assert outs == [0.0, 0.0, -7.0, 0.0]
     assert int(state.gradient_step) == 1 and int(state.mini_step) == 1
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: optim.adam(0.1, b1=1.5), "b1 = 1.5"),
+        (lambda: optim.adamw(0.1, b2=math.nan), "b2 = nan"),
+        (lambda: optim.adam(0.1, eps=-1e-8), "eps = -1e-08"),
+        (lambda: optim.adamw(0.1, weight_decay=-0.1), "weight_decay = -0.1"),
+        (lambda: optim.sgd(0.1, momentum=math.inf), "momentum = inf"),
+    ],
+)
+def test_sgd_and_adam_check_their_hyperparameters(make: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        make()

@@ -12,7 +12,6 @@ from typing import Any
 
 from typelattice.optim._combine import MaskOrFn, chain, identity
 from typelattice.optim._scaling import (
-    _check,
     add_decayed_weights,
     clip_by_block_rms,
     ema,
@@ -29,7 +28,11 @@ from typelattice.optim._scaling import (
     trace,
 )
 from typelattice.optim._schedules import Schedule
-from typelattice.optim._transform import GradientTransformation, _check_learning_rate
+from typelattice.optim._transform import (
+    GradientTransformation,
+    _check,
+    _check_learning_rate,
+)
 from typelattice.typing import DTypeLike
 
 __all__ = ["adafactor", "adagrad", "lamb", "lion", "rmsprop"]

@@ -27,7 +27,6 @@ is static, so they run under ``typelattice.jit``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -40,6 +39,7 @@ from typelattice.optim._schedules import Schedule
 from typelattice.optim._transform import (
     GradientTransformation,
     _abs_sq,
+    _check,
     _checked,
     _flatten,
     _float_params,
@@ -96,47 +96,6 @@ _NO_PARAMS = "{} needs the parameters: call opt.update(grads, state, params)"
 
 
 # -- hyperparameters ----------------------------------------------------------------
-
-
-def _number(value: object, name: str, where: str) -> float | None:
-    """``value`` as a float when it is a Python number (None for an Array,
-    whose value may not be known yet under jit); TypeError otherwise."""
-    if isinstance(value, Array):
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise TypeError(f"{where}: {name} must be a number, not {value!r}")
-    return float(value)  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _check(
-    value: object,
-    name: str,
-    where: str,
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    open_low: bool = False,
-    open_high: bool = False,
-) -> None:
-    """ValueError naming ``value`` when it is not finite or out of
-    ``[low, high]`` (open ends where asked); an Array passes unchecked."""
-    v = _number(value, name, where)
-    if v is None:
-        return
-    bad = not math.isfinite(v)
-    if low is not None:
-        bad = bad or v < low or (open_low and v == low)
-    if high is not None:
-        bad = bad or v > high or (open_high and v == high)
-    if bad:
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        span = ("(" if open_low or low is None else "[") + f"{lo}, {hi}"
-        span += ")" if open_high or high is None else "]"
-        raise ValueError(
-            f"{where}: {name} = {value!r} is not a finite number in {span}; "
-            f"give {name} in that range"
-        )
 
 
 def _check_schedule_or_number(

@@ -312,6 +312,47 @@ def _new_count() -> Array:
     return tnp.zeros((), _COUNT_DTYPE)
 
 
+def _number(value: object, name: str, where: str) -> float | None:
+    """``value`` as a float when it is a Python number (None for an Array,
+    whose value may not be known yet under jit); TypeError otherwise."""
+    if isinstance(value, Array):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise TypeError(f"{where}: {name} must be a number, not {value!r}")
+    return float(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _check(
+    value: object,
+    name: str,
+    where: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    open_low: bool = False,
+    open_high: bool = False,
+) -> None:
+    """ValueError naming ``value`` when it is not finite or out of
+    ``[low, high]`` (open ends where asked); an Array passes unchecked."""
+    v = _number(value, name, where)
+    if v is None:
+        return
+    bad = not math.isfinite(v)
+    if low is not None:
+        bad = bad or v < low or (open_low and v == low)
+    if high is not None:
+        bad = bad or v > high or (open_high and v == high)
+    if bad:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        span = ("(" if open_low or low is None else "[") + f"{lo}, {hi}"
+        span += ")" if open_high or high is None else "]"
+        raise ValueError(
+            f"{where}: {name} = {value!r} is not a finite number in {span}; "
+            f"give {name} in that range"
+        )
+
+
 def _check_learning_rate(learning_rate: object, where: str) -> None:
     if callable(learning_rate) or isinstance(learning_rate, Array):
         # (An Array: a hyperparameter injected by inject_hyperparams, whose
@@ -401,6 +442,8 @@ def sgd(
     Array([0.71, 2.29], dtype=float32)
     """
     _check_learning_rate(learning_rate, "sgd")
+    if momentum is not None:
+        _check(momentum, "momentum", "sgd", 0.0, 1.0)
     where = "sgd's update"
     acc = (
         None if accumulator_dtype is None else tl.canonicalize_dtype(accumulator_dtype)
@@ -571,6 +614,12 @@ def _adam_like(
 ) -> GradientTransformation:
     """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
     _check_learning_rate(learning_rate, name)
+    _check(b1, "b1", name, 0.0, 1.0)
+    _check(b2, "b2", name, 0.0, 1.0)
+    _check(eps, "eps", name, 0.0)
+    _check(eps_root, "eps_root", name, 0.0)
+    if decay is not None:
+        _check(decay[0], "weight_decay", name, 0.0)
     where = f"{name}'s update"
     mu_dt = None if mu_dtype is None else tl.canonicalize_dtype(mu_dtype)
 
