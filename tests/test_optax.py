@@ -363,35 +363,6 @@ def test_sgd_and_adam_check_their_hyperparameters(make: Any, words: str) -> None
         make()
 
 
-@pytest.mark.parametrize(
-    "name", ["chain_adam", "lamb", "apply_if_finite", "multi_steps", "adafactor"]
-)
-def test_vmap_over_an_ensemble_gives_each_members_step(name: str) -> None:
-    makers = {
-        "chain_adam": lambda: optim.chain(
-            optim.clip_by_global_norm(1.0), optim.adam(0.1)
-        ),
-        "lamb": lambda: optim.lamb(0.1, weight_decay=0.01),
-        "apply_if_finite": lambda: optim.apply_if_finite(optim.adam(0.1), 1),
-        "multi_steps": lambda: optim.MultiSteps(
-            optim.sgd(0.1), 2
-        ).gradient_transformation(),
-        "adafactor": lambda: optim.adafactor(0.1, min_dim_size_to_factor=2),
-    }
-    opt = makers[name]()
-    members = [params("float32"), {k: v * 2 for k, v in params("float32").items()}]
-    gs = [grads("float32", 1.0), grads("float32", -3.0)]
-    stack = lambda trees: tree.tree_map(lambda *xs: tnp.stack(xs), *trees)  # noqa: E731
-    states = [opt.init(p) for p in members]
-    batched = tl.vmap(opt.update)(stack(gs), stack(states), stack(members))
-    for i, (g, s, p) in enumerate(zip(gs, states, members, strict=True)):
-        one = opt.update(g, s, p)
-        for a, b in zip(tree.leaves(one), tree.leaves(batched), strict=True):
-            np.testing.assert_allclose(
-                np.asarray(b)[i], np.asarray(a), rtol=1e-6, atol=1e-7
-            )
-
-
 def test_vmap_of_where_with_an_unbatched_scalar_branch() -> None:
     # (What the optimisers' saturating count needs under vmap.)
     got = tl.vmap(lambda c: tnp.where(c < 3, c + 1, 3))(tnp.arange(5))

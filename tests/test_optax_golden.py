@@ -179,3 +179,27 @@ def test_strict_promotion_gives_the_same_steps(name: str) -> None:
         np.testing.assert_array_equal(
             np.asarray(b).astype(np.float64), np.asarray(a).astype(np.float64)
         )
+
+
+@pytest.mark.parametrize("name", sorted(REC.CASES))
+def test_vmap_over_an_ensemble_gives_each_members_step(name: str) -> None:
+    make, _, nan = REC.CASES[name]
+    opt = make(optax)
+    first = REC.params_of(NS, "float32")
+    members = [first, {k: v * 2 for k, v in first.items()}]
+    grads = [REC.grads_of(NS, "float32", 0, False), REC.grads_of(NS, "float32", 1, nan)]
+    states = [opt.init(p) for p in members]
+
+    def stack(trees: list[Any]) -> Any:
+        return tree.tree_map(lambda *xs: tnp.stack(xs), *trees)
+
+    batched = tl.vmap(opt.update)(stack(grads), stack(states), stack(members))
+    for i in range(2):
+        one = opt.update(grads[i], states[i], members[i])
+        for a, b in zip(tree.leaves(one), tree.leaves(batched), strict=True):
+            np.testing.assert_allclose(
+                np.asarray(b)[i].astype(np.float64),
+                np.asarray(a).astype(np.float64),
+                rtol=1e-6,
+                atol=1e-7,
+            )
