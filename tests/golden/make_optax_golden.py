@@ -113,9 +113,9 @@ def _cases() -> dict[str, tuple[Any, bool, bool]]:
             True,
             False,
         ),
-        # (float32 parameters only: with 16-bit ones, optax's updates take
-        # the float32 of the schedule's value; typelattice's keep the
-        # parameters' dtype, docs/optim.md.)
+        # (float32 parameters only, as adamw_scheduled_decay: with 16-bit
+        # ones, optax's updates take the float32 of the schedule's value;
+        # typelattice's keep the parameters' dtype, docs/optim.md.)
         "inject_hyperparams_schedule": (
             lambda o: o.inject_hyperparams(o.rmsprop)(
                 learning_rate=sched(o), decay=0.5
@@ -144,6 +144,11 @@ def _cases() -> dict[str, tuple[Any, bool, bool]]:
             False,
         ),
         "adamw": (lambda o: o.adamw(0.1, weight_decay=0.1), False, False),
+        "adamw_scheduled_decay": (
+            lambda o: o.adamw(0.1, weight_decay=o.linear_schedule(0.2, 0.0, 2)),
+            False,
+            False,
+        ),
         "rmsprop": (lambda o: o.rmsprop(0.1), True, False),
         "rmsprop_centered_momentum": (
             lambda o: o.rmsprop(0.1, centered=True, momentum=0.9),
@@ -167,7 +172,7 @@ def _cases() -> dict[str, tuple[Any, bool, bool]]:
 
 
 CASES = _cases()
-FLOAT32_ONLY = {"inject_hyperparams_schedule"}
+FLOAT32_ONLY = {"inject_hyperparams_schedule", "adamw_scheduled_decay"}
 
 
 def _schedules(o: Any) -> dict[str, Any]:

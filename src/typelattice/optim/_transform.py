@@ -609,7 +609,7 @@ def _adam_like(
     eps: float,
     eps_root: float,
     nesterov: bool,
-    decay: tuple[float, Any] | None,
+    decay: tuple[float | Schedule, Any] | None,
     mu_dtype: Any = None,
 ) -> GradientTransformation:
     """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
@@ -619,7 +619,8 @@ def _adam_like(
     _check(eps, "eps", name, 0.0)
     _check(eps_root, "eps_root", name, 0.0)
     if decay is not None:
-        _check(decay[0], "weight_decay", name, 0.0)
+        if not callable(decay[0]):
+            _check(decay[0], "weight_decay", name, 0.0)
     where = f"{name}'s update"
     mu_dt = None if mu_dtype is None else tl.canonicalize_dtype(mu_dtype)
 
@@ -657,7 +658,13 @@ def _adam_like(
         )
         if decay is not None:
             assert flat_params is not None
-            weight_decay, mask = decay
+            given, mask = decay
+            # A schedule is read at the number of updates made before (as
+            # optax's add_decayed_weights), then taken in each parameter's
+            # dtype.
+            weight_decay: Any = (
+                tnp.asarray(given(state.count)) if callable(given) else given
+            )
             keep = (
                 [True] * len(out)
                 if mask is None
@@ -727,7 +734,7 @@ def adamw(
     eps: float = 1e-8,
     eps_root: float = 0.0,
     mu_dtype: DTypeLike | None = None,
-    weight_decay: float = 1e-4,
+    weight_decay: float | Schedule = 1e-4,
     mask: Any | Callable[[Any], Any] | None = None,
     *,
     nesterov: bool = False,
@@ -747,7 +754,8 @@ def adamw(
       eps: added to the denominator.
       eps_root: added to ``nu_hat`` under the square root.
       mu_dtype: the dtype of the first moment; None for each parameter's.
-      weight_decay: the factor of the parameters added.
+      weight_decay: the factor of the parameters added (0 or more), or a
+        schedule of it.
       mask: which parameters decay: a tree like the parameters with
         ``True`` or ``False`` leaves, or a function ``params -> such a
         tree``; ``None`` for all.
