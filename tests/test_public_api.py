@@ -36,6 +36,7 @@ PUBLIC_MODULES = [
     "typelattice.nn.recurrent",
     "typelattice.nn.transforms",
     "typelattice.numpy",
+    "typelattice.optax",
     "typelattice.optim",
     "typelattice.random",
     "typelattice.tree",
