@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 
@@ -8,7 +9,7 @@ import pytest
 import typelattice as tl
 from counting_backend import CountingBackend
 from typelattice import _config
-from typelattice._backends import use
+from typelattice._backends import Backend, use
 
 
 @pytest.fixture(autouse=True)
@@ -24,23 +25,46 @@ def _clean_config() -> Iterator[None]:
 # TYPELATTICE_TEST_BACKEND=counting runs every test under the counting
 # backend (tests/counting_backend.py): CI runs the golden suites so, to show
 # that whatever they compute is computed by the primitives of the backend in
-# force, with the same answers as the NumPy backend's.
+# force, with the same answers as the NumPy backend's. The other values run
+# them under another library's backend: 'dask' (typelattice._backends.dask),
+# 'cupy' (typelattice._backends.cupy, on a GPU) and 'xp-numpy' (the
+# implementations generic over a NumPy-compatible namespace, on NumPy).
 _BACKEND = os.environ.get("TYPELATTICE_TEST_BACKEND", "")
-if _BACKEND not in ("", "numpy", "counting"):
+_BACKENDS = ("", "numpy", "counting", "dask", "cupy", "xp-numpy")
+if _BACKEND not in _BACKENDS:
     raise SystemExit(
-        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give 'counting', or 'numpy' "
-        "(the default)"
+        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give one of "
+        f"{', '.join(repr(b) for b in _BACKENDS[2:])}, or 'numpy' (the default)"
     )
-COUNTING = CountingBackend() if _BACKEND == "counting" else None
+
+
+def _test_backend() -> Backend | None:
+    if _BACKEND == "counting":
+        return CountingBackend()
+    if _BACKEND == "xp-numpy":
+        import numpy as np
+
+        from typelattice._backends import _xp
+
+        return _xp.register(Backend("xp-numpy"), np)
+    if _BACKEND in ("dask", "cupy"):
+        module = importlib.import_module(f"typelattice._backends.{_BACKEND}")
+        backend: Backend = module.BACKEND
+        return backend
+    return None
+
+
+TEST_BACKEND = _test_backend()
+COUNTING = TEST_BACKEND if isinstance(TEST_BACKEND, CountingBackend) else None
 
 
 @pytest.fixture(autouse=True)
 def _backend() -> Iterator[None]:
     """Each test under the backend named by TYPELATTICE_TEST_BACKEND."""
-    if COUNTING is None:
+    if TEST_BACKEND is None:
         yield
         return
-    with use(COUNTING):
+    with use(TEST_BACKEND):
         yield
 
 
