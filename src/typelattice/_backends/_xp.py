@@ -108,12 +108,12 @@ def register(
     >>> b.implements(add_p)
     True
     """
-    host = to_host or backend.to_numpy
-    device = to_device or backend.from_numpy
+    to_host = to_host or backend.to_numpy
+    to_device = to_device or backend.from_numpy
     for name, prim in primitives().items():
         impl = NUMPY.impl(prim)
         if name in CONTROL or (xp.__name__ != "numpy" and name in host):
-            impl = on_host(impl, host, device, prim.multiple_results)
+            impl = on_host(impl, to_host, to_device, prim.multiple_results)
         backend.def_impl(prim, impl)
     return backend
 
