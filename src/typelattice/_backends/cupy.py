@@ -7,11 +7,12 @@ CuPy arrays through NumPy's dispatch protocols (see
 are the NumPy backend's; the control flow primitives and the few listed in
 ``_xp.ON_HOST`` are computed on the host, exactly.
 
-CuPy has no dtypes of ``ml_dtypes`` (bfloat16, the float8/float6/float4
-family, the narrow integers): :data:`MISSING` declares them, and an array of
-one of them cannot be put on the device (TypeError naming the dtype, the
-backend, the device and the fix). Emulating bfloat16 through float32 would
-need every primitive to round its result; it is not done.
+CuPy lacks most dtypes of ``ml_dtypes`` (the float8/float6/float4 family,
+the narrow integers; CuPy 13 also bfloat16): :data:`MISSING` lists those the
+installed CuPy lacks, and an array of one of them cannot be put on the
+device (TypeError naming the dtype, the backend, the device and the fix).
+They are not emulated: emulating a float8 through float32 would need every
+primitive to round its result to the narrow format.
 """
 
 from __future__ import annotations
@@ -42,11 +43,31 @@ __all__ = [
 
 NAME: Final = "cupy"
 
-#: The dtypes CuPy lacks (CuPy 13): dtype name -> reason. Every dtype of
-#: ml_dtypes; the support table and the errors of :func:`from_numpy` are
-#: derived from it.
+
+
+def _lacks(dt: np.dtype[Any]) -> str | None:
+    """Why the installed CuPy cannot compute with arrays of ``dt``, or None.
+    CuPy 14 holds and adds bfloat16 arrays, but its ``where`` gives float32:
+    a dtype counts only where selecting keeps it."""
+    version = cupy.__version__  # pyright: ignore[reportUnknownMemberType]
+    try:
+        x = cupy.asarray(np.zeros(2, dt))  # pyright: ignore[reportUnknownMemberType]
+        kept = (x + x).dtype == dt and cupy.where(x == x, x, x).dtype == dt  # pyright: ignore[reportUnknownMemberType]
+    except Exception as e:  # (CuPy raises several kinds)
+        return f"CuPy {version} has no {dt.name} ({type(e).__name__})"
+    if not kept:
+        return f"CuPy {version} computes {dt.name} only in part (where widens it)"
+    return None
+
+
+#: The dtypes the installed CuPy lacks: dtype name -> reason, probed once at
+#: import on one element (CuPy 13 lacks every dtype of ml_dtypes; CuPy 14
+#: holds bfloat16). The support table and the errors of :func:`from_numpy`
+#: are derived from it.
 MISSING: Final[dict[str, str]] = {
-    dt.name: f"CuPy has no {dt.name} dtype" for dt in _dtypes.EXTENDED_DTYPES
+    dt.name: reason
+    for dt in _dtypes.ALL_DTYPES
+    if (reason := _lacks(dt)) is not None
 }
 
 _xp_array: Final[type] = cupy.ndarray  # pyright: ignore[reportUnknownMemberType]

@@ -199,8 +199,12 @@ def _native(dt: DType, wide: _Wide) -> bool:
 
 
 def _as(value: Any, dt: DType) -> NDArray:
-    """A computed value in the result's dtype."""
-    return np.asarray(value).astype(dt, copy=False)
+    """A computed value in the result's dtype: an array of the operands'
+    library (NumPy's, or another's whose arrays follow NumPy's protocols,
+    as CuPy's), a NumPy scalar or Python number made a NumPy array."""
+    if isinstance(value, np.generic) or not hasattr(value, "astype"):
+        value = np.asarray(value)
+    return value.astype(dt, copy=False)  # type: ignore[no-any-return]
 
 
 def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
