@@ -24,8 +24,8 @@ if not _DEVICES:
 
 import typelattice as tl  # noqa: E402
 import typelattice.numpy as tnp  # noqa: E402
-from typelattice._backends import use  # noqa: E402
 from typelattice._backends import cupy as tcupy  # noqa: E402
+from typelattice._backends import use  # noqa: E402
 from typelattice._lax._elementwise import add_p, convert_element_type_p  # noqa: E402
 from typelattice._lax._reductions import reduce_sum_p  # noqa: E402
 

@@ -73,9 +73,7 @@ def test_results_are_lazy_until_computed() -> None:
     f = tdask.BACKEND.impl(convert_element_type_p)(
         x, new_dtype=np.dtype(np.float32), weak_type=False
     )
-    total = tdask.BACKEND.impl(reduce_sum_p)(
-        tdask.BACKEND.impl(add_p)(f, f), axes=(0,)
-    )
+    total = tdask.BACKEND.impl(reduce_sum_p)(tdask.BACKEND.impl(add_p)(f, f), axes=(0,))
     assert isinstance(total, da.Array)
     assert counter.calls == 0
     assert total.dtype == np.float32
@@ -118,7 +116,9 @@ def test_int32_plus_float32_blocks_are_float32_half_of_dasks_float64() -> None:
     f = da.ones(n, chunks=chunk, dtype=np.float32)
     impl = tdask.BACKEND.impl
     ours = impl(add_p)(
-        impl(convert_element_type_p)(i, new_dtype=np.dtype(np.float32), weak_type=False),
+        impl(convert_element_type_p)(
+            i, new_dtype=np.dtype(np.float32), weak_type=False
+        ),
         f,
     )
     theirs = i + f  # Dask's (NumPy's) rules

@@ -44,7 +44,6 @@ __all__ = [
 NAME: Final = "cupy"
 
 
-
 def _lacks(dt: np.dtype[Any]) -> str | None:
     """Why the installed CuPy cannot compute with arrays of ``dt``, or None.
     CuPy 14 holds and adds bfloat16 arrays, but its ``where`` gives float32:
@@ -65,9 +64,7 @@ def _lacks(dt: np.dtype[Any]) -> str | None:
 #: holds bfloat16). The support table and the errors of :func:`from_numpy`
 #: are derived from it.
 MISSING: Final[dict[str, str]] = {
-    dt.name: reason
-    for dt in _dtypes.ALL_DTYPES
-    if (reason := _lacks(dt)) is not None
+    dt.name: reason for dt in _dtypes.ALL_DTYPES if (reason := _lacks(dt)) is not None
 }
 
 _xp_array: Final[type] = cupy.ndarray  # pyright: ignore[reportUnknownMemberType]

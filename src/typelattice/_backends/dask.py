@@ -198,9 +198,7 @@ def _elementwise(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
         (out,) = _out_avals(prim, operands, params)
         shape = out.shape
         ops = [x if x.shape == shape else da.broadcast_to(x, shape) for x in operands]
-        return da.map_blocks(
-            block, *ops, dtype=out.dtype, meta=_meta(out), **params
-        )
+        return da.map_blocks(block, *ops, dtype=out.dtype, meta=_meta(out), **params)
 
     return run
 
@@ -376,6 +374,4 @@ def support_table() -> dict[str, dict[str, str]]:
     'yes: a tree reduction of the blocks'
     """
     table = _xp.support_table(BACKEND, {}, frozenset())
-    return {
-        name: dict.fromkeys(row, how(name)) for name, row in table.items()
-    }
+    return {name: dict.fromkeys(row, how(name)) for name, row in table.items()}
