@@ -24,6 +24,7 @@ Run it with the interpreter that has typelattice and dask installed::
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import platform
 import resource
 import sys
@@ -31,7 +32,6 @@ import time
 import timeit
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 
@@ -70,13 +70,14 @@ def theirs(i: Any, f: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--n", type=float, default=1e9, help="elements (1e9)")
     parser.add_argument("--chunk", type=float, default=2.5e7, help="per block")
     parser.add_argument("--skip-dask", action="store_true", help="ours only")
     args = parser.parse_args(argv)
     n, chunk = int(args.n), int(args.chunk)
-    print(f"python {platform.python_version()}, dask {dask.__version__}, ")
+    dask_version = importlib.metadata.version("dask")
+    print(f"python {platform.python_version()}, dask {dask_version}, ")
     print(f"numpy {np.__version__}, {n:.3g} elements in blocks of {chunk:.3g}")
     print(f"input bytes (int32 + float32, never held whole): {n * 8 / 2**30:.1f} GiB")
 

@@ -24,6 +24,7 @@ table from these declarations and the registrations.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Final
@@ -58,8 +59,8 @@ ON_HOST: Final = frozenset(
 def primitives() -> Mapping[str, Any]:
     # Every primitive is defined once lax and the namespace are imported
     # (the namespace defines a few of its own).
-    import typelattice.lax
-    import typelattice.numpy  # noqa: F401
+    importlib.import_module("typelattice.lax")
+    importlib.import_module("typelattice.numpy")
     from typelattice._lax._primitive import PRIMITIVES
 
     return PRIMITIVES

@@ -17,14 +17,17 @@ primitive to round its result to the narrow format.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Final
 
-import cupy  # pyright: ignore[reportMissingImports]
 import numpy as np
 
 from typelattice import _dtypes
 from typelattice._backends import _xp
 from typelattice._backends._backend import Backend
+
+# (imported by name: CuPy is optional and has no type annotations)
+cupy: Any = importlib.import_module("cupy")
 
 __all__ = [
     "BACKEND",
@@ -48,10 +51,10 @@ def _lacks(dt: np.dtype[Any]) -> str | None:
     """Why the installed CuPy cannot compute with arrays of ``dt``, or None.
     CuPy 14 holds and adds bfloat16 arrays, but its ``where`` gives float32:
     a dtype counts only where selecting keeps it."""
-    version = cupy.__version__  # pyright: ignore[reportUnknownMemberType]
+    version = cupy.__version__
     try:
-        x = cupy.asarray(np.zeros(2, dt))  # pyright: ignore[reportUnknownMemberType]
-        kept = (x + x).dtype == dt and cupy.where(x == x, x, x).dtype == dt  # pyright: ignore[reportUnknownMemberType]
+        x = cupy.asarray(np.zeros(2, dt))
+        kept = (x + x).dtype == dt and cupy.where(x == x, x, x).dtype == dt
     except Exception as e:  # (CuPy raises several kinds)
         return f"CuPy {version} has no {dt.name} ({type(e).__name__})"
     if not kept:
@@ -67,7 +70,7 @@ MISSING: Final[dict[str, str]] = {
     dt.name: reason for dt in _dtypes.ALL_DTYPES if (reason := _lacks(dt)) is not None
 }
 
-_xp_array: Final[type] = cupy.ndarray  # pyright: ignore[reportUnknownMemberType]
+_xp_array: Final[type] = cupy.ndarray
 
 
 def owns(x: Any) -> bool:
@@ -77,7 +80,8 @@ def owns(x: Any) -> bool:
 
 def dtype_of(x: Any) -> np.dtype[Any]:
     """The dtype of CuPy array ``x`` (CuPy's dtypes are NumPy's)."""
-    return np.dtype(x.dtype)
+    dtype: np.dtype[Any] = np.dtype(x.dtype)
+    return dtype
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -122,9 +126,9 @@ def from_numpy(a: Any, device: str | None = None) -> Any:
         )
     ident = _device_id(device)
     if ident is None:
-        return cupy.asarray(a)  # pyright: ignore[reportUnknownMemberType]
-    with cupy.cuda.Device(ident):  # pyright: ignore[reportUnknownMemberType]
-        return cupy.asarray(a)  # pyright: ignore[reportUnknownMemberType]
+        return cupy.asarray(a)
+    with cupy.cuda.Device(ident):
+        return cupy.asarray(a)
 
 
 def to_numpy(x: Any) -> np.ndarray[Any, Any]:
@@ -137,8 +141,8 @@ def put(x: Any, device: str) -> Any:
     ident = _device_id(device)
     if ident is None or int(x.device.id) == ident:
         return x
-    with cupy.cuda.Device(ident):  # pyright: ignore[reportUnknownMemberType]
-        return cupy.asarray(x)  # pyright: ignore[reportUnknownMemberType]
+    with cupy.cuda.Device(ident):
+        return cupy.asarray(x)
 
 
 def register(backend: Backend) -> Backend:

@@ -36,23 +36,24 @@ tasks itself.
 """
 
 # Package-internal: the implementations of the NumPy backend are reused.
-# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false
-# pyright: reportUnknownArgumentType=false, reportMissingTypeStubs=false
 
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-import dask
-import dask.array as da
 import numpy as np
 
 from typelattice._backends import _xp
 from typelattice._backends._backend import NUMPY, Backend, use
 from typelattice._tracing.primitive import ShapedArray
+
+# (Dask has no type annotations: its modules are used untyped.)
+da: Any = importlib.import_module("dask.array")
+_delayed: Any = importlib.import_module("dask.delayed").delayed
 
 __all__ = [
     "BACKEND",
@@ -106,7 +107,8 @@ def owns(x: Any) -> bool:
 
 def dtype_of(x: Any) -> np.dtype[Any]:
     """The dtype of Dask array ``x``."""
-    return np.dtype(x.dtype)
+    dtype: np.dtype[Any] = np.dtype(x.dtype)
+    return dtype
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -309,9 +311,7 @@ def _whole(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
     def run(*operands: Any, **params: Any) -> Any:
         outs = _out_avals(prim, operands, params)
         fn = functools.partial(_whole_task, several, block, params)
-        task = dask.delayed(fn, pure=False, nout=len(outs) if several else None)(
-            *operands
-        )
+        task = _delayed(fn, pure=False, nout=len(outs) if several else None)(*operands)
         tasks = task if several else (task,)
         arrays = tuple(
             da.from_delayed(t, shape=a.shape, dtype=a.dtype, meta=_meta(a))
