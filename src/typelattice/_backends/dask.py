@@ -96,6 +96,10 @@ LAZY_BY_PROTOCOL: Final = frozenset(
     "broadcast_in_dim reshape transpose squeeze rev concatenate slice".split()
 )
 
+#: The collectives, which compute nothing outside a named ``vmap``: their
+#: NumPy implementation raises at once, as it does on NumPy.
+UNBOUND: Final = frozenset("axis_index psum pmax pmin".split())
+
 #: The primitives computed in one task on whole operands.
 WHOLE: Final = "computed in one task on whole operands"
 
@@ -337,6 +341,8 @@ def how(name: str) -> str:
         return "yes: the reduced axes in one block"
     if name in LAZY_BY_PROTOCOL or name in ("iota", "dot_general"):
         return "yes: block by block"
+    if name in UNBOUND:
+        return "yes: inside a named vmap only, as on NumPy"
     return f"yes: {WHOLE}"
 
 
@@ -350,7 +356,7 @@ def register(backend: Backend) -> Backend:
             fn = _reduction(prim, impl)
         elif name in ("argmax", "argmin"):
             fn = _arg_reduction(prim, impl)
-        elif name in LAZY_BY_PROTOCOL:
+        elif name in LAZY_BY_PROTOCOL or name in UNBOUND:
             fn = impl
         elif name == "iota":
             fn = _iota(prim, impl)
