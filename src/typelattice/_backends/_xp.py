@@ -29,8 +29,11 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Final
 
+import numpy as np
+
 from typelattice import _dtypes
 from typelattice._backends._backend import NUMPY, Backend, use
+from typelattice._tracing.primitive import ShapedArray
 
 __all__ = ["CONTROL", "ON_HOST", "on_host", "primitives", "register", "support_table"]
 
@@ -124,10 +127,50 @@ def register(
     to_device = to_device or backend.from_numpy
     for name, prim in primitives().items():
         impl = NUMPY.impl(prim)
+        rule = NUMPY.fast.get(prim)
         if name in CONTROL or (xp.__name__ != "numpy" and name in host):
             impl = on_host(impl, to_host, to_device, prim.multiple_results)
+        elif rule is not None and not prim.multiple_results:
+            impl = _by_ufunc(impl, rule, xp)
         backend.def_impl(prim, impl)
     return backend
+
+
+def _by_ufunc(
+    impl: Callable[..., Any], rule: Callable[..., Any], xp: ModuleType
+) -> Callable[..., Any]:
+    """``impl``, calling ``xp``'s ufunc itself for operands of the dtypes
+    where the NumPy backend's fast rule says that ufunc is the whole
+    implementation (the operands' own dtype, no widening, no checks): the
+    implementation's layers cost more than a small operation on a GPU.
+
+    Sound as the fast rule is: its answers are the implementation's, and
+    ``xp``'s ufunc of the same name computes the same function (the
+    implementation calls it too, through ``__array_ufunc__``). Fast rules of
+    elementwise primitives read the operands' dtypes only; the choice is
+    kept per tuple of dtypes, for calls without parameters.
+    """
+    chosen: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+    def pick(dtypes: tuple[Any, ...]) -> Callable[..., Any]:
+        found = rule(*[ShapedArray((), np.dtype(dt), False) for dt in dtypes])
+        if type(found) is np.ufunc:
+            own = getattr(xp, found.__name__, None)
+            if own is not None:
+                return own  # type: ignore[no-any-return]
+        return impl
+
+    def computed(*operands: Any, **params: Any) -> Any:
+        if params:
+            return impl(*operands, **params)
+        key = tuple([x.dtype for x in operands])
+        fn = chosen.get(key)
+        if fn is None:
+            fn = chosen[key] = pick(key)
+        return fn(*operands)
+
+    computed.__name__ = f"by_ufunc_{getattr(impl, '__name__', 'impl')}"
+    return computed
 
 
 def support_table(
