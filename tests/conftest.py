@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from collections.abc import Iterator
@@ -64,7 +65,13 @@ def _backend() -> Iterator[None]:
     if TEST_BACKEND is None:
         yield
         return
-    with use(TEST_BACKEND):
+    with contextlib.ExitStack() as scope:
+        if _BACKEND == "dask":
+            # Each primitive's graph is computed at once, and is tiny: in
+            # this thread (a thread pool costs more than the tasks).
+            dask = importlib.import_module("dask")
+            scope.enter_context(dask.config.set(scheduler="synchronous"))
+        scope.enter_context(use(TEST_BACKEND))
         yield
 
 

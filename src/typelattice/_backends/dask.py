@@ -167,20 +167,52 @@ def _check_device(device: str | None) -> None:
 # -- the implementations ----------------------------------------------------
 
 
-def _on_blocks(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
-    """``impl`` as the function of a task: floating point warnings off (as
-    the NumPy backend computes), a failing check noted with the primitive."""
+class _Task:
+    """A primitive's NumPy implementation as the function of Dask tasks:
+    floating point warnings off (as the NumPy backend computes), a failing
+    check noted with the primitive. ``keepdims`` makes it a reduction's
+    function (``dask.array.reduction`` calls it with ``axis`` and
+    ``keepdims``).
 
-    def block(*blocks: Any, **params: Any) -> Any:
+    Dask names a task by a hash of its function and arguments: a task
+    function hashes by its primitive's name (a closure would be pickled to
+    be hashed, at every operation), and pickles by that name too (for
+    workers in other processes).
+    """
+
+    __slots__ = ("impl", "name", "reduces")
+
+    def __init__(self, name: str, reduces: bool = False) -> None:
+        self.name = name
+        self.reduces = reduces
+        self.impl = NUMPY.impl(_xp.primitives()[name])
+
+    def __call__(self, *blocks: Any, **params: Any) -> Any:
+        if self.reduces:
+            return self._reduce(blocks[0], params["axis"], params["keepdims"])
+        return self._compute(*blocks, **params)
+
+    def _compute(self, *blocks: Any, **params: Any) -> Any:
         try:
             with np.errstate(all="ignore"):
-                return impl(*blocks, **params)
+                return self.impl(*blocks, **params)
         except Exception as e:
-            e.add_note(f"(raised by primitive {name} computing a Dask array)")
+            e.add_note(f"(raised by primitive {self.name} computing a Dask array)")
             raise
 
-    block.__name__ = f"typelattice_{name}"
-    return block
+    def _reduce(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        axes = tuple(sorted(axis))
+        out = self._compute(x, axes=axes)
+        return np.expand_dims(out, axes) if keepdims else out
+
+    def __dask_tokenize__(self) -> tuple[str, str, bool]:
+        return ("typelattice", self.name, self.reduces)
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bool]]:
+        return (_Task, (self.name, self.reduces))
+
+    def __repr__(self) -> str:
+        return f"typelattice_{self.name}"
 
 
 def _aval(x: Any) -> ShapedArray:
@@ -197,8 +229,8 @@ def _meta(aval: ShapedArray) -> np.ndarray[Any, Any]:
     return np.empty((0,) * len(aval.shape), aval.dtype)
 
 
-def _elementwise(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
-    block = _on_blocks(prim.name, impl)
+def _elementwise(prim: Any) -> Callable[..., Any]:
+    block = _Task(prim.name)
 
     def run(*operands: Any, **params: Any) -> Any:
         (out,) = _out_avals(prim, operands, params)
@@ -209,15 +241,9 @@ def _elementwise(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _reduction(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
-    block = _on_blocks(prim.name, impl)
-
-    def part(x: Any, axis: Any, keepdims: bool) -> Any:
-        axes = tuple(sorted(axis))
-        out = block(x, axes=axes)
-        if keepdims:
-            out = np.expand_dims(out, axes)
-        return out
+def _reduction(prim: Any) -> Callable[..., Any]:
+    block = _Task(prim.name)
+    part = _Task(prim.name, reduces=True)
 
     def run(x: Any, *, axes: Sequence[int]) -> Any:
         (out,) = _out_avals(prim, (x,), {"axes": axes})
@@ -238,8 +264,8 @@ def _reduction(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _arg_reduction(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
-    block = _on_blocks(prim.name, impl)
+def _arg_reduction(prim: Any) -> Callable[..., Any]:
+    block = _Task(prim.name)
 
     def run(x: Any, **params: Any) -> Any:
         (out,) = _out_avals(prim, (x,), params)
@@ -252,8 +278,8 @@ def _arg_reduction(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _dot_general(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
-    block = _on_blocks(prim.name, impl)
+def _dot_general(prim: Any) -> Callable[..., Any]:
+    block = _Task(prim.name)
 
     def run(lhs: Any, rhs: Any, **params: Any) -> Any:
         (out,) = _out_avals(prim, (lhs, rhs), params)
@@ -287,7 +313,7 @@ def _dot_general(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _iota(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
+def _iota() -> Callable[..., Any]:
     def run(*, dtype: Any, shape: Sequence[int], dimension: int) -> Any:
         # int64 counts cast to the dtype (integers wrap, as the NumPy
         # backend's and XLA's), broadcast lazily.
@@ -307,9 +333,9 @@ def _whole_task(
     return tuple(out) if several else out
 
 
-def _whole(prim: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
-    """``impl`` on whole operands, in one lazy task per application."""
-    block = _on_blocks(prim.name, impl)
+def _whole(prim: Any) -> Callable[..., Any]:
+    """``prim`` on whole operands, in one lazy task per application."""
+    block = _Task(prim.name)
     several = prim.multiple_results
 
     def run(*operands: Any, **params: Any) -> Any:
@@ -351,19 +377,19 @@ def register(backend: Backend) -> Backend:
     for name, prim in _xp.primitives().items():
         impl = NUMPY.impl(prim)
         if name in ELEMENTWISE:
-            fn = _elementwise(prim, impl)
+            fn = _elementwise(prim)
         elif name in REDUCTIONS:
-            fn = _reduction(prim, impl)
+            fn = _reduction(prim)
         elif name in ("argmax", "argmin"):
-            fn = _arg_reduction(prim, impl)
+            fn = _arg_reduction(prim)
         elif name in LAZY_BY_PROTOCOL or name in UNBOUND:
             fn = impl
         elif name == "iota":
-            fn = _iota(prim, impl)
+            fn = _iota()
         elif name == "dot_general":
-            fn = _dot_general(prim, impl)
+            fn = _dot_general(prim)
         else:
-            fn = _whole(prim, impl)
+            fn = _whole(prim)
         backend.def_impl(prim, fn)
     return backend
 
