@@ -131,6 +131,23 @@ def test_int32_plus_float32_blocks_are_float32_half_of_dasks_float64() -> None:
     np.testing.assert_array_equal(ours_block, theirs_block.astype(np.float32))
 
 
+def test_the_cast_runs_in_the_task_of_the_operation() -> None:
+    """convert_element_type and add fuse into one task per block, as Dask's
+    own int32 + float32: no full-size float32 copy of the int32 operand."""
+    dask = pytest.importorskip("dask")
+    i = da.ones(40, dtype=np.int32, chunks=10)
+    f = da.full(40, 0.5, dtype=np.float32, chunks=10)
+    impl = tdask.BACKEND.impl
+    cast = impl(convert_element_type_p)(
+        i, new_dtype=np.dtype(np.float32), weak_type=False
+    )
+    (ours,) = dask.optimize(impl(add_p)(cast, f))
+    (theirs,) = dask.optimize(i + f)
+    assert len(dict(ours.__dask_graph__())) == 4
+    assert len(dict(theirs.__dask_graph__())) == 4
+    np.testing.assert_array_equal(ours.compute(), np.full(40, 1.5, np.float32))
+
+
 def test_the_namespace_gives_the_lattices_dtype_and_values() -> None:
     x = tnp.asarray(np.arange(5, dtype=np.int32))
     y = tnp.asarray(np.linspace(0, 1, 5, dtype=np.float32))
