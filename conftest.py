@@ -1,13 +1,18 @@
-"""Collection of the whole tree: the doctests of an optional backend's
-module run only where its library is installed (importing the module
-imports the library)."""
+"""Collection of the whole project: the modules of optional backends are
+collected (for their doctests) only where their library is installed."""
 
 from __future__ import annotations
 
 import importlib.util
 
+_OPTIONAL = {
+    "torch": "src/typelattice/_backends/torch.py",
+    "cupy": "src/typelattice/_backends/cupy.py",
+    "dask": "src/typelattice/_backends/dask.py",
+}
+
 collect_ignore = [
-    f"src/typelattice/_backends/{name}.py"
-    for name in ("torch",)
-    if importlib.util.find_spec(name) is None
+    path
+    for library, path in _OPTIONAL.items()
+    if importlib.util.find_spec(library) is None
 ]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 from collections.abc import Iterator
 
@@ -24,37 +26,67 @@ def _clean_config() -> Iterator[None]:
 # TYPELATTICE_TEST_BACKEND=counting runs every test under the counting
 # backend (tests/counting_backend.py): CI runs the golden suites so, to show
 # that whatever they compute is computed by the primitives of the backend in
-# force, with the same answers as the NumPy backend's.
-# TYPELATTICE_TEST_BACKEND=torch runs them under the PyTorch backend
-# (typelattice._backends.torch; torch must be installed): operands are
-# converted to tensors, computed by torch and converted back;
-# TYPELATTICE_TEST_BACKEND=torch-cuda does so on the GPU.
+# force, with the same answers as the NumPy backend's. The other values run
+# them under another library's backend: 'torch' and 'torch-cuda'
+# (typelattice._backends.torch, on the CPU or the GPU), 'dask'
+# (typelattice._backends.dask), 'cupy' (typelattice._backends.cupy, on a
+# GPU) and 'xp-numpy' (the implementations generic over a NumPy-compatible
+# namespace, on NumPy).
 _BACKEND = os.environ.get("TYPELATTICE_TEST_BACKEND", "")
-if _BACKEND not in ("", "numpy", "counting", "torch", "torch-cuda"):
+_BACKENDS = (
+    "",
+    "numpy",
+    "counting",
+    "torch",
+    "torch-cuda",
+    "dask",
+    "cupy",
+    "xp-numpy",
+)
+if _BACKEND not in _BACKENDS:
     raise SystemExit(
-        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give 'counting', 'torch', "
-        "'torch-cuda', or 'numpy' (the default)"
+        f"TYPELATTICE_TEST_BACKEND={_BACKEND!r}: give one of "
+        f"{', '.join(repr(b) for b in _BACKENDS[2:])}, or 'numpy' (the default)"
     )
-COUNTING = CountingBackend() if _BACKEND == "counting" else None
-if _BACKEND == "torch":
-    from typelattice._backends.torch import BACKEND as _TORCH
 
-    _IN_FORCE: Backend | None = _TORCH
-elif _BACKEND == "torch-cuda":
-    from typelattice._backends.torch import backend_on
 
-    _IN_FORCE = backend_on("cuda")
-else:
-    _IN_FORCE = COUNTING
+def _test_backend() -> Backend | None:
+    if _BACKEND == "counting":
+        return CountingBackend()
+    if _BACKEND == "xp-numpy":
+        import numpy as np
+
+        from typelattice._backends import _xp
+
+        return _xp.register(Backend("xp-numpy"), np)
+    if _BACKEND == "torch-cuda":
+        from typelattice._backends.torch import backend_on
+
+        return backend_on("cuda")
+    if _BACKEND in ("torch", "dask", "cupy"):
+        module = importlib.import_module(f"typelattice._backends.{_BACKEND}")
+        backend: Backend = module.BACKEND
+        return backend
+    return None
+
+
+TEST_BACKEND = _test_backend()
+COUNTING = TEST_BACKEND if isinstance(TEST_BACKEND, CountingBackend) else None
 
 
 @pytest.fixture(autouse=True)
 def _backend() -> Iterator[None]:
     """Each test under the backend named by TYPELATTICE_TEST_BACKEND."""
-    if _IN_FORCE is None:
+    if TEST_BACKEND is None:
         yield
         return
-    with use(_IN_FORCE):
+    with contextlib.ExitStack() as scope:
+        if _BACKEND == "dask":
+            # Each primitive's graph is computed at once, and is tiny: in
+            # this thread (a thread pool costs more than the tasks).
+            dask = importlib.import_module("dask")
+            scope.enter_context(dask.config.set(scheduler="synchronous"))
+        scope.enter_context(use(TEST_BACKEND))
         yield
 
 

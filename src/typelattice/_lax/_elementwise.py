@@ -199,8 +199,15 @@ def _native(dt: DType, wide: _Wide) -> bool:
 
 
 def _as(value: Any, dt: DType) -> NDArray:
-    """A computed value in the result's dtype."""
-    return np.asarray(value).astype(dt, copy=False)
+    """A computed value in the result's dtype: an array of the operands'
+    library (NumPy's, or another's whose arrays follow NumPy's protocols,
+    as CuPy's), a NumPy scalar or Python number made a NumPy array."""
+    array: Any = value if _is_array(value) else np.asarray(value)
+    return array.astype(dt, copy=False)  # type: ignore[no-any-return]
+
+
+def _is_array(value: object) -> bool:
+    return hasattr(value, "astype") and not isinstance(value, np.generic)
 
 
 def broadcast_shapes(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:

@@ -135,7 +135,7 @@ def _reduce(
 
     @prim.def_impl
     def _impl(x: NDArray, *, axes: Shape) -> NDArray:
-        return np.asarray(fn(x, axes)).astype(x.dtype, copy=False)
+        return ew._as(fn(x, axes), x.dtype)
 
     defbatch_axes(prim, "axes", kept=False)
     return prim
