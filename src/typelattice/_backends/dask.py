@@ -229,6 +229,14 @@ def _meta(aval: ShapedArray) -> np.ndarray[Any, Any]:
     return np.empty((0,) * len(aval.shape), aval.dtype)
 
 
+def _indexed(ops: Sequence[Any]) -> list[Any]:
+    """``unify_chunks``' arguments: each array, then its axes' indices."""
+    out: list[Any] = []
+    for x in ops:
+        out += [x, tuple(range(x.ndim))]
+    return out
+
+
 def _elementwise(prim: Any) -> Callable[..., Any]:
     block = _Task(prim.name)
 
@@ -236,6 +244,10 @@ def _elementwise(prim: Any) -> Callable[..., Any]:
         (out,) = _out_avals(prim, operands, params)
         shape = out.shape
         ops = [x if x.shape == shape else da.broadcast_to(x, shape) for x in operands]
+        if len(ops) > 1 and len({x.chunks for x in ops}) > 1:
+            # Blocks of equal chunks only: the operands' own chunks may differ
+            # (map_blocks pairs blocks by position, whatever their sizes).
+            ops = list(da.core.unify_chunks(*_indexed(ops))[1])
         return da.map_blocks(block, *ops, dtype=out.dtype, meta=_meta(out), **params)
 
     return run
