@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 import os
@@ -99,7 +100,7 @@ def test_module_entry_point_in_a_subprocess() -> None:
 
 # -- help ---------------------------------------------------------------------------
 
-COMMANDS = ["table", "compare", "draw", "explain", "check", "port"]
+COMMANDS = ["table", "compare", "draw", "explain", "check", "backends", "port"]
 
 
 def test_help_lists_every_command_and_examples(
@@ -124,6 +125,7 @@ def test_help_lists_every_command_and_examples(
         ("draw", ["--output", "--mode", "--lattice", "--types", "--x64"]),
         ("explain", ["TYPE", "--mode", "--lattice", "--x64", "--format"]),
         ("check", ["FILE", "--partial", "--format"]),
+        ("backends", ["BACKEND", "--primitives"]),
         ("port", ["FILE", "--write", "--check"]),
     ],
 )  # fmt: skip
@@ -769,3 +771,24 @@ def test_the_current_mode_is_the_one_shown(capsys: pytest.CaptureFixture[str]) -
         "dtype_promotion=strict, enable_x64=True (64-bit mode)",
         "   i1 u4",
     ]
+
+
+def test_the_readme_shows_the_backends_support_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("dask")
+    status, table, _ = run(["backends", "torch", "dask"], capsys)
+    assert status == 0 and table.startswith("| dtype | torch | dask |")
+    assert "| uint32 | yes 5, emulated 111 | yes |" in table  # (torch's gap)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert table.strip() in readme
+
+
+def test_backends_names_the_extra_of_a_missing_library(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed")
+    status, _, err = run(["backends", "cupy"], capsys)
+    assert status == 2 and "pip install 'typelattice[cupy]'" in err

@@ -434,6 +434,35 @@ def _check(args: argparse.Namespace) -> int:
     return status
 
 
+def _backends(args: argparse.Namespace) -> int:
+    from typelattice._backends import _support  # (loaded for this command only)
+
+    names = args.names or ["torch", "dask", "cupy"]
+    shown: list[str] = []
+    tables: list[dict[str, dict[str, str]]] = []
+    for name in names:
+        try:
+            tables.append(_support.table_of(name))
+        except ImportError as err:
+            if args.names:
+                raise _Fail(str(err)) from None
+            print(f"typelattice: note: {err}", file=sys.stderr)
+            continue
+        shown.append(name)
+    if args.primitives:
+        for name, table in zip(shown, tables, strict=True):
+            print(f"## {name}\n")
+            dtypes = list(next(iter(table.values())))
+            print("| primitive | " + " | ".join(dtypes) + " |")
+            print("| --- |" + " --- |" * len(dtypes))
+            for prim, row in table.items():
+                print(f"| {prim} | " + " | ".join(row[d] for d in dtypes) + " |")
+            print()
+        return 0
+    print(_support.render(shown, [_support.summary(t) for t in tables]))
+    return 0
+
+
 def _port(args: argparse.Namespace) -> int:
     from typelattice import _port as port  # (loaded for this command only)
 
@@ -499,6 +528,7 @@ examples:
   typelattice draw -o lattice.svg          a Hasse diagram of the lattice
   typelattice explain int8 uint8 float16   the join, step by step
   typelattice check my_lattice.toml        is it a lattice? the counterexamples
+  typelattice backends                     what torch, Dask, CuPy compute, per dtype
   typelattice port train.py --write        run a Flax program on typelattice
 
 Run 'typelattice COMMAND --help' for a command's options.
@@ -739,6 +769,25 @@ def _parser() -> argparse.ArgumentParser:
     shown.add_argument("--all", action="store_true", help="print every counterexample")
     _add_format(check, ("text", "json"))
     check.set_defaults(run=_check)
+
+    backends = sub.add_parser(
+        "backends",
+        help="what each installed backend computes, per dtype",
+        description="For each backend of another array library that is "
+        "installed (torch, dask, cupy, or those named), how many primitives "
+        "it computes itself for each dtype, how many it emulates exactly "
+        "(another dtype, or NumPy on the host) and how many raise TypeError; "
+        "derived from the backends' registrations.",
+    )
+    backends.add_argument(
+        "names", nargs="*", metavar="BACKEND", help="torch, dask or cupy"
+    )
+    backends.add_argument(
+        "--primitives",
+        action="store_true",
+        help="one row per primitive, saying how each dtype is computed",
+    )
+    backends.set_defaults(run=_backends)
 
     port = sub.add_parser(
         "port",
