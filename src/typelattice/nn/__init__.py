@@ -58,6 +58,7 @@ from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
 from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._pooling import avg_pool, max_pool, min_pool, pool
 from typelattice.nn._recurrent import (
     RNN,
     Bidirectional,
@@ -106,6 +107,7 @@ __all__ = [
     "ScopeParamShapeError",
     "Variable",
     "broadcast",
+    "avg_pool",
     "celu",
     "checkpoint",
     "compact",
@@ -114,6 +116,8 @@ __all__ = [
     "make_attention_mask",
     "make_causal_mask",
     "map_variables",
+    "max_pool",
+    "min_pool",
     "elu",
     "gelu",
     "glu",
@@ -127,6 +131,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "one_hot",
+    "pool",
     "relu",
     "relu6",
     "remat",
