@@ -710,6 +710,7 @@ case(
     fd=False,
 )
 
+
 # Window reductions (pooling). A window maximum's tangent is its chosen
 # element's; select_and_scatter_add, the transpose of that choice, has no
 # public jax.lax function: the case binds it (JAX's private function).
@@ -756,8 +757,7 @@ case(
 )
 case(
     "reduce_window_max_dilated",
-    "lax.reduce_window(x: (4, 5), -inf, max, (2, 2), (1, 2), 'SAME', (2, 1), "
-    "(1, 2))",
+    "lax.reduce_window(x: (4, 5), -inf, max, (2, 2), (1, 2), 'SAME', (2, 1), (1, 2))",
     lambda lax, v: lax.reduce_window(
         v, -np.inf, lax.max, (2, 2), (1, 2), "SAME", (2, 1), (1, 2)
     ),

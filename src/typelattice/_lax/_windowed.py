@@ -31,6 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from typelattice import _dtypes
+from typelattice._array import ArrayImpl
 from typelattice._lax import _elementwise as ew
 from typelattice._lax import _structural as st
 from typelattice._lax._primitive import (
@@ -40,8 +41,8 @@ from typelattice._lax._primitive import (
     batch_size,
     bdim_at_front,
     check_accepts,
-    deflinear,
     defjvp,
+    deflinear,
     ints_of,
     is_undefined,
     to_array,
@@ -83,7 +84,7 @@ def _out_shape(
     base_dilation: Shape,
     window_dilation: Shape,
 ) -> Shape:
-    out = []
+    out: list[int] = []
     for n, w, s, (lo, hi), b, wd in zip(
         shape,
         window_dimensions,
@@ -133,9 +134,7 @@ def _check(
         ("window_dilation", window_dilation),
     ):
         if any(v < 1 for v in value):
-            raise TypeError(
-                f"{fname}: {what} must be positive integers, got {value}"
-            )
+            raise TypeError(f"{fname}: {what} must be positive integers, got {value}")
     return _out_shape(
         x.shape,
         window_dimensions,
@@ -182,7 +181,7 @@ def padtype_to_pads(
             f"Unknown padding type: {padding!r}: use 'VALID', 'SAME', "
             "'SAME_LOWER' or a sequence of (low, high) pairs"
         )
-    pads = []
+    pads: list[tuple[int, int]] = []
     for n, w, s in zip(in_shape, window_shape, window_strides, strict=True):
         out = -(-n // s)
         total = max(0, (out - 1) * s + w - n)
@@ -224,7 +223,9 @@ def _windows(
         _dilate(w, d) for w, d in zip(window_dimensions, window_dilation, strict=True)
     )
     view = sliding_window_view(padded, spans)
-    steps = tuple(np.s_[: n * s : s] for n, s in zip(out_shape, window_strides))
+    steps = tuple(
+        np.s_[: n * s : s] for n, s in zip(out_shape, window_strides, strict=True)
+    )
     spread = tuple(np.s_[::d] for d in window_dilation)
     return view[steps + spread]
 
@@ -247,7 +248,8 @@ def _selected(x: NDArray, select: str, params: dict[str, Any]) -> NDArray:
     that is padding or a hole."""
     fill = _identity("max" if select == "ge" else "min", x.dtype)
     values = _flat_windows(_accumulating(x), fill, params)
-    index = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    count: NDArray = np.arange(x.size, dtype=np.int64)
+    index = np.reshape(count, x.shape)
     indices = _flat_windows(index, -1, params)
     pick = (np.argmax if select == "ge" else np.argmin)(values, axis=-1)
     return np.take_along_axis(indices, pick[..., None], axis=-1)[..., 0]
@@ -300,16 +302,20 @@ def _sum(view: NDArray, axes: Shape) -> NDArray:
 
 
 def _max(view: NDArray, axes: Shape) -> NDArray:
-    return np.asarray(np.max(view, axis=axes, initial=None))
+    return np.asarray(np.max(view, axis=axes))
 
 
 def _min(view: NDArray, axes: Shape) -> NDArray:
-    return np.asarray(np.min(view, axis=axes, initial=None))
+    return np.asarray(np.min(view, axis=axes))
 
 
 reduce_window_sum_p: Final = _window_reduction("reduce_window_sum", "iufc", _sum, "sum")
-reduce_window_max_p: Final = _window_reduction("reduce_window_max", "biufc", _max, "max")
-reduce_window_min_p: Final = _window_reduction("reduce_window_min", "biufc", _min, "min")
+reduce_window_max_p: Final = _window_reduction(
+    "reduce_window_max", "biufc", _max, "max"
+)
+reduce_window_min_p: Final = _window_reduction(
+    "reduce_window_min", "biufc", _min, "min"
+)
 
 
 def _reduce_window_sum_transpose(
@@ -328,7 +334,7 @@ def _reduce_window_sum_transpose(
     # hold it (the window of ones is symmetric, so it needs no reversal).
     assert is_undefined(x)
     shape = x.aval.shape
-    config = []
+    config: list[tuple[int, int, int]] = []
     for n, w, s, (lo, _), b, wd, m in zip(
         shape,
         window_dimensions,
@@ -409,9 +415,9 @@ def _scatter_abstract(
 def _scatter_impl(s: NDArray, x: NDArray, *, select: str, **params: Any) -> NDArray:
     chosen = _selected(x, select, params).ravel()
     kept = chosen >= 0
-    acc = np.zeros(x.size, _accumulating(s).dtype)
+    acc: NDArray = np.zeros(x.size, _accumulating(s).dtype)
     np.add.at(acc, chosen[kept], _accumulating(s).ravel()[kept])
-    return acc.reshape(x.shape).astype(s.dtype)
+    return np.reshape(acc, x.shape).astype(s.dtype)
 
 
 def _choosing_rules(prim: Primitive, other: Primitive) -> None:
@@ -474,11 +480,11 @@ _MONOIDS: Final[dict[Any, tuple[Primitive, str]]] = {
 
 
 def _is_identity(init: Any, kind: str) -> bool:
-    """Whether ``init`` is a concrete scalar equal to ``kind``'s identity."""
-    try:
-        value = np.asarray(init)
-    except Exception:  # a tracer: not concrete
+    """Whether ``init`` is a concrete scalar equal to ``kind``'s identity
+    in its own dtype (a tracer is not concrete)."""
+    if type(init) is not ArrayImpl:
         return False
+    value = np.asarray(init)
     if value.shape:
         return False
     want = 0 if kind == "sum" else _identity(kind, value.dtype)
@@ -486,7 +492,7 @@ def _is_identity(init: Any, kind: str) -> bool:
 
 
 def _pairs(fname: str, padding: Any) -> Pads:
-    out = []
+    out: list[tuple[int, int]] = []
     for item in padding:
         pair = ints_of(fname, "padding", item)
         if len(pair) != 2:
@@ -513,8 +519,10 @@ def reduce_window(
     ``computation`` is :func:`typelattice.lax.add`, :func:`~typelattice.lax.max`
     or :func:`~typelattice.lax.min`. With ``init_value`` its identity (0, the
     dtype's smallest value or ``-inf``, its largest or ``inf``) the result
-    keeps ``operand``'s weak flag, as JAX's; any other ``init_value`` is
-    combined once with each window, and the result is strong.
+    keeps ``operand``'s weak flag, as JAX's (an identity of another dtype,
+    such as ``-inf`` for integers, is accepted: it is never used); any
+    other ``init_value`` must have ``operand``'s dtype, is combined once
+    with each window, and the result is strong.
 
     Args:
       operand: an array (bool, integer or floating; complex for sums).
@@ -578,6 +586,10 @@ def reduce_window(
         "window_dilation": wdil,
     }
     init = to_array(init_value, "reduce_window", 1, x.dtype)
+    if _is_identity(init, kind):
+        # As JAX: an init value that is its own dtype's identity is never
+        # used (a max pool of integers may start from -inf).
+        return prim.bind(x, **params)  # type: ignore[no-any-return]
     if init.dtype != x.dtype or init.shape:
         raise TypeError(
             "reduce_window got inconsistent dtypes for operands and "
@@ -587,8 +599,6 @@ def reduce_window(
             f"'{x.dtype.name}')"
         )
     out = prim.bind(x, **params)
-    if _is_identity(init, kind):
-        return out  # type: ignore[no-any-return]
     # JAX's general window reduction: the init value joins every window once;
     # its result is strong.
     combined = computation(out, init)

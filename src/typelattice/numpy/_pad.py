@@ -7,6 +7,9 @@ keeps the array's dtype and weak flag; padding values are converted to it
 and must fit (a float constant does not silently become an integer).
 """
 
+# Package-internal: shares the shape module's conversions and checks.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -46,7 +49,7 @@ _MODES: Final[dict[str, tuple[str, ...]]] = {
 def _pairs(value: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
     """``value`` as one ``(before, after)`` pair per axis, broadcast as
     NumPy does: a scalar, one pair, or one pair per axis."""
-    arr = np.asarray(value, dtype=object)
+    arr: np.ndarray[Any, Any] = np.asarray(value, dtype=object)
     if arr.ndim == 0:
         arr = arr.reshape(1, 1)
     elif arr.ndim == 1:
@@ -64,16 +67,16 @@ def _pairs(value: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
 def _widths(pad_width: Any, ndim: int) -> Pairs:
     out: Pairs = []
     for before, after in _pairs(pad_width, ndim, "pad_width"):
-        pair = []
+        pair: list[int] = []
         for v in (before, after):
-            if isinstance(v, float | complex) or (
-                isinstance(v, np.generic | np.ndarray)
-                and np.asarray(v).dtype.kind not in "iu"
-            ):
+            as_array: np.ndarray[Any, Any] = np.asarray(v)
+            if as_array.dtype.kind not in "iu" or as_array.shape:
                 raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
             n = int(v)
             if n < 0:
-                raise ValueError(f"pad: pad_width must not be negative, got {pad_width!r}")
+                raise ValueError(
+                    f"pad: pad_width must not be negative, got {pad_width!r}"
+                )
             pair.append(n)
         out.append((pair[0], pair[1]))
     return out
@@ -84,7 +87,9 @@ def _value(x: Any, v: Any) -> Any:
     dtype)."""
     value = _shape._fitting_array(v, x.dtype, False, "pad", "pad with")
     if value.shape:
-        raise ValueError(f"pad: padding values must be scalars, got shape {value.shape}")
+        raise ValueError(
+            f"pad: padding values must be scalars, got shape {value.shape}"
+        )
     return value
 
 
@@ -172,7 +177,7 @@ def _ramp(x: Any, axis: int, before: int, after: int, ends: tuple[Any, Any]) -> 
     import typelattice.numpy as tnp
 
     n = x.shape[axis]
-    parts = []
+    parts: list[Any] = []
     for count, end, lo in ((before, ends[0], True), (after, ends[1], False)):
         if not count:
             parts.append(None)
@@ -180,7 +185,8 @@ def _ramp(x: Any, axis: int, before: int, after: int, ends: tuple[Any, Any]) -> 
         edge = _cut(x, axis, 0, 1) if lo else _cut(x, axis, n - 1, n)
         shape = [1] * x.ndim
         shape[axis] = count
-        fraction = np.arange(count, dtype=np.float64).reshape(shape) / count
+        steps: np.ndarray[Any, Any] = np.arange(count, dtype=np.float64)
+        fraction = np.reshape(steps, shape) / count
         kind = _dtypes.kind_of(x.dtype)
         work = x.dtype if kind in "fc" else _core.key_dtype(float, False)
         start = tnp.asarray(_value(tnp.asarray(0, dtype=work), end), dtype=work)
@@ -192,9 +198,7 @@ def _ramp(x: Any, axis: int, before: int, after: int, ends: tuple[Any, Any]) -> 
             ramp, (*x.shape[:axis], count, *x.shape[axis + 1 :])
         ).astype(x.dtype)
         parts.append(ramp if lo else lax.rev(ramp, (axis,)))
-    return _join(
-        [p for p in (parts[0], x, parts[1]) if p is not None] or [x], axis
-    )
+    return _join([p for p in (parts[0], x, parts[1]) if p is not None] or [x], axis)
 
 
 def _stat(
@@ -210,7 +214,7 @@ def _stat(
     import typelattice.numpy as tnp
 
     n = x.shape[axis]
-    stats = []
+    stats: list[Any] = []
     for side, count in ((0, before), (1, after)):
         part = x
         if lengths is not None:
@@ -218,7 +222,9 @@ def _stat(
             if length == 0:
                 raise ValueError("pad: stat_length of 0 yields no value for padding")
             length = min(length, n)
-            part = _cut(x, axis, 0, length) if side == 0 else _cut(x, axis, n - length, n)
+            part = (
+                _cut(x, axis, 0, length) if side == 0 else _cut(x, axis, n - length, n)
+            )
         stat = fn(part, axis=axis, keepdims=True)
         if _dtypes.kind_of(x.dtype) in "iu":
             stat = tnp.round(stat)
@@ -355,5 +361,12 @@ def pad(
         elif mode == "linear_ramp":
             x = _ramp(x, axis, lo, hi, ends[axis])
         else:
-            x = _stat(x, axis, lo, hi, None if lengths is None else lengths[axis], stat_fns[mode])
+            x = _stat(
+                x,
+                axis,
+                lo,
+                hi,
+                None if lengths is None else lengths[axis],
+                stat_fns[mode],
+            )
     return _same_weak(x, original)  # type: ignore[no-any-return]

@@ -1663,7 +1663,11 @@ def take_along_axis(
             f"{where}indices and arr must have the same number of dimensions; "
             f"got indices of shape {idx.shape} for arr of shape {x.shape}"
         )
-    others = [(a, b) for d, (a, b) in enumerate(zip(x.shape, idx.shape)) if d != ax]
+    others = [
+        (a, b)
+        for d, (a, b) in enumerate(zip(x.shape, idx.shape, strict=True))
+        if d != ax
+    ]
     try:
         common = [np.broadcast_shapes((a,), (b,))[0] for a, b in others]
     except ValueError:
