@@ -22,6 +22,7 @@ from typelattice import _lax as lax
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
 from typelattice.numpy import _shape
+from typelattice.numpy._elementwise import lax_function
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike
@@ -244,6 +245,7 @@ def _median(x: Any, axis: int, keepdims: bool) -> Any:
     return tnp.mean(middle, axis=axis, keepdims=keepdims)
 
 
+@lax_function
 def pad(
     array: ArrayLike,
     pad_width: Any,

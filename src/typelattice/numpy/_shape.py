@@ -1589,6 +1589,7 @@ def take(
     return _take_along(x, check_index(idx, check), ax, fill)  # type: ignore[no-any-return]
 
 
+@lax_function
 def take_along_axis(
     arr: ArrayLike,
     indices: ArrayLike,
