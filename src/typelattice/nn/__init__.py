@@ -21,6 +21,7 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 from typelattice.nn import initializers as initializers
 from typelattice.nn import recurrent as recurrent
 from typelattice.nn._activation import (
+    PReLU,
     celu,
     elu,
     gelu,
@@ -48,11 +49,13 @@ from typelattice.nn._activation import (
 )
 from typelattice.nn._attention import (
     MultiHeadDotProductAttention,
+    combine_masks,
     dot_product_attention,
     dot_product_attention_weights,
     make_attention_mask,
     make_causal_mask,
 )
+from typelattice.nn._combinators import Sequential
 from typelattice.nn._conv import Conv, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
@@ -103,13 +106,16 @@ __all__ = [
     "LayerNorm",
     "Module",
     "MultiHeadDotProductAttention",
+    "PReLU",
     "RMSNorm",
     "ScopeParamShapeError",
+    "Sequential",
     "Variable",
     "broadcast",
     "avg_pool",
     "celu",
     "checkpoint",
+    "combine_masks",
     "compact",
     "dot_product_attention",
     "dot_product_attention_weights",
