@@ -31,7 +31,8 @@ class Sequential(Module):
     layers: Sequence[Callable[..., Any]]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.layers, Sequence):
+        # (The annotation is not checked at run time.)
+        if not isinstance(self.layers, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(
                 f"Sequential: 'layers' must be a sequence (a list or tuple), got "
                 f"{type(self.layers).__name__}"
