@@ -1,4 +1,4 @@
-"""Sequential, PReLU, combine_masks and the factory initialisers against
+"""Sequential, ConvLocal, PReLU, combine_masks and the factory initialisers against
 Flax linen's (``golden/nn_combinators.json``, recorded by
 ``golden/make_nn_combinators_golden.py``): parameter names, shapes and
 dtypes, and outputs on Flax's parameter values."""
@@ -55,19 +55,22 @@ def _same(got: Any, want: list[Any], narrow: bool) -> None:
 
 
 def _model(kind: str, name: str, pd: str) -> Any:
-    if kind == "sequential":
-        factory, _ = REC.SEQUENTIAL[name]
+    if kind in ("sequential", "conv_local"):
+        factory, _ = {**REC.SEQUENTIAL, **REC.CONV_LOCAL}[name]
         return factory(nn, REC.NP_DTYPES[pd])
     return nn.PReLU(param_dtype=REC.NP_DTYPES[pd], negative_slope_init=float(name))
 
 
-LAYER_CASES = [k for k in CASES if k.split("|")[0] in ("sequential", "prelu")]
+LAYER_CASES = [
+    k for k in CASES if k.split("|")[0] in ("sequential", "conv_local", "prelu")
+]
 
 
 @pytest.mark.parametrize("key", LAYER_CASES)
 def test_layer_matches_flax(key: str) -> None:
     kind, name, pd, code = key.split("|")
-    shape = REC.SEQUENTIAL[name][1] if kind == "sequential" else (2, 3)
+    layers = {**REC.SEQUENTIAL, **REC.CONV_LOCAL}
+    shape = layers[name][1] if name in layers else (2, 3)
     x = tnp.asarray(REC.layer_input(code, shape))
     model = _model(kind, name, pd)
     want = CASES[key]

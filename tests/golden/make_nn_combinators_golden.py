@@ -1,5 +1,5 @@
-"""Record Flax linen's Sequential, PReLU, combine_masks and the factory
-initialisers: parameter names, shapes and dtypes, and outputs on the
+"""Record Flax linen's Sequential, ConvLocal, PReLU, combine_masks and the
+factory initialisers: parameter names, shapes and dtypes, and outputs on the
 recorded parameters.
 
 Run with a Python that has JAX and Flax installed, from anywhere::
@@ -58,10 +58,27 @@ def _tuples(nn: Any, param_dtype: str) -> Any:
     )
 
 
+def _local(**kw: Any) -> Any:
+    return lambda nn, param_dtype: nn.ConvLocal(param_dtype=param_dtype, **kw)
+
+
 # name -> (factory(nn, param_dtype), input shape)
 SEQUENTIAL: dict[str, tuple[Any, tuple[int, ...]]] = {
     "mlp": (_mlp, (2, 5)),
     "tuples": (_tuples, (3, 4)),
+}
+# ConvLocal, built the same way.
+CONV_LOCAL: dict[str, tuple[Any, tuple[int, ...]]] = {
+    "1d_valid": (_local(features=3, kernel_size=(3,), padding="VALID"), (2, 7, 2)),
+    "2d_same_strided": (
+        _local(features=2, kernel_size=(2, 3), strides=2, padding="SAME"),
+        (2, 5, 6, 3),
+    ),
+    "2d_dilated": (
+        _local(features=2, kernel_size=(2, 2), kernel_dilation=(2, 1), padding=1),
+        (1, 4, 4, 2),
+    ),
+    "unbatched": (_local(features=2, kernel_size=(3,)), (5, 2)),
 }
 PRELU_SLOPES = (0.01, 0.25)
 PARAM_DTYPES = ("f4", "bf")
@@ -95,13 +112,14 @@ def main() -> None:
     from flax import linen as nn
 
     cases: dict[str, Any] = {}
-    for name, (factory, shape) in SEQUENTIAL.items():
+    for name, (factory, shape) in {**SEQUENTIAL, **CONV_LOCAL}.items():
         for pd in PARAM_DTYPES:
             for code in ("f4", "bf"):
                 model = factory(nn, NP_DTYPES[pd])
                 x = jnp.asarray(layer_input(code, shape))
                 variables = model.init(jax.random.key(0), x)
-                cases[f"sequential|{name}|{pd}|{code}"] = {
+                kind = "sequential" if name in SEQUENTIAL else "conv_local"
+                cases[f"{kind}|{name}|{pd}|{code}"] = {
                     "params": encode_tree(jax.device_get(variables["params"])),
                     "out": encode(model.apply(variables, x)),
                 }

@@ -56,7 +56,7 @@ from typelattice.nn._attention import (
     make_causal_mask,
 )
 from typelattice.nn._combinators import Sequential
-from typelattice.nn._conv import Conv, ConvTranspose
+from typelattice.nn._conv import Conv, ConvLocal, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
@@ -96,6 +96,7 @@ __all__ = [
     "RNNCellBase",
     "SimpleCell",
     "Conv",
+    "ConvLocal",
     "ConvTranspose",
     "Dense",
     "DenseGeneral",
