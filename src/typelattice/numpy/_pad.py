@@ -21,7 +21,7 @@ from typelattice import _core, _dtypes
 from typelattice import _lax as lax
 from typelattice._array import ArrayImpl
 from typelattice._basearray import Array
-from typelattice.numpy import _shape
+from typelattice.numpy import _creation, _reductions, _shape, _ufuncs
 from typelattice.numpy._elementwise import lax_function
 
 if TYPE_CHECKING:
@@ -175,8 +175,6 @@ def _wrap(x: Any, axis: int, before: int, after: int) -> Any:
 def _ramp(x: Any, axis: int, before: int, after: int, ends: tuple[Any, Any]) -> Any:
     """Linear ramps from the end values to the edges (the edges excluded),
     computed in the array's dtype (floored for integers, as JAX)."""
-    import typelattice.numpy as tnp
-
     n = x.shape[axis]
     parts: list[Any] = []
     for count, end, lo in ((before, ends[0], True), (after, ends[1], False)):
@@ -190,12 +188,14 @@ def _ramp(x: Any, axis: int, before: int, after: int, ends: tuple[Any, Any]) -> 
         fraction = np.reshape(steps, shape) / count
         kind = _dtypes.kind_of(x.dtype)
         work = x.dtype if kind in "fc" else _core.key_dtype(float, False)
-        start = tnp.asarray(_value(tnp.asarray(0, dtype=work), end), dtype=work)
-        stop = tnp.asarray(edge, dtype=work)
-        ramp = start + (stop - start) * tnp.asarray(fraction, dtype=work)
+        start = _creation.asarray(
+            _value(_creation.asarray(0, dtype=work), end), dtype=work
+        )
+        stop = _creation.asarray(edge, dtype=work)
+        ramp = start + (stop - start) * _creation.asarray(fraction, dtype=work)
         if kind not in "fc":
-            ramp = tnp.floor(ramp)
-        ramp = tnp.broadcast_to(
+            ramp = _ufuncs.floor(ramp)
+        ramp = _shape.broadcast_to(
             ramp, (*x.shape[:axis], count, *x.shape[axis + 1 :])
         ).astype(x.dtype)
         parts.append(ramp if lo else lax.rev(ramp, (axis,)))
@@ -212,8 +212,6 @@ def _stat(
 ) -> Any:
     """Each side padded with a statistic (maximum, mean...) of the
     ``lengths`` elements nearest it (the whole axis by default)."""
-    import typelattice.numpy as tnp
-
     n = x.shape[axis]
     stats: list[Any] = []
     for side, count in ((0, before), (1, after)):
@@ -228,8 +226,8 @@ def _stat(
             )
         stat = fn(part, axis=axis, keepdims=True)
         if _dtypes.kind_of(x.dtype) in "iu":
-            stat = tnp.round(stat)
-        stat = tnp.asarray(stat).astype(x.dtype)
+            stat = _ufuncs.round(stat)
+        stat = _creation.asarray(stat).astype(x.dtype)
         stats.append(_repeat(stat, axis, count))
     return _join([stats[0], x, stats[1]], axis)
 
@@ -237,12 +235,10 @@ def _stat(
 def _median(x: Any, axis: int, keepdims: bool) -> Any:
     """The median along ``axis`` (kept, of length 1): the middle of the
     sorted values, or the mean of the two middle ones."""
-    import typelattice.numpy as tnp
-
     n = x.shape[axis]
-    ordered = tnp.sort(x, axis=axis)
+    ordered = _shape.sort(x, axis=axis)
     middle = _cut(ordered, axis, (n - 1) // 2, n // 2 + 1)
-    return tnp.mean(middle, axis=axis, keepdims=keepdims)
+    return _reductions.mean(middle, axis=axis, keepdims=keepdims)
 
 
 @lax_function
@@ -287,8 +283,6 @@ def pad(
     >>> tnp.pad(x, (0, 3), mode='reflect', reflect_type='odd')
     Array([1, 2, 3, 4, 5, 6], dtype=int32)
     """
-    import typelattice.numpy as tnp
-
     x = _shape._arr(array, "pad")
     if not isinstance(mode, str):
         raise NotImplementedError(
@@ -335,9 +329,9 @@ def pad(
     stat_length = kwargs.get("stat_length")
     lengths = None if stat_length is None else _pairs(stat_length, nd, "stat_length")
     stat_fns: dict[str, Callable[..., Any]] = {
-        "maximum": tnp.max,
-        "minimum": tnp.min,
-        "mean": tnp.mean,
+        "maximum": _reductions.max,
+        "minimum": _reductions.min,
+        "mean": _reductions.mean,
         "median": _median,
     }
     original = x
