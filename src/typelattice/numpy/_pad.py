@@ -270,9 +270,11 @@ def pad(
       An Array of ``array``'s dtype and weak flag.
 
     Raises:
-      NotImplementedError: a callable or unknown mode.
-      ValueError: options the mode does not take, negative widths, or a
-        padding value that does not fit the dtype.
+      NotImplementedError: a function as mode.
+      TypeError: a mode that is not a string, widths that are not
+        integers, or a padding value that does not fit the dtype.
+      ValueError: an unknown mode, options the mode does not take, or
+        negative widths.
 
     >>> import typelattice.numpy as tnp
     >>> x = tnp.asarray([1, 2, 3])
@@ -284,16 +286,16 @@ def pad(
     Array([1, 2, 3, 4, 5, 6], dtype=int32)
     """
     x = _shape._arr(array, "pad")
+    names = ", ".join(repr(m) for m in _MODES)
+    if callable(mode):
+        raise NotImplementedError(
+            f"pad: a function as mode is not supported; use one of {names}"
+        )
     if not isinstance(mode, str):
-        raise NotImplementedError(
-            f"pad: a function as mode is not supported; use one of "
-            f"{', '.join(repr(m) for m in _MODES)}"
-        )
+        raise TypeError(f"pad: mode must be one of {names}, got {mode!r}")
     if mode not in _MODES:
-        raise NotImplementedError(
-            f"pad: unknown mode {mode!r}; use one of "
-            f"{', '.join(repr(m) for m in _MODES)}"
-        )
+        # (NumPy raises ValueError here; jax.numpy NotImplementedError.)
+        raise ValueError(f"pad: unknown mode {mode!r}; use one of {names}")
     extra = set(kwargs) - set(_MODES[mode])
     if extra:
         raise ValueError(
