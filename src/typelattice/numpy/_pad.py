@@ -291,7 +291,7 @@ def pad(
         raise NotImplementedError(
             f"pad: a function as mode is not supported; use one of {names}"
         )
-    if not isinstance(mode, str):
+    if not isinstance(mode, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(f"pad: mode must be one of {names}, got {mode!r}")
     if mode not in _MODES:
         # (NumPy raises ValueError here; jax.numpy NotImplementedError.)
