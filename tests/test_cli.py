@@ -99,7 +99,7 @@ def test_module_entry_point_in_a_subprocess() -> None:
 
 # -- help ---------------------------------------------------------------------------
 
-COMMANDS = ["table", "compare", "draw", "explain", "check"]
+COMMANDS = ["table", "compare", "draw", "explain", "check", "port"]
 
 
 def test_help_lists_every_command_and_examples(
@@ -124,6 +124,7 @@ def test_help_lists_every_command_and_examples(
         ("draw", ["--output", "--mode", "--lattice", "--types", "--x64"]),
         ("explain", ["TYPE", "--mode", "--lattice", "--x64", "--format"]),
         ("check", ["FILE", "--partial", "--format"]),
+        ("port", ["FILE", "--write", "--check"]),
     ],
 )  # fmt: skip
 def test_each_command_documents_its_options(

@@ -18,6 +18,8 @@ DEFAULTS = {
     "dtype_promotion": "standard",
     "explicit_x64_dtypes": "warn",
     "rank_promotion": "allow",
+    "default_backend": "numpy",
+    "default_device": None,
 }
 
 
@@ -27,6 +29,8 @@ def test_defaults_and_update() -> None:
         "dtype_promotion": "standard",
         "explicit_x64_dtypes": "warn",
         "rank_promotion": "allow",
+        "default_backend": "numpy",
+        "default_device": None,
     }
     tl.config.update("enable_x64", True)
     assert tl.config.enable_x64 is True

@@ -36,6 +36,12 @@ from typing import Any
 import pytest
 
 import typelattice
+import typelattice.flax.core
+import typelattice.flax.serialization
+import typelattice.flax.struct
+import typelattice.flax.training.checkpoints
+import typelattice.flax.training.common_utils
+import typelattice.flax.training.train_state
 import typelattice.nn
 import typelattice.nn.initializers
 import typelattice.numpy as tnp
@@ -51,6 +57,12 @@ MODULES = (
     typelattice.nn.initializers,
     typelattice.optim,
     typelattice.typing,
+    typelattice.flax.core,
+    typelattice.flax.serialization,
+    typelattice.flax.struct,
+    typelattice.flax.training.checkpoints,
+    typelattice.flax.training.common_utils,
+    typelattice.flax.training.train_state,
 )
 
 

@@ -129,9 +129,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "typelattice.typing",
         ),
     ),
-    ("arrays", ("typelattice._core", "typelattice._array")),
-    # What computes the primitives: the tracing layer's bind asks it.
+    # What computes the primitives (the tracing layer's bind asks it), and
+    # the libraries whose arrays the array layer holds (an Array of another
+    # library keeps its backend): a table that needs no array code.
     ("backends", ("typelattice._backends",)),
+    ("arrays", ("typelattice._core", "typelattice._array")),
     ("tracing", ("typelattice._tracing",)),
     ("primitives", ("typelattice._lax",)),
     # The public lax re-exports the primitives' functions and loads the
@@ -327,6 +329,10 @@ FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "the commands that compare libraries load the comparison tool, and the "
         "array namespace with it; the other commands start without"
     ),
+    ("typelattice._cli", "typelattice._port"): (
+        "the command that ports a Flax program loads the import mapping; the "
+        "other commands start without it"
+    ),
     **dict.fromkeys(CYCLES_LEFT, "a cycle of the primitives' families, to go"),
 }
 
@@ -342,6 +348,15 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
     ("typelattice", "typelattice.numpy"): (
         "the transformations' attributes load the array namespace first: it "
         "sets the methods of the arrays and tracers they make"
+    ),
+    ("typelattice._backends._backend", None): (
+        "the backend of another array library (torch, CuPy, Dask) is imported "
+        "when it is first named or one of its arrays is met, so that "
+        "`import typelattice` never imports those libraries"
+    ),
+    ("typelattice.flax", None): (
+        "the Flax-named modules load on first use, so that a program importing "
+        "one of them does not load the serialization's msgpack with the others"
     ),
 }
 

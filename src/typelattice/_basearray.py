@@ -1011,6 +1011,23 @@ class Array:
         """
         raise _unset(self, "copy")
 
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The array namespace of the Array API standard:
+        ``typelattice.numpy`` (on every backend).
+
+        Args:
+          api_version: accepted for the standard; any version gives the
+            namespace.
+
+        Returns:
+          The module ``typelattice.numpy``.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).__array_namespace__() is tnp
+        True
+        """
+        raise _unset(self, "__array_namespace__")
+
     def block_until_ready(self) -> Array:
         """This array, once computed (every array is computed when it is
         made: it returns at once), as ``jax.Array.block_until_ready``.
@@ -1040,6 +1057,40 @@ class Array:
     def device(self) -> _devices.Device:
         """The device holding this array's data (the CPU)."""
         return _devices.CPU
+
+    @property
+    def backend(self) -> str:
+        """The library holding this array's data: ``'numpy'``, ``'torch'``,
+        ``'cupy'`` or ``'dask'`` (docs/backends.md).
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).backend
+        'numpy'
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no backend: a traced value is computed "
+            "where the transformation's arrays are"
+        )
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """This array on ``device`` (the Array API's ``to_device``): a
+        device of its backend (docs/backends.md).
+
+        Args:
+          device: ``'cpu'``, ``'cuda:1'``, a ``torch.device``...
+          stream: must be None.
+
+        Returns:
+          The array on that device.
+
+        >>> import typelattice.numpy as tnp
+        >>> tnp.ones(2).to_device('cpu')
+        Array([1., 1.], dtype=float32)
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__}.to_device: a traced value is computed where "
+            "the transformation's arrays are"
+        )
 
     def item(self, *args: int) -> bool | int | float | complex:
         """One element as a Python scalar.

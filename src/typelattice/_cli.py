@@ -5,13 +5,15 @@ Each subcommand prints what a function of the Python API returns: ``table``
 (:func:`~typelattice.compare_libraries`, :func:`~typelattice.check_laws`),
 ``draw`` (:func:`~typelattice.lattice_svg` and friends), ``explain``
 (:func:`~typelattice.explain`) and ``check``
-(:meth:`~typelattice.Lattice.problems`).
+(:meth:`~typelattice.Lattice.problems`); ``port`` rewrites the imports of a
+Flax program to typelattice's modules (``typelattice._port``).
 
 Exit status: 0 when the command did what was asked; 1 when the answer is
-"no" (``check``: not a lattice; ``explain``: the types have no join), with
-the answer printed as usual; 2 for an error, one line on stderr saying what
-to change (a bad option or value, a file that cannot be read). A reader that
-closes the pipe early (``| head``) ends the command quietly.
+"no" (``check``: not a lattice; ``explain``: the types have no join;
+``port --check``: a file would change), with the answer printed as usual;
+2 for an error, one line on stderr saying what to change (a bad option or
+value, a file that cannot be read). A reader that closes the pipe early
+(``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -432,6 +434,52 @@ def _check(args: argparse.Namespace) -> int:
     return status
 
 
+def _port(args: argparse.Namespace) -> int:
+    from typelattice import _port as port  # (loaded for this command only)
+
+    changed: list[str] = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            source = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise _Fail(f"{name}: not UTF-8 text; port reads Python source") from None
+        try:
+            new = port.rewrite_source(source)
+        except SyntaxError as err:
+            raise _Fail(
+                f"{name}:{err.lineno}: not Python source ({err.msg}); "
+                "port rewrites the imports of Python files"
+            ) from None
+        if new != source:
+            changed.append(name)
+        for line, old, mapped in port.missing_modules(source):
+            print(
+                f"typelattice: note: {name}:{line}: {old} maps to {mapped}, "
+                "which typelattice does not have; this import will fail",
+                file=sys.stderr,
+            )
+        if args.check:
+            continue
+        if args.write:
+            if new != source:
+                # Written beside the file, then renamed over it: an
+                # interrupted run leaves the old file whole.
+                tmp = path.with_name(f".{path.name}.port-tmp")
+                tmp.write_text(new, encoding="utf-8")
+                os.replace(tmp, path)
+                _out(f"rewrote {name}")
+            continue
+        if len(args.files) > 1:
+            _out(f"==> {name} <==")
+        sys.stdout.write(new)
+    if args.check:
+        for name in changed:
+            _out(f"would rewrite {name}")
+        return 1 if changed else 0
+    return 0
+
+
 # -- the parser -----------------------------------------------------------------------
 
 _CODES_HELP = (
@@ -451,6 +499,7 @@ examples:
   typelattice draw -o lattice.svg          a Hasse diagram of the lattice
   typelattice explain int8 uint8 float16   the join, step by step
   typelattice check my_lattice.toml        is it a lattice? the counterexamples
+  typelattice port train.py --write        run a Flax program on typelattice
 
 Run 'typelattice COMMAND --help' for a command's options.
 """
@@ -690,6 +739,27 @@ def _parser() -> argparse.ArgumentParser:
     shown.add_argument("--all", action="store_true", help="print every counterexample")
     _add_format(check, ("text", "json"))
     check.set_defaults(run=_check)
+
+    port = sub.add_parser(
+        "port",
+        help="rewrite the imports of Flax programs to typelattice's modules",
+        description="Rewrite the import statements of Flax programs so that "
+        "they run on typelattice: jax becomes typelattice, flax "
+        "typelattice.flax and optax typelattice.optax, and each module under "
+        "them the module at the same place (import jax.numpy as jnp -> import "
+        "typelattice.numpy as jnp). Nothing else in the files changes. "
+        "Prints the rewritten source unless --write or --check is given; "
+        "notes on stderr the imports of modules typelattice does not have.",
+    )
+    port.add_argument("files", nargs="+", metavar="FILE", help="Python files")
+    what = port.add_mutually_exclusive_group()
+    what.add_argument("--write", action="store_true", help="rewrite the files in place")
+    what.add_argument(
+        "--check",
+        action="store_true",
+        help="print the files that would change; exit status 1 if any would",
+    )
+    port.set_defaults(run=_port)
     return parser
 
 
@@ -701,8 +771,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
       0 on success; 1 when the answer is no (``check``: not a lattice,
-      ``explain``: no join); 2 on an error, printed as one line on stderr
-      (a bad option or value raises ``SystemExit(2)``, as argparse does);
+      ``explain``: no join, ``port --check``: a file would change); 2 on an
+      error, printed as one line on stderr (a bad option or value raises
+      ``SystemExit(2)``, as argparse does);
       141 when the reader of the output closes it early, as for a tool
       stopped by SIGPIPE; 130 on Ctrl-C.
 

@@ -48,6 +48,11 @@ _DEFAULTS: Final[dict[str, object]] = {
     "dtype_promotion": "standard",
     "explicit_x64_dtypes": "warn",
     "rank_promotion": "allow",
+    # Where new arrays are made (creation functions, the zeros and seeds of
+    # the transformations): a backend's name, and a device of it or None
+    # (the library's default device).
+    "default_backend": "numpy",
+    "default_device": None,
 }
 
 # Valid string values per flag. dtype_promotion grows when a lattice is
@@ -70,6 +75,8 @@ class State:
     """
 
     __slots__ = (
+        "default_backend",
+        "default_device",
         "dtype_promotion",
         "enable_x64",
         "explicit_x64_dtypes",
@@ -82,6 +89,8 @@ class State:
     dtype_promotion: str
     explicit_x64_dtypes: str
     rank_promotion: str
+    default_backend: str
+    default_device: str | None
     memo: dict[Any, Any]
     promotion_memo: dict[Any, Any]
 
@@ -137,6 +146,20 @@ def validate(name: str, value: object) -> object:
         if type(value) is bool:
             return value
         raise ValueError(f"enable_x64 must be True or False, got {value!r}")
+    if name == "default_backend":
+        if type(value) is str and value.isidentifier():
+            return value
+        raise ValueError(
+            f"default_backend must be a backend's name ('numpy', 'torch', "
+            f"'cupy', 'dask'), got {value!r}"
+        )
+    if name == "default_device":
+        if value is None or (type(value) is str and value):
+            return value
+        raise ValueError(
+            f"default_device must be None or a device's name ('cpu', 'cuda', "
+            f"'cuda:1'), got {value!r}"
+        )
     choices = _CHOICES[name]
     if value in choices and type(value) is str:
         return value
@@ -155,6 +178,8 @@ def _from_environment() -> dict[str, object]:
         value: object = raw.strip()
         if name == "enable_x64":
             value = _BOOL_WORDS.get(raw.strip().lower(), raw)
+        elif name == "default_device" and not raw.strip():
+            value = None
         try:
             values[name] = validate(name, value)
         except ValueError as err:
@@ -188,6 +213,8 @@ class _Scope:
         self.parent = parent
         self.overrides = {} if parent is None else dict(parent.overrides)
         self.overrides[setting.name] = setting.value
+        if type(setting) is _Settings:
+            self.overrides.update(setting.more)
         self._resolved: tuple[State, State] | None = None
 
     def resolve(self) -> State:
@@ -307,6 +334,16 @@ class Config:
     def rank_promotion(self) -> str:
         """Implicit rank promotion in broadcasting: allow, warn, raise."""
         return current().rank_promotion
+
+    @property
+    def default_backend(self) -> str:
+        """The backend new arrays are made on: ``'numpy'``, ``'torch'``..."""
+        return current().default_backend
+
+    @property
+    def default_device(self) -> str | None:
+        """The device new arrays are made on (None: the backend's default)."""
+        return current().default_device
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(
@@ -501,3 +538,19 @@ def rank_promotion(new_val: str) -> _Setting:
     'raise'
     """
     return _Setting("rank_promotion", new_val)
+
+
+class _Settings(_Setting):
+    """A scoped override of several flags at once (the first is ``name``)."""
+
+    __slots__ = ("more",)
+
+    more: dict[str, object]
+
+    def __init__(self, name: str, value: object, more: dict[str, object]) -> None:
+        super().__init__(name, value)
+        self.more = {k: validate(k, v) for k, v in more.items()}
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.more.items())
+        return f"{self.name}({self.value!r}{extra})"

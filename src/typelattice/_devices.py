@@ -14,12 +14,15 @@ the array base class gives every array its ``devices()`` from here.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
+
+from typelattice import _config
 
 __all__ = [
     "Device",
     "default_backend",
     "device_count",
+    "device_name",
     "devices",
     "local_device_count",
     "local_devices",
@@ -56,6 +59,37 @@ class Device:
 
 
 CPU: Final = Device(0)
+
+
+def device_name(device: object) -> str | None:
+    """A device as the backends name it: ``'cpu'``, ``'cuda:0'``... (None
+    stays None).
+
+    Takes a name (kept as it is), this module's CPU device, a
+    ``torch.device`` (its ``type`` and ``index``) or a CuPy device (its
+    ``id``), recognised by their attributes: no library is imported.
+
+    Raises:
+      TypeError: anything else.
+
+    >>> device_name(CPU), device_name('cuda:1'), device_name(None)
+    ('cpu', 'cuda:1', None)
+    """
+    if device is None or type(device) is str:
+        return device
+    if device is CPU:
+        return "cpu"
+    kind = getattr(device, "type", None)
+    if type(kind) is str:  # a torch.device
+        index = getattr(device, "index", None)
+        return kind if index is None else f"{kind}:{index}"
+    number = getattr(device, "id", None)
+    if type(number) is int and type(device).__module__.startswith("cupy"):
+        return f"cuda:{number}"
+    raise TypeError(
+        f"{device!r:.60} is not a device: pass a name ('cpu', 'cuda', "
+        "'cuda:1'), a torch.device or a CuPy device"
+    )
 
 
 def _check_backend(backend: object) -> None:
@@ -142,13 +176,48 @@ def local_device_count(backend: str | None = None) -> int:
     return len(devices(backend))
 
 
-def default_backend() -> str:
-    """The platform of the default backend, as ``jax.default_backend``.
+def default_backend(backend: str | None = None, /, *, device: object = None) -> Any:  # noqa: E501
+    """Scope in which new arrays are made on ``backend`` (and ``device``);
+    without arguments, the platform of the default device, as
+    ``jax.default_backend()``.
+
+    Inside the scope, the creation functions of ``typelattice.numpy``
+    (``zeros``, ``arange``, ``asarray`` of lists and scalars...), the keys
+    of ``typelattice.random``, the parameters of ``typelattice.nn`` and the
+    zeros and seeds that ``grad`` makes give Arrays of that backend. Works
+    as a context manager and as a decorator, for the thread and asyncio
+    task that enter it; ``config.update('default_backend', name)`` and
+    ``config.update('default_device', device)`` set it globally.
+
+    Args:
+      backend: ``'numpy'``, ``'torch'``, ``'cupy'`` or ``'dask'``; None to
+        ask for the default device's platform.
+      device: a device of that backend (``'cpu'``, ``'cuda'``,
+        ``'cuda:1'``, a ``torch.device``, a CuPy device); None: the
+        library's default.
 
     Returns:
-      ``'cpu'``.
+      The scope (a context manager and decorator); without arguments,
+      ``'cpu'`` or ``'gpu'``.
 
-    >>> default_backend()
+    Raises:
+      ValueError: ``backend`` or ``device`` is not a name.
+
+    >>> import typelattice
+    >>> typelattice.default_backend()
     'cpu'
+    >>> with typelattice.default_backend('numpy', device='cpu'):
+    ...     typelattice.config.default_backend
+    'numpy'
     """
-    return CPU.platform
+    if backend is None:
+        if device is not None:
+            raise ValueError(
+                "default_backend(device=...) needs the backend too: "
+                "default_backend('torch', device='cuda')"
+            )
+        where = _config.current().default_device
+        return "gpu" if where is not None and where.startswith("cuda") else "cpu"
+    return _config._Settings(  # pyright: ignore[reportPrivateUsage]
+        "default_backend", backend, {"default_device": device_name(device)}
+    )

@@ -11,10 +11,24 @@ backend and the default one; the rules a primitive registers with
 
 from typelattice._backends._backend import (
     IN_USE,
+    LIBRARIES,
+    MODULES,
     NUMPY,
     Backend,
     current,
+    named,
+    of_native,
     use,
 )
 
-__all__ = ["IN_USE", "NUMPY", "Backend", "current", "use"]
+__all__ = [
+    "IN_USE",
+    "LIBRARIES",
+    "MODULES",
+    "NUMPY",
+    "Backend",
+    "current",
+    "named",
+    "of_native",
+    "use",
+]

@@ -35,10 +35,19 @@ still running after it closed may compute with the NumPy backend from then on.
 A ``jit`` program calls the implementations of the backend in force when it
 is generated; a jitted function keeps one program per backend, so a call
 under another backend traces again and runs that backend's implementations.
+
+The backends of other array libraries (torch, CuPy, Dask) are not chosen
+by a scope: an Array holds the library's array itself
+(``typelattice._array.BackendArray``), and ``Primitive.bind`` computes
+with the backend of its operands, on their native values, the results
+staying on their device (docs/backends.md). Their modules are named in
+:data:`MODULES` and :data:`LIBRARIES` and imported when first needed
+(:func:`named`, :func:`of_native`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -49,7 +58,17 @@ import numpy as np
 if TYPE_CHECKING:
     from typelattice._tracing.primitive import Primitive
 
-__all__ = ["IN_USE", "NUMPY", "Backend", "current", "use"]
+__all__ = [
+    "IN_USE",
+    "LIBRARIES",
+    "MODULES",
+    "NUMPY",
+    "Backend",
+    "current",
+    "named",
+    "of_native",
+    "use",
+]
 
 Impl = Callable[..., Any]
 FastRule = Callable[..., Callable[..., Any] | None]
@@ -75,28 +94,57 @@ class Backend:
     (False, True)
     """
 
-    __slots__ = ("fast", "from_numpy", "impls", "name", "to_numpy")
+    __slots__ = (
+        "device_of",
+        "dtype_of",
+        "fast",
+        "from_numpy",
+        "impls",
+        "name",
+        "owns",
+        "put",
+        "shape_of",
+        "to_numpy",
+    )
 
     name: str
     #: The implementation of each primitive this backend computes.
     impls: dict[Primitive, Impl]
     #: The fast rules, for some of them (see the module's notes).
     fast: dict[Primitive, FastRule]
-    from_numpy: Callable[[Any], Any]
+    from_numpy: Callable[..., Any]
     to_numpy: Callable[[Any], Any]
+    #: The functions of a backend whose arrays are held natively by
+    #: Arrays (see :mod:`typelattice._backends`, the module contract); None
+    #: for a backend that only computes inside :func:`use`.
+    owns: Callable[[Any], bool] | None
+    dtype_of: Callable[[Any], np.dtype[Any]] | None
+    shape_of: Callable[[Any], tuple[int, ...]] | None
+    device_of: Callable[[Any], str] | None
+    put: Callable[[Any, str], Any] | None
 
     def __init__(
         self,
         name: str,
         *,
-        from_numpy: Callable[[Any], Any] = _same,
+        from_numpy: Callable[..., Any] = _same,
         to_numpy: Callable[[Any], Any] = np.asarray,
+        owns: Callable[[Any], bool] | None = None,
+        dtype_of: Callable[[Any], np.dtype[Any]] | None = None,
+        shape_of: Callable[[Any], tuple[int, ...]] | None = None,
+        device_of: Callable[[Any], str] | None = None,
+        put: Callable[[Any, str], Any] | None = None,
     ) -> None:
         self.name = name
         self.impls = {}
         self.fast = {}
         self.from_numpy = from_numpy
         self.to_numpy = to_numpy
+        self.owns = owns
+        self.dtype_of = dtype_of
+        self.shape_of = shape_of
+        self.device_of = device_of
+        self.put = put
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"
@@ -186,3 +234,71 @@ def use(backend: Backend) -> Generator[Backend]:
         if other:
             IN_USE.remove(backend)
         _active.reset(token)
+
+
+# -- the backends whose arrays Arrays hold ----------------------------------
+#
+# A backend of another array library is a module (imported when first
+# needed: importing typelattice never imports torch, CuPy or Dask) that
+# defines NAME, owns, dtype_of, shape_of, device_of, from_numpy, to_numpy,
+# put and BACKEND (docs/backends.md, "Writing a backend").
+
+#: The module of each backend, by the backend's name.
+MODULES: Final[dict[str, str]] = {
+    "torch": "typelattice._backends.torch",
+    "cupy": "typelattice._backends.cupy",
+    "dask": "typelattice._backends.dask",
+}
+
+#: The backend of each array library's arrays, by the top-level module of
+#: their type (``type(x).__module__``'s first part).
+LIBRARIES: Final[dict[str, str]] = {"torch": "torch", "cupy": "cupy", "dask": "dask"}
+
+_LOADED: dict[str, Backend] = {"numpy": NUMPY}
+
+_FIELDS: Final = ("owns", "dtype_of", "shape_of", "device_of", "put")
+
+
+def named(name: str) -> Backend:
+    """The backend called ``name``, its module imported on first use.
+
+    Raises:
+      ValueError: no backend has that name.
+      ImportError: its library is not installed (naming the extra).
+
+    >>> named('numpy')
+    Backend('numpy')
+    """
+    found = _LOADED.get(name)
+    if found is not None:
+        return found
+    module_name = MODULES.get(name)
+    if module_name is None:
+        known = ", ".join(repr(n) for n in ["numpy", *MODULES])
+        raise ValueError(f"unknown backend {name!r}: the backends are {known}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ImportError(
+            f"the {name} backend needs its library: pip install "
+            f"'typelattice[{name}]' ({err})"
+        ) from err
+    backend: Backend = module.BACKEND
+    # The module's functions complete a backend made with the first fields.
+    for field in _FIELDS:
+        if getattr(backend, field) is None:
+            setattr(backend, field, getattr(module, field))
+    _LOADED[name] = backend
+    return backend
+
+
+def of_native(x: object) -> Backend | None:
+    """The backend holding arrays of ``x``'s library (by its type's
+    module), when ``x`` is one of them; None for anything else."""
+    top = type(x).__module__.partition(".")[0]
+    name = LIBRARIES.get(top)
+    if name is None:
+        return None
+    backend = named(name)
+    owns = backend.owns
+    return backend if owns is not None and owns(x) else None

@@ -42,7 +42,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 
 from typelattice import _config, _core, _promotion
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, wrap
 from typelattice._backends import current as current_backend
 from typelattice._lax._elementwise import (
     add,
@@ -1368,7 +1368,9 @@ def _stack(xs: list[Any]) -> Any:
 
 
 def _leading(x: Any) -> int:
-    shape = np.shape(x) if not isinstance(x, Tracer | ArrayImpl) else x.shape
+    shape = (
+        np.shape(x) if not isinstance(x, Tracer | ArrayImpl | BackendArray) else x.shape
+    )
     if not shape:
         shown = _str_short(aval_of(x))
         raise ValueError(f"scan got value with no leading axis to scan over: {shown}.")

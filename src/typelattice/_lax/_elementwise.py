@@ -1248,6 +1248,46 @@ deflinear(complex_p, _complex_transpose)
 
 select_n_p = Primitive("select_n")
 defbatch_elementwise(select_n_p)
+_elementwise_rule = select_n_p.batch
+assert _elementwise_rule is not None
+_select_n_elementwise_batch: Callable[..., Any] = _elementwise_rule
+
+
+@select_n_p.def_batch
+def _select_n_batch(
+    args: Sequence[Any], dims: Sequence[int | None], **params: Any
+) -> Any:
+    # The cases of select_n have one shape (only `which` may be a scalar),
+    # but the elementwise rule leaves an unbatched scalar as it is beside
+    # batched operands (right for add, not here: vmap of where(c, x + 1, 3)
+    # over scalars x). Beside a batched case (or `which`), an unbatched case
+    # gets the batch axis first; then every case is batched along axis 0.
+    cases, case_dims = args[1:], dims[1:]
+    batched = [i for i, d in enumerate(case_dims) if d is not None]
+    if len(batched) == len(cases):
+        return _select_n_elementwise_batch(args, dims, **params)
+    # (No batched case: `which` is batched, and the cases get its axis.)
+    size = int(args[0].shape[dims[0]]) if not batched else 0
+    example: tuple[int, ...] = tuple(cases[0].shape)
+    if batched:
+        ref, ref_dim = cases[batched[0]], case_dims[batched[0]]
+        assert ref_dim is not None
+        size = int(ref.shape[ref_dim])
+        example = tuple(n for i, n in enumerate(ref.shape) if i != ref_dim)
+    moved: list[Any] = []
+    for c, d in zip(cases, case_dims, strict=True):
+        if d is None:
+            moved.append(
+                broadcast_in_dim_p.bind(
+                    c,
+                    shape=(size, *example),
+                    broadcast_dimensions=tuple(range(1, 1 + len(example))),
+                )
+            )
+        else:
+            moved.append(moveaxis(c, d, 0))
+    new_dims = [dims[0], *([0] * len(cases))]
+    return _select_n_elementwise_batch([args[0], *moved], new_dims, **params)
 
 
 @select_n_p.def_abstract_eval

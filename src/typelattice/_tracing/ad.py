@@ -42,7 +42,7 @@ from typing import Any, Final, NoReturn, cast
 import numpy as np
 
 from typelattice import _config, _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, placed, wrap
 from typelattice._basearray import Array
 from typelattice._tracing import tracer as _tracer
 from typelattice._tracing import tree
@@ -1305,6 +1305,20 @@ def _ct_like(ct: Any, aval: ShapedArray, where: str) -> Any:
     return value
 
 
+def _like_primal(ct: Any, primal: Any, primals: Sequence[Any]) -> Any:
+    """A cotangent on its primal's backend and device (a Python scalar's:
+    the first primal of another library's): one computed from the seed
+    and constants alone (a linear function's) is NumPy-held."""
+    if type(ct) is not ArrayImpl:
+        return ct
+    home = primal
+    if type(home) is not BackendArray:
+        home = next((p for p in primals if type(p) is BackendArray), None)
+        if home is None:
+            return ct
+    return placed(ct, home._backend, home._device)
+
+
 def _zeros_for(aval: ShapedArray) -> Any:
     """The zero cotangent of an input, as an array (float0 for integers)."""
     if _dtypes.kind_of(aval.dtype) in "fc":
@@ -1452,7 +1466,7 @@ def vjp(
                 )
         cts = backward_pass(record, in_vars, out_cts)
         result = [
-            _zeros_for(aval_of(p)) if c is None else c
+            _like_primal(_zeros_for(aval_of(p)) if c is None else c, p, flat)
             for c, p in zip(cts, flat, strict=True)
         ]
         return tuple(in_tree.unflatten(result))
@@ -1702,7 +1716,7 @@ def value_and_grad(
             out_cts[tangent.ref] = _one(aval)
         cts = backward_pass(record, in_vars, out_cts, consume=True)
         grads = [
-            _zeros_for(aval_of(p)) if c is None else c
+            _like_primal(_zeros_for(aval_of(p)) if c is None else c, p, flat)
             for c, p in zip(cts, flat, strict=True)
         ]
         g = dyn_tree.unflatten(grads)

@@ -36,7 +36,7 @@ from typing import Any, NoReturn, SupportsIndex, cast
 import numpy as np
 
 from typelattice import _config
-from typelattice._array import ArrayImpl
+from typelattice._array import ArrayImpl, BackendArray
 from typelattice._tracing import tree
 from typelattice._tracing.ad import _depth, _Level
 from typelattice._tracing.jit import argument_value
@@ -623,7 +623,7 @@ def _output(trace: BatchTrace, leaf: Any, dst: int | None, x64: bool) -> Any:
                 "on the mapped arguments"
             )
         return value
-    if not isinstance(value, ArrayImpl | Tracer):
+    if not isinstance(value, ArrayImpl | Tracer | BackendArray):
         value = argument_value(value, "vmap", 0, x64)
     n = len(value.shape) + (dim is None)
     if not -n <= dst < n:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from typelattice import _core
-from typelattice._array import ArrayImpl, from_python_or_numpy, wrap
+from typelattice._array import ArrayImpl, BackendArray, from_python_or_numpy, wrap
 from typelattice._tracing import ad as _ad
 from typelattice._tracing import tracer as _tr
 from typelattice._tracing import tree as _tree
@@ -312,7 +312,7 @@ def trace_closed(
         leaves, out_tree = _tree.flatten(out)
         outs: list[int] = []
         for leaf in leaves:
-            if not isinstance(leaf, _tr.Tracer | ArrayImpl):
+            if not isinstance(leaf, _tr.Tracer | ArrayImpl | BackendArray):
                 converted = from_python_or_numpy(leaf, "asarray")
                 if converted is None:
                     raise TypeError(

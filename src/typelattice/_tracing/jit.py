@@ -33,7 +33,14 @@ from typing import (
 import numpy as np
 
 from typelattice import _config, _core, _dtypes
-from typelattice._array import ArrayImpl, from_python_or_numpy, wrap
+from typelattice._array import (
+    ArrayImpl,
+    BackendArray,
+    check_mixed,
+    from_python_or_numpy,
+    native_result,
+    wrap,
+)
 from typelattice._backends import IN_USE, NUMPY
 from typelattice._backends import current as current_backend
 from typelattice._basearray import Array
@@ -42,7 +49,7 @@ from typelattice._promotion import (
 )
 from typelattice._tracing import tracer as _tr
 from typelattice._tracing import tree as _tree
-from typelattice._tracing.trace import Program
+from typelattice._tracing.trace import Native, Program
 from typelattice._tracing.tree import PyTreeDef
 
 _new_object = object.__new__
@@ -312,7 +319,7 @@ def _argument(leaf: Any, where: str, pos: int, x64: bool) -> tuple[Any, Abstract
 def argument_value(leaf: Any, where: str, pos: int, x64: bool) -> Any:
     """An argument of a transformation as an array: arrays and tracers as
     they are, Python scalars weak, NumPy values converted and copied."""
-    if isinstance(leaf, ArrayImpl | _tr.Tracer):
+    if isinstance(leaf, ArrayImpl | _tr.Tracer | BackendArray):
         return leaf
     value, (key, _, _) = _argument(leaf, where, pos, x64)
     return wrap(value, key)
@@ -324,7 +331,7 @@ def _output(leaf: Any, trace: _tr.RecordingTrace, where: str) -> Any:
         if leaf._trace is not trace:  # pyright: ignore[reportPrivateUsage]
             leaf.check()
         return leaf
-    if isinstance(leaf, ArrayImpl):
+    if isinstance(leaf, ArrayImpl | BackendArray):
         return leaf
     converted = from_python_or_numpy(leaf, "asarray")  # (asarray's messages)
     if converted is not None:
@@ -452,8 +459,10 @@ class _Entry:
         "fast_keys",
         "key",
         "keys",
+        "native",
         "program",
         "run",
+        "shapes",
         "single",
         "tree",
     )
@@ -477,9 +486,22 @@ class _Entry:
         # that find it without flattening (forgotten with it).
         self.key: Hashable = None
         self.fast_keys: list[tuple[Any, ...]] = []
+        # The backend and device of another library's program (its outputs
+        # are that library's arrays, of these shapes).
+        self.native: Native | None = None
+        self.shapes: list[tuple[int, ...]] = []
 
     def results(self, outs: Sequence[Any]) -> Any:
         """The function's result from the program's outputs."""
+        if self.native is not None:
+            backend, device = self.native
+            arrays: list[Any] = [
+                native_result(v, key, shape, backend, device)
+                for v, key, shape in zip(outs, self.keys, self.shapes, strict=True)
+            ]
+            for pos, const in self.consts:
+                arrays.insert(pos, const)
+            return self.tree.unflatten(arrays)
         single = self.single
         if single is not None:
             v = outs[0]
@@ -830,6 +852,7 @@ class Jitted(Generic[P, R]):
         tree, leaves, statics = self._dynamic(args, kwargs)
         values = []
         sig: list[Any] = []
+        native: Native | None = None
         where = f"jit({self._name})"
         for leaf in leaves:
             if leaf.__class__ is ArrayImpl:  # the common case, inline
@@ -843,15 +866,32 @@ class Jitted(Generic[P, R]):
                 # Differentiated: run in the transformation, which records
                 # primitives (inside an enclosing jit, that jit's program).
                 return self._inline(args, kwargs)  # type: ignore[no-any-return]
+            elif leaf.__class__ is BackendArray:
+                # Another library's array: a program of its backend and
+                # device (one per backend and device), on its arrays.
+                if native is None:
+                    check_mixed(where, tuple(leaves))
+                    native = (leaf._backend, leaf._device)
+                values.append(leaf._value)
+                sig.append((leaf._key, leaf._shape, leaf._key))
             else:
                 v, abstract = _argument(leaf, where, len(values), state.enable_x64)
                 values.append(v)
                 sig.append(abstract)
-        cache_key = (tree, tuple(sig), statics, state, backend)
+        place: Any = backend
+        if native is not None:
+            # (NumPy values, 0-d by check_mixed, join the program's device)
+            owner, device = native
+            values = [
+                owner.from_numpy(v, device) if isinstance(v, np.ndarray) else v
+                for v in values
+            ]
+            place = native
+        cache_key = (tree, tuple(sig), statics, state, place)
         entry = self._cache.get(cache_key)
         if entry is None:
             self._misses += 1
-            entry = self._trace(args, kwargs, tree, sig, where)
+            entry = self._trace(args, kwargs, tree, sig, where, native)
             self._store(cache_key, entry, fast_key)
         else:
             self._used(entry)
@@ -869,7 +909,7 @@ class Jitted(Generic[P, R]):
         x64 = _config.current().enable_x64
         held: list[Any] = []
         for leaf in leaves:
-            if isinstance(leaf, _tr.Tracer):
+            if isinstance(leaf, _tr.Tracer | BackendArray):
                 held.append(leaf)
             else:
                 value, (key, _, _) = _argument(leaf, where, len(held), x64)
@@ -886,6 +926,7 @@ class Jitted(Generic[P, R]):
         tree: PyTreeDef,
         sig: Sequence[Abstract],
         where: str,
+        native: Native | None = None,
     ) -> _Entry:
         fun: Callable[..., Any] = self._fun
 
@@ -904,8 +945,13 @@ class Jitted(Generic[P, R]):
             else:
                 consts.append((pos, r))
         ins = [t._var for t in tracers]  # pyright: ignore[reportPrivateUsage]
-        program = Program(trace, ins, outs)
-        return _Entry(program, keys, consts, out_tree)
+        program = Program(trace, ins, outs, native)
+        entry = _Entry(program, keys, consts, out_tree)
+        if native is not None:
+            entry.native = native
+            entry.shapes = [trace.avals[v][1] for v in outs]
+            entry.single = None
+        return entry
 
     def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
         """The program traced for these arguments (traced now if needed):

@@ -36,6 +36,11 @@ other operand, a signature without a plan, a jit or eval_shape trace
 running in this context, another backend in force anywhere) to the Python
 functions here.
 
+An operand holding another library's array (``BackendArray``: a torch
+tensor, a CuPy or Dask array) makes that library's backend compute, on the
+native values, whatever backend :func:`use` puts in force; the results
+stay on its device (:meth:`Primitive._bind_native`, docs/backends.md).
+
 Binding dispatches on the operands: on arrays it computes; when an operand
 is a tracer, the trace that owns the innermost one processes the primitive
 instead (:class:`Trace`'s ``process_primitive``): a jit or eval_shape trace
@@ -98,7 +103,14 @@ from typing import Any, Final, NamedTuple, TypeVar
 import numpy as np
 
 from typelattice import _core, _dtypes
-from typelattice._array import ArrayImpl, _new_object, wrap
+from typelattice._array import (
+    ArrayImpl,
+    BackendArray,
+    _new_object,
+    mixed_error,
+    native_result,
+    wrap,
+)
 from typelattice._backends import IN_USE, NUMPY, Backend
 from typelattice._backends import current as current_backend
 from typelattice._core import _EXTOBJ, _IGNORE
@@ -414,6 +426,9 @@ class Primitive:
             if type(x) is not ArrayImpl:
                 trace = innermost_trace(args)
                 if trace is None:
+                    for a in args:
+                        if type(a) is BackendArray:
+                            return self._bind_native(args, params)
                     break
                 noop = self.noop
                 if noop is not None and noop(aval_of(args[0]), **params):
@@ -462,6 +477,82 @@ class Primitive:
                 _result(v, a.weak_type) for v, a in zip(result, plan.out, strict=True)
             )
         return _result_as(result, plan.out_key)
+
+    def _bind_native(self, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        """Apply the primitive to arrays among which another library's
+        (:class:`BackendArray`): that library's backend computes it, on
+        the native values, and the results stay on its device.
+
+        The operands of another library must all be of one backend and
+        device. NumPy-held operands join them, converted to the device:
+        Python scalars arrive so, and the constants that the namespace's
+        functions and the differentiation rules make (index arrays, masks,
+        zeros, seeds). A caller's NumPy-held arrays larger than 0-d are
+        refused before they get here, by the functions that take them
+        (:func:`typelattice._array.check_mixed`).
+
+        Raises:
+          TypeError: operands of several backends or devices.
+        """
+        if self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        first: BackendArray | None = None
+        avals: list[ShapedArray] = []
+        ins: list[Any] = []
+        for x in args:
+            if type(x) is BackendArray:
+                if first is None:
+                    first = x
+                elif x._backend is not first._backend or x._device != first._device:
+                    raise mixed_error(f"lax.{self.name}", first, x)
+                avals.append(ShapedArray(x._shape, *x._key))
+                ins.append(x._value)
+            else:  # NumPy-held: converted below, once the device is known
+                avals.append(ShapedArray(x._value.shape, *x._key))
+                ins.append(None)
+        assert first is not None
+        backend, device = first._backend, first._device
+        for i, v in enumerate(ins):
+            if v is None:
+                ins[i] = backend.from_numpy(args[i]._value, device)
+        out = self.evaluate(avals, params)
+        impl = backend.impl(self)
+        token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
+        try:
+            result = impl(*ins, **params)
+        finally:
+            _EXTOBJ.reset(token)
+        if self.multiple_results:
+            return tuple(
+                self._native_out(v, a, backend, device)
+                for v, a in zip(result, out, strict=True)
+            )
+        return self._native_out(result, out, backend, device)
+
+    def _native_out(
+        self, value: Any, aval: ShapedArray, backend: Backend, device: str
+    ) -> BackendArray:
+        """A native result as an Array of the abstract evaluation's value
+        (checked against the library's own dtype and shape when
+        :data:`CHECK_NATIVE` is on: in the tests, not on the hot path)."""
+        if CHECK_NATIVE:
+            assert backend.dtype_of is not None and backend.shape_of is not None
+            got = (backend.dtype_of(value), tuple(backend.shape_of(value)))
+            if got != (aval.dtype, aval.shape):
+                raise TypeError(
+                    f"the {backend.name} backend's {self.name} gave "
+                    f"{got[0]}{list(got[1])}, its abstract evaluation "
+                    f"{aval.dtype}{list(aval.shape)}: the implementation must "
+                    "compute the announced dtype and shape"
+                )
+        key = _core.aval(aval.dtype, aval.weak_type)
+        return native_result(value, key, aval.shape, backend, device)
+
+
+#: Whether each native result's dtype and shape are checked against the
+#: abstract evaluation (switched on by the tests; a list, so that it is read
+#: when used: ``CHECK_NATIVE[:] = [True]``).
+CHECK_NATIVE: list[bool] = []
 
 
 def _compute_on(
@@ -615,6 +706,13 @@ class PrimitiveEquation(Equation):
         these operands, or its implementation; another backend's with its
         conversions from and to NumPy arrays) and the operands' abstract
         values."""
+        native = src.native
+        if native is not None:
+            # Another library's program: its implementation on its arrays.
+            impl = native[0].impl(self.prim)
+            if self.params:
+                return functools.partial(impl, **self.params), []
+            return impl, []
         backend = current_backend()
         impl = backend.impl(self.prim)
         avals = [
@@ -722,7 +820,7 @@ class Filled(Equation):
 
     def source(self, src: Source) -> str:
         _, shape = src.avals[self.out]
-        value = src.constant(self.value)
+        value = src.held(self.value)  # (a NumPy scalar, for _full)
         return f"v{self.out} = _full({shape!r}, {value})"
 
 
@@ -884,6 +982,8 @@ def aval_of(x: Any) -> ShapedArray:
     if type(x) is ArrayImpl:  # (the commonest: its slots, not its properties)
         dt, weak = x._key
         return ShapedArray(x._value.shape, dt, weak)
+    if type(x) is BackendArray:
+        return ShapedArray(x._shape, *x._key)
     if type(x) is ShapedArray:
         return x
     if type(x) is Zero or type(x) is UndefinedPrimal:

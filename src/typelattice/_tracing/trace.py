@@ -58,11 +58,29 @@ def _sole_reference_count() -> int:
 _SOLE: Final = _sole_reference_count()
 
 
-class Source:
-    """A program being written: the values its lines refer to by name."""
+#: The backend and device a program computes on, when not NumPy's: its
+#: values are that library's arrays (see docs/backends.md).
+Native = tuple[Any, str]
 
-    def __init__(self, avals: Sequence[tuple[_core.Aval, tuple[int, ...]]]) -> None:
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class Source:
+    """A program being written: the values its lines refer to by name.
+
+    ``native``: the backend and device of a program on another library's
+    arrays (None: NumPy's). Its lines call that backend's implementations;
+    its NumPy constants are converted once, when it is written."""
+
+    def __init__(
+        self,
+        avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+        native: Native | None = None,
+    ) -> None:
         self.avals = avals
+        self.native = native
         self.scope: dict[str, Any] = {
             "_set": _core._EXTOBJ.set,
             "_reset": _core._EXTOBJ.reset,
@@ -73,13 +91,28 @@ class Source:
             "_refs": sys.getrefcount,
             "_sole": _SOLE,
         }
+        if native is not None:
+            backend, device = native
+            from_numpy = backend.from_numpy
+
+            def full(shape: tuple[int, ...], value: Any) -> Any:
+                return from_numpy(np.full(shape, value), device)
+
+            self.scope.update(_asarray=_same, _contiguous=_same, _full=full)
         self._counter = itertools.count()
 
     def constant(self, value: Any) -> str:
         """How the program's source names ``value`` (a literal, or a name
-        bound in its globals)."""
+        bound in its globals; a NumPy value on a program's own backend)."""
         if type(value) in (int, bool) or value is None:
             return repr(value)
+        if self.native is not None and isinstance(value, np.ndarray | np.generic):
+            backend, device = self.native
+            value = backend.from_numpy(np.asarray(value), device)  # pyright: ignore[reportUnknownArgumentType]
+        return self.held(value)
+
+    def held(self, value: Any) -> str:
+        """A name bound to ``value`` as it is, in the program's globals."""
         label = f"c{next(self._counter)}"
         self.scope[label] = value
         return label
@@ -196,14 +229,19 @@ class Program:
     """
 
     def __init__(
-        self, trace: RecordingTrace, ins: Sequence[int], outs: Sequence[int]
+        self,
+        trace: RecordingTrace,
+        ins: Sequence[int],
+        outs: Sequence[int],
+        native: Native | None = None,
     ) -> None:
         eqns = _live(trace.eqns, outs)
         self.trace = trace
         self.eqns = eqns
         self.ins = list(ins)
         self.outs = list(outs)
-        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals)
+        self.native = native
+        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals, native)
         code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
         exec(code, scope)
         self.run: Callable[..., tuple[Any, ...]] = scope["program"]
@@ -325,9 +363,10 @@ def _generate(
     ins: Sequence[int],
     outs: Sequence[int],
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+    native: Native | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
-    body, scope = body_lines(eqns, ins, outs, avals)
+    body, scope = body_lines(eqns, ins, outs, avals, native)
     params = ", ".join(f"v{v}" for v in ins)
     results = "".join(f"v{v}, " for v in outs)
     lines = [f"def program({params}):"]
@@ -344,12 +383,13 @@ def body_lines(
     ins: Sequence[int],
     outs: Sequence[int],
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+    native: Native | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """The statements computing the variables ``outs`` from ``ins`` (named
     ``v<n>``), to run with floating point warnings off, and their globals;
     they never rebind nor delete ``ins`` and ``outs``."""
     eqns = _shared(eqns, outs)
-    src = Source(avals)
+    src = Source(avals, native)
     # Each intermediate value is dropped after the last equation that reads
     # it, as eager code drops its temporaries: a program holding every value
     # to the end needs memory for all of them at once, and on large arrays

@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from typelattice import _devices
-from typelattice._array import ArrayImpl, from_python_or_numpy
+from typelattice._array import (
+    ArrayImpl,
+    BackendArray,
+    from_python_or_numpy,
+    place,
+    placement,
+)
 from typelattice._tracing import tree
 from typelattice._tracing.tracer import Tracer
 
@@ -23,7 +29,7 @@ _T = TypeVar("_T")
 
 
 def _put(leaf: Any) -> Any:
-    if isinstance(leaf, ArrayImpl | Tracer):  # (under jit: the identity)
+    if isinstance(leaf, ArrayImpl | Tracer | BackendArray):  # (jit: the identity)
         return leaf
     # Python scalars weak, NumPy values canonical and copied (the caller
     # may write to its array afterwards).
@@ -37,13 +43,18 @@ def _put(leaf: Any) -> Any:
     return converted
 
 
-def device_put(x: Any, device: Any = None) -> Any:
+def device_put(x: Any, device: Any = None, *, backend: str | None = None) -> Any:
     """``x`` with its leaves as arrays on ``device``, as ``jax.device_put``.
 
     Args:
       x: an array, a NumPy array or scalar, a Python scalar, or a pytree
         of them.
-      device: None, or the device (``typelattice.devices()[0]``).
+      device: None, the CPU (``typelattice.devices()[0]`` or ``'cpu'``),
+        or a device of another library's backend (``'cuda:1'``, a
+        ``torch.device``...): each leaf is moved there (an Array of
+        another library within its backend, unless ``backend`` is given).
+      backend: the library to move the leaves to (``'numpy'``,
+        ``'torch'``, ``'cupy'``, ``'dask'``), across libraries.
 
     Returns:
       The tree of arrays: Python scalars weak of the default dtypes
@@ -54,7 +65,8 @@ def device_put(x: Any, device: Any = None) -> Any:
 
     Raises:
       TypeError: a leaf that is not an array or a scalar.
-      ValueError: ``device`` is not a device of typelattice's.
+      ValueError: ``device`` is not a device of typelattice's (nor of the
+        backend given).
 
     >>> import numpy as np, typelattice as tl
     >>> tl.device_put(1.0)
@@ -62,12 +74,27 @@ def device_put(x: Any, device: Any = None) -> Any:
     >>> tl.device_put({'a': np.arange(3)})
     {'a': Array([0, 1, 2], dtype=int32)}
     """
-    if device is not None and device is not _devices.CPU:
-        raise ValueError(
-            f"device_put: {device!r} is not a device of typelattice's; pass "
-            "device=None or typelattice.devices()[0]"
-        )
-    return tree.tree_map(_put, x)
+    if backend is None and (device is None or device is _devices.CPU):
+        return tree.tree_map(_put, x)
+    try:
+        name = _devices.device_name(device)
+    except TypeError as err:
+        raise ValueError(f"device_put: {err}") from None
+
+    def put(leaf: Any) -> Any:
+        value = _put(leaf)
+        if isinstance(value, Tracer):
+            return value
+        try:
+            where = placement(name, backend, value, "device_put")
+        except ValueError as err:
+            raise ValueError(
+                f"{err} (pass device=None or typelattice.devices()[0] for the "
+                "NumPy backend's CPU)"
+            ) from None
+        return place(value, where)
+
+    return tree.tree_map(put, x)
 
 
 def block_until_ready(x: _T) -> _T:

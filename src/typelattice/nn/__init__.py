@@ -19,7 +19,9 @@ The parameter initialisers are in :mod:`typelattice.nn.initializers`.
 """
 
 from typelattice.nn import initializers as initializers
+from typelattice.nn import meta as meta
 from typelattice.nn import recurrent as recurrent
+from typelattice.nn import transforms as transforms
 from typelattice.nn._activation import (
     PReLU,
     celu,
@@ -48,7 +50,9 @@ from typelattice.nn._activation import (
     tanh,
 )
 from typelattice.nn._attention import (
+    MultiHeadAttention,
     MultiHeadDotProductAttention,
+    SelfAttention,
     combine_masks,
     dot_product_attention,
     dot_product_attention_weights,
@@ -59,8 +63,41 @@ from typelattice.nn._combinators import Sequential
 from typelattice.nn._conv import Conv, ConvLocal, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
-from typelattice.nn._module import Module, ScopeParamShapeError, Variable, compact
-from typelattice.nn._normalization import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from typelattice.nn._meta import (
+    PARTITION_NAME,
+    LogicallyPartitioned,
+    Partitioned,
+    get_logical_axis_rules,
+    get_partition_spec,
+    logical_axis_rules,
+    logical_to_mesh_axes,
+    set_logical_axis_rules,
+    unbox,
+    with_logical_partitioning,
+    with_partitioning,
+)
+from typelattice.nn._module import (
+    DenyList,
+    Module,
+    ScopeParamShapeError,
+    Variable,
+    apply,
+    compact,
+    init,
+    init_with_output,
+    merge_param,
+    nowrap,
+    share_scope,
+)
+from typelattice.nn._normalization import (
+    BatchNorm,
+    GroupNorm,
+    InstanceNorm,
+    LayerNorm,
+    RMSNorm,
+    SpectralNorm,
+    WeightNorm,
+)
 from typelattice.nn._pooling import avg_pool, max_pool, min_pool, pool
 from typelattice.nn._recurrent import (
     RNN,
@@ -74,6 +111,7 @@ from typelattice.nn._recurrent import (
     SimpleCell,
 )
 from typelattice.nn._stochastic import Dropout
+from typelattice.nn._summary import tabulate
 from typelattice.nn._transforms import (
     broadcast,
     checkpoint,
@@ -85,6 +123,24 @@ from typelattice.nn._transforms import (
 )
 
 __all__ = [
+    "PARTITION_NAME",
+    "DenyList",
+    "LogicallyPartitioned",
+    "Partitioned",
+    "apply",
+    "get_logical_axis_rules",
+    "get_partition_spec",
+    "init",
+    "init_with_output",
+    "logical_axis_rules",
+    "logical_to_mesh_axes",
+    "merge_param",
+    "nowrap",
+    "set_logical_axis_rules",
+    "share_scope",
+    "unbox",
+    "with_logical_partitioning",
+    "with_partitioning",
     "RNN",
     "BatchNorm",
     "Bidirectional",
@@ -104,10 +160,15 @@ __all__ = [
     "Einsum",
     "Embed",
     "GroupNorm",
+    "InstanceNorm",
+    "SpectralNorm",
+    "WeightNorm",
     "LayerNorm",
     "Module",
+    "MultiHeadAttention",
     "MultiHeadDotProductAttention",
     "PReLU",
+    "SelfAttention",
     "RMSNorm",
     "ScopeParamShapeError",
     "Sequential",
@@ -151,6 +212,7 @@ __all__ = [
     "softplus",
     "standardize",
     "swish",
+    "tabulate",
     "tanh",
     "vmap",
 ]

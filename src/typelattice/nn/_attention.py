@@ -9,7 +9,10 @@ FLIP leaves the softmax of complex scores undefined (Flax computes one).
 
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,8 +31,10 @@ if TYPE_CHECKING:
     from typelattice.typing import DTypeLike
 
 __all__ = [
+    "MultiHeadAttention",
     "combine_masks",
     "MultiHeadDotProductAttention",
+    "SelfAttention",
     "dot_product_attention",
     "dot_product_attention_weights",
     "make_attention_mask",
@@ -48,6 +53,17 @@ def _real(where: str, *arrays: Array | None) -> None:
             )
 
 
+def _no_dot_general(where: str, dot_general: Any) -> None:
+    """A custom ``dot_general`` (quantised matrix products) cannot be
+    honoured: refuse it rather than compute something else."""
+    if dot_general is not None:
+        raise NotImplementedError(
+            f"{where}: a custom dot_general ({dot_general!r}) is not supported; "
+            "leave it unset (the products run as einsum), or pass an einsum "
+            "function of your own where one is accepted"
+        )
+
+
 def dot_product_attention_weights(
     query: Any,
     key: Any,
@@ -61,6 +77,8 @@ def dot_product_attention_weights(
     precision: Any = None,
     module: Module | None = None,
     force_fp32_for_softmax: bool = False,
+    einsum_dot_general: Any = None,
+    einsum: Callable[..., Any] | None = None,
 ) -> Array:
     """The attention weights ``softmax(q·k / sqrt(depth))`` per head.
 
@@ -80,9 +98,17 @@ def dot_product_attention_weights(
         dropout): ``'intermediates'/'attention_weights'``, kept when that
         collection is mutable in its ``apply``.
       force_fp32_for_softmax: compute the softmax in float32.
+      einsum_dot_general: a custom ``dot_general``: not supported (None
+        only).
+      einsum: the function computing the scores, called as
+        ``einsum('...qhd,...khd->...hqk', query, key)`` (default
+        :func:`typelattice.numpy.einsum`).
 
     Returns:
       ``(..., heads, q_length, kv_length)``.
+
+    Raises:
+      NotImplementedError: ``einsum_dot_general`` is given.
 
     >>> import typelattice.numpy as tnp
     >>> from typelattice import nn
@@ -91,13 +117,14 @@ def dot_product_attention_weights(
     >>> w.shape, w.dtype
     ((2, 4, 3, 3), dtype(bfloat16))
     """
+    _no_dot_general("dot_product_attention_weights", einsum_dot_general)
     q, k = _dtypes.as_input(query), _dtypes.as_input(key)
     _real("dot_product_attention_weights", q, k)
     q, k = _dtypes.promote(q, k, dtype=dtype, where="dot_product_attention_weights")
     assert q is not None and k is not None
     compute = q.dtype
     q = q / math.sqrt(q.shape[-1])
-    weights = tnp.einsum("...qhd,...khd->...hqk", q, k)
+    weights = (einsum or tnp.einsum)("...qhd,...khd->...hqk", q, k)
     if bias is not None:
         weights = weights + _dtypes.cast(_dtypes.as_input(bias), compute)
     if mask is not None:
@@ -138,6 +165,9 @@ def dot_product_attention(
     precision: Any = None,
     module: Module | None = None,
     force_fp32_for_softmax: bool = False,
+    einsum_dot_general: Any = None,
+    qk_attn_weights_einsum: Callable[..., Any] | None = None,
+    attn_weights_value_einsum: Callable[..., Any] | None = None,
 ) -> Array:
     """Scaled dot-product attention: the values averaged with the weights of
     :func:`dot_product_attention_weights`.
@@ -151,9 +181,20 @@ def dot_product_attention(
         :func:`dot_product_attention_weights`.
       dtype: the compute dtype (default: the promotion of query, key and
         value).
+      einsum_dot_general: a custom ``dot_general``: not supported (None
+        only).
+      qk_attn_weights_einsum: the einsum computing the scores (as
+        ``einsum`` of :func:`dot_product_attention_weights`).
+      attn_weights_value_einsum: the einsum averaging the values, called
+        as ``f('...hqk,...khd->...qhd', weights, value)``; given together
+        with ``qk_attn_weights_einsum``.
 
     Returns:
       ``(..., q_length, heads, v_depth)``.
+
+    Raises:
+      ValueError: only one of the two einsum functions is given.
+      NotImplementedError: ``einsum_dot_general`` is given.
 
     >>> import typelattice.numpy as tnp
     >>> from typelattice import nn
@@ -161,6 +202,12 @@ def dot_product_attention(
     >>> nn.dot_product_attention(q, q, q).shape
     (2, 3, 4, 8)
     """
+    _no_dot_general("dot_product_attention", einsum_dot_general)
+    if (qk_attn_weights_einsum is None) != (attn_weights_value_einsum is None):
+        raise ValueError(
+            "dot_product_attention: qk_attn_weights_einsum and "
+            "attn_weights_value_einsum are given together (or neither)"
+        )
     q, k, v = (_dtypes.as_input(a) for a in (query, key, value))
     _real("dot_product_attention", q, k, v)
     q, k, v = _dtypes.promote(q, k, v, dtype=dtype, where="dot_product_attention")
@@ -177,8 +224,10 @@ def dot_product_attention(
         precision,
         module,
         force_fp32_for_softmax,
+        einsum=qk_attn_weights_einsum,
     )
-    return tnp.einsum("...hqk,...khd->...qhd", weights, v)
+    combine = attn_weights_value_einsum or tnp.einsum
+    return combine("...hqk,...khd->...qhd", weights, v)
 
 
 class MultiHeadDotProductAttention(Module):
@@ -207,6 +256,11 @@ class MultiHeadDotProductAttention(Module):
         value at the index and attends to the positions stored so far.
       normalize_qk: LayerNorm on the projected queries and keys.
       force_fp32_for_softmax: compute the softmax in float32.
+      qkv_dot_general, out_dot_general, qkv_dot_general_cls,
+        out_dot_general_cls: custom matrix products of the projections:
+        not supported (None only; NotImplementedError otherwise).
+      qk_attn_weights_einsum_cls, attn_weights_value_einsum_cls: factories
+        of the two einsum functions given to ``attention_fn``.
 
     >>> from typelattice import nn, random
     >>> import typelattice.numpy as tnp
@@ -237,6 +291,12 @@ class MultiHeadDotProductAttention(Module):
     decode: bool = False
     normalize_qk: bool = False
     force_fp32_for_softmax: bool = False
+    qkv_dot_general: Any = None
+    out_dot_general: Any = None
+    qkv_dot_general_cls: Any = None
+    out_dot_general_cls: Any = None
+    qk_attn_weights_einsum_cls: Callable[[], Callable[..., Any]] | None = None
+    attn_weights_value_einsum_cls: Callable[[], Callable[..., Any]] | None = None
 
     def _decode(
         self, query: Array, key: Array, value: Array, mask: Any
@@ -325,6 +385,14 @@ class MultiHeadDotProductAttention(Module):
         >>> layer.apply(layer.init(random.key(0), q, kv), q, kv).shape
         (3, 4)
         """
+        where = type(self).__name__
+        for given in (
+            self.qkv_dot_general,
+            self.out_dot_general,
+            self.qkv_dot_general_cls,
+            self.out_dot_general_cls,
+        ):
+            _no_dot_general(where, given)
         q_in = _dtypes.as_input(inputs_q)
         if inputs_kv is not None:
             if inputs_k is not None or inputs_v is not None:
@@ -383,23 +451,35 @@ class MultiHeadDotProductAttention(Module):
                 rng = dropout_rng
         else:
             deterministic = True
-        # The module that sows the weights is passed only when asked, as in
-        # Flax: an attention_fn of one's own need not take it.
-        sow: dict[str, Any] = {"module": self} if sow_weights else {}
-        x = self.attention_fn(
-            query,
-            key,
-            value,
-            mask=mask,
-            dropout_rng=rng,
-            dropout_rate=self.dropout_rate,
-            broadcast_dropout=self.broadcast_dropout,
-            deterministic=deterministic,
-            dtype=self.dtype,
-            precision=self.precision,
-            force_fp32_for_softmax=self.force_fp32_for_softmax,
-            **sow,
+        qk_einsum = (
+            self.qk_attn_weights_einsum_cls()
+            if self.qk_attn_weights_einsum_cls
+            else None
         )
+        value_einsum = (
+            self.attn_weights_value_einsum_cls()
+            if self.attn_weights_value_einsum_cls
+            else None
+        )
+        options: dict[str, Any] = {
+            "mask": mask,
+            "dropout_rng": rng,
+            "dropout_rate": self.dropout_rate,
+            "broadcast_dropout": self.broadcast_dropout,
+            "deterministic": deterministic,
+            "dtype": self.dtype,
+            "precision": self.precision,
+            "force_fp32_for_softmax": self.force_fp32_for_softmax,
+            "qk_attn_weights_einsum": qk_einsum,
+            "attn_weights_value_einsum": value_einsum,
+        }
+        # As Flax: an attention_fn of one's own gets the options it names
+        # (all of them when it takes **kwargs); the module that sows the
+        # weights only when asked.
+        options = _accepted(self.attention_fn, options)
+        if sow_weights:
+            options["module"] = self
+        x = self.attention_fn(query, key, value, **options)
         return DenseGeneral(
             features=self.out_features or q_in.shape[-1],
             axis=(-2, -1),
@@ -411,6 +491,99 @@ class MultiHeadDotProductAttention(Module):
             precision=self.precision,
             name="out",
         )(x)
+
+
+def _accepted(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The ``options`` that ``fn`` takes by name."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # (no signature: pass everything)
+        return options
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k in params}
+
+
+class MultiHeadAttention(MultiHeadDotProductAttention):
+    """:class:`MultiHeadDotProductAttention` under another name, as Flax's
+    alias: its default submodule name is ``MultiHeadAttention_<n>``.
+
+    Attributes:
+      num_heads, dtype, param_dtype, qkv_features, out_features, ...: as
+        :class:`MultiHeadDotProductAttention`.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.MultiHeadAttention(num_heads=2, qkv_features=4)
+    >>> x = tnp.ones((1, 3, 4))
+    >>> layer.apply(layer.init(random.key(0), x), x).shape
+    (1, 3, 4)
+    """
+
+
+class SelfAttention(MultiHeadDotProductAttention):
+    """Self-attention: :class:`MultiHeadDotProductAttention` with keys and
+    values from the queries' input. Deprecated, as in Flax: call
+    ``MultiHeadDotProductAttention(...)(x)`` instead (each call warns).
+
+    Attributes:
+      num_heads, dtype, param_dtype, qkv_features, out_features, ...: as
+        :class:`MultiHeadDotProductAttention`.
+
+    >>> import warnings
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.SelfAttention(num_heads=2, qkv_features=4)
+    >>> x = tnp.ones((1, 3, 4))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter('ignore', DeprecationWarning)
+    ...     layer.apply(layer.init(random.key(0), x), x).shape
+    (1, 3, 4)
+    """
+
+    @compact
+    def __call__(  # type: ignore[override]
+        self,
+        inputs_q: Any,
+        mask: Any = None,
+        deterministic: bool | None = None,
+        dropout_rng: Array | None = None,
+        sow_weights: bool = False,
+    ) -> Array:
+        """Attend from ``inputs_q`` to itself.
+
+        Args:
+          inputs_q: ``(..., length, features)``.
+          mask, deterministic, dropout_rng, sow_weights: as
+            :meth:`MultiHeadDotProductAttention.__call__`.
+
+        Returns:
+          ``(..., length, out_features)``.
+
+        >>> import warnings
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.ones((2, 4))
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter('always')
+        ...     _ = nn.SelfAttention(num_heads=1).init(random.key(0), x)
+        >>> caught[0].category.__name__
+        'DeprecationWarning'
+        """
+        warnings.warn(
+            "SelfAttention is deprecated: call "
+            "MultiHeadDotProductAttention(...)(inputs_q), which attends from "
+            "the queries' input to itself",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return super().__call__(
+            inputs_q,
+            mask=mask,
+            deterministic=deterministic,
+            dropout_rng=dropout_rng,
+            sow_weights=sow_weights,
+        )
 
 
 def make_attention_mask(

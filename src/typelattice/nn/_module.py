@@ -26,8 +26,8 @@ import dataclasses
 import functools
 import inspect
 import zlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Self, TypeVar, cast, dataclass_transform
 
 import numpy as np
 
@@ -41,10 +41,24 @@ from typelattice._tracing.tracer import (
     Tracer,
 )
 from typelattice.nn._initializers import shaped_by_arguments
+from typelattice.nn._meta import box_of
+from typelattice.nn._summary import Recorder, summary_table
 from typelattice.numpy import Array
 from typelattice.numpy._creation import convert_to
 
-__all__ = ["Module", "ScopeParamShapeError", "Variable", "compact"]
+__all__ = [
+    "DenyList",
+    "Module",
+    "ScopeParamShapeError",
+    "Variable",
+    "apply",
+    "compact",
+    "init",
+    "init_with_output",
+    "merge_param",
+    "nowrap",
+    "share_scope",
+]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +80,7 @@ class _Run:
         mutable: Callable[[str], bool],
         rngs: Mapping[str, Any],
         initializing: bool,
+        capture: Callable[[Module, str], bool] | None = None,
     ) -> None:
         # Nested dicts are copied on the way in so the caller's stay as they
         # were (the arrays themselves are immutable and shared).
@@ -75,6 +90,11 @@ class _Run:
         self.mutable = mutable
         self.rngs = dict(rngs)
         self.initializing = initializing
+        # Which method outputs capture_intermediates keeps (None: none).
+        self.capture = capture
+        # Told of each method call (module, method name, args, kwargs) and
+        # returning what to tell of its output: tabulate's record.
+        self.observe: Callable[..., Callable[[Any], None]] | None = None
         self.rng_counts: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def make_rng(self, stream: str, path: tuple[str, ...]) -> Array:
@@ -176,10 +196,15 @@ class Variable(Generic[T]):
 
     @property
     def value(self) -> T:
-        """The variable's current value."""
+        """The variable's current value (unboxed, when it was made by a
+        boxing initialiser such as ``nn.with_partitioning``)."""
         node = self._scope.lookup(self.collection)
         assert node is not None and self.name in node
-        return node[self.name]  # type: ignore[no-any-return]
+        found = node[self.name]
+        box = box_of(found)
+        if box is not None:
+            return box.unbox()  # type: ignore[no-any-return]
+        return found  # type: ignore[no-any-return]
 
     @value.setter
     def value(self, new: T) -> None:
@@ -191,7 +216,13 @@ class Variable(Generic[T]):
                 f"mutable=[{self.collection!r}] to apply, which then returns "
                 "(output, updated_variables)"
             )
-        self._scope.store(self.collection)[self.name] = new
+        node = self._scope.store(self.collection)
+        box = box_of(node.get(self.name))
+        # A boxed variable stays boxed (its metadata kept), as in Flax.
+        if box is not None and box_of(new) is None:
+            node[self.name] = box.replace_boxed(new)
+        else:
+            node[self.name] = new
 
 
 def compact(method: F) -> F:
@@ -220,6 +251,33 @@ def compact(method: F) -> F:
     return method
 
 
+def nowrap(method: F) -> F:
+    """Mark a method as a plain helper, as Flax linen's ``nn.nowrap``: it
+    runs as an ordinary function, so that submodules it makes belong to
+    the ``@compact`` method that calls it (or to ``setup``).
+
+    Args:
+      method: a module's method.
+
+    Returns:
+      The method, marked.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class Model(nn.Module):
+    ...     @nn.nowrap
+    ...     def make_dense(self, n):
+    ...         return nn.Dense(n)
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         return self.make_dense(2)(x)
+    >>> sorted(Model().init(random.key(0), tnp.ones((1, 3)))['params'])
+    ['Dense_0']
+    """
+    method.__dict__["_nowrap"] = True
+    return method
+
+
 def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
     """Run ``fun`` with its module on top of the run's stack, so that modules
     made inside find their parent."""
@@ -233,11 +291,19 @@ def _wrap_method(fun: Callable[..., Any]) -> Callable[..., Any]:
             return fun(self, *args, **kwargs)
         if is_compact:
             scope.counts.clear()
+        observe = scope.run.observe
+        seen = None if observe is None else observe(self, fun.__name__, args, kwargs)
         _STACK.append((self, is_compact))
         try:
-            return fun(self, *args, **kwargs)
+            out = fun(self, *args, **kwargs)
         finally:
             _STACK.pop()
+        if seen is not None:
+            seen(out)
+        capture = scope.run.capture
+        if capture is not None and capture(self, fun.__name__):
+            self.sow(_INTERMEDIATES, fun.__name__, out)
+        return out
 
     return wrapped
 
@@ -271,13 +337,82 @@ def _empty() -> tuple[()]:
     return ()
 
 
+@dataclasses.dataclass(frozen=True)
+class DenyList:
+    """Every collection but those named, as a ``mutable=`` argument (Flax's
+    ``nn.DenyList``): ``init``'s default is ``DenyList('intermediates')``.
+
+    Attributes:
+      deny: the collections left out (a name or several).
+
+    >>> from typelattice import nn
+    >>> import typelattice.numpy as tnp
+    >>> class Probe(nn.Module):
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         self.sow('intermediates', 'x', x)
+    ...         self.sow('other', 'x', x)
+    ...         return x
+    >>> _, state = Probe().apply({}, tnp.ones(1), mutable=nn.DenyList('other'))
+    >>> sorted(state)
+    ['intermediates']
+    """
+
+    deny: str | tuple[str, ...] | frozenset[str]
+
+
 def _normalize_mutable(mutable: Any) -> _Collections:
+    if isinstance(mutable, _Collections):
+        return mutable
+    if isinstance(mutable, DenyList):
+        denied = mutable.deny
+        return _Collections(
+            None, frozenset({denied} if isinstance(denied, str) else denied)
+        )
     if mutable is True:
         return _Collections(None)
     if mutable is False or mutable is None:
         return _Collections(frozenset())
     names = {mutable} if isinstance(mutable, str) else set(mutable)
     return _Collections(frozenset(names))
+
+
+def _with_intermediates(mutable: _Collections) -> _Collections:
+    """``mutable`` and ``'intermediates'``: where capture_intermediates
+    keeps the outputs (Flax adds the collection likewise)."""
+    if mutable.names is None:
+        return _Collections(None, mutable.denied - {_INTERMEDIATES})
+    return _Collections(mutable.names | {_INTERMEDIATES}, mutable.denied)
+
+
+def _capture_call(module: Module, method_name: str) -> bool:
+    """capture_intermediates=True: the output of every ``__call__``."""
+    del module
+    return method_name == "__call__"
+
+
+def _normalize_capture(capture: Any) -> Callable[[Module, str], bool] | None:
+    if capture is True:
+        return _capture_call
+    if capture is False or capture is None:
+        return None
+    if callable(capture):
+        return cast(Callable[[Module, str], bool], capture)
+    raise TypeError(
+        f"capture_intermediates={capture!r} is neither a bool nor a function "
+        "(module, method_name) -> bool"
+    )
+
+
+class _Unspecified:
+    """The default of ``parent``: the module's parent is the ``@compact``
+    method running where it is made, if any."""
+
+    def __repr__(self) -> str:
+        return "<unspecified parent>"
+
+
+_PARENT_UNSPECIFIED: Any = _Unspecified()
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
@@ -313,6 +448,12 @@ class Module:
     """
 
     name: str | None = dataclasses.field(default=None, kw_only=True)
+    # Flax's keyword: None makes a module that belongs to no parent even
+    # when made inside a @compact method; a bound module adopts it. Left
+    # out of the repr and of comparisons, as in Flax.
+    parent: Any = dataclasses.field(
+        default=_PARENT_UNSPECIFIED, kw_only=True, repr=False, compare=False
+    )
 
     # Set with object.__setattr__ on bound copies only.
     _scope: ClassVar[_Scope | None] = None
@@ -328,6 +469,7 @@ class Module:
                 and value.__qualname__ == f"{cls.__qualname__}.{attr}"
                 and (attr == "__call__" or not attr.startswith("_"))
                 and attr != "setup"
+                and not getattr(value, "_nowrap", False)
             ):
                 setattr(cls, attr, _wrap_method(value))
         dataclasses.dataclass(frozen=True, eq=True, repr=True)(cls)
@@ -335,8 +477,21 @@ class Module:
         cls.__setattr__ = _setattr  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        # A module made inside a running @compact method is its child.
-        parent = _current_parent()
+        # A module made inside a running @compact method is its child,
+        # unless made with parent=None.
+        given = self.parent
+        if given is _PARENT_UNSPECIFIED:
+            parent = _current_parent()
+        elif given is None:
+            parent = None
+        elif isinstance(given, Module) and given._bound_scope() is not None:
+            parent = given
+        else:
+            raise TypeError(
+                f"parent={given!r} is not a module running under init or "
+                "apply: leave parent out (a module made in a @compact method "
+                "belongs to it), or pass parent=None for a top-level module"
+            )
         if parent is not None:
             scope = parent._bound_scope()
             assert scope is not None
@@ -401,7 +556,14 @@ class Module:
             )
         return scope
 
-    def param(self, name: str, init_fn: Callable[..., T], *init_args: Any) -> T:
+    def param(
+        self,
+        name: str,
+        init_fn: Callable[..., T],
+        *init_args: Any,
+        unbox: bool = True,
+        **init_kwargs: Any,
+    ) -> T:
         """Declare (under ``init``) or look up (under ``apply``) the parameter
         ``name``, in the ``'params'`` collection.
 
@@ -410,6 +572,10 @@ class Module:
           init_fn: called as ``init_fn(key, *init_args)`` to create it.
           *init_args: further arguments of ``init_fn``: usually the shape and
             the dtype.
+          unbox: return the value inside a box (a parameter made by
+            ``nn.with_partitioning``) rather than the box; the variables
+            keep the box either way.
+          **init_kwargs: keyword arguments of ``init_fn``.
 
         Returns:
           The parameter's value. Under ``apply``, the value given is
@@ -433,13 +599,21 @@ class Module:
         {'params': {'b': Array([0., 0., 0.], dtype=float32)}}
         """
         scope = self._require_scope("param")
+        if init_kwargs:
+            init_fn = functools.partial(init_fn, **init_kwargs)
         found = scope.lookup(_PARAMS)
         if found is not None and name in found:
-            if scope.run.initializing:  # (made by this init)
-                return found[name]  # type: ignore[no-any-return]
-            path = (*scope.path, name)
-            layer = type(self).__name__
-            return _given(found[name], init_fn, init_args, path, layer)  # type: ignore[no-any-return]
+            value = found[name]
+            box = box_of(value)
+            if box is not None:
+                value = box.unbox()
+            if not scope.run.initializing:  # (else made by this init)
+                path = (*scope.path, name)
+                layer = type(self).__name__
+                value = _given(value, init_fn, init_args, path, layer)
+            if box is not None and not unbox:
+                return box.replace_boxed(value)  # type: ignore[return-value]
+            return value  # type: ignore[no-any-return]
         if not scope.run.mutable(_PARAMS):
             where = "/".join((*scope.path, name))
             raise ValueError(
@@ -449,6 +623,9 @@ class Module:
             )
         value = init_fn(scope.run.make_rng(_PARAMS, (*scope.path, name)), *init_args)
         scope.store(_PARAMS)[name] = value
+        made = box_of(value)
+        if unbox and made is not None:
+            return made.unbox()  # type: ignore[no-any-return]
         return value
 
     def variable(
@@ -652,7 +829,192 @@ class Module:
         scope = self._bound_scope()
         return scope is not None and scope.run.initializing
 
+    def clone(self, *, parent: Any = None, **updates: Any) -> Self:
+        """A copy of the module with some fields changed, belonging to no
+        run (Flax's ``clone``): unbound unless ``parent`` is a bound module,
+        which then adopts it.
+
+        Args:
+          parent: None (a top-level module), or a bound module to adopt the
+            copy.
+          **updates: fields to change (``features=8``).
+
+        Returns:
+          The copy.
+
+        >>> from typelattice import nn
+        >>> nn.Dense(3).clone(features=8, name='wide')
+        Dense(name='wide', features=8, use_bias=True, dtype=None, \
+param_dtype=typelattice.numpy.float32, precision=None, kernel_init=..., \
+bias_init=...)
+        """
+        fresh = _unbound_copy(self)
+        return dataclasses.replace(fresh, parent=parent, **updates)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The names from the top module down to this one (``()`` for the
+        top module).
+
+        Raises:
+          ValueError: the module is not bound.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Outer(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         inner = nn.Dense(2)
+        ...         return inner(x), inner.path
+        >>> Outer().init_with_output(random.key(0), tnp.ones((1, 3)))[0][1]
+        ('Dense_0',)
+        """
+        return self._require_scope("path").path
+
+    # -- reading and writing variables -------------------------------------------
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        """This module's variables by collection, as the run holds them now
+        (boxes kept): for a module bound with :meth:`bind`, or inside a
+        method.
+
+        Raises:
+          ValueError: the module is not bound.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.Dense(2)
+        >>> bound = layer.bind(layer.init(random.key(0), tnp.ones((1, 3))))
+        >>> sorted(bound.variables['params'])
+        ['bias', 'kernel']
+        """
+        scope = self._require_scope("variables")
+        found = {c: scope.lookup(c) for c in scope.run.variables}
+        return {c: _copy_dicts(node) for c, node in found.items() if node}
+
+    def get_variable(self, col: str, name: str, default: Any = None) -> Any:
+        """The value of the variable ``name`` of ``col`` (a box as stored),
+        or ``default`` when there is none.
+
+        Args:
+          col: the collection.
+          name: the variable's name within this module.
+          default: returned when the variable does not exist.
+
+        Returns:
+          The value, or ``default``.
+
+        >>> from typelattice import nn
+        >>> import typelattice.numpy as tnp
+        >>> class Read(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self):
+        ...         return self.get_variable('state', 'n', -1)
+        >>> Read().apply({'state': {'n': 3}}), Read().apply({})
+        (3, -1)
+        """
+        scope = self._require_scope("get_variable")
+        found = scope.lookup(col)
+        return found[name] if found is not None and name in found else default
+
+    def put_variable(self, col: str, name: str, value: Any) -> None:
+        """Set the variable ``name`` of ``col`` to ``value`` (making it when it
+        does not exist); ``col`` must be mutable in this run.
+
+        Args:
+          col: the collection.
+          name: the variable's name within this module.
+          value: the new value.
+
+        Raises:
+          ValueError: ``col`` is not mutable.
+
+        >>> from typelattice import nn
+        >>> class Write(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         self.put_variable('state', 'last', x)
+        ...         return x
+        >>> Write().apply({}, 2.0, mutable=['state'])
+        (2.0, {'state': {'last': 2.0}})
+        """
+        scope = self._require_scope("put_variable")
+        if not scope.run.mutable(col):
+            where = "/".join((col, *scope.path, name))
+            raise ValueError(
+                f"the variable {where!r} cannot be set: its collection is not "
+                f"mutable in this run. Pass mutable=[{col!r}] to apply"
+            )
+        scope.store(col)[name] = value
+
+    def has_rng(self, name: str) -> bool:
+        """Whether this run has a random key for the stream ``name``.
+
+        Args:
+          name: the stream (``'dropout'``).
+
+        Returns:
+          True when the run was given a key for it.
+
+        >>> from typelattice import nn, random
+        >>> class Ask(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self):
+        ...         return self.has_rng('dropout')
+        >>> Ask().apply({}), Ask().apply({}, rngs={'dropout': random.key(0)})
+        (False, True)
+        """
+        scope = self._require_scope("has_rng")
+        return name in scope.run.rngs
+
+    def is_mutable_collection(self, col: str) -> bool:
+        """Whether this run may write the collection ``col``.
+
+        Args:
+          col: the collection.
+
+        Returns:
+          True when ``col`` is mutable.
+
+        >>> from typelattice import nn
+        >>> class Ask(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self):
+        ...         return self.is_mutable_collection('cache')
+        >>> Ask().apply({}), Ask().apply({}, mutable=['cache'])[0]
+        (False, True)
+        """
+        scope = self._require_scope("is_mutable_collection")
+        return scope.run.mutable(col)
+
     # -- running ----------------------------------------------------------------
+
+    def _method(self, method: Callable[..., Any] | str | None) -> Callable[..., Any]:
+        """The function ``method`` names, to be called with the module first:
+        ``__call__`` by default, a method by name, a method of the class
+        (``Model.encode``) or of an instance (``model.encode``), or any
+        function taking the module first."""
+        if method is None:
+            return type(self).__call__
+        if isinstance(method, str):
+            fun = getattr(type(self), method, None)
+            if not callable(fun):
+                raise AttributeError(
+                    f"{type(self).__name__} has no method {method!r} to run: "
+                    "pass the name of one of its methods, or the method itself"
+                )
+            return cast(Callable[..., Any], fun)
+        if inspect.ismethod(method) and isinstance(method.__self__, Module):
+            # model.encode: the function, run on the bound copy.
+            function: Callable[..., Any] = method.__func__
+            return function
+        if not callable(method):
+            raise TypeError(
+                f"method={method!r} is neither a method, its name nor a function "
+                "of the module"
+            )
+        return method
 
     def _run(
         self,
@@ -661,22 +1023,56 @@ class Module:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        fun = self._method(method)
         # A bound copy: the user's module stays unbound and reusable.
         bound = dataclasses.replace(self)
         bound._bind(_Scope(run, ()))
-        if method is None:
-            fun: Callable[..., Any] = type(bound).__call__
-        elif isinstance(method, str):
-            fun = getattr(type(bound), method)
-        else:
-            fun = method
         return fun(bound, *args, **kwargs)
+
+    def init_with_output(
+        self,
+        rngs: Any,
+        *args: Any,
+        method: Callable[..., Any] | str | None = None,
+        mutable: Any = _ALL_BUT_INTERMEDIATES,
+        capture_intermediates: bool | Callable[[Module, str], bool] = False,
+        **kwargs: Any,
+    ) -> tuple[Any, dict[str, Any]]:
+        """:meth:`init`, returning the output of the run too.
+
+        Args:
+          rngs, *args, method, mutable, capture_intermediates, **kwargs: as
+            :meth:`init`.
+
+        Returns:
+          ``(output, variables)``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> y, v = nn.Dense(3).init_with_output(random.key(0), tnp.ones((1, 2)))
+        >>> y.shape, sorted(v['params'])
+        ((1, 3), ['bias', 'kernel'])
+        """
+        streams: dict[str, Any] = (
+            dict(cast(Mapping[str, Any], rngs))
+            if isinstance(rngs, Mapping)
+            else {_PARAMS: rngs}
+        )
+        capture = _normalize_capture(capture_intermediates)
+        may_write = _normalize_mutable(mutable)
+        if capture is not None:
+            may_write = _with_intermediates(may_write)
+        run = _Run({}, may_write, streams, initializing=True, capture=capture)
+        out = self._run(run, method, args, kwargs)
+        return out, {c: tree for c, tree in run.variables.items() if tree}
 
     def init(
         self,
         rngs: Any,
         *args: Any,
         method: Callable[..., Any] | str | None = None,
+        mutable: Any = _ALL_BUT_INTERMEDIATES,
+        capture_intermediates: bool | Callable[[Module, str], bool] = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Create the module's variables by running it once on example inputs.
@@ -686,7 +1082,15 @@ class Module:
             stream (``{'params': k1, 'dropout': k2}``).
           *args: example inputs (their shapes and dtypes shape the
             parameters).
-          method: the method to run (default ``__call__``), or its name.
+          method: the method to run (default ``__call__``): its name, the
+            class's method (``Model.encode``), the instance's
+            (``model.encode``), or a function taking the module first.
+          mutable: the collections the run may create (default: all but
+            ``'intermediates'``, as Flax's ``DenyList('intermediates')``).
+          capture_intermediates: keep the output of every ``__call__`` in
+            ``'intermediates'`` as ``'__call__'`` (True), or of the methods
+            a function ``(module, method_name) -> bool`` picks (named
+            after the method); the collection is then returned too.
           **kwargs: keyword arguments of the method.
 
         Returns:
@@ -700,14 +1104,14 @@ class Module:
         >>> {k: w.shape for k, w in v['params'].items()}
         {'kernel': (2, 3), 'bias': (3,)}
         """
-        streams: dict[str, Any] = (
-            dict(cast(Mapping[str, Any], rngs))
-            if isinstance(rngs, Mapping)
-            else {_PARAMS: rngs}
-        )
-        run = _Run({}, _ALL_BUT_INTERMEDIATES, streams, initializing=True)
-        self._run(run, method, args, kwargs)
-        return {c: tree for c, tree in run.variables.items() if tree}
+        return self.init_with_output(
+            rngs,
+            *args,
+            method=method,
+            mutable=mutable,
+            capture_intermediates=capture_intermediates,
+            **kwargs,
+        )[1]
 
     def apply(
         self,
@@ -715,7 +1119,8 @@ class Module:
         *args: Any,
         rngs: Mapping[str, Any] | None = None,
         method: Callable[..., Any] | str | None = None,
-        mutable: bool | str | Iterable[str] = False,
+        mutable: Any = False,
+        capture_intermediates: bool | Callable[[Module, str], bool] = False,
         **kwargs: Any,
     ) -> Any:
         """Run the module with the given variables.
@@ -725,15 +1130,20 @@ class Module:
           *args: the inputs.
           rngs: keys by stream, for layers that draw random numbers
             (``{'dropout': key}``).
-          method: the method to run (default ``__call__``), or its name.
+          method: the method to run (default ``__call__``): its name, the
+            class's method (``Model.encode``), the instance's
+            (``model.encode``), or a function taking the module first
+            (``lambda module, x: module.encode(x)``).
           mutable: the collections the run may change (``['batch_stats']``),
-            True for all; when given, the updated collections are returned
-            too.
+            True for all, a :class:`DenyList`; when given, the updated
+            collections are returned too.
+          capture_intermediates: as :meth:`init`: the output is then
+            ``(output, updated_collections)`` with ``'intermediates'``.
           **kwargs: keyword arguments of the method (``deterministic=...``).
 
         Returns:
           The output, or ``(output, updated_collections)`` when ``mutable``
-          names collections.
+          names collections (or intermediates are captured).
 
         >>> from typelattice import nn, random
         >>> import typelattice.numpy as tnp
@@ -742,11 +1152,398 @@ class Module:
         Array([[3., 3.]], dtype=float32)
         """
         is_mutable = _normalize_mutable(mutable)
-        run = _Run(variables, is_mutable, rngs or {}, initializing=False)
+        capture = _normalize_capture(capture_intermediates)
+        if capture is not None:
+            is_mutable = _with_intermediates(is_mutable)
+        run = _Run(variables, is_mutable, rngs or {}, False, capture=capture)
         out = self._run(run, method, args, kwargs)
-        if mutable is False:
+        if mutable is False and capture is None:
             return out
         return out, {c: t for c, t in run.variables.items() if is_mutable(c)}
+
+    def bind(
+        self,
+        variables: Mapping[str, Any],
+        *args: Any,
+        rngs: Mapping[str, Any] | None = None,
+        mutable: Any = False,
+    ) -> Self:
+        """A copy of the module bound to ``variables``, whose methods can be
+        called directly (interactively, as Flax's ``bind``); the variables
+        it changes are read back with ``.variables`` or :meth:`unbind`.
+
+        Args:
+          variables: as ``init`` returned them.
+          *args: accepted as Flax's, unused.
+          rngs: keys by stream.
+          mutable: the collections its calls may change.
+
+        Returns:
+          The bound copy (the module itself stays unbound).
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.Dense(2, kernel_init=nn.initializers.ones)
+        >>> bound = layer.bind(layer.init(random.key(0), tnp.ones((1, 3))))
+        >>> bound(tnp.ones((1, 3)))
+        Array([[3., 3.]], dtype=float32)
+        """
+        del args
+        run = _Run(variables, _normalize_mutable(mutable), rngs or {}, False)
+        bound = dataclasses.replace(self)
+        bound._bind(_Scope(run, ()))
+        return bound
+
+    def tabulate(
+        self,
+        rngs: Any,
+        *args: Any,
+        depth: int | None = None,
+        show_repeated: bool = False,
+        mutable: Any = _ALL_BUT_INTERMEDIATES,
+        console_kwargs: Mapping[str, Any] | None = None,
+        table_kwargs: Mapping[str, Any] | None = None,
+        column_kwargs: Mapping[str, Any] | None = None,
+        compute_flops: bool = False,
+        compute_vjp_flops: bool = False,
+        **kwargs: Any,
+    ) -> str:
+        """A summary of the model as a plain-text table, as Flax's
+        ``tabulate``: one row per module (path, class, inputs, outputs, and
+        per variable collection its variables with their count and bytes),
+        a footer of totals per collection and the total of all. The model
+        runs ``init`` abstractly (shapes only, no arithmetic).
+
+        Args:
+          rngs: as :meth:`init`.
+          *args: the inputs, as for :meth:`init`.
+          depth: the deepest module level shown; a module at that level
+            counts its submodules' variables (None: every level).
+          show_repeated: show every call of a module, not only its first.
+          mutable: as :meth:`init`.
+          console_kwargs, table_kwargs, column_kwargs: Flax's styling
+            options of its ``rich`` rendering: accepted, unused (the table
+            is plain text and never shortened to a width).
+          compute_flops, compute_vjp_flops: not supported (False only).
+          **kwargs: keyword arguments of :meth:`init` and of the method.
+
+        Returns:
+          The table.
+
+        Raises:
+          NotImplementedError: ``compute_flops`` or ``compute_vjp_flops``.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> class Mlp(nn.Module):
+        ...     @nn.compact
+        ...     def __call__(self, x):
+        ...         h = nn.Dense(4)(x)
+        ...         return nn.Dense(2)(nn.relu(h))
+        >>> print(Mlp().tabulate(random.key(0), tnp.ones((16, 3))))
+        <BLANKLINE>
+                                        Mlp Summary
+        ┏━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓
+        ┃ path    ┃ module ┃ inputs        ┃ outputs       ┃ params               ┃
+        ┡━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩
+        │         │ Mlp    │ float32[16,3] │ float32[16,2] │                      │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │ Dense_0 │ Dense  │ float32[16,3] │ float32[16,4] │ bias: float32[4]     │
+        │         │        │               │               │ kernel: float32[3,4] │
+        │         │        │               │               │                      │
+        │         │        │               │               │ 16 (64 B)            │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │ Dense_1 │ Dense  │ float32[16,4] │ float32[16,2] │ bias: float32[2]     │
+        │         │        │               │               │ kernel: float32[4,2] │
+        │         │        │               │               │                      │
+        │         │        │               │               │ 10 (40 B)            │
+        ├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤
+        │         │        │               │         Total │ 26 (104 B)           │
+        └─────────┴────────┴───────────────┴───────────────┴──────────────────────┘
+        <BLANKLINE>
+                               Total Parameters: 26 (104 B)
+        <BLANKLINE>
+        <BLANKLINE>
+        """
+        # (rich's styling options have nothing to style in plain text)
+        del console_kwargs, table_kwargs, column_kwargs
+        if compute_flops or compute_vjp_flops:
+            raise NotImplementedError(
+                "tabulate(compute_flops=True) / compute_vjp_flops=True: "
+                "typelattice has no compiler cost model to count FLOPs with; "
+                "leave them False"
+            )
+        method = kwargs.pop("method", None)
+        streams: dict[str, Any] = (
+            dict(cast(Mapping[str, Any], rngs))
+            if isinstance(rngs, Mapping)
+            else {_PARAMS: rngs}
+        )
+        recorder = Recorder()
+        # The arrays are traced (shapes only, no arithmetic); the other
+        # leaves (flags such as train=False) stay Python values.
+        leaves, treedef = tree.flatten((streams, args, kwargs))
+        traced = [i for i, x in enumerate(leaves) if _is_traced_input(x)]
+
+        def body(*arrays: Any) -> dict[str, Any]:
+            full = list(leaves)
+            for i, x in zip(traced, arrays, strict=True):
+                full[i] = x
+            keys, a, kw = tree.unflatten(treedef, full)
+            run = _Run({}, _normalize_mutable(mutable), keys, initializing=True)
+            run.observe = recorder
+            self._run(run, method, a, kw)
+            return {c: t for c, t in run.variables.items() if t}
+
+        variables = eval_shape(body, *(leaves[i] for i in traced))
+        return summary_table(
+            type(self).__name__, recorder.calls, variables, depth, show_repeated
+        )
+
+    def unbind(self) -> tuple[Self, dict[str, Any]]:
+        """The unbound module and its variables, from a module bound with
+        :meth:`bind` (or a submodule of one).
+
+        Returns:
+          ``(module, variables)``.
+
+        Raises:
+          ValueError: the module is not bound.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.Dense(2)
+        >>> module, v = layer.bind(layer.init(random.key(0), tnp.ones((1, 3)))).unbind()
+        >>> module == layer, sorted(v['params'])
+        (True, ['bias', 'kernel'])
+        """
+        variables = self.variables
+        return _unbound_copy(self), variables
+
+
+M = TypeVar("M", bound=Module)
+
+
+def _unbound_copy(module: M) -> M:
+    """A copy of ``module`` bound to no run, its submodule fields too."""
+
+    def fresh(value: Any) -> Any:
+        if isinstance(value, Module):
+            return _unbound_copy(value)
+        if isinstance(value, list | tuple):
+            seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+            items = [fresh(v) for v in seq]
+            return items if isinstance(seq, list) else tuple(items)
+        if isinstance(value, dict):
+            mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            return {k: fresh(v) for k, v in mapping.items()}
+        return value
+
+    changes = {
+        f.name: fresh(getattr(module, f.name))
+        for f in dataclasses.fields(module)
+        if f.init and _has_module(getattr(module, f.name))
+    }
+    _STACK.append((module, False))  # (the copy is nobody's child)
+    try:
+        return dataclasses.replace(module, **changes)
+    finally:
+        _STACK.pop()
+
+
+def share_scope(module: Module, other: Module, /) -> None:
+    """Make two bound modules keep their variables at one path, as Flax's
+    ``nn.share_scope``: when ``other`` is a descendant of ``module`` it moves
+    to ``module``'s path, else ``module`` moves to ``other``'s (with the
+    submodules already bound under it). Call it in ``setup``.
+
+    Args:
+      module: a bound module (usually ``self``).
+      other: another bound module (usually a submodule field).
+
+    Raises:
+      ValueError: either module is not bound (outside init, apply or bind).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> class DenseLoRA(nn.Module):
+    ...     base: nn.Dense
+    ...     def setup(self):
+    ...         nn.share_scope(self, self.base)
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         a = self.param('A', nn.initializers.zeros, (x.shape[-1], 1))
+    ...         return self.base(x) + x @ a
+    >>> class Model(nn.Module):
+    ...     @nn.compact
+    ...     def __call__(self, x):
+    ...         return DenseLoRA(nn.Dense(2))(x)
+    >>> v = Model().init(random.key(0), tnp.ones((1, 3)))
+    >>> {k: sorted(p) for k, p in v['params'].items()}
+    {'Dense_0': ['A', 'bias', 'kernel']}
+    """
+    mine, theirs = module._bound_scope(), other._bound_scope()
+    if mine is None or theirs is None:
+        raise ValueError(
+            "nn.share_scope needs two modules running under init or apply: "
+            "call it in setup, with bound modules (self and a submodule)"
+        )
+    if theirs.path[: len(mine.path)] == mine.path:
+        moved, target = other, mine  # (other is module's descendant)
+    else:
+        moved, target = module, theirs
+    old = moved._bound_scope()
+    assert old is not None
+    _move_scope(moved, old.path, target, set())
+
+
+def _move_scope(
+    module: Module, old: tuple[str, ...], target: _Scope, done: set[int]
+) -> None:
+    """Give ``module`` the path ``target.path`` in place of ``old``, and its
+    bound submodules the paths below it."""
+    if id(module) in done:
+        return
+    done.add(id(module))
+    scope = module._bound_scope()
+    if scope is None or scope.path[: len(old)] != old:
+        return
+    rest = scope.path[len(old) :]
+    if rest:
+        object.__setattr__(module, "_scope", _Scope(target.run, (*target.path, *rest)))
+    else:
+        object.__setattr__(
+            module, "_scope", _Scope(target.run, target.path, target.counts)
+        )
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Module):
+            _move_scope(value, old, target, done)
+        elif isinstance(value, list | tuple):
+            for v in cast(Sequence[Any], value):
+                walk(v)
+        elif isinstance(value, dict):
+            for v in cast(Mapping[Any, Any], value).values():
+                walk(v)
+
+    for value in list(vars(module).values()):
+        walk(value)
+
+
+def apply(
+    fn: Callable[..., Any],
+    module: Module,
+    mutable: Any = False,
+    capture_intermediates: bool | Callable[[Module, str], bool] = False,
+) -> Callable[..., Any]:
+    """``fn(module, ...)`` as a function of the variables (Flax's functional
+    ``nn.apply``): the result runs ``fn`` with ``module`` bound to them.
+
+    Args:
+      fn: a function taking the module first.
+      module: the module.
+      mutable: as :meth:`Module.apply`.
+      capture_intermediates: as :meth:`Module.apply`.
+
+    Returns:
+      ``f(variables, *args, rngs=None, **kwargs)``.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.Dense(2, kernel_init=nn.initializers.ones)
+    >>> v = layer.init(random.key(0), tnp.ones((1, 3)))
+    >>> nn.apply(lambda m, x: m(x) * 2, layer)(v, tnp.ones((1, 3)))
+    Array([[6., 6.]], dtype=float32)
+    """
+
+    def applied(
+        variables: Mapping[str, Any],
+        *args: Any,
+        rngs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return module.apply(
+            variables,
+            *args,
+            rngs=rngs,
+            method=fn,
+            mutable=mutable,
+            capture_intermediates=capture_intermediates,
+            **kwargs,
+        )
+
+    return applied
+
+
+def init_with_output(
+    fn: Callable[..., Any],
+    module: Module,
+    mutable: Any = _ALL_BUT_INTERMEDIATES,
+    capture_intermediates: bool | Callable[[Module, str], bool] = False,
+) -> Callable[..., tuple[Any, dict[str, Any]]]:
+    """``fn(module, ...)`` as a function of random keys returning its output
+    and the variables it made (Flax's functional ``nn.init_with_output``).
+
+    Args:
+      fn: a function taking the module first.
+      module: the module.
+      mutable: as :meth:`Module.init`.
+      capture_intermediates: as :meth:`Module.init`.
+
+    Returns:
+      ``f(rngs, *args, **kwargs) -> (output, variables)``.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> y, v = nn.init_with_output(lambda m, x: m(x), nn.Dense(2))(
+    ...     random.key(0), tnp.ones((1, 3)))
+    >>> y.shape, sorted(v['params'])
+    ((1, 2), ['bias', 'kernel'])
+    """
+
+    def initialised(rngs: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        return module.init_with_output(
+            rngs,
+            *args,
+            method=fn,
+            mutable=mutable,
+            capture_intermediates=capture_intermediates,
+            **kwargs,
+        )
+
+    return initialised
+
+
+def init(
+    fn: Callable[..., Any],
+    module: Module,
+    mutable: Any = _ALL_BUT_INTERMEDIATES,
+    capture_intermediates: bool | Callable[[Module, str], bool] = False,
+) -> Callable[..., dict[str, Any]]:
+    """``fn(module, ...)`` as a function of random keys returning the
+    variables it made (Flax's functional ``nn.init``).
+
+    Args:
+      fn: a function taking the module first.
+      module: the module.
+      mutable: as :meth:`Module.init`.
+      capture_intermediates: as :meth:`Module.init`.
+
+    Returns:
+      ``f(rngs, *args, **kwargs) -> variables``.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> v = nn.init(lambda m, x: m(x), nn.Dense(2))(random.key(0), tnp.ones((1, 3)))
+    >>> v['params']['kernel'].shape
+    (3, 2)
+    """
+    with_output = init_with_output(fn, module, mutable, capture_intermediates)
+
+    def initialised(rngs: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return with_output(rngs, *args, **kwargs)[1]
+
+    return initialised
 
 
 def _setattr(self: Module, attr: str, value: Any) -> None:
@@ -878,6 +1675,9 @@ def _given(
     what ``init_fn`` makes: a ScopeParamShapeError for another shape; NumPy
     values, nested lists and Python numbers as Arrays (checked)."""
     expected = _expected(init_fn, init_args)
+    boxed = box_of(expected)
+    if boxed is not None:
+        expected = boxed.unbox()
     if not _is_array_like(expected):
         return value  # (a tree of arrays, or unknown: taken as given)
     where = f"the parameter {'/'.join(path)!r}"
@@ -912,6 +1712,11 @@ def _no_traced_numbers(value: Any, where: str) -> None:
         )
 
 
+def _is_traced_input(x: Any) -> bool:
+    """An array (traced by tabulate's abstract run), not a Python number."""
+    return _is_array_like(x) and not isinstance(x, bool | int | float | complex)
+
+
 def _is_array_like(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
@@ -919,7 +1724,23 @@ def _is_array_like(x: Any) -> bool:
 def merge_param(name: str, attribute: T | None, argument: T | None) -> T:
     """A setting given either as the module's attribute or as the call's
     argument (``deterministic``, ``use_running_average``), as Flax's
-    ``merge_param``: exactly one of them."""
+    ``nn.merge_param``: exactly one of them.
+
+    Args:
+      name: the setting's name (for the error).
+      attribute: the module's value, None when not given.
+      argument: the call's value, None when not given.
+
+    Returns:
+      The one given.
+
+    Raises:
+      ValueError: both are given, or neither.
+
+    >>> from typelattice import nn
+    >>> nn.merge_param('deterministic', None, True)
+    True
+    """
     if attribute is None and argument is None:
         raise ValueError(
             f"{name} is needed: give it to the module (Layer(..., {name}=True)) "

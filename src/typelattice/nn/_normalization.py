@@ -1,4 +1,6 @@
-"""Normalisation layers: LayerNorm, RMSNorm, GroupNorm and BatchNorm.
+"""Normalisation layers: LayerNorm, RMSNorm, GroupNorm, BatchNorm and
+InstanceNorm, and the weight normalisations SpectralNorm and WeightNorm
+(layers wrapping another layer whose parameters they normalise).
 
 Dtypes (the FLIP): statistics are computed in ``promote_types(dtype or the
 input's dtype, float32)``, at least float32 whatever the compute dtype; the
@@ -12,21 +14,33 @@ creates float32 ones whose dtype changes with the first update).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import typelattice as tl
 import typelattice.numpy as tnp
+from typelattice import lax, random
+from typelattice._tracing import tree
 from typelattice.nn import _dtypes, initializers
 from typelattice.nn._module import Module, compact, field, merge_param
+from typelattice.nn._transforms import map_variables
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
     from typelattice.typing import DTypeLike
 
-__all__ = ["BatchNorm", "GroupNorm", "LayerNorm", "RMSNorm"]
+__all__ = [
+    "BatchNorm",
+    "GroupNorm",
+    "InstanceNorm",
+    "LayerNorm",
+    "RMSNorm",
+    "SpectralNorm",
+    "WeightNorm",
+]
 
 
 def _axes(axes: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -412,3 +426,332 @@ class BatchNorm(_Norm):
         y = (xs - mean) * _dtypes.cast(_rsqrt(var + self.epsilon), stats)
         scale, bias, _ = self._params(x, feature_axes, self.use_scale, self.use_bias)
         return self._finish(x, y, scale, bias, broadcast, self.dtype)
+
+
+class InstanceNorm(_Norm):
+    """Instance normalisation: each example and feature normalised over the
+    other non-batch axes (the first axis is the batch), then scaled and
+    shifted per feature, as Flax's ``InstanceNorm``.
+
+    Attributes:
+      epsilon, dtype, param_dtype, use_bias, use_scale, bias_init,
+        scale_init, use_fast_variance: as :class:`LayerNorm`.
+      feature_axes: the axes of the features (not the first).
+      axis_name, axis_index_groups: statistics averaged over a mapped axis
+        are not supported: None only (NotImplementedError otherwise).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.reshape(tnp.arange(8.0), (1, 4, 2))
+    >>> layer = nn.InstanceNorm()
+    >>> layer.apply(layer.init(random.key(0), x), x)[0, :, 0]
+    Array([-1.3416406 , -0.44721353,  0.44721353,  1.3416406 ], dtype=float32)
+    """
+
+    epsilon: float = 1e-6
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    use_bias: bool = True
+    use_scale: bool = True
+    bias_init: initializers.Initializer = initializers.zeros
+    scale_init: initializers.Initializer = initializers.ones
+    feature_axes: int | Sequence[int] = -1
+    axis_name: str | None = None
+    axis_index_groups: Any = None
+    use_fast_variance: bool = True
+
+    @compact
+    def __call__(self, x: Any, *, mask: Any = None) -> Array:
+        """Normalise ``x``.
+
+        Args:
+          x: the input, batch first.
+          mask: bool, broadcastable to ``x``: the statistics are taken over
+            the elements where it holds.
+
+        Returns:
+          The normalised input, of ``x``'s shape.
+
+        Raises:
+          ValueError: ``feature_axes`` names the first (batch) axis.
+          NotImplementedError: ``axis_name`` is given.
+
+        >>> from typelattice import nn
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.InstanceNorm(use_scale=False, use_bias=False)
+        >>> layer.apply({}, tnp.asarray([[[1.0], [3.0]]]))[0, :, 0]
+        Array([-0.9999995,  0.9999995], dtype=float32)
+        """
+        if self.axis_name is not None or self.axis_index_groups is not None:
+            raise NotImplementedError(
+                f"InstanceNorm(axis_name={self.axis_name!r}): statistics "
+                "averaged over a mapped axis are not supported; leave "
+                "axis_name and axis_index_groups unset"
+            )
+        x, xs = self._prepare(x, self.dtype)
+        feature_axes = _axes(self.feature_axes, x.ndim)
+        if 0 in feature_axes:
+            raise ValueError(
+                f"InstanceNorm(feature_axes={self.feature_axes}) names the "
+                "first axis, which is the batch axis: give the axes of the "
+                "features, e.g. feature_axes=-1"
+            )
+        reduction_axes = tuple(a for a in range(1, x.ndim) if a not in feature_axes)
+        if mask is not None:
+            mask = tnp.broadcast_to(tnp.asarray(mask, dtype=bool), xs.shape)
+        mean, var = _moments(xs, reduction_axes, True, self.use_fast_variance, mask)
+        assert mean is not None
+        y = (xs - mean) * _dtypes.cast(_rsqrt(var + self.epsilon), xs.dtype)
+        scale, bias, broadcast = self._params(
+            x, feature_axes, self.use_scale, self.use_bias
+        )
+        return self._finish(x, y, scale, bias, broadcast, self.dtype)
+
+
+def _l2_normalize(x: Array, axis: tuple[int, ...] | None, eps: float) -> Array:
+    """``x / sqrt(sum(x²) + eps)`` over ``axis`` (all axes for None)."""
+    return x * _rsqrt(tnp.sum(x * x, axis=axis, keepdims=True) + eps)
+
+
+def _child_name(module: Module) -> str:
+    """The name a submodule field was bound under (its ``name``, else the
+    field's name)."""
+    scope = module._bound_scope()  # pyright: ignore[reportPrivateUsage]
+    if scope is not None and scope.path:
+        return scope.path[-1]
+    return module.name or type(module).__name__
+
+
+def _leaf_path(path: tuple[Any, ...]) -> str:
+    """``'kernel'``, ``'Dense_0/kernel'``: a variable's path in its
+    collection (the collection's key left out)."""
+    return tree.keystr(path[1:], simple=True, separator="/")
+
+
+class SpectralNorm(Module):
+    """Spectral normalisation of a layer's weights, as Flax's
+    ``SpectralNorm``: each parameter of two or more axes (reshaped to a
+    matrix over its last axis) is divided by its largest singular value,
+    estimated by power iteration. The iteration's vector ``u`` and the
+    estimate ``sigma`` are kept in ``collection_name`` (``'batch_stats'``)
+    under ``<layer>/<parameter>/u`` and ``.../sigma``; they change only with
+    ``update_stats=True`` and that collection mutable.
+
+    Attributes:
+      layer_instance: the layer whose parameters are normalised.
+      n_steps: power-iteration steps per call.
+      epsilon: added in the vector normalisations.
+      dtype: the normalised parameters' dtype; None: the promotion of the
+        parameter and the iteration's vectors.
+      param_dtype: the dtype of ``u`` and ``sigma``.
+      error_on_non_matrix: raise for a parameter of more than two axes
+        (else it is reshaped to a matrix).
+      collection_name: where ``u`` and ``sigma`` are kept.
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.SpectralNorm(nn.Dense(3))
+    >>> x = tnp.ones((2, 4))
+    >>> variables = layer.init(random.key(0), x, update_stats=True)
+    >>> sorted(variables['batch_stats'])
+    ['layer_instance/kernel/sigma', 'layer_instance/kernel/u']
+    >>> y, updates = layer.apply(variables, x, update_stats=True,
+    ...                          mutable=['batch_stats'])
+    >>> y.shape
+    (2, 3)
+    """
+
+    layer_instance: Module
+    n_steps: int = 1
+    epsilon: float = 1e-12
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    error_on_non_matrix: bool = False
+    collection_name: str = "batch_stats"
+
+    @compact
+    def __call__(self, *args: Any, update_stats: bool, **kwargs: Any) -> Any:
+        """Run the layer with its parameters spectrally normalised.
+
+        Args:
+          *args: the layer's inputs.
+          update_stats: store this call's power-iteration state.
+          **kwargs: the layer's keyword arguments.
+
+        Returns:
+          The layer's output.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.SpectralNorm(nn.Dense(2), n_steps=10)
+        >>> x = tnp.eye(3)
+        >>> v = layer.init(random.key(0), x, update_stats=True)
+        >>> y = layer.apply(v, x, update_stats=False)
+        >>> import numpy as np  # x is the identity: y - bias is the kernel used
+        >>> w = np.asarray(y - v['params']['layer_instance']['bias'])
+        >>> round(float(np.linalg.svd(w)[1][0]), 4)  # its largest singular value
+        1.0
+        """
+        name = _child_name(self.layer_instance)
+
+        def normalize_all(variables: dict[str, Any]) -> dict[str, Any]:
+            leaves, treedef = tree.flatten_with_path(variables)
+            done = [
+                self._normalize(name, _leaf_path(path), value, update_stats)
+                for path, value in leaves
+            ]
+            return tree.unflatten(treedef, done)  # type: ignore[no-any-return]
+
+        def forward(layer: Any) -> Any:
+            return layer(*args, **kwargs)
+
+        run: Callable[[Any], Any] = map_variables(
+            forward,
+            trans_in_fn=normalize_all,
+            init=self.is_initializing(),
+            mutable=True,
+        )
+        return run(self.layer_instance)
+
+    def _normalize(self, layer: str, path: str, vs: Any, update_stats: bool) -> Array:
+        value = _dtypes.as_input(vs)
+        shape = value.shape
+        if value.ndim <= 1 or self.n_steps < 1:
+            return value
+        if value.ndim > 2:
+            if self.error_on_non_matrix:
+                raise ValueError(
+                    f"SpectralNorm: the parameter {layer}/{path} has "
+                    f"{value.ndim} axes ({shape}) and error_on_non_matrix=True; "
+                    "pass error_on_non_matrix=False to normalise it as a "
+                    "matrix over its last axis"
+                )
+            value = tnp.reshape(value, (-1, shape[-1]))
+        u_name = f"{layer}/{path}/u"
+        sigma_name = f"{layer}/{path}/sigma"
+        col = self.collection_name
+        key = None if self.has_variable(col, u_name) else self.make_rng("params")
+        u_var = self.variable(
+            col, u_name, random.normal, key, (1, value.shape[-1]), self.param_dtype
+        )
+        sigma_var = self.variable(col, sigma_name, tnp.ones, (), self.param_dtype)
+        u0 = u_var.value
+        v0 = u0
+        for _ in range(self.n_steps):
+            v0 = _l2_normalize(tnp.matmul(u0, value.T), None, self.epsilon)
+            u0 = _l2_normalize(tnp.matmul(v0, value), None, self.epsilon)
+        u0 = lax.stop_gradient(u0)
+        v0 = lax.stop_gradient(v0)
+        sigma = tnp.matmul(tnp.matmul(v0, value), u0.T)[0, 0]
+        value = value / tnp.where(sigma != 0, sigma, 1)
+        if update_stats:
+            u_var.value = u0
+            sigma_var.value = sigma
+        out = _dtypes.compute_dtype(
+            _dtypes.as_input(vs), u0, v0, sigma, dtype=self.dtype, where="SpectralNorm"
+        )
+        return _dtypes.cast(tnp.reshape(value, shape), out)
+
+
+class WeightNorm(Module):
+    """Weight normalisation of a layer's parameters, as Flax's
+    ``WeightNorm``: each parameter whose path contains a name of
+    ``variable_filter`` is divided by its L2 norm over the axes other than
+    ``feature_axes`` and multiplied by a learned ``scale`` (a parameter of
+    this module named ``<layer>/<parameter>/scale``).
+
+    Attributes:
+      layer_instance: the layer whose parameters are normalised.
+      epsilon: added to the squared norm.
+      dtype: the normalised parameters' dtype; None: the promotion of the
+        parameter and the scale.
+      param_dtype: the scale's dtype.
+      use_scale: learn a scale (else the parameters have unit norm).
+      scale_init: the scale's initialiser.
+      feature_axes: the axes kept (None: the norm over all axes).
+      variable_filter: the names a parameter's path must contain (None or
+        empty: every parameter).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.WeightNorm(nn.Dense(3))
+    >>> variables = layer.init(random.key(0), tnp.ones((2, 4)))
+    >>> {k: v.shape for k, v in variables['params'].items() if k != 'layer_instance'}
+    {'layer_instance/kernel/scale': (3,)}
+    """
+
+    layer_instance: Module
+    epsilon: float = 1e-12
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    use_scale: bool = True
+    scale_init: initializers.Initializer = initializers.ones
+    feature_axes: int | Sequence[int] | None = -1
+    variable_filter: Iterable[str] | None = dataclasses.field(
+        default_factory=lambda: frozenset({"kernel"})
+    )
+
+    @compact
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the layer with its parameters weight-normalised.
+
+        Args:
+          *args: the layer's inputs.
+          **kwargs: the layer's keyword arguments.
+
+        Returns:
+          The layer's output.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.WeightNorm(nn.Dense(1, use_bias=False))
+        >>> x = tnp.eye(2)
+        >>> layer.apply(layer.init(random.key(0), x), x)  # a unit-norm kernel
+        ... # doctest: +ELLIPSIS
+        Array([[...],
+               [...]], dtype=float32)
+        """
+        name = _child_name(self.layer_instance)
+
+        def normalize_all(variables: dict[str, Any]) -> dict[str, Any]:
+            leaves, treedef = tree.flatten_with_path(variables)
+            done = [
+                self._normalize(f"{name}/{_leaf_path(path)}", value)
+                for path, value in leaves
+            ]
+            return tree.unflatten(treedef, done)  # type: ignore[no-any-return]
+
+        def forward(layer: Any) -> Any:
+            return layer(*args, **kwargs)
+
+        run: Callable[[Any], Any] = map_variables(
+            forward, trans_in_fn=normalize_all, init=self.is_initializing()
+        )
+        return run(self.layer_instance)
+
+    def _normalize(self, path: str, vs: Any) -> Array:
+        value = _dtypes.as_input(vs)
+        if self.variable_filter and not any(n in path for n in self.variable_filter):
+            return value
+        if self.feature_axes is None:
+            feature_axes: tuple[int, ...] = ()
+        else:
+            feature_axes = _axes(self.feature_axes, value.ndim)
+        reduction_axes = tuple(a for a in range(value.ndim) if a not in feature_axes)
+        broadcast = tuple(
+            value.shape[a] if a in feature_axes else 1 for a in range(value.ndim)
+        )
+        normalized = _l2_normalize(value, reduction_axes, self.epsilon)
+        operands = [value]
+        if self.use_scale:
+            scale = self.param(
+                f"{path}/scale",
+                self.scale_init,
+                tuple(value.shape[a] for a in feature_axes),
+                self.param_dtype,
+            )
+            scale = tnp.reshape(scale, broadcast)
+            operands.append(scale)
+            normalized = normalized * scale
+        out = _dtypes.compute_dtype(*operands, dtype=self.dtype, where="WeightNorm")
+        return _dtypes.cast(normalized, out)

@@ -24,6 +24,7 @@ the table, so every answer and error is the Python one.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from typelattice import _array, _core
 from typelattice import numpy as _namespace
-from typelattice._array import ArrayImpl
+from typelattice._array import ArrayImpl, BackendArray
 from typelattice._basearray import Array
 from typelattice._tracing.tracer import Tracer
 from typelattice.numpy import (
@@ -424,6 +425,11 @@ def _view(self: Array, dtype: DTypeLike | None = None, type: None = None) -> Arr
 
 def _copy(self: Array) -> Array:
     return _creation.array(self, copy=True)
+
+
+def _array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
+    # (loaded: this table is set on the arrays when typelattice.numpy loads)
+    return sys.modules["typelattice.numpy"]
 
 
 def _array_ufunc(
@@ -993,15 +999,16 @@ ARRAY_METHODS: Final[Mapping[str, Any]] = {
     "trace": _trace,
     "compress": _compress,
     "view": _view,
+    "__array_namespace__": _array_namespace,
     "copy": _copy,
 }
 """Array's operators and methods that the namespace computes, by name: a
 function, a property, or an :class:`_Operator`. Each is declared (with its
 signature and documentation) on :class:`~typelattice._basearray.Array`."""
 
-# The classes the table is set on: the concrete array (and so its
-# placeholders) and the base of every tracer.
-ARRAY_CLASSES: Final = (ArrayImpl, Tracer)
+# The classes the table is set on: the concrete arrays (NumPy's, and so its
+# placeholders; other libraries') and the base of every tracer.
+ARRAY_CLASSES: Final = (ArrayImpl, BackendArray, Tracer)
 
 
 def _documented(name: str, entry: Any) -> Any:

@@ -8,16 +8,24 @@ forms, ranges, eye, the scalar types (``tnp.int8(3)``) and ``astype``."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from typelattice import _array, _config, _core, _dtypes, _promotion
-from typelattice._array import ArrayImpl, from_numpy, from_python_or_numpy, wrap
+from typelattice._array import (
+    ArrayImpl,
+    BackendArray,
+    from_numpy,
+    from_python_or_numpy,
+    wrap,
+)
+from typelattice._backends import Backend, of_native
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import (
     Check,
@@ -33,8 +41,37 @@ from typelattice._lax._elementwise import (
 from typelattice._lax._primitive import broadcast_in_dim_p, reshape_p
 from typelattice._lax._reductions import reduce_or_p
 from typelattice._lax._structural import concatenate_p, iota_p, slice_p, transpose_p
+from typelattice._tracing.ad import JVPTracer
 
 _PY: Final = (builtins.int, builtins.float, builtins.complex)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _on_device(fn: _F) -> _F:
+    """``fn`` (a creation function) taking ``device=`` and ``backend=``:
+    its NumPy result moved to the backend and device that
+    :func:`typelattice._array.placement` decides (a ``_like`` function's
+    argument's, unless given; else the default backend's)."""
+    like = fn.__name__.endswith("_like")
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def made(
+        *args: Any, device: Any = None, backend: str | None = None, **kwargs: Any
+    ) -> Any:
+        proto = (args[0] if args else kwargs.get("a")) if like else None
+        while isinstance(proto, JVPTracer):  # (its value's backend)
+            proto = proto.primal
+        where = _array.placement(device, backend, proto, name)
+        out = fn(*args, **kwargs)
+        if where is None:
+            return out
+        if isinstance(out, tuple):
+            return tuple(_array.place(o, where) for o in out)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return _array.place(out, where)
+
+    return made  # type: ignore[return-value]
 
 
 def _requested(dtype: Any, where: str) -> np.dtype[Any]:
@@ -62,7 +99,13 @@ def _leaves(obj: Any, out: list[Any]) -> None:
 
 
 def asarray(
-    a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None
+    a: Any,
+    dtype: Any = None,
+    order: str | None = None,
+    *,
+    copy: bool | None = None,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """Convert ``a`` to an :class:`Array`.
 
@@ -71,6 +114,16 @@ def asarray(
     of their canonical dtype; an explicit ``dtype`` gives a strong array.
     NumPy input is copied, so later changes to it do not show here.
 
+    An array of another library (a torch tensor, a CuPy array, a Dask
+    array) gives an Array of that library's backend, on its device,
+    holding the array itself when its dtype is kept (no copy: the caller
+    must not write to it afterwards, or pass ``copy=True``); a 64-bit one
+    is narrowed in 32-bit mode, values checked, as a NumPy array is. With
+    ``backend=`` or ``device=`` the Array is moved there (a copy between
+    libraries or devices); without them an Array stays where it is and
+    other data goes to the default backend
+    (:func:`typelattice.default_backend`), NumPy unless set.
+
     Args:
       a: a Python scalar, a (nested) list or tuple of numbers and arrays, a
         NumPy array or scalar, an Array, or an object with ``__array__``.
@@ -78,11 +131,17 @@ def asarray(
         explicit 64-bit dtype in 32-bit mode follows
         ``explicit_x64_dtypes``).
       order: accepted for NumPy compatibility; ignored.
-      copy: accepted for NumPy compatibility; arrays are immutable, so
-        copying is never observable.
+      copy: NumPy and Arrays: accepted for NumPy compatibility (arrays
+        are immutable, so copying is never observable); another library's
+        array is copied with True, held as it is otherwise.
+      device: the device of the result (``'cpu'``, ``'cuda'``,
+        ``'cuda:1'``, a ``torch.device``, a CuPy device).
+      backend: the library holding the result (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``).
 
     Returns:
-      The Array (``a`` itself when it is an Array of that dtype).
+      The Array (``a`` itself when it is an Array of that dtype, where
+      it is asked to be).
 
     Raises:
       TypeError: strings, objects, or non-numeric data; complex values with
@@ -99,7 +158,12 @@ def asarray(
     >>> asarray(3, dtype='int8')
     Array(3, dtype=int8)
     """
-    return _asarray(a, dtype, copy, "asarray")
+    out = _asarray(a, dtype, copy, "asarray")
+    if device is None and backend is None:
+        if isinstance(a, Array) or type(out) is BackendArray:
+            return out  # (an Array, or another library's array: where it is)
+        return _array.place(out, _array.placement(None, None, None, "asarray"))
+    return _array.place(out, _array.placement(device, backend, out, "asarray"))
 
 
 def array(
@@ -166,6 +230,9 @@ def _asarray(
             f"{where}: cannot convert {a!r} to an array: only numbers, arrays "
             "and (nested) lists of them"
         )
+    native = of_native(a)
+    if native is not None:
+        return _from_library(a, native, target, copy, where)
     if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
         # np.asarray, then a copy unless converting made one: such objects
         # may give their own buffer even when asked for a copy.
@@ -177,6 +244,28 @@ def _asarray(
     if isinstance(a, _PY):  # subclasses of Python scalars are strong
         return _asarray(np.asarray(a), dtype, copy, where)
     raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")
+
+
+def _from_library(
+    a: Any,
+    backend: Backend,
+    target: np.dtype[Any] | None,
+    copy: bool | None,
+    where: str,
+) -> Array:
+    """Another library's array as an Array of its backend: held as it is
+    (or copied, with ``copy``), then converted to ``target`` (or, in 32-bit
+    mode, a 64-bit dtype narrowed) by the backend, values checked."""
+    out = _array.from_native(a, backend, False, where)
+    if copy:
+        out = _array.from_native(
+            backend.from_numpy(np.array(np.asarray(out)), out.device), backend
+        )
+    if target is None:
+        target = _dtypes.TO_32.get(out.dtype)
+        if target is None or _config.current().enable_x64:
+            return out
+    return convert_to(out, target, where)
 
 
 def _from_sequence(
@@ -380,13 +469,19 @@ def _broadcast_to(fill: Any, dims: tuple[int, ...], where: str) -> Array:
     )
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+@_on_device
+def zeros(
+    shape: Any, dtype: Any = None, *, device: Any = None, backend: str | None = None
+) -> Array:
     """An array of zeros (the default float type unless ``dtype``).
 
     Args:
       shape: an int or a sequence of ints (non-negative).
       dtype: the dtype (default: float32, float64 with ``enable_x64``).
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A strong Array.
@@ -399,13 +494,19 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return _filled(_shape(shape, "zeros"), 0, _default_or(dtype, "zeros", 0), False)
 
 
-def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+@_on_device
+def ones(
+    shape: Any, dtype: Any = None, *, device: Any = None, backend: str | None = None
+) -> Array:
     """An array of ones (the default float type unless ``dtype``).
 
     Args:
       shape: an int or a sequence of ints (non-negative).
       dtype: the dtype (default: float32, float64 with ``enable_x64``).
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A strong Array.
@@ -417,13 +518,19 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return _filled(_shape(shape, "ones"), 1, _default_or(dtype, "ones", 1), False)
 
 
-def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+@_on_device
+def empty(
+    shape: Any, dtype: Any = None, *, device: Any = None, backend: str | None = None
+) -> Array:
     """Like :func:`zeros` (an immutable array's contents must be defined).
 
     Args:
       shape: an int or a sequence of ints (non-negative).
       dtype: the dtype (default: float32, float64 with ``enable_x64``).
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A strong Array of zeros.
@@ -434,8 +541,14 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return _filled(_shape(shape, "empty"), 0, _default_or(dtype, "empty", 0), False)
 
 
+@_on_device
 def full(
-    shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None
+    shape: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """An array filled with ``fill_value``; weak when the value is a Python
     scalar and no dtype is given, as in jax.numpy.
@@ -445,7 +558,10 @@ def full(
       fill_value: a scalar or an array broadcastable to ``shape``.
       dtype: the dtype (default: ``fill_value``'s, as :func:`asarray`
         gives it); the value must fit it unchanged.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       The Array.
@@ -477,8 +593,14 @@ def _like(
     return dt, weak and dt.kind != "b", dims
 
 
+@_on_device
 def zeros_like(
-    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+    a: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """Zeros with ``a``'s shape, dtype and weak flag (unless overridden).
 
@@ -486,7 +608,10 @@ def zeros_like(
       a: an Array, a NumPy array or a scalar.
       dtype: a dtype instead of ``a``'s (the result is then strong).
       shape: a shape instead of ``a``'s.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       The Array.
@@ -498,8 +623,14 @@ def zeros_like(
     return _filled(dims, 0, _filling(dt, "zeros_like", 0), weak)
 
 
+@_on_device
 def ones_like(
-    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+    a: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """Ones with ``a``'s shape, dtype and weak flag (unless overridden).
 
@@ -507,7 +638,10 @@ def ones_like(
       a: an Array, a NumPy array or a scalar.
       dtype: a dtype instead of ``a``'s (the result is then strong).
       shape: a shape instead of ``a``'s.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       The Array.
@@ -519,8 +653,14 @@ def ones_like(
     return _filled(dims, 1, _filling(dt, "ones_like", 1), weak)
 
 
+@_on_device
 def empty_like(
-    a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+    a: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """Like :func:`zeros_like` (an immutable array's contents must be defined).
 
@@ -528,7 +668,10 @@ def empty_like(
       a: an Array, a NumPy array or a scalar.
       dtype: a dtype instead of ``a``'s (the result is then strong).
       shape: a shape instead of ``a``'s.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       An Array of zeros.
@@ -540,8 +683,15 @@ def empty_like(
     return _filled(dims, 0, _filling(dt, "empty_like", 0), weak)
 
 
+@_on_device
 def full_like(
-    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+    a: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """``fill_value`` in ``a``'s shape, dtype and weak flag (unless overridden).
 
@@ -551,7 +701,10 @@ def full_like(
         fit the dtype unchanged.
       dtype: a dtype instead of ``a``'s (the result is then strong).
       shape: a shape instead of ``a``'s.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       The Array.
@@ -584,6 +737,7 @@ def full_like(
 # -- ranges -----------------------------------------------------------------
 
 
+@_on_device
 def arange(
     start: Any,
     stop: Any = None,
@@ -591,6 +745,7 @@ def arange(
     dtype: Any = None,
     *,
     device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """Evenly spaced values in ``[start, stop)``: a strong array of the
     promoted type of the arguments (int32 for Python ints in 32-bit mode).
@@ -606,7 +761,10 @@ def arange(
       stop: the end, excluded.
       step: the spacing (default 1, also for None).
       dtype: the dtype instead of the promoted one; the values must fit it.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A 1-d strong Array.
@@ -824,6 +982,7 @@ def _integer_range(plain: list[Any], dt: np.dtype[Any], use: str) -> Array:
     return _stepped(first, stride, first + stride, n, int64, dt)
 
 
+@_on_device
 def linspace(
     start: Any,
     stop: Any,
@@ -834,6 +993,7 @@ def linspace(
     axis: int = 0,
     *,
     device: Any = None,
+    backend: str | None = None,
 ) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in
     the default float type (or ``dtype``).
@@ -847,7 +1007,10 @@ def linspace(
       dtype: the result's dtype; for an integer dtype the values are
         rounded down.
       axis: where the new axis goes, for array ``start``/``stop``.
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A strong Array, or ``(array, step)`` with ``retstep``.
@@ -972,8 +1135,15 @@ def _reduce_any(x: Any) -> Any:
     return reduce_or_p.bind(x, axes=tuple(range(x.ndim)))
 
 
+@_on_device
 def eye(
-    N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None
+    N: int,
+    M: int | None = None,
+    k: int = 0,
+    dtype: Any = None,
+    *,
+    device: Any = None,
+    backend: str | None = None,
 ) -> Array:
     """A 2-d array with ones on the ``k``-th diagonal.
 
@@ -982,7 +1152,10 @@ def eye(
       M: the number of columns (default ``N``).
       k: the diagonal: 0 the main one, positive above, negative below.
       dtype: the dtype (default: float32, float64 with ``enable_x64``).
-      device: accepted for the Array API; ignored (the CPU).
+      device: where the array is made (``'cpu'``, ``'cuda:1'``, a
+        ``torch.device``...; see :func:`asarray`).
+      backend: the library holding it (``'numpy'``, ``'torch'``,
+        ``'cupy'``, ``'dask'``); default: the default backend.
 
     Returns:
       A strong Array.

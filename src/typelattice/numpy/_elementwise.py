@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, wrap
 from typelattice._basearray import Array
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
@@ -451,6 +451,7 @@ def operands(
     items = list(args)
     keys: list[object] = []
     borrowed: list[ArrayImpl] = []
+    native = False
     for i, a in enumerate(args):
         t = type(a)  # pyright: ignore[reportUnknownVariableType]
         if t is ArrayImpl:
@@ -459,8 +460,9 @@ def operands(
             keys.append(t)
         elif isinstance(a, JitTracer):
             keys.append(a._promotes_as)
-        elif isinstance(a, Tracer):
+        elif isinstance(a, Tracer | BackendArray):
             keys.append(_core.aval(a.dtype, a.weak_type))
+            native = native or t is BackendArray
         else:
             v, k = _array.operand(a, name, i, borrow=True)
             keys.append(k)
@@ -471,6 +473,8 @@ def operands(
                 borrowed.append(items[i])
             else:
                 items[i] = v
+    if native:
+        _array.check_mixed(name, args)
     state = _state()
     memo = state.memo
     if n == 1:
@@ -547,6 +551,13 @@ def compute(op: Op, args: tuple[Any, ...]) -> Array:
     else:
         assert op.lowered is not None, f"{op} has no formulation for {cd}"
         out = op.lowered(*ops)
+    if type(out) is ArrayImpl:
+        # Computed from constants alone (the zeros of imag of a real
+        # array, a power by a concrete exponent): on the operands' backend.
+        for a in args:
+            if type(a) is BackendArray:
+                out = _array.placed(out, a._backend, a._device)
+                break
     return result(out, plan.out_key, borrowed)
 
 

@@ -19,7 +19,8 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from typelattice import _array, _config, _core, _dtypes
 from typelattice import _lax as lax
-from typelattice._array import ArrayImpl, from_numpy, wrap
+from typelattice._array import ArrayImpl, BackendArray, from_numpy, wrap
+from typelattice._backends import NUMPY
 from typelattice._basearray import Array
 from typelattice._lax._elementwise import (
     Check,
@@ -1196,6 +1197,9 @@ def _index_entries(shape: tuple[int, ...], key: Any, words: _Words) -> list[_Ent
                     f"got {p.dtype}"
                 )
             if p.dtype == bool:
+                if type(p) is BackendArray:
+                    # Its values decide the shape: read from its device.
+                    p = _array.placed(p, NUMPY, None)
                 if type(p) is not ArrayImpl:
                     raise ConcretizationTypeError(
                         f"indexing with a traced boolean mask {p!r}: the result's "
@@ -2178,6 +2182,9 @@ def _nonzero_operand(a: Any, size: object, name: str) -> tuple[Any, int | None]:
     if isinstance(a, Array):
         a = stop_gradient(a)
     if size is None:
+        if type(a) is BackendArray:
+            # Its values decide the shape: read from its device.
+            a = _array.placed(a, NUMPY, None)
         if isinstance(a, Array) and type(a) is not ArrayImpl:
             raise ConcretizationTypeError(
                 f"{name} of a traced array {a!r}: the number of nonzero "
@@ -2547,6 +2554,9 @@ def compress(
     """
     if out is not None:
         raise TypeError("compress: the out argument is not supported")
+    if type(condition) is BackendArray and size is None:
+        # Its values decide the length: read from its device.
+        condition = _array.placed(condition, NUMPY, None)
     traced_condition = isinstance(condition, Array) and type(condition) is not ArrayImpl
     if size is not None and isinstance(condition, Placeholder):
         condition, traced_condition = _plain(condition), False

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, overload
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, wrap
 from typelattice._basearray import Array
 from typelattice._lax import _elementwise as _lx
 from typelattice._lax._elementwise import Check, negative_power_message
@@ -1152,7 +1152,11 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     if exponent is not None:
         # As JAX: a concrete integer exponent does not take part in
         # promotion; the result has the base's (numeric) dtype and weak flag.
-        return call(_integer_power_op(exponent), (x1,))
+        out = call(_integer_power_op(exponent), (x1,))
+        if type(x2) is BackendArray and type(out) is not BackendArray:
+            # (x1: a scalar; the result goes where the exponent is)
+            out = _array.placed(out, x2._backend, x2._device)  # pyright: ignore[reportPrivateUsage]
+        return out
     # An inexact base with a strong integer exponent array: JAX computes
     # with the exponent unpromoted, so the result is strong.
     mixed = (
@@ -1831,7 +1835,8 @@ def where(
             "where: size and fill_value are for where(condition) alone (the "
             "nonzero form), not with x and y"
         )
-    if isinstance(condition, Tracer):
+    _array.check_mixed("where", (condition, x, y))
+    if isinstance(condition, Tracer | BackendArray):
         cond: Any = stop_gradient(condition)
     else:
         cv, _ = _array.operand(condition, "where", 0)

@@ -17,8 +17,8 @@ invalid (``transition_steps <= 0`` or ``decay_rate == 0`` for
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 import typelattice as tl
 import typelattice.numpy as tnp
@@ -29,7 +29,10 @@ __all__ = [
     "constant_schedule",
     "cosine_decay_schedule",
     "exponential_decay",
+    "join_schedules",
     "linear_schedule",
+    "piecewise_constant_schedule",
+    "polynomial_schedule",
     "warmup_cosine_decay_schedule",
 ]
 
@@ -261,3 +264,128 @@ def _float(count: ArrayLike) -> Array:
     """The count as a strong array of the default float dtype (exact below
     2**24 steps in float32)."""
     return tnp.asarray(count).astype(tl.canonicalize_dtype(float))
+
+
+def polynomial_schedule(
+    init_value: float,
+    end_value: float,
+    power: float,
+    transition_steps: int,
+    transition_begin: int = 0,
+) -> Schedule:
+    """From ``init_value`` to ``end_value`` along a polynomial:
+    ``(init_value - end_value) * (1 - t / transition_steps) ** power +
+    end_value``, ``t`` the steps since ``transition_begin`` (clipped to
+    ``[0, transition_steps]``).
+
+    Args:
+      init_value: the value at the start.
+      end_value: the value after ``transition_begin + transition_steps``.
+      power: the exponent.
+      transition_steps: how many steps the change takes; with 0 or fewer,
+        the schedule stays at ``init_value`` (as optax's).
+      transition_begin: how many steps to hold ``init_value`` first
+        (0 or more).
+
+    Returns:
+      The schedule.
+
+    Raises:
+      ValueError: ``transition_begin`` is negative.
+
+    >>> schedule = polynomial_schedule(1.0, 0.0, power=2, transition_steps=10)
+    >>> [round(float(schedule(n)), 3) for n in (0, 5, 10, 20)]
+    [1.0, 0.25, 0.0, 0.0]
+    """
+    _check_begin(transition_begin, "polynomial_schedule")
+    if transition_steps <= 0:
+        return constant_schedule(init_value)
+
+    def schedule(count: ArrayLike) -> Array:
+        steps = tnp.clip(_float(count) - transition_begin, 0, transition_steps)
+        frac = 1 - steps / transition_steps
+        return (init_value - end_value) * frac**power + end_value
+
+    return schedule
+
+
+def piecewise_constant_schedule(
+    init_value: float, boundaries_and_scales: dict[int, float] | None = None
+) -> Schedule:
+    """``init_value``, multiplied by ``scale`` from each step ``boundary`` of
+    ``boundaries_and_scales`` on (the scales accumulate).
+
+    Args:
+      init_value: the value at the start.
+      boundaries_and_scales: ``{boundary: scale}``, scales 0 or more.
+
+    Returns:
+      The schedule.
+
+    Raises:
+      ValueError: a scale is negative or not finite.
+
+    >>> schedule = piecewise_constant_schedule(1.0, {2: 0.5, 4: 0.1})
+    >>> [round(float(schedule(n)), 3) for n in (0, 2, 3, 4)]
+    [1.0, 0.5, 0.5, 0.05]
+    """
+    pieces = sorted((boundaries_and_scales or {}).items())
+    for boundary, scale in pieces:
+        if not (scale >= 0.0 and scale < float("inf")):
+            raise ValueError(
+                "piecewise_constant_schedule needs finite scales of 0 or more, "
+                f"but the scale at {boundary!r} is {scale!r}"
+            )
+
+    def schedule(count: ArrayLike) -> ArrayLike:
+        if not pieces:
+            return init_value
+        c = _float(count)
+        value: Any = init_value
+        for boundary, scale in pieces:
+            # 1 before the boundary, 0 from it on.
+            before = tnp.maximum(0.0, tnp.sign(boundary - c))
+            value = value * before + (1 - before) * scale * value
+        return tnp.asarray(value)
+
+    return schedule
+
+
+def join_schedules(
+    schedules: Sequence[Schedule], boundaries: Sequence[int]
+) -> Schedule:
+    """Schedules one after the other: ``schedules[i + 1]`` from the step
+    ``boundaries[i]`` on, called with the steps since that boundary.
+
+    Args:
+      schedules: the schedules, one more than the boundaries.
+      boundaries: the steps where each next schedule starts, increasing.
+
+    Returns:
+      The schedule.
+
+    Raises:
+      ValueError: there is not one boundary fewer than schedules.
+
+    >>> warmup = linear_schedule(0.0, 1.0, transition_steps=4)
+    >>> decay = linear_schedule(1.0, 0.0, transition_steps=8)
+    >>> schedule = join_schedules([warmup, decay], [4])
+    >>> [round(float(schedule(n)), 3) for n in (0, 2, 4, 8, 12)]
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    parts = list(schedules)
+    bounds = list(boundaries)
+    if len(parts) != len(bounds) + 1:
+        raise ValueError(
+            f"join_schedules needs one boundary fewer than schedules, but got "
+            f"{len(parts)} schedules and boundaries {bounds!r}"
+        )
+
+    def schedule(count: ArrayLike) -> Array:
+        c = tnp.asarray(count)
+        out = tnp.asarray(parts[0](c))
+        for boundary, part in zip(bounds, parts[1:], strict=True):
+            out = tnp.where(c < boundary, out, part(c - boundary))
+        return out
+
+    return schedule

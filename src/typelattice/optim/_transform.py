@@ -27,6 +27,7 @@ they run under ``typelattice.jit``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -37,7 +38,7 @@ import typelattice.numpy as tnp
 from typelattice._tracing import tree
 from typelattice.numpy._creation import convert_to
 from typelattice.optim._schedules import Schedule
-from typelattice.typing import Array
+from typelattice.typing import Array, DTypeLike
 
 __all__ = [
     "AdamState",
@@ -250,8 +251,44 @@ def _checked(x: Array, dtype: np.dtype[Any], where: str, fix: str) -> Array:
     return convert_to(x, dtype, where, fix)
 
 
-def _zeros_like(flat: _Params) -> Any:
-    return flat.treedef.unflatten([tnp.zeros(p.shape, p.dtype) for p in flat.leaves])
+def _hyper(value: Any, dtype: np.dtype[Any], where: str) -> Any:
+    """A hyperparameter for arithmetic in ``dtype``: a Python number as it is
+    (weak, it takes the array's dtype); an Array (from inject_hyperparams)
+    converted to ``dtype``, checked, so it does not promote the state."""
+    if not isinstance(value, Array):
+        return value
+    fix = f"Fix: give hyperparameters that fit in {dtype}."
+    return _checked(value, dtype, f"{where} (a hyperparameter in {dtype})", fix)
+
+
+def _join(*dtypes: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype leaves of these dtypes meet in: their promotion in the
+    standard lattice (so strict mode, which refuses float32 with bfloat16,
+    does not stop a bfloat16 gradient of a float32 state)."""
+    if all(d == dtypes[0] for d in dtypes):
+        return dtypes[0]
+    with tl.dtype_promotion("standard"):
+        return tl.result_type(*dtypes)
+
+
+def _stored(x: Array, dtype: np.dtype[Any], where: str) -> Array:
+    """A new state leaf ``x`` back in its state's ``dtype`` (checked)."""
+    fix = (
+        f"Fix: keep the state in {x.dtype} (a wider mu_dtype or "
+        "accumulator_dtype), or make the gradients smaller."
+    )
+    return _checked(x, dtype, f"{where} (the state stored in {dtype})", fix)
+
+
+def _as(x: Array, dtype: np.dtype[Any]) -> Array:
+    """``x`` in ``dtype``, a wider or equal one (itself when it is)."""
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
+def _zeros_like(flat: _Params, dtype: np.dtype[Any] | None = None) -> Any:
+    return flat.treedef.unflatten(
+        [tnp.zeros(p.shape, p.dtype if dtype is None else dtype) for p in flat.leaves]
+    )
 
 
 def _check_params(params: Any, like: _Params, against: str, where: str) -> _Params:
@@ -275,13 +312,61 @@ def _new_count() -> Array:
     return tnp.zeros((), _COUNT_DTYPE)
 
 
+def _number(value: object, name: str, where: str) -> float | None:
+    """``value`` as a float when it is a Python number (None for an Array,
+    whose value may not be known yet under jit); TypeError otherwise."""
+    if isinstance(value, Array):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise TypeError(f"{where}: {name} must be a number, not {value!r}")
+    return float(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _check(
+    value: object,
+    name: str,
+    where: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    open_low: bool = False,
+    open_high: bool = False,
+) -> None:
+    """ValueError naming ``value`` when it is not finite or out of
+    ``[low, high]`` (open ends where asked); an Array passes unchecked."""
+    v = _number(value, name, where)
+    if v is None:
+        return
+    bad = not math.isfinite(v)
+    if low is not None:
+        bad = bad or v < low or (open_low and v == low)
+    if high is not None:
+        bad = bad or v > high or (open_high and v == high)
+    if bad:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        span = ("(" if open_low or low is None else "[") + f"{lo}, {hi}"
+        span += ")" if open_high or high is None else "]"
+        raise ValueError(
+            f"{where}: {name} = {value!r} is not a finite number in {span}; "
+            f"give {name} in that range"
+        )
+
+
 def _check_learning_rate(learning_rate: object, where: str) -> None:
-    if callable(learning_rate):
+    if callable(learning_rate) or isinstance(learning_rate, Array):
+        # (An Array: a hyperparameter injected by inject_hyperparams, whose
+        # value may be unknown under jit.)
         return
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, int | float):
         raise TypeError(
             f"{where}: learning_rate must be a float or a schedule "
             f"(count -> value), not {learning_rate!r}"
+        )
+    if not math.isfinite(learning_rate):
+        raise ValueError(
+            f"{where}: learning_rate = {learning_rate!r} is not finite; give a "
+            "finite float (or a schedule)"
         )
 
 
@@ -291,6 +376,10 @@ def _scale_by_learning_rate(
     """``-learning_rate * u`` for each update, in the update's dtype. A
     schedule is read at ``count``, the number of updates made before this
     one (0 for the first), as optax's ``scale_by_schedule``."""
+    if isinstance(learning_rate, Array):
+        into = f"{where} (the learning rate)"
+        fix = "Fix: give a learning rate that fits in the parameters' dtype."
+        return [-_checked(learning_rate, u.dtype, into, fix) * u for u in updates]
     if not callable(learning_rate):
         step = -learning_rate  # weak: the update's dtype
         return [step * u for u in updates]
@@ -317,6 +406,7 @@ def sgd(
     learning_rate: float | Schedule,
     momentum: float | None = None,
     nesterov: bool = False,
+    accumulator_dtype: DTypeLike | None = None,
 ) -> GradientTransformation:
     """Stochastic gradient descent, with momentum optionally (optax.sgd).
 
@@ -332,6 +422,8 @@ def sgd(
       momentum: the decay of the momentum; ``None`` for none (and no state
         but the count).
       nesterov: use Nesterov's momentum.
+      accumulator_dtype: the dtype of the momentum; None for each
+        parameter's.
 
     Returns:
       The optimiser. Its updates have each parameter's dtype when
@@ -350,11 +442,16 @@ def sgd(
     Array([0.71, 2.29], dtype=float32)
     """
     _check_learning_rate(learning_rate, "sgd")
+    if momentum is not None:
+        _check(momentum, "momentum", "sgd", 0.0, 1.0)
     where = "sgd's update"
+    acc = (
+        None if accumulator_dtype is None else tl.canonicalize_dtype(accumulator_dtype)
+    )
 
     def init(params: Any) -> SgdState:
         flat = _float_params(params, "sgd's init")
-        trace = None if momentum is None else _zeros_like(flat)
+        trace = None if momentum is None else _zeros_like(flat, acc)
         return SgdState(_new_count(), trace)
 
     def update(updates: Any, state: SgdState, params: Any = None) -> tuple[Any, Any]:
@@ -378,11 +475,36 @@ def sgd(
             treedef = traced.treedef
             if params is not None:
                 _check_params(params, traced, "state's trace", where)
-            grads = _grads_like(updates, traced, "state's trace", where)
-            new = [g + momentum * t for g, t in zip(grads, traced.leaves, strict=True)]
-            trace = treedef.unflatten(new)
+            if acc is None:
+                grads = _grads_like(updates, traced, "state's trace", where)
+            else:
+                # An accumulator_dtype: the gradients go to the parameters'
+                # dtypes (their own without params), then meet the trace in
+                # the join, which is stored back in accumulator_dtype.
+                like = traced if params is None else _float_params(params, where)
+                flat = _flatten(updates)
+                _same_structure(flat.treedef, treedef, "gradients", "trace", where)
+                grads = [
+                    _convert(flat, i, "grads", g if params is None else p, where)
+                    for i, (g, p) in enumerate(
+                        zip(flat.leaves, like.leaves, strict=True)
+                    )
+                ]
+            ms = [_hyper(momentum, t.dtype, where) for t in traced.leaves]
+            new: list[Array] = []
+            kept: list[Array] = []
+            for g, m, t in zip(grads, ms, traced.leaves, strict=True):
+                dt = _join(g.dtype, t.dtype)
+                gd = g if g.dtype == dt else g.astype(dt)
+                mt = m * t  # (in the trace's dtype, then joined, as optax)
+                new.append(gd + (mt if mt.dtype == dt else mt.astype(dt)))
+                kept.append(_stored(new[-1], t.dtype, where))
+            trace = treedef.unflatten(kept)
             if nesterov:
-                out = [g + momentum * t for g, t in zip(grads, new, strict=True)]
+                out = [
+                    (g if g.dtype == n.dtype else g.astype(n.dtype)) + m * n
+                    for g, m, n in zip(grads, ms, new, strict=True)
+                ]
             else:
                 out = new
         out = _scale_by_learning_rate(out, learning_rate, state.count, where)
@@ -421,23 +543,46 @@ def _adam_update(
     """optax's scale_by_adam on flat lists: the directions (before the
     learning rate), the new moments and the new count (``count`` is the
     number of updates made before)."""
-    mu = [(1 - b1) * g + b1 * m for g, m in zip(grads, mu_leaves, strict=True)]
-    nu = [(1 - b2) * _abs_sq(g) + b2 * v for g, v in zip(grads, nu_leaves, strict=True)]
+    where = "adam's update"
+
+    def h(value: Any, like: Array) -> Any:
+        return _hyper(value, like.dtype, where)
+
+    mu: list[Array] = []
+    mu_kept: list[Array] = []
+    for g, m in zip(grads, mu_leaves, strict=True):
+        # A mu_dtype other than the gradient's: computed in their join,
+        # stored in mu_dtype (optax's tree.cast).
+        dt = _join(g.dtype, m.dtype)
+        # (b1 * m in mu's dtype, then joined, as optax's arithmetic.)
+        gd = g if g.dtype == dt else g.astype(dt)
+        bm = h(b1, m) * m
+        new = (1 - h(b1, gd)) * gd + (bm if bm.dtype == dt else bm.astype(dt))
+        mu.append(new)
+        mu_kept.append(_stored(new, m.dtype, where))
+    nu = [
+        (1 - h(b2, v)) * _abs_sq(g) + h(b2, v) * v
+        for g, v in zip(grads, nu_leaves, strict=True)
+    ]
     count = _increment(count)
     if nesterov:
         after = _increment(count)
         mu_hat = [
-            b1 * _bias_corrected(m, b1, after)
-            + (1 - b1) * _bias_corrected(g, b1, count)
+            h(b1, m) * _bias_corrected(m, b1, after)
+            + (1 - h(b1, m)) * _bias_corrected(g, b1, count)
             for m, g in zip(mu, grads, strict=True)
         ]
     else:
         mu_hat = [_bias_corrected(m, b1, count) for m in mu]
     nu_hat = [_bias_corrected(v, b2, count) for v in nu]
-    out = [
-        m / (tnp.sqrt(v + eps_root) + eps) for m, v in zip(mu_hat, nu_hat, strict=True)
-    ]
-    return out, mu, nu, count
+    out: list[Array] = []
+    for m, v in zip(mu_hat, nu_hat, strict=True):
+        # The denominator in nu's dtype, the quotient in the join (as
+        # optax's promotion; written out for strict mode).
+        den = tnp.sqrt(v + h(eps_root, v)) + h(eps, v)
+        dt = _join(m.dtype, den.dtype)
+        out.append(_as(m, dt) / _as(den, dt))
+    return out, mu_kept, nu, count
 
 
 def _mask_leaves(
@@ -464,15 +609,24 @@ def _adam_like(
     eps: float,
     eps_root: float,
     nesterov: bool,
-    decay: tuple[float, Any] | None,
+    decay: tuple[float | Schedule, Any] | None,
+    mu_dtype: Any = None,
 ) -> GradientTransformation:
     """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
     _check_learning_rate(learning_rate, name)
+    _check(b1, "b1", name, 0.0, 1.0)
+    _check(b2, "b2", name, 0.0, 1.0)
+    _check(eps, "eps", name, 0.0)
+    _check(eps_root, "eps_root", name, 0.0)
+    if decay is not None:
+        if not callable(decay[0]):
+            _check(decay[0], "weight_decay", name, 0.0)
     where = f"{name}'s update"
+    mu_dt = None if mu_dtype is None else tl.canonicalize_dtype(mu_dtype)
 
     def init(params: Any) -> AdamState:
         flat = _float_params(params, f"{name}'s init")
-        return AdamState(_new_count(), _zeros_like(flat), _zeros_like(flat))
+        return AdamState(_new_count(), _zeros_like(flat, mu_dt), _zeros_like(flat))
 
     def update(updates: Any, state: AdamState, params: Any = None) -> tuple[Any, Any]:
         if decay is not None and params is None:
@@ -488,7 +642,9 @@ def _adam_like(
             if params is None
             else _check_params(params, moments, "state's mu", where)
         )
-        grads = _grads_like(updates, moments, "state's mu", where)
+        # (The gradients go to nu's dtype, the parameters'; mu may have
+        # another, mu_dtype.)
+        grads = _grads_like(updates, _Params(nu_leaves, treedef), "state's mu", where)
         out, mu, nu, count = _adam_update(
             grads,
             state.count,
@@ -502,15 +658,21 @@ def _adam_like(
         )
         if decay is not None:
             assert flat_params is not None
-            weight_decay, mask = decay
+            given, mask = decay
+            # A schedule is read at the number of updates made before (as
+            # optax's add_decayed_weights), then taken in each parameter's
+            # dtype.
+            weight_decay: Any = (
+                tnp.asarray(given(state.count)) if callable(given) else given
+            )
             keep = (
                 [True] * len(out)
                 if mask is None
                 else _mask_leaves(mask, params, flat_params, where)
             )
-            if weight_decay != 0:
+            if isinstance(weight_decay, Array) or weight_decay != 0:
                 out = [
-                    u + weight_decay * p if use else u
+                    u + _hyper(weight_decay, p.dtype, where) * p if use else u
                     for u, p, use in zip(out, flat_params.leaves, keep, strict=True)
                 ]
         out = _scale_by_learning_rate(out, learning_rate, state.count, where)
@@ -526,6 +688,7 @@ def adam(
     b2: float = 0.999,
     eps: float = 1e-8,
     eps_root: float = 0.0,
+    mu_dtype: DTypeLike | None = None,
     *,
     nesterov: bool = False,
 ) -> GradientTransformation:
@@ -544,6 +707,7 @@ def adam(
       b2: the decay of the second moment.
       eps: added to the denominator.
       eps_root: added to ``nu_hat`` under the square root.
+      mu_dtype: the dtype of the first moment; None for each parameter's.
       nesterov: use Nesterov's momentum (NAdam).
 
     Returns:
@@ -558,7 +722,9 @@ def adam(
     >>> updates['w'].round(4), state.mu['w'].dtype
     (Array([-0.1,  0.1], dtype=float32), dtype('float32'))
     """
-    return _adam_like("adam", learning_rate, b1, b2, eps, eps_root, nesterov, None)
+    return _adam_like(
+        "adam", learning_rate, b1, b2, eps, eps_root, nesterov, None, mu_dtype
+    )
 
 
 def adamw(
@@ -567,7 +733,8 @@ def adamw(
     b2: float = 0.999,
     eps: float = 1e-8,
     eps_root: float = 0.0,
-    weight_decay: float = 1e-4,
+    mu_dtype: DTypeLike | None = None,
+    weight_decay: float | Schedule = 1e-4,
     mask: Any | Callable[[Any], Any] | None = None,
     *,
     nesterov: bool = False,
@@ -586,7 +753,9 @@ def adamw(
       b2: the decay of the second moment.
       eps: added to the denominator.
       eps_root: added to ``nu_hat`` under the square root.
-      weight_decay: the factor of the parameters added.
+      mu_dtype: the dtype of the first moment; None for each parameter's.
+      weight_decay: the factor of the parameters added (0 or more), or a
+        schedule of it.
       mask: which parameters decay: a tree like the parameters with
         ``True`` or ``False`` leaves, or a function ``params -> such a
         tree``; ``None`` for all.
@@ -613,6 +782,7 @@ def adamw(
         eps_root,
         nesterov,
         (weight_decay, mask),
+        mu_dtype,
     )
 
 

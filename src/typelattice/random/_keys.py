@@ -255,7 +255,7 @@ def split(key: Array, num: int | Sequence[int] = 2) -> Array:
     k = check_key(key, "split")
     shape = _num_shape(num)
     n = math.prod(shape)
-    x0, x1 = _threefry.threefry2x32(k, tnp.arange(n, dtype=_UINT32), _threefry.SPLIT)
+    x0, x1 = _threefry.threefry2x32(k, _threefry.counter(n, k), _threefry.SPLIT)
     return tnp.stack([x0, x1], axis=-1).reshape(*shape, 2)
 
 

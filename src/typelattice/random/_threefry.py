@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Final
 
 import typelattice.numpy as tnp
+from typelattice._array import BackendArray, placed
 from typelattice.numpy import Array
 
 __all__ = ["FOLD_HIGH", "FOLD_LOW", "SPLIT", "STREAM", "threefry2x32", "words"]
@@ -74,6 +75,15 @@ def threefry2x32(key: Array, c0: Array | int, c1: Array | int) -> tuple[Array, A
     return x0, x1
 
 
+def counter(n: int, key: Array) -> Array:
+    """``arange(n)`` of uint32 on ``key``'s backend and device (another
+    library's key draws there)."""
+    counts = tnp.arange(n, dtype="uint32")
+    if type(key) is BackendArray:
+        return placed(counts, key._backend, key._device)  # pyright: ignore[reportPrivateUsage]
+    return counts
+
+
 def words(key: Array, n: int) -> Array:
     """``n`` random uint32 words under ``key``: a uint32 array of shape (n,)."""
     if n > _MAX_WORDS:
@@ -82,5 +92,5 @@ def words(key: Array, n: int) -> Array:
             f"{_MAX_WORDS}); split the key and draw in parts"
         )
     blocks = (n + 1) // 2
-    x0, x1 = threefry2x32(key, tnp.arange(blocks, dtype="uint32"), STREAM)
+    x0, x1 = threefry2x32(key, counter(blocks, key), STREAM)
     return tnp.concatenate([x0, x1])[:n]

@@ -1,0 +1,320 @@
+"""The PyTorch backend against torch itself (and CuPy, when it imports).
+
+What is timed, each against the raw library in the same run (medians of
+repeated calls; CUDA timings synchronise around each call):
+
+- small ops (1K elements): torch's own call; the backend's implementation
+  called on tensors (what an operation on tensor-holding Arrays costs in
+  the backend); ``Primitive.bind`` under ``use(BACKEND)`` on NumPy-held
+  Arrays (converted in and out); and, where the core has native tensor
+  Arrays, ``tnp.add`` on ``tnp.asarray(tensor)``;
+- large ops (10M elements on the CPU, 100M with ``--device cuda``):
+  float32 + float32, and int32 + float32, which the lattice makes float32
+  (a conversion, then an add; or :func:`promoting`'s one torch call, the
+  cast inside the kernel), against torch's own int32 + float32 (which
+  computes float32 too);
+- with ``--device cuda``: a jitted MLP training step on native Arrays
+  against the same step in plain torch; CuPy's own int32 + float32 (NumPy's
+  rules: float64) and with ``dtype=float32``.
+
+Run: ``python benchmarks/bench_backends.py [--device cuda] [--repeat N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+import typelattice as tl
+import typelattice.numpy as tnp
+from typelattice import lax
+from typelattice._backends import use
+from typelattice._backends.torch import BACKEND, promoting
+from typelattice._lax._primitive import PRIMITIVES
+
+
+def median_seconds(
+    fn: Callable[[], Any], *, repeat: int, number: int, sync: bool
+) -> float:
+    """The median over ``repeat`` rounds of the mean time of ``number`` calls
+    (after a warmup round)."""
+    for _ in range(number):
+        fn()
+    if sync:
+        torch.cuda.synchronize()
+    rounds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        if sync:
+            torch.cuda.synchronize()
+        rounds.append((time.perf_counter() - start) / number)
+    return statistics.median(rounds)
+
+
+def paired_seconds(
+    raw: Callable[[], Any],
+    other: Callable[[], Any],
+    *,
+    repeat: int,
+    number: int,
+    sync: bool,
+) -> tuple[float, float]:
+    """Medians of ``raw`` and ``other``, their rounds interleaved so that a
+    change of load affects both alike."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        a.append(median_seconds(raw, repeat=1, number=number, sync=sync))
+        b.append(median_seconds(other, repeat=1, number=number, sync=sync))
+    return statistics.median(a), statistics.median(b)
+
+
+def line(name: str, seconds: float, base: float | None = None) -> None:
+    ratio = f"  x{seconds / base:.3f}" if base else ""
+    print(f"  {name:<52} {seconds * 1e6:10.2f} us{ratio}")
+
+
+def small_ops(repeat: int, device: str) -> None:
+    """1K-element operations: torch, the implementation, bind."""
+    sync = device != "cpu"
+    n = 1000
+    a = torch.rand(n, device=device)
+    b = torch.rand(n, device=device)
+    i = torch.arange(n, dtype=torch.int32, device=device)
+    add, mul, exp = (BACKEND.impl(PRIMITIVES[k]) for k in ("add", "mul", "exp"))
+    conv = BACKEND.impl(PRIMITIVES["convert_element_type"])
+    total = BACKEND.impl(PRIMITIVES["reduce_sum"])
+    f32 = np.dtype(np.float32)
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        ("add f32+f32", lambda: torch.add(a, b), lambda: add(a, b)),
+        (
+            "add i32+f32 -> f32",
+            lambda: torch.add(i, b),
+            lambda: add(conv(i, new_dtype=f32), b),
+        ),
+        ("mul", lambda: torch.mul(a, b), lambda: mul(a, b)),
+        ("exp", lambda: torch.exp(a), lambda: exp(a)),
+        ("sum", lambda: torch.sum(a), lambda: total(a, axes=(0,))),
+    ]
+    print(f"small ops ({n} elements, {device}): torch, then the backend")
+    number = 2000 if device == "cpu" else 500
+    for name, raw, impl in cases:
+        t_raw, t_impl = paired_seconds(
+            raw, impl, repeat=repeat, number=number, sync=sync
+        )
+        line(f"{name}: torch", t_raw)
+        line(
+            f"{name}: implementation (+{(t_impl - t_raw) * 1e6:.2f} us)", t_impl, t_raw
+        )
+    if device == "cpu":
+        x = tnp.asarray(np.random.rand(n).astype(np.float32))
+        y = tnp.asarray(np.random.rand(n).astype(np.float32))
+        with use(BACKEND):
+            t_bind = median_seconds(
+                lambda: lax.add(x, y), repeat=repeat, number=number, sync=False
+            )
+        t_raw = median_seconds(
+            lambda: torch.add(a, b), repeat=repeat, number=number, sync=False
+        )
+        line("add f32+f32: lax.add under use(BACKEND), NumPy-held", t_bind, t_raw)
+    native_arrays(
+        "add f32+f32: tnp.add on tnp.asarray(tensor)",
+        a,
+        b,
+        lambda: torch.add(a, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+
+
+def native_arrays(
+    name: str,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    raw: Callable[[], Any],
+    *,
+    repeat: int,
+    number: int,
+    sync: bool,
+) -> None:
+    """``tnp.add`` on Arrays holding the tensors, where the core makes them."""
+    try:
+        x, y = tnp.asarray(a), tnp.asarray(b)
+        if getattr(x, "backend", "numpy") != "torch":
+            raise TypeError("an Array on NumPy")
+    except Exception:
+        print(f"  {name}: native Arrays not available")
+        return
+    t_raw, t_tnp = paired_seconds(
+        raw, lambda: tnp.add(x, y), repeat=repeat, number=number, sync=sync
+    )
+    line(f"{name} (+{(t_tnp - t_raw) * 1e6:.2f} us)", t_tnp, t_raw)
+
+
+def large_ops(repeat: int, device: str, n: int) -> None:
+    """Large additions: no cast, and int32 + float32."""
+    sync = device != "cpu"
+    a = torch.rand(n, device=device)
+    b = torch.rand(n, device=device)
+    i = torch.randint(0, 1000, (n,), dtype=torch.int32, device=device)
+    add = BACKEND.impl(PRIMITIVES["add"])
+    conv = BACKEND.impl(PRIMITIVES["convert_element_type"])
+    f32 = np.dtype(np.float32)
+    number = 5 if device == "cpu" else 20
+    print(f"large ops ({n:,} elements, {device})")
+    t_raw, t_impl = paired_seconds(
+        lambda: torch.add(a, b),
+        lambda: add(a, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+    line("add f32+f32: torch", t_raw)
+    line("add f32+f32: implementation", t_impl, t_raw)
+    t_raw, t_impl = paired_seconds(
+        lambda: torch.add(i, b),
+        lambda: add(conv(i, new_dtype=f32), b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+    line("add i32+f32: torch's own (float32)", t_raw)
+    line("add i32+f32: convert_element_type + add", t_impl, t_raw)
+    fused = promoting("add", np.dtype(np.int32), f32, f32)
+    assert fused is not None
+    t_raw, t_fused = paired_seconds(
+        lambda: torch.add(i, b),
+        lambda: fused(i, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+    line("add i32+f32: promoting('add', ...) (the cast in the kernel)", t_fused, t_raw)
+    native_arrays(
+        "add i32+f32: tnp.add on tnp.asarray(tensor)",
+        i,
+        b,
+        lambda: torch.add(i, b),
+        repeat=repeat,
+        number=number,
+        sync=sync,
+    )
+    try:
+        import cupy  # type: ignore[import-not-found]  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        return
+    if device == "cpu":
+        return
+    ci = cupy.random.randint(0, 1000, n, dtype=cupy.int32)
+    cb = cupy.random.rand(n, dtype=cupy.float32)
+
+    def cupy_sync() -> None:
+        cupy.cuda.Device().synchronize()
+
+    for name, fn in (
+        ("cupy.add i32+f32 (NumPy rules: float64)", lambda: cupy.add(ci, cb)),
+        (
+            "cupy.add i32+f32, dtype=float32",
+            lambda: cupy.add(ci, cb, dtype=cupy.float32),
+        ),
+    ):
+        for _ in range(3):
+            fn()
+        cupy_sync()
+        rounds = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            cupy_sync()
+            rounds.append((time.perf_counter() - start) / number)
+        line(name, statistics.median(rounds), t_raw)
+
+
+def mlp_step(repeat: int, device: str) -> None:
+    """A jitted MLP training step on native Arrays against plain torch."""
+    batch, width, depth = 256, 512, 3
+    gen = torch.Generator(device="cpu").manual_seed(0)
+
+    def init() -> list[torch.Tensor]:
+        params = []
+        for _ in range(depth):
+            params.append(
+                (torch.randn(width, width, generator=gen) / width**0.5).to(device)
+            )
+            params.append(torch.zeros(width).to(device))
+        return params
+
+    x = torch.randn(batch, width, generator=gen).to(device)
+    y = torch.randn(batch, width, generator=gen).to(device)
+    sync = device != "cpu"
+
+    torch_params = [p.clone().requires_grad_(True) for p in init()]
+
+    def torch_step() -> None:
+        h = x
+        for k in range(0, len(torch_params), 2):
+            h = torch.relu(h @ torch_params[k] + torch_params[k + 1])
+        loss = torch.mean((h - y) ** 2)
+        grads = torch.autograd.grad(loss, torch_params)
+        with torch.no_grad():
+            for p, g in zip(torch_params, grads, strict=True):
+                p.sub_(0.01 * g)
+
+    t_torch = median_seconds(torch_step, repeat=repeat, number=20, sync=sync)
+    print(f"MLP training step ({depth} layers of {width}, batch {batch}, {device})")
+    line("plain torch", t_torch)
+    try:
+        params = [tnp.asarray(p) for p in init()]
+        xs, ys = tnp.asarray(x), tnp.asarray(y)
+        if getattr(xs, "backend", "numpy") != "torch":
+            raise TypeError("an Array on NumPy")
+    except Exception:
+        print("  typelattice jit: native Arrays not available")
+        return
+
+    def loss(ps: list[Any]) -> Any:
+        h = xs
+        for k in range(0, len(ps), 2):
+            h = tnp.maximum(h @ ps[k] + ps[k + 1], 0)
+        return tnp.mean((h - ys) ** 2)
+
+    @tl.jit
+    def step(ps: list[Any]) -> list[Any]:
+        grads = tl.grad(loss)(ps)
+        return [p - 0.01 * g for p, g in zip(ps, grads, strict=True)]
+
+    state = {"ps": params}
+
+    def tl_step() -> None:
+        state["ps"] = step(state["ps"])
+
+    t_tl = median_seconds(tl_step, repeat=repeat, number=20, sync=sync)
+    line("typelattice jit(grad) on torch", t_tl, t_torch)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="typelattice on torch vs torch")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    if args.device == "cpu":
+        small_ops(args.repeat, "cpu")
+        large_ops(args.repeat, "cpu", 10_000_000)
+    else:
+        small_ops(args.repeat, args.device)
+        large_ops(args.repeat, args.device, 100_000_000)
+        mlp_step(args.repeat, args.device)
+
+
+if __name__ == "__main__":
+    main()
