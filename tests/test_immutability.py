@@ -643,6 +643,8 @@ SAMPLES: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "diagonal": [call(SQ), call(F)],
     "split": [call(F, 2), call(V, 1)],
     "take": [call(V, IDX), call(F, IDX, axis=1)],
+    "take_along_axis": [call(V, IDX, 0), call(F, J, 0, mode="clip")],
+    "pad": [call(V, 1), call(F, ((1, 0), (0, 2)), "reflect"), call(I, 1, "edge")],
     "compress": [call(In([True, False, True], "bool"), V)],
     "nonzero": [call(B), call(F)],
     "argwhere": [call(B), call(F, size=4, fill_value=-1)],

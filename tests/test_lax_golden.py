@@ -198,7 +198,8 @@ def test_every_primitive_is_reached() -> None:
     assert BOUND, "no binding was checked"
     missing = sorted(set(PRIMITIVES) - set(BOUND))
     # Bound only by differentiation rules (checked in test_lax_rules.py):
-    # the sum of tangents and the derivatives of digamma; the linear
+    # the sum of tangents, the derivatives of digamma and of window maxima
+    # (select_and_gather_add, select_and_scatter_add); the linear
     # algebra, checked against JAX's results in test_lax_linalg.py; and
     # check_index, typelattice.numpy's index check, which jax.lax lacks
     # (tests/test_shape_on_lax.py); and the primitives whose parameter is a
@@ -222,6 +223,8 @@ def test_every_primitive_is_reached() -> None:
         "scan",
         "scatter_apply",
         "scatter_combine",
+        "select_and_gather_add",
+        "select_and_scatter_add",
         "triangular_solve",
         "while",
     ]

@@ -48,6 +48,7 @@ from typelattice._lax import (
     _parallel,
     _reductions,
     _structural,
+    _windowed,
 )
 from typelattice._lax._primitive import (
     PRIMITIVES,
@@ -97,11 +98,14 @@ LINEAR = {
     "psum",
     "real",
     "reduce_sum",
+    "reduce_window_sum",
     "reshape",
     "rev",
     "scatter",
     "scatter-add",
     "scatter-mul",
+    "select_and_gather_add",
+    "select_and_scatter_add",
     "select_n",
     "slice",
     "squeeze",
@@ -319,6 +323,7 @@ def _module_primitives() -> dict[str, Primitive]:
         _fold,
         _parallel,
         _control,
+        _windowed,
     )
     for module in modules:
         for value in vars(module).values():

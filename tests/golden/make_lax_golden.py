@@ -303,6 +303,26 @@ _S_ROW_DN = dict(
 )
 
 
+def _window(op: str, *args: Any) -> Callable[..., Any]:
+    """``lax.reduce_window(x, identity, lax.<op>, *args)``, the identity of
+    ``op`` in x's dtype (a strong NumPy scalar)."""
+
+    def fn(lax: Any, x: Any) -> Any:
+        dt = np.dtype(x.dtype)
+        if op == "add" or dt.kind == "c":
+            init: Any = 0
+        elif dt.kind == "b":
+            init = op == "min"
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            init = info.min if op == "max" else info.max
+        else:
+            init = -np.inf if op == "max" else np.inf
+        return lax.reduce_window(x, np.array(init, dt), getattr(lax, op), *args)
+
+    return fn
+
+
 def _cases() -> list[Case]:
     I32 = np.int32  # noqa: N806
     cases = [*(_unary(n) for n in UNARY), *(_binary(n) for n in BINARY)]
@@ -768,6 +788,60 @@ def _cases() -> list[Case]:
             )
             for c in ("cumsum", "cumprod", "cummax", "cummin")
             for tag, axis, rev in (("1", 1, False), ("0r", 0, True))
+        ),
+        *(
+            Case(
+                f"reduce_window_{op}{tag}",
+                f"lax.reduce_window(x, identity, {op}, {args})",
+                _window(op, *args),
+                _per_dtype(":m"),
+                (0,),
+            )
+            for op in ("add", "max", "min")
+            for tag, args in (
+                ("", ((2, 2), (1, 1), "SAME")),
+                ("_strided", ((1, 2), (2, 2), [(1, 0), (0, 1)], (1, 2), (2, 1))),
+            )
+        ),
+        *(
+            Case(
+                f"reduce_window_{op}_special",
+                f"lax.reduce_window(x, identity, {op}, (2,), (2,), 'VALID')",
+                _window(op, (2,), (2,), "VALID"),
+                lambda m: [(f"{c}:s",) for c in floats_of(m)],
+                (0,),
+            )
+            for op in ("max", "min")
+        ),
+        *(
+            Case(
+                f"reduce_window_{op}_weak",
+                f"lax.reduce_window(bcast(x), identity, {op}, (2,), (1,), 'SAME')",
+                lambda lax, x, op=op: _window(op, (2,), (1,), "SAME")(
+                    lax, lax.broadcast_in_dim(x, (3,), ())
+                ),
+                _fixed(("w:i",), ("w:f",)),
+                (0,),
+            )
+            for op in ("add", "max")
+        ),
+        Case(
+            "reduce_window_init",
+            "lax.reduce_window(x, init, add, (2,), (1,), 'VALID'), init not 0",
+            lambda lax, x, i: lax.reduce_window(x, i, lax.add, (2,), (1,), "VALID"),
+            _fixed(
+                *((c, i) for c in ("f4", "bf", "i4") for i in ("py:int", "py:float")),
+                ("f4", "w:f"),
+                ("f4", "w:i"),
+                ("i4", "w:i"),
+            ),
+        ),
+        Case(
+            "reduce_window_bad_dims",
+            "lax.reduce_window(x, 0, add, (2,), (1,), 'VALID') of a matrix",
+            lambda lax, x: lax.reduce_window(x, 0, lax.add, (2,), (1,), "VALID"),
+            _fixed(("f4:m",)),
+            (0,),
         ),
         Case(
             "cumsum_weak",

@@ -709,6 +709,78 @@ case(
     real=True,
     fd=False,
 )
+
+
+# Window reductions (pooling). A window maximum's tangent is its chosen
+# element's; select_and_scatter_add, the transpose of that choice, has no
+# public jax.lax function: the case binds it (JAX's private function).
+def _window_choice(lax: Any, s: Any, v: Any) -> Any:
+    window = {
+        "window_dimensions": (2, 2),
+        "window_strides": (1, 2),
+        "padding": ((1, 0), (0, 1)),
+    }
+    if lax.__name__.startswith("typelattice"):
+        from typelattice._lax._windowed import select_and_scatter_add_p
+
+        return select_and_scatter_add_p.bind(
+            s, v, select="ge", base_dilation=(1, 1), window_dilation=(1, 1), **window
+        )
+    from jax._src.lax import windowed_reductions
+
+    return windowed_reductions._select_and_scatter_add(s, v, lax.ge_p, **window)
+
+
+case(
+    "reduce_window_sum",
+    "lax.reduce_window(x: (3, 4), 0, add, (2, 2), (1, 2), [(1, 0), (0, 1)])",
+    lambda lax, v: lax.reduce_window(v, 0, lax.add, (2, 2), (1, 2), [(1, 0), (0, 1)]),
+    x((3, 4)),
+    linear=((0,),),
+)
+case(
+    "reduce_window_sum_dilated",
+    "lax.reduce_window(x: (4, 5), 0, add, (2, 2), (2, 1), [(1, 1), (0, 2)], "
+    "(2, 1), (1, 2))",
+    lambda lax, v: lax.reduce_window(
+        v, 0, lax.add, (2, 2), (2, 1), [(1, 1), (0, 2)], (2, 1), (1, 2)
+    ),
+    x((4, 5)),
+    linear=((0,),),
+)
+case(
+    "reduce_window_max",
+    "lax.reduce_window(x: (3, 4), -inf, max, (2, 2), (1, 1), 'SAME')",
+    lambda lax, v: lax.reduce_window(v, -np.inf, lax.max, (2, 2), (1, 1), "SAME"),
+    x((3, 4)),
+    real=True,
+)
+case(
+    "reduce_window_max_dilated",
+    "lax.reduce_window(x: (4, 5), -inf, max, (2, 2), (1, 2), 'SAME', (2, 1), (1, 2))",
+    lambda lax, v: lax.reduce_window(
+        v, -np.inf, lax.max, (2, 2), (1, 2), "SAME", (2, 1), (1, 2)
+    ),
+    x((4, 5)),
+    real=True,
+)
+case(
+    "reduce_window_min",
+    "lax.reduce_window(x: (3, 4), inf, min, (3, 2), (2, 1), 'VALID')",
+    lambda lax, v: lax.reduce_window(v, np.inf, lax.min, (3, 2), (2, 1), "VALID"),
+    x((3, 4)),
+    real=True,
+)
+case(
+    "select_and_scatter_add",
+    "select_and_scatter_add(s: (3, 2), x: (3, 4), ge, (2, 2), (1, 2), "
+    "[(1, 0), (0, 1)])",
+    _window_choice,
+    x((3, 2)),
+    x((3, 4)),
+    real=True,
+    linear=((0,),),
+)
 case("cumsum", "lax.cumsum(x, 1)", _method("cumsum", 1), x(), linear=((0,),))
 case(
     "cumsum_reverse",

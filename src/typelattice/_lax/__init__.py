@@ -12,7 +12,8 @@ module only re-exports it.
 Layers import one way: ``_primitive`` (the type, the operand conversion,
 the shared checks and the conventions of the differentiation rules) is
 imported by the family modules, in the order ``_elementwise``,
-``_structural``, ``_indexing``, ``_reductions``, ``_dot``, ``_linalg``: each
+``_structural``, ``_indexing``, ``_reductions``, ``_windowed``, ``_dot``,
+``_linalg``: each
 imports the ones before it where its functions or rules are written with
 their primitives, and nothing after it. ``_fold`` (the primitives whose
 parameter is a computation: ``ufunc.reduce``, ``ufunc.at``...) imports
@@ -149,6 +150,7 @@ from typelattice._lax._structural import (
     squeeze,
     transpose,
 )
+from typelattice._lax._windowed import padtype_to_pads, reduce_window
 
 __all__ = [
     "GatherDimensionNumbers",
@@ -227,6 +229,7 @@ __all__ = [
     "neg",
     "nextafter",
     "pad",
+    "padtype_to_pads",
     "pmax",
     "pmean",
     "pmin",
@@ -238,6 +241,7 @@ __all__ = [
     "reduce_max",
     "reduce_min",
     "reduce_or",
+    "reduce_window",
     "reduce_prod",
     "reduce_sum",
     "reduce_xor",

@@ -23,6 +23,7 @@ from typelattice.nn import meta as meta
 from typelattice.nn import recurrent as recurrent
 from typelattice.nn import transforms as transforms
 from typelattice.nn._activation import (
+    PReLU,
     celu,
     elu,
     gelu,
@@ -52,12 +53,14 @@ from typelattice.nn._attention import (
     MultiHeadAttention,
     MultiHeadDotProductAttention,
     SelfAttention,
+    combine_masks,
     dot_product_attention,
     dot_product_attention_weights,
     make_attention_mask,
     make_causal_mask,
 )
-from typelattice.nn._conv import Conv, ConvTranspose
+from typelattice.nn._combinators import Sequential
+from typelattice.nn._conv import Conv, ConvLocal, ConvTranspose
 from typelattice.nn._embedding import Embed
 from typelattice.nn._linear import Dense, DenseGeneral, Einsum
 from typelattice.nn._meta import (
@@ -95,6 +98,7 @@ from typelattice.nn._normalization import (
     SpectralNorm,
     WeightNorm,
 )
+from typelattice.nn._pooling import avg_pool, max_pool, min_pool, pool
 from typelattice.nn._recurrent import (
     RNN,
     Bidirectional,
@@ -148,6 +152,7 @@ __all__ = [
     "RNNCellBase",
     "SimpleCell",
     "Conv",
+    "ConvLocal",
     "ConvTranspose",
     "Dense",
     "DenseGeneral",
@@ -162,19 +167,25 @@ __all__ = [
     "Module",
     "MultiHeadAttention",
     "MultiHeadDotProductAttention",
+    "PReLU",
     "SelfAttention",
     "RMSNorm",
     "ScopeParamShapeError",
+    "Sequential",
     "Variable",
     "broadcast",
+    "avg_pool",
     "celu",
     "checkpoint",
+    "combine_masks",
     "compact",
     "dot_product_attention",
     "dot_product_attention_weights",
     "make_attention_mask",
     "make_causal_mask",
     "map_variables",
+    "max_pool",
+    "min_pool",
     "elu",
     "gelu",
     "glu",
@@ -188,6 +199,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "one_hot",
+    "pool",
     "relu",
     "relu6",
     "remat",

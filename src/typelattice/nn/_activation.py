@@ -15,12 +15,14 @@ import typelattice.numpy as tnp
 from typelattice import lax
 from typelattice._tracing.ad import stop_gradient
 from typelattice._tracing.custom import custom_jvp
+from typelattice.nn._module import Module, compact
 from typelattice.numpy import Array
 
 if TYPE_CHECKING:
     from typelattice.typing import ArrayLike, DTypeLike
 
 __all__ = [
+    "PReLU",
     "celu",
     "elu",
     "gelu",
@@ -545,3 +547,52 @@ def one_hot(
     # Python's float names the mode's default float (float64 under x64).
     target: Any = float if dtype is None else dtype
     return (labels == classes).astype(target)
+
+
+class PReLU(Module):
+    """A leaky ReLU whose negative slope is learned (a parameter of shape
+    ``()``), as Flax's.
+
+    Attributes:
+      param_dtype: the slope's dtype (default float32).
+      negative_slope_init: the slope's initial value (default 0.01).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.PReLU()
+    >>> x = tnp.asarray([-2.0, 3.0])
+    >>> variables = layer.init(random.key(0), x)
+    >>> variables['params']['negative_slope']
+    Array(0.01, dtype=float32)
+    >>> layer.apply(variables, x)
+    Array([-0.02,  3.  ], dtype=float32)
+    """
+
+    param_dtype: DTypeLike = tnp.float32
+    negative_slope_init: float = 0.01
+
+    @compact
+    def __call__(self, inputs: Any) -> Array:
+        """Apply the activation.
+
+        Args:
+          inputs: an array; the slope is cast to its dtype (as Flax).
+
+        Returns:
+          ``inputs`` where not negative, ``slope * inputs`` elsewhere.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> x = tnp.ones(2, dtype='bfloat16')
+        >>> layer = nn.PReLU(negative_slope_init=0.25)
+        >>> layer.apply(layer.init(random.key(0), x), -x)
+        Array([-0.25, -0.25], dtype=bfloat16)
+        """
+        dtype = self.param_dtype
+
+        def init(key: Any) -> Array:
+            return tnp.asarray(self.negative_slope_init, dtype)
+
+        slope = self.param("negative_slope", init)
+        x = tnp.asarray(inputs)
+        return tnp.where(x >= 0, x, tnp.astype(slope, x.dtype) * x)

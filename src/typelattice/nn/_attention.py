@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MultiHeadAttention",
+    "combine_masks",
     "MultiHeadDotProductAttention",
     "SelfAttention",
     "dot_product_attention",
@@ -614,6 +615,39 @@ def make_attention_mask(
     mask = tnp.expand_dims(mask, -3)
     if extra_batch_dims:
         mask = tnp.expand_dims(mask, tuple(range(extra_batch_dims)))
+    return tnp.astype(mask, dtype)
+
+
+def combine_masks(*masks: Any, dtype: DTypeLike = tnp.float32) -> Array | None:
+    """Attention masks combined by logical and, as Flax's; ``None`` masks
+    are skipped.
+
+    Args:
+      *masks: masks of one rank (they broadcast together), or None.
+      dtype: the combined mask's dtype.
+
+    Returns:
+      The combined mask in ``dtype``, or None when no mask is given.
+
+    Raises:
+      ValueError: masks of different ranks.
+
+    >>> import typelattice.numpy as tnp
+    >>> combine_masks(tnp.asarray([1, 1, 0]), None, tnp.asarray([True, False, True]))
+    Array([1., 0., 0.], dtype=float32)
+    """
+    given = [tnp.asarray(m) for m in masks if m is not None]
+    if not given:
+        return None
+    ranks = tuple(m.ndim for m in given)
+    if len(set(ranks)) != 1:
+        raise ValueError(
+            f"combine_masks: masks must have the same rank, got ranks {ranks}; "
+            "add axes of size 1 (tnp.expand_dims) to broadcast them"
+        )
+    mask = given[0]
+    for other in given[1:]:
+        mask = tnp.logical_and(mask, other)
     return tnp.astype(mask, dtype)
 
 

@@ -1,5 +1,5 @@
-"""Convolutions: Conv and ConvTranspose, channels last, any number of
-spatial dimensions, as Flax linen's.
+"""Convolutions: Conv, ConvTranspose and ConvLocal (unshared weights),
+channels last, any number of spatial dimensions, as Flax linen's.
 
 A convolution here is im2col: the (padded, dilated) input's windows are
 gathered by strided slices, one per kernel position, and multiplied with
@@ -25,7 +25,7 @@ from typelattice.numpy import Array
 if TYPE_CHECKING:
     from typelattice.typing import DTypeLike
 
-__all__ = ["Conv", "ConvTranspose"]
+__all__ = ["Conv", "ConvLocal", "ConvTranspose"]
 
 PaddingLike = str | int | Sequence[int | tuple[int, int]]
 Pairs = list[tuple[int, int]]
@@ -191,19 +191,17 @@ def _pad(x: Array, config: Sequence[tuple[int, int, int]]) -> Array:
     return x
 
 
-def conv_general(
+def _patches(
     x: Array,
-    kernel: Array,
+    window: Sequence[int],
     strides: Sequence[int],
     pads: Pairs,
     input_dilation: Sequence[int],
     kernel_dilation: Sequence[int],
-    groups: int,
-) -> Array:
-    """Convolve ``x`` ``(batch, *spatial, in)`` with ``kernel`` ``(*window,
-    in // groups, out)``: im2col and one matmul (an einsum over groups)."""
-    n = len(strides)
-    window = kernel.shape[:n]
+) -> tuple[Array, list[int]]:
+    """The windows of ``x`` ``(batch, *spatial, channels)``, padded and
+    dilated: ``(batch, *out, taps, channels)`` (one strided slice per
+    kernel position, taps in the kernel's order), and ``out``."""
     if any(d > 1 for d in input_dilation) or any(p != (0, 0) for p in pads):
         config = [(0, 0, 0)]
         config += [
@@ -238,9 +236,28 @@ def conv_general(
             slice(a, b, c) for a, b, c in zip(start, limit, steps, strict=True)
         )
         columns.append(x[index])
+    if len(columns) == 1:
+        return tnp.expand_dims(columns[0], -2), out
+    return tnp.stack(columns, axis=-2), out
+
+
+def conv_general(
+    x: Array,
+    kernel: Array,
+    strides: Sequence[int],
+    pads: Pairs,
+    input_dilation: Sequence[int],
+    kernel_dilation: Sequence[int],
+    groups: int,
+) -> Array:
+    """Convolve ``x`` ``(batch, *spatial, in)`` with ``kernel`` ``(*window,
+    in // groups, out)``: im2col and one matmul (an einsum over groups)."""
+    n = len(strides)
+    window = kernel.shape[:n]
+    patches, out = _patches(x, window, strides, pads, input_dilation, kernel_dilation)
+    batch, channels = x.shape[0], x.shape[-1]
     rows = batch * math.prod(out)
-    taps = len(columns)
-    patches = columns[0] if taps == 1 else tnp.stack(columns, axis=-2)
+    taps = patches.shape[-2]
     features = kernel.shape[-1]
     if groups == 1:
         y = tnp.matmul(
@@ -486,3 +503,133 @@ class ConvTranspose(_ConvBase):
 
         # Kernel (*window, in, out); with transpose_kernel (*window, out, in).
         return self._conv(inputs, self.kernel_size, 1, run, self.transpose_kernel)
+
+
+class ConvLocal(Module):
+    """A locally connected layer: a convolution whose kernel is not shared,
+    one per output position, as Flax linen's (``lax.conv_general_dilated_local``).
+
+    The kernel is ``(*output spatial, prod(kernel_size) * in_features,
+    features)``, each row's inputs ordered channel first, then kernel
+    position (JAX's patches); the bias ``(*output spatial, features)``.
+
+    Attributes:
+      features: the number of output channels.
+      kernel_size: the window (an int for 1-d).
+      strides, padding, input_dilation, kernel_dilation: as :class:`Conv`.
+      feature_group_count: must be 1 (as Flax).
+      use_bias, mask, dtype, param_dtype, precision, kernel_init, bias_init:
+        as :class:`Conv` (``mask`` of the kernel's shape).
+
+    >>> from typelattice import nn, random
+    >>> import typelattice.numpy as tnp
+    >>> layer = nn.ConvLocal(features=4, kernel_size=(3,), padding='VALID')
+    >>> x = tnp.ones((2, 8, 3))
+    >>> variables = layer.init(random.key(0), x)
+    >>> variables['params']['kernel'].shape, layer.apply(variables, x).shape
+    ((6, 9, 4), (2, 6, 4))
+    """
+
+    features: int
+    kernel_size: int | Sequence[int]
+    strides: None | int | Sequence[int] = 1
+    padding: PaddingLike = "SAME"
+    input_dilation: None | int | Sequence[int] = 1
+    kernel_dilation: None | int | Sequence[int] = 1
+    feature_group_count: int = 1
+    use_bias: bool = True
+    mask: Any = None
+    dtype: DTypeLike | None = None
+    param_dtype: DTypeLike = tnp.float32
+    precision: Any = None
+    kernel_init: initializers.Initializer = default_kernel_init
+    bias_init: initializers.Initializer = initializers.zeros
+
+    @compact
+    def __call__(self, inputs: Any) -> Array:
+        """Apply the layer.
+
+        Args:
+          inputs: ``(*batch, *spatial, features_in)`` (no batch axis is
+            fine).
+
+        Returns:
+          ``(*batch, *spatial_out, features)``.
+
+        Raises:
+          NotImplementedError: ``feature_group_count`` other than 1.
+          ValueError: a mask of another shape than the kernel.
+
+        >>> from typelattice import nn, random
+        >>> import typelattice.numpy as tnp
+        >>> layer = nn.ConvLocal(2, kernel_size=(2, 2), strides=2)
+        >>> x = tnp.ones((4, 4, 1))
+        >>> layer.apply(layer.init(random.key(0), x), x).shape
+        (2, 2, 2)
+        """
+        if self.feature_group_count != 1:
+            raise NotImplementedError(
+                "ConvLocal does not support feature_group_count != 1, got "
+                f"{self.feature_group_count} (as Flax); use Conv for grouped "
+                "convolutions"
+            )
+        ks = self.kernel_size
+        window = (ks,) if isinstance(ks, int) else tuple(ks)
+        n = len(window)
+        x = _dtypes.as_input(inputs)
+        if x.ndim < n + 1:
+            raise ValueError(
+                f"ConvLocal with a {n}-d kernel needs input of at least {n + 1} "
+                f"dimensions (*spatial, features), got shape {x.shape}"
+            )
+        batch_shape = x.shape[: x.ndim - n - 1]
+        x = tnp.reshape(x, (math.prod(batch_shape), *x.shape[x.ndim - n - 1 :]))
+        in_features = x.shape[-1]
+        strides = _tuple(self.strides, n, "strides")
+        input_dilation = _tuple(self.input_dilation, n, "input_dilation")
+        kernel_dilation = _tuple(self.kernel_dilation, n, "kernel_dilation")
+        dilated = [
+            (s - 1) * d + 1 for s, d in zip(x.shape[1:-1], input_dilation, strict=True)
+        ]
+        reach = [(k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)]
+        rule = _explicit(self.padding, n)
+        if rule == "CIRCULAR":
+            x = _wrap(x, [((r - 1) // 2, r // 2) for r in reach])
+            rule = "VALID"
+        pads = _conv_pads(rule, dilated, reach, strides)
+        spatial = [d + lo + hi for d, (lo, hi) in zip(dilated, pads, strict=True)]
+        out = [
+            (d - r) // s + 1 for d, r, s in zip(spatial, reach, strides, strict=True)
+        ]
+        taps = math.prod(window)
+        shape = (*out, taps * in_features, self.features)
+        if self.mask is not None and tuple(self.mask.shape) != shape:
+            raise ValueError(
+                f"ConvLocal: the mask must have the kernel's shape {shape}, got "
+                f"{tuple(self.mask.shape)}"
+            )
+        kernel = self.param("kernel", self.kernel_init, shape, self.param_dtype)
+        if self.mask is not None:
+            kernel = kernel * self.mask
+        bias = (
+            self.param("bias", self.bias_init, (*out, self.features), self.param_dtype)
+            if self.use_bias
+            else None
+        )
+        x, kernel, bias = _dtypes.promote(
+            x, kernel, bias, dtype=self.dtype, where="ConvLocal"
+        )
+        assert x is not None and kernel is not None
+        patches, _ = _patches(x, window, strides, pads, input_dilation, kernel_dilation)
+        # JAX's patches put the channel first, then the kernel position.
+        patches = tnp.swapaxes(patches, -1, -2)
+        batch = x.shape[0]
+        rows = tnp.reshape(patches, (batch, math.prod(out), taps * in_features))
+        weights = tnp.reshape(
+            kernel, (math.prod(out), taps * in_features, self.features)
+        )
+        y = tnp.einsum("bpk,pkf->bpf", rows, weights)
+        y = tnp.reshape(y, (batch, *out, self.features))
+        if bias is not None:
+            y = y + bias
+        return tnp.reshape(y, (*batch_shape, *y.shape[1:]))

@@ -45,6 +45,7 @@ __all__ = [
     "lecun_uniform",
     "normal",
     "ones",
+    "ones_init",
     "orthogonal",
     "truncated_normal",
     "uniform",
@@ -52,6 +53,7 @@ __all__ = [
     "xavier_normal",
     "xavier_uniform",
     "zeros",
+    "zeros_init",
 ]
 
 _FLOAT32: Final = np.dtype("float32")
@@ -217,6 +219,34 @@ def ones(key: Array, shape: Sequence[int], dtype: DTypeLike | None = None) -> Ar
     Array([1, 1, 1], dtype=bfloat16)
     """
     return tnp.ones(_shape(shape, "ones"), _param_dtype(dtype, "ones"))
+
+
+def zeros_init() -> Initializer:
+    """The :func:`zeros` initialiser, from a factory as Flax's.
+
+    Returns:
+      :func:`zeros`.
+
+    >>> from typelattice import random
+    >>> from typelattice.nn import initializers
+    >>> initializers.zeros_init()(random.key(0), (2,), 'float32')
+    Array([0., 0.], dtype=float32)
+    """
+    return zeros
+
+
+def ones_init() -> Initializer:
+    """The :func:`ones` initialiser, from a factory as Flax's.
+
+    Returns:
+      :func:`ones`.
+
+    >>> from typelattice import random
+    >>> from typelattice.nn import initializers
+    >>> initializers.ones_init()(random.key(0), (2,), 'int8')
+    Array([1, 1], dtype=int8)
+    """
+    return ones
 
 
 def constant(value: ArrayLike, dtype: DTypeLike | None = None) -> Initializer:

@@ -4,8 +4,8 @@ An initialiser is a function ``init(key, shape, dtype) -> Array`` that
 creates a parameter of ``shape`` directly in ``dtype`` (default: the
 initialiser's own ``dtype`` argument, else float32, float64 under
 ``enable_x64``, as in JAX). The factories (``lecun_normal()``,
-``variance_scaling(...)``, ...) return initialisers; ``zeros`` and ``ones``
-are initialisers themselves.
+``variance_scaling(...)``, ``zeros_init()``...) return initialisers;
+``zeros`` and ``ones`` are initialisers themselves.
 
 >>> from typelattice import random
 >>> from typelattice.nn import initializers
@@ -31,6 +31,7 @@ from typelattice.nn._initializers import (
     lecun_uniform,
     normal,
     ones,
+    ones_init,
     orthogonal,
     truncated_normal,
     uniform,
@@ -38,6 +39,7 @@ from typelattice.nn._initializers import (
     xavier_normal,
     xavier_uniform,
     zeros,
+    zeros_init,
 )
 
 __all__ = [
@@ -61,4 +63,6 @@ __all__ = [
     "xavier_normal",
     "xavier_uniform",
     "zeros",
+    "zeros_init",
+    "ones_init",
 ]

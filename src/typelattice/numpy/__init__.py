@@ -49,6 +49,7 @@ from typelattice.numpy._linalg import (
     tensordot,
     vdot,
 )
+from typelattice.numpy._pad import pad
 from typelattice.numpy._reductions import (
     all,
     amax,
@@ -100,6 +101,7 @@ from typelattice.numpy._shape import (
     stack,
     swapaxes,
     take,
+    take_along_axis,
     tile,
     transpose,
     vstack,
@@ -418,6 +420,7 @@ __all__ = [
     "ones",
     "ones_like",
     "outer",
+    "pad",
     "permute_dims",
     "pi",
     "positive",
@@ -453,6 +456,7 @@ __all__ = [
     "sum",
     "swapaxes",
     "take",
+    "take_along_axis",
     "tan",
     "tanh",
     "tensordot",

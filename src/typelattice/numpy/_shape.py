@@ -1593,6 +1593,137 @@ def take(
     return _take_along(x, check_index(idx, check), ax, fill)  # type: ignore[no-any-return]
 
 
+@lax_function
+def take_along_axis(
+    arr: ArrayLike,
+    indices: ArrayLike,
+    axis: int | None,
+    mode: str | None = None,
+    fill_value: ArrayLike | None = None,
+) -> Array:
+    """Elements of ``arr`` at ``indices`` along ``axis``, matched position
+    by position along the other axes, as jax.numpy's ``take_along_axis``.
+
+    ``indices`` has ``arr``'s number of dimensions; along the other axes
+    the two broadcast. Negative indices count from the end. ``mode`` says
+    what an out-of-bounds index gives, as for :func:`take`: ``'fill'``
+    (``fill_value``, by default NaN for inexact types), ``'clip'``,
+    ``'wrap'``, or ``'raise'`` (the default: jax.numpy's default ``'fill'``
+    would hide a wrong index, so it must be asked for).
+
+    Args:
+      arr: an array.
+      indices: an integer array of ``arr``'s rank (1-d for ``axis=None``).
+      axis: the axis to take along, or None for the flattened array.
+      mode: ``'fill'``, ``'clip'``, ``'wrap'`` or ``'raise'`` (default).
+      fill_value: the value for out-of-bounds indices with ``'fill'``.
+
+    Returns:
+      An Array with ``arr``'s dtype and weak flag, of the broadcast shape
+      with ``indices``' length along ``axis``.
+
+    Raises:
+      IndexError: an out-of-bounds index without a ``mode`` saying what it
+        gives.
+      ValueError: ``indices`` of another rank, or shapes that do not
+        broadcast.
+
+    >>> import typelattice.numpy as tnp
+    >>> x = tnp.asarray([[10, 30, 20], [60, 40, 50]])
+    >>> tnp.take_along_axis(x, tnp.argsort(x, axis=1), axis=1)
+    Array([[10, 20, 30],
+           [40, 50, 60]], dtype=int32)
+    >>> tnp.take_along_axis(x, tnp.asarray([[-1], [3]]), 1, mode='fill', fill_value=0)
+    Array([[20],
+           [ 0]], dtype=int32)
+    """
+    where = "take_along_axis: "
+    x = _arr(arr, "take_along_axis")
+    if isinstance(indices, list | tuple):
+        raise TypeError(f"{where}indices must be an array, not a list; use asarray")
+    if isinstance(indices, Array):
+        idx = _plain(indices)
+    else:
+        iv, _ = _array.operand(indices, "take_along_axis", 1)
+        value = np.asarray(iv)
+        idx = wrap(value, _core.aval(value.dtype, False))
+    if _dtypes.kind_of(idx.dtype) not in "iu":
+        raise TypeError(f"{where}indices must be integers, got {idx.dtype}")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError(
+                f"{where}with axis=None, indices must be 1-d, got shape {idx.shape}"
+            )
+        x = _reshaped(x, (math.prod(x.shape),))
+        ax = 0
+    else:
+        ax = _core.index_of(axis, "take_along_axis: axis")
+        if not -x.ndim <= ax < x.ndim:
+            raise ValueError(
+                f"{where}axis {ax} is out of bounds for an array of dimension {x.ndim}"
+            )
+        ax %= x.ndim
+    if idx.ndim != x.ndim:
+        raise ValueError(
+            f"{where}indices and arr must have the same number of dimensions; "
+            f"got indices of shape {idx.shape} for arr of shape {x.shape}"
+        )
+    others = [
+        (a, b)
+        for d, (a, b) in enumerate(zip(x.shape, idx.shape, strict=True))
+        if d != ax
+    ]
+    try:
+        common = [np.broadcast_shapes((a,), (b,))[0] for a, b in others]
+    except ValueError:
+        raise ValueError(
+            f"{where}arr of shape {x.shape} and indices of shape {idx.shape} do "
+            f"not broadcast along the axes other than {ax}"
+        ) from None
+    x = broadcast_to(x, (*common[:ax], x.shape[ax], *common[ax:]))
+    idx = broadcast_to(idx, (*common[:ax], idx.shape[ax], *common[ax:]))
+    n = x.shape[ax]
+    fill = None
+    if mode is None or mode == "raise":
+        hint = (
+            "; pass mode='fill' (with fill_value=), 'clip' or 'wrap' to say what "
+            "an out-of-bounds index gives"
+        )
+        check = IndexCheck(ax, n, True, "raise", where, hint)
+    elif mode in ("clip", "wrap"):
+        if n == 0:
+            raise IndexError(f"{where}cannot {mode} indices to an empty axis {ax}")
+        check = IndexCheck(ax, n, True, mode, where, "")
+    elif mode == "fill":
+        fill = _fill_for(fill_value, x.dtype, "take_along_axis")[()]
+        check = IndexCheck(ax, n, True, "fill", where, "")
+    else:
+        raise ValueError(
+            f"{where}mode={mode!r} is not one of 'fill', 'clip', 'wrap' "
+            "(or 'raise', to raise IndexError for an out-of-bounds index)"
+        )
+    if fill is not None and n == 0:
+        return _weak_as(lax.full(idx.shape, fill, x.dtype), x)  # type: ignore[no-any-return]
+    positions = check_index(idx, check)
+    rest = tuple(d for d in range(x.ndim) if d != ax)
+    dn = lax.GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(ax,),
+        start_index_map=(ax,),
+        operand_batching_dims=rest,
+        start_indices_batching_dims=rest,
+    )
+    column = reshape_p.bind(positions, new_sizes=(*idx.shape, 1), dimensions=None)
+    return gather_p.bind(  # type: ignore[no-any-return]
+        x,
+        column,
+        dimension_numbers=dn,
+        slice_sizes=(1,) * x.ndim,
+        mode=_PROMISED if fill is None else _FILLED,
+        fill_value=None if fill is None else np.asarray(fill).astype(x.dtype)[()],
+    )
+
+
 def _fitted_update(update: Any, shape: tuple[int, ...], where: str) -> Any:
     """The values of an ``.at[]`` update (or ``ufunc.at``) for an indexed
     part of ``shape``: checked to broadcast to it, their leading axes of
