@@ -8,9 +8,11 @@ Each backend module derives its own table from its registrations
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
+
+from typelattice._backends._backend import MODULES, named
 
 __all__ = ["KINDS", "render", "summary", "table_of"]
 
@@ -21,10 +23,8 @@ KINDS: Final = ("yes", "emulated", "no")
 def table_of(name: str) -> dict[str, dict[str, str]]:
     """The support table of the backend called ``name`` (its module is
     imported: ImportError when its library is not installed)."""
-    from typelattice._backends._backend import MODULES, named
-
-    named(name)  # (a clear ImportError naming the extra)
-    module = importlib.import_module(MODULES[name])
+    named(name)  # (imports its module; a clear ImportError naming the extra)
+    module = sys.modules[MODULES[name]]
     table: dict[str, dict[str, str]] = module.support_table()
     return table
 

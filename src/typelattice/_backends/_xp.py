@@ -24,15 +24,17 @@ table from these declarations and the registrations.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Final
 
 import numpy as np
 
+import typelattice.lax  # noqa: F401  (every primitive is defined once lax
+import typelattice.numpy  # noqa: F401  and the namespace are loaded)
 from typelattice import _dtypes
 from typelattice._backends._backend import NUMPY, Backend, use
+from typelattice._lax._primitive import PRIMITIVES
 from typelattice._tracing.primitive import ShapedArray
 
 __all__ = ["CONTROL", "ON_HOST", "on_host", "primitives", "register", "support_table"]
@@ -60,12 +62,7 @@ ON_HOST: Final = frozenset(
 
 
 def primitives() -> Mapping[str, Any]:
-    # Every primitive is defined once lax and the namespace are imported
-    # (the namespace defines a few of its own).
-    importlib.import_module("typelattice.lax")
-    importlib.import_module("typelattice.numpy")
-    from typelattice._lax._primitive import PRIMITIVES
-
+    """Every primitive (lax and the namespace, loaded above, define them)."""
     return PRIMITIVES
 
 

@@ -58,6 +58,8 @@ from typelattice import _dtypes
 from typelattice import lax as _lax
 from typelattice import numpy as _tnp
 from typelattice._backends._backend import NUMPY, Backend
+from typelattice._lax._dot import _compute_dtype, result_dtype
+from typelattice._lax._indexing import GatherScatterMode, _default_fill
 from typelattice._lax._primitive import PRIMITIVES, Primitive
 
 __all__ = [
@@ -1182,7 +1184,6 @@ def _window_positions(
 
 
 def _fill_tensor(x: Tensor, fill_value: Any) -> Tensor:
-    from typelattice._lax._indexing import _default_fill
 
     dt = dtype_of(x)
     fill = _default_fill(dt) if fill_value is None else fill_value
@@ -1198,7 +1199,6 @@ def _gather(
     mode: Any,
     fill_value: Any,
 ) -> Tensor:
-    from typelattice._lax._indexing import GatherScatterMode
 
     dt = x.dtype
     if dt not in _NATIVE:  # (moving data: on the bits)
@@ -1308,7 +1308,6 @@ def _scatter_add(
     dimension_numbers: Any,
     mode: Any,
 ) -> Tensor:
-    from typelattice._lax._indexing import GatherScatterMode
 
     if x.dtype not in _SCATTER_ADD:
         raise _OnHost
@@ -1460,7 +1459,6 @@ def _dot_general(
     dimension_numbers: Any,
     preferred_element_type: DType | None,
 ) -> Tensor:
-    from typelattice._lax._dot import _compute_dtype, result_dtype
 
     (lc, rc), (lb, rb) = dimension_numbers
     l_np, r_np = dtype_of(lhs), dtype_of(rhs)

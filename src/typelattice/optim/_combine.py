@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 
+import typelattice.numpy as tnp
 from typelattice._tracing import tree
 from typelattice.optim._transform import GradientTransformation
 from typelattice.typing import Array
@@ -101,8 +102,6 @@ def set_to_zero() -> GradientTransformation:
 
 
 def _zeros_of(x: Any) -> Array:
-    import typelattice.numpy as tnp
-
     x = tnp.asarray(x)
     return tnp.zeros(x.shape, x.dtype)
 

@@ -34,7 +34,7 @@ import numpy as np
 
 import typelattice as tl
 import typelattice.numpy as tnp
-from typelattice.optim._combine import EmptyState, MaskOrFn, masked
+from typelattice.optim._combine import EmptyState, MaskOrFn, identity, masked
 from typelattice.optim._schedules import Schedule
 from typelattice.optim._transform import (
     GradientTransformation,
@@ -339,8 +339,6 @@ def scale_by_learning_rate(
     >>> t.update(tnp.asarray([1.0, 2.0]), t.init(None))[0]
     Array([-0.1, -0.2], dtype=float32)
     """
-    from typelattice.optim._combine import identity
-
     if learning_rate is None:
         return identity()
     sign = -1 if flip_sign else 1
