@@ -780,7 +780,7 @@ def test_the_readme_shows_the_backends_support_table(
     pytest.importorskip("dask")
     status, table, _ = run(["backends", "torch", "dask"], capsys)
     assert status == 0 and table.startswith("| dtype | torch | dask |")
-    assert "| uint32 | yes 5, emulated 111 | yes |" in table  # (torch's gap)
+    assert "| uint32 | yes 5, emulated " in table  # (torch's gap)
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert table.strip() in readme
 
