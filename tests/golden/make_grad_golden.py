@@ -633,6 +633,25 @@ _moving(
     lambda xnp, a: xnp.take(a, xnp.asarray([5, 0, 5])),
     x(),
 )
+_moving(
+    "take_along_axis",
+    "take_along_axis(x, [[0, 2], [1, 1]], axis=1)",
+    lambda xnp, a: xnp.take_along_axis(a, xnp.asarray([[0, 2], [1, 1]]), axis=1),
+    x(),
+)
+_moving("pad", "pad(x, ((1, 0), (2, 1)))", _fn("pad", ((1, 0), (2, 1))), x())
+_moving(
+    "pad_reflect",
+    "pad(x, 1, mode='reflect')",
+    _fn("pad", 1, mode="reflect"),
+    x(),
+)
+_moving(
+    "pad_edge",
+    "pad(x, ((0, 2), (1, 1)), mode='edge')",
+    _fn("pad", ((0, 2), (1, 1)), mode="edge"),
+    x(),
+)
 _moving("diagonal", "diagonal(x: (3, 3))", _fn("diagonal"), x((3, 3)))
 _moving("diagonal_offset", "diagonal(x, offset=1)", _fn("diagonal", offset=1), x())
 _moving(
