@@ -4,6 +4,7 @@ say."""
 from __future__ import annotations
 
 import doctest
+import os
 import re
 from pathlib import Path
 
@@ -36,6 +37,10 @@ def test_examples(page: Path) -> None:
     # <!-- requires: torch -->; without it installed they cannot run.
     for name in re.findall(r"<!-- requires: ([\w.]+) -->", text):
         pytest.importorskip(name)
+        if name == "dask" and os.environ.get("TYPELATTICE_LAST_BIT"):
+            # (tests/last_bit.py replaces NumPy's functions, and dask.array
+            # refuses anything but NumPy's own ufuncs when it loads)
+            pytest.skip("Dask cannot load where NumPy's functions are replaced")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(
