@@ -23,6 +23,8 @@ __all__ = [
     "devices",
     "local_device_count",
     "local_devices",
+    "process_count",
+    "process_index",
 ]
 
 
@@ -152,3 +154,42 @@ def default_backend() -> str:
     'cpu'
     """
     return CPU.platform
+
+
+def process_index(backend: str | None = None) -> int:
+    """The index of this process among those running the program, as
+    ``jax.process_index``: 0 (typelattice runs as one process).
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      0.
+
+    Raises:
+      RuntimeError: another backend.
+
+    >>> process_index()
+    0
+    """
+    _check_backend(backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes run the program, as ``jax.process_count``: 1.
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      1.
+
+    Raises:
+      RuntimeError: another backend.
+
+    >>> process_count()
+    1
+    """
+    _check_backend(backend)
+    return 1

@@ -967,6 +967,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R]: ...
 @overload
@@ -975,6 +977,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
@@ -984,6 +988,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """``fun`` traced once per abstract signature, then replayed on NumPy.
@@ -1002,6 +1008,11 @@ def jit(
         shapes or Python control flow.
       static_argnames: names of such arguments. Each position and name
         must be one of ``fun``'s parameters (as in JAX).
+      donate_argnums: positions of arguments whose buffers JAX may reuse
+        for the results. Accepted so that JAX code runs; nothing is reused
+        here (arrays are immutable, and a result never aliases an
+        argument), so donated arguments stay valid after the call.
+      donate_argnames: names of such arguments (the same: accepted).
       cache_size: how many traced programs to keep (4096 by default, as
         JAX's caches; None: no limit). When a new one would exceed it, the
         least recently used is forgotten, and traced again if needed.
@@ -1027,6 +1038,9 @@ def jit(
     """
     nums = _listed(static_argnums, "static_argnums", int)
     names = _listed(static_argnames, "static_argnames", str)
+    # Donation is checked like the static arguments, then has no effect.
+    _listed(donate_argnums, "donate_argnums", int)
+    _listed(donate_argnames, "donate_argnames", str)
     if cache_size is not None:
         what = (
             "jit: cache_size must be a non-negative integer (the number of "
