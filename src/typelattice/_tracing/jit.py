@@ -1038,9 +1038,16 @@ def jit(
     """
     nums = _listed(static_argnums, "static_argnums", int)
     names = _listed(static_argnames, "static_argnames", str)
-    # Donation is checked like the static arguments, then has no effect.
-    _listed(donate_argnums, "donate_argnums", int)
-    _listed(donate_argnames, "donate_argnames", str)
+    # Donation is checked, then has no effect (see the docstring).
+    for what, listed, kind in (
+        ("donate_argnums", _listed(donate_argnums, "donate_argnums", int), int),
+        ("donate_argnames", _listed(donate_argnames, "donate_argnames", str), str),
+    ):
+        for item in listed:
+            if not isinstance(item, kind) or isinstance(item, bool):
+                raise TypeError(
+                    f"jit: {what} must be {kind.__name__}s, got {item!r:.60}"
+                )
     if cache_size is not None:
         what = (
             "jit: cache_size must be a non-negative integer (the number of "
