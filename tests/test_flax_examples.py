@@ -51,7 +51,9 @@ GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "flax_examples.json").read_tex
 #: Relative loss differences allowed whatever JAX's own spread.
 FLOOR = {"float32": 2e-5, "bfloat16": 2e-2}
 
-CASES = [f"{name}/{dtype}" for name in drivers.EXAMPLES for dtype in drivers.DTYPES[name]]
+CASES = [
+    f"{name}/{dtype}" for name in drivers.EXAMPLES for dtype in drivers.DTYPES[name]
+]
 
 
 @pytest.fixture(scope="module")

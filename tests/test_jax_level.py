@@ -73,7 +73,9 @@ def test_pmap_static_broadcasted_argnums() -> None:
 
 def test_pmap_refuses_a_mapped_axis_other_than_the_device_count() -> None:
     p = tl.pmap(lambda x: x)
-    with pytest.raises(ValueError, match=r"size 2, but there is 1 local device.*replicate"):
+    with pytest.raises(
+        ValueError, match=r"size 2, but there is 1 local device.*replicate"
+    ):
         p(tnp.ones((2, 3)))
 
 
@@ -152,3 +154,33 @@ def test_the_jax_submodules_are_attributes() -> None:
 
     assert tl.random is typelattice.random
     assert tl.lax.psum is lax.psum
+
+
+# names Flax examples read from jax, jax.numpy and jax.lax
+
+
+def test_config_update_takes_jax_s_flag_names() -> None:
+    tl.config.update("jax_enable_x64", True)
+    assert tl.config.enable_x64 is True
+    tl.config.update("jax_numpy_rank_promotion", "raise")
+    assert tl.config.rank_promotion == "raise"
+    with pytest.raises(
+        ValueError, match="unknown configuration flag 'jax_log_compiles'"
+    ):
+        tl.config.update("jax_log_compiles", True)
+
+
+def test_dynamic_slice_in_dim_is_dynamic_slice_along_one_axis() -> None:
+    x = tnp.asarray(np.arange(24, dtype=np.int16).reshape(2, 3, 4))
+    got = lax.dynamic_slice_in_dim(x, 1, 2, axis=-1)
+    want = lax.dynamic_slice(x, (0, 0, 1), (2, 3, 2))
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    jitted = tl.jit(lambda x, i: lax.dynamic_slice_in_dim(x, i, 2, 1))(x, 5)
+    np.testing.assert_array_equal(np.asarray(jitted), np.asarray(x)[:, 1:3])  # clamped
+    with pytest.raises(ValueError, match="axis 3 is out of range"):
+        lax.dynamic_slice_in_dim(x, 0, 1, axis=3)
+
+
+def test_jnp_dtype_is_numpy_s() -> None:
+    assert tnp.dtype is np.dtype

@@ -218,7 +218,11 @@ def example_modules(
         for mod in set(sys.modules) - before:
             origin = getattr(sys.modules[mod], "__file__", None) or ""
             top = mod.split(".")[0]
-            if top in stand_ins.absent or origin.startswith(str(root)) or mod in stubbed:
+            if (
+                top in stand_ins.absent
+                or origin.startswith(str(root))
+                or mod in stubbed
+            ):
                 del sys.modules[mod]
 
 

@@ -79,8 +79,11 @@ rewrite_source, MAPPING, FROM_TYPELATTICE = _load()
 
 def map_module(name: str) -> str:
     """The module ``name`` (a jax/flax/optax module) names after the rewrite."""
-    best = max((k for k in MAPPING if name == k or name.startswith(k + ".")),
-               key=len, default=None)
+    best = max(
+        (k for k in MAPPING if name == k or name.startswith(k + ".")),
+        key=len,
+        default=None,
+    )
     if best is None:
         return name
     return MAPPING[best] + name[len(best) :]

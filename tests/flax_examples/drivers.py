@@ -230,7 +230,9 @@ def ppo(ex: Any, run: Run) -> dict[str, Any]:
     # recorded parameters small and runs every layer the same way.
     params = jax.jit(model.init)(jax.random.key(0), jnp.ones((1, 36, 36, 4)))
     params = run.start(params["params"])
-    config = types.SimpleNamespace(decaying_lr_and_clip_param=True, learning_rate=2.5e-4)
+    config = types.SimpleNamespace(
+        decaying_lr_and_clip_param=True, learning_rate=2.5e-4
+    )
     state = ppo_lib.create_train_state(params, model, config, train_steps=10)
     state = state.replace(tx=run.spy(state.tx))
     g, n = _rng(), 8
@@ -297,6 +299,14 @@ def _tokens(n: int, length: int, vocab: int) -> np.ndarray:
     return x
 
 
+def _pair_batch(inputs: np.ndarray, targets: np.ndarray, i: int) -> dict[str, Any]:
+    rows = slice(4 * i, 4 * i + 4)
+    return {
+        "inputs": inputs[rows],
+        "targets": np.ascontiguousarray(targets[rows]),
+    }
+
+
 def _transformer_config(models: Any, nn: Any, dtype: Any, **extra: Any) -> Any:
     return models.TransformerConfig(
         vocab_size=24, output_vocab_size=24, dtype=dtype, emb_dim=16,
@@ -344,8 +354,7 @@ def wmt(ex: Any, run: Run) -> dict[str, Any]:
     metrics: Any = None
     with run.context():
         for i in range(STEPS):
-            batch = {"inputs": inputs[4 * i : 4 * i + 4],
-                     "targets": np.ascontiguousarray(targets[4 * i : 4 * i + 4])}  # fmt: skip
+            batch = _pair_batch(inputs, targets, i)
             batch = common_utils.shard(jax.tree_util.tree_map(np.asarray, batch))
             state, metrics = p_train_step(state, batch, dropout_rng=dropout_rngs)
             run.loss(metrics["loss"][0] / metrics["denominator"][0])
@@ -400,7 +409,9 @@ def nlp_seq(ex: Any, run: Run) -> dict[str, Any]:
         return model.init(init_rng, inputs=init_batch, train=False)
 
     variables = initialize_variables(init_rng)
-    lr_fn = train.create_learning_rate_scheduler(base_learning_rate=0.05, warmup_steps=10)
+    lr_fn = train.create_learning_rate_scheduler(
+        base_learning_rate=0.05, warmup_steps=10
+    )
     tx = optax.adamw(lr_fn, b1=0.9, b2=0.98, eps=1e-9, weight_decay=1e-1)
     state = ts.TrainState.create(
         apply_fn=model.apply, params=run.start(variables["params"]), tx=run.spy(tx)
@@ -416,8 +427,7 @@ def nlp_seq(ex: Any, run: Run) -> dict[str, Any]:
     metrics: Any = None
     with run.context():
         for i in range(STEPS):
-            batch = {"inputs": inputs[4 * i : 4 * i + 4],
-                     "targets": np.ascontiguousarray(targets[4 * i : 4 * i + 4])}  # fmt: skip
+            batch = _pair_batch(inputs, targets, i)
             batch = common_utils.shard(batch)
             state, metrics = p_train_step(state, batch, dropout_rng=dropout_rngs)
             run.loss(metrics["loss"][0] / metrics["denominator"][0])

@@ -94,7 +94,12 @@ def describe(tree: Any, array_type: type, prefix: str = "") -> dict[str, Any]:
 
 
 def cases() -> list[tuple[str, bool]]:
-    return [(t, j) for t in TRANSFORMS for j in (False, True) if not (j and t in ("vjp", "jvp"))]
+    return [
+        (t, j)
+        for t in TRANSFORMS
+        for j in (False, True)
+        if not (j and t in ("vjp", "jvp"))
+    ]
 
 
 def main() -> None:
@@ -105,7 +110,9 @@ def main() -> None:
         f"{t}{'+jit' if j else ''}": describe(aux_of(jax, jnp, t, j), jax.Array)
         for t, j in cases()
     }
-    OUT.write_text(json.dumps({"jax": jax.__version__, "cases": record}, indent=1) + "\n")
+    OUT.write_text(
+        json.dumps({"jax": jax.__version__, "cases": record}, indent=1) + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -1466,6 +1466,10 @@ def vjp(
     return value, vjp_fun
 
 
+def _is_pair(x: object) -> bool:
+    return isinstance(x, tuple) and len(cast("tuple[object, ...]", x)) == 2
+
+
 class _Aux:
     """``fun`` returning ``(output, aux)``, seen by a transformation as
     returning ``(output, traced leaves of aux)``: only aux's traced leaves
@@ -1478,10 +1482,10 @@ class _Aux:
         self.parts: tuple[list[Any], tree.PyTreeDef, list[bool]] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self.fun(*args, **kwargs)
-        if not isinstance(result, tuple) or len(result) != 2:  # pyright: ignore[reportUnknownArgumentType]
+        result: Any = self.fun(*args, **kwargs)
+        if not _is_pair(result):
             return result  # _split_aux reports it
-        out, aux = cast(tuple[Any, Any], result)
+        out, aux = result[0], result[1]
         leaves, aux_tree = tree.flatten(aux)
         traced = [isinstance(x, Tracer) for x in leaves]
         self.parts = (leaves, aux_tree, traced)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from typelattice import _devices
 from typelattice._tracing import tree
@@ -128,9 +128,10 @@ def pmap(
         positions = tuple(i % len(args) for i in static if -len(args) <= i < len(args))
         values = tuple(args[i] for i in positions)
         dynamic = tuple(a for i, a in enumerate(args) if i not in positions)
-        axes = in_axes
+        axes: Any = in_axes
         if isinstance(in_axes, tuple | list) and positions:
-            axes = tuple(a for i, a in enumerate(in_axes) if i not in positions)
+            listed: list[Any] = list(cast("Sequence[Any]", in_axes))
+            axes = tuple(a for i, a in enumerate(listed) if i not in positions)
         _check_size(axes, dynamic, kwargs, count)
         key = (positions, values)
         run = compiled.get(key)
@@ -157,8 +158,8 @@ def _check_size(axes: Any, args: tuple[Any, ...], kwargs: Any, count: int) -> No
     """A ValueError naming the size when a mapped axis is not ``count``
     long (vmap itself reports malformed in_axes)."""
     if isinstance(axes, list):
-        axes = tuple(axes)
-    if isinstance(axes, tuple) and len(axes) != len(args):
+        axes = tuple(cast("list[object]", axes))
+    if isinstance(axes, tuple) and len(cast("tuple[object, ...]", axes)) != len(args):
         return
     try:
         found = _broadcast_prefix("in_axes", (axes, 0), (args, kwargs))
