@@ -15,6 +15,8 @@ PUBLIC_MODULES = [
     "typelattice",
     "typelattice.ad_checkpoint",
     "typelattice.custom_derivatives",
+    "typelattice.flax",
+    "typelattice.flax.jax_utils",
     "typelattice.lax",
     "typelattice.lax.linalg",
     "typelattice.nn",

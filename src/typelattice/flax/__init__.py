@@ -2,3 +2,5 @@
 
 Only :mod:`typelattice.flax.jax_utils` here so far.
 """
+
+__all__: list[str] = []

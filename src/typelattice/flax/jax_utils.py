@@ -5,21 +5,21 @@ tree gives its leaves a leading axis of size 1, the axis
 :func:`typelattice.pmap` maps over, and unreplicating takes entry 0 back.
 """
 
-from __future__ import annotations
+import collections as _collections
+import itertools as _itertools
+from collections.abc import Iterable as _Iterable
+from collections.abc import Iterator as _Iterator
+from collections.abc import Sequence as _Sequence
+from typing import Any as _Any
 
-import collections
-import itertools
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
-
-import typelattice.numpy as tnp
+import typelattice.numpy as _tnp
 from typelattice import _devices
-from typelattice.tree_util import tree_map
+from typelattice.tree_util import tree_map as _tree_map
 
 __all__ = ["prefetch_to_device", "replicate", "unreplicate"]
 
 
-def _check_devices(devices: Sequence[Any] | None, where: str) -> int:
+def _check_devices(devices: _Sequence[_Any] | None, where: str) -> int:
     if devices is None:
         return _devices.local_device_count()
     listed = list(devices)
@@ -32,7 +32,7 @@ def _check_devices(devices: Sequence[Any] | None, where: str) -> int:
     return 1
 
 
-def replicate(tree: Any, devices: Sequence[Any] | None = None) -> Any:
+def replicate(tree: _Any, devices: _Sequence[_Any] | None = None) -> _Any:
     """``tree`` with one copy per local device stacked along a new leading
     axis (of size 1: there is one device), as ``flax.jax_utils.replicate``.
 
@@ -52,10 +52,10 @@ def replicate(tree: Any, devices: Sequence[Any] | None = None) -> Any:
     {'w': Array([[1., 1.]], dtype=float32)}
     """
     n = _check_devices(devices, "replicate")
-    return tree_map(lambda x: tnp.stack([tnp.asarray(x)] * n), tree)
+    return _tree_map(lambda x: _tnp.stack([_tnp.asarray(x)] * n), tree)
 
 
-def unreplicate(tree: Any) -> Any:
+def unreplicate(tree: _Any) -> _Any:
     """The first copy of a replicated tree: entry 0 of every leaf's leading
     axis, as ``flax.jax_utils.unreplicate``.
 
@@ -69,12 +69,12 @@ def unreplicate(tree: Any) -> Any:
     >>> unreplicate(replicate({'w': tnp.ones(2)}))
     {'w': Array([1., 1.], dtype=float32)}
     """
-    return tree_map(lambda x: x[0], tree)
+    return _tree_map(lambda x: x[0], tree)
 
 
 def prefetch_to_device(
-    iterator: Iterable[Any], size: int, devices: Sequence[Any] | None = None
-) -> Iterator[Any]:
+    iterator: _Iterable[_Any], size: int, devices: _Sequence[_Any] | None = None
+) -> _Iterator[_Any]:
     """The items of ``iterator`` as arrays, ``size`` of them read ahead, as
     ``flax.jax_utils.prefetch_to_device``.
 
@@ -102,8 +102,8 @@ def prefetch_to_device(
     if size < 0:
         raise ValueError(f"prefetch_to_device: size must be >= 0, got {size}")
 
-    def put(x: Any) -> Any:
-        a = tnp.asarray(x)
+    def put(x: _Any) -> _Any:
+        a = _tnp.asarray(x)
         if a.ndim == 0 or a.shape[0] != n:
             raise ValueError(
                 f"prefetch_to_device: a leaf of shape {a.shape} has no leading "
@@ -112,12 +112,12 @@ def prefetch_to_device(
             )
         return a
 
-    queue: collections.deque[Any] = collections.deque()
+    queue: _collections.deque[_Any] = _collections.deque()
     source = iter(iterator)
 
     def enqueue(k: int) -> None:
-        for item in itertools.islice(source, k):
-            queue.append(tree_map(put, item))
+        for item in _itertools.islice(source, k):
+            queue.append(_tree_map(put, item))
 
     enqueue(max(size, 1))
     while queue:

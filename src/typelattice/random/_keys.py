@@ -90,6 +90,12 @@ class KeyArray:
     iterates over its first axis as an array does, and compares with
     ``==``; arithmetic on keys is refused.
 
+    Attributes:
+      shape: the shape of the array of keys.
+      ndim: its number of axes.
+      size: its number of keys.
+      dtype: ``key<fry>``.
+
     >>> from typelattice import random
     >>> k = random.key(0)
     >>> k.shape, k.dtype
@@ -156,7 +162,19 @@ class KeyArray:
         return KeyArray(self._data[(*items, slice(None))])
 
     def reshape(self, *shape: Any) -> KeyArray:
-        """The keys in another shape, as ``Array.reshape``."""
+        """The keys in another shape, as ``Array.reshape``.
+
+        Args:
+          shape: the new shape (a tuple, or its entries; -1 once for the
+            rest).
+
+        Returns:
+          A key array of that shape, holding the same keys in order.
+
+        >>> from typelattice import random
+        >>> random.split(random.key(0), 6).reshape(2, 3).shape
+        (2, 3)
+        """
         dims: tuple[Any, ...] = (
             tuple(cast("tuple[object, ...]", shape[0]))
             if len(shape) == 1 and isinstance(shape[0], tuple)
