@@ -25,7 +25,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import _rewrite
+# The harness's modules import each other by name, from this folder.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _rewrite  # noqa: E402
 
 #: The commit of github.com/google/flax the drivers and the recording use.
 FLAX_COMMIT = "18f8f311c275d57f46d95e41b15aa97b454754c0"

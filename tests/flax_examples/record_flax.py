@@ -6,7 +6,8 @@ Run with an environment that has them, from the repository root:
         python tests/flax_examples/record_flax.py
 
 (the checkout at the commit in ``_harness.FLAX_COMMIT``); name examples
-as arguments to re-record only those. For each example
+as arguments to record only those (each case is added to the files as it
+is recorded, so recorders for different examples may run at once). For each example
 and compute dtype it runs the driver (:mod:`drivers`) jitted and eagerly
 (``jax.disable_jit``), both from the same initial parameters, and writes
 ``tests/golden/flax_examples.json`` (dtypes, losses of the jitted run, the
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,35 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE.parent / "golden"
+
+
+def _save(key: str, record: dict[str, Any], initial: list[np.ndarray]) -> None:
+    """Adds one case to the recording (under a lock: several recorders may
+    run at once, one per example)."""
+    import fcntl
+
+    import _harness
+    import jax
+
+    with open(
+        Path(tempfile.gettempdir()) / "typelattice-flax-golden.lock", "w"
+    ) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = GOLDEN / "flax_examples.json"
+        out: dict[str, Any] = {"examples": {}}
+        arrays: dict[str, np.ndarray] = {}
+        if path.exists():
+            out = json.loads(path.read_text())
+            with np.load(GOLDEN / "flax_examples_params.npz") as saved:
+                arrays = {k: saved[k] for k in saved.files}
+        out["flax_commit"] = _harness.FLAX_COMMIT
+        out["jax"] = jax.__version__
+        out["examples"][key] = record
+        out["examples"] = dict(sorted(out["examples"].items()))
+        arrays = {k: v for k, v in arrays.items() if not k.startswith(key + "/")}
+        arrays.update({f"{key}/{i}": a for i, a in enumerate(initial)})
+        path.write_text(json.dumps(out, indent=1) + "\n")
+        np.savez_compressed(GOLDEN / "flax_examples_params.npz", **arrays)
 
 
 def main() -> None:
@@ -37,43 +67,21 @@ def main() -> None:
 
     jax.config.update("jax_platforms", "cpu")
     examples = Path(os.environ["TYPELATTICE_FLAX_EXAMPLES"])
-    out: dict[str, Any] = {
-        "flax_commit": _harness.FLAX_COMMIT,
-        "jax": jax.__version__,
-        "steps": drivers.STEPS,
-        "examples": {},
-    }
-    arrays: dict[str, np.ndarray] = {}
-    only = sys.argv[1:] or list(drivers.EXAMPLES)
-    if sys.argv[1:] and (GOLDEN / "flax_examples.json").exists():
-        # Re-recording some examples keeps the others' records.
-        old = json.loads((GOLDEN / "flax_examples.json").read_text())
-        out["examples"].update(old["examples"])
-        with np.load(GOLDEN / "flax_examples_params.npz") as saved:
-            arrays.update({k: saved[k] for k in saved.files})
-    for name in only:
+    for name in sys.argv[1:] or list(drivers.EXAMPLES):
         for dtype in drivers.DTYPES[name]:
             key = f"{name}/{dtype}"
-            try:
-                rec, initial = _harness.run_example(examples, name, "jax", dtype)
-                eager, _ = _harness.run_example(
-                    examples, name, "jax", dtype, jit=False, saved=initial
-                )
-            except Exception:
-                traceback.print_exc()
-                raise
+            rec, initial = _harness.run_example(examples, name, "jax", dtype)
+            eager, _ = _harness.run_example(
+                examples, name, "jax", dtype, jit=False, saved=initial
+            )
             spread = [
                 abs(a - b) / max(abs(a), 1e-30)
                 for a, b in zip(rec["losses"], eager["losses"], strict=True)
             ]
             rec["eager_losses"] = eager["losses"]
             rec["eager_jit_spread"] = max(spread)
-            out["examples"][key] = rec
-            for i, a in enumerate(initial):
-                arrays[f"{key}/{i}"] = a
+            _save(key, rec, initial)
             print(key, rec["losses"], f"spread {max(spread):.2e}", flush=True)
-    (GOLDEN / "flax_examples.json").write_text(json.dumps(out, indent=1) + "\n")
-    np.savez_compressed(GOLDEN / "flax_examples_params.npz", **arrays)
 
 
 if __name__ == "__main__":
