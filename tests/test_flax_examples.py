@@ -79,6 +79,8 @@ def test_example(case: str, saved: dict[str, list[np.ndarray]]) -> None:
             f"checkout of github.com/google/flax at {_harness.FLAX_COMMIT}"
         )
     name, dtype = case.split("/")
+    if case not in GOLDEN["examples"]:
+        pytest.fail(f"{case} is not recorded: run record_flax.py {name}")
     expected = GOLDEN["examples"][case]
     got, _ = _harness.run_example(
         Path(EXAMPLES_DIR), name, "typelattice", dtype, saved=saved[case]
