@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "typelattice.flax.core",
     "typelattice.flax.core.frozen_dict",
     "typelattice.flax.errors",
+    "typelattice.flax.jax_utils",
     "typelattice.flax.linen",
     "typelattice.flax.linen.initializers",
     "typelattice.flax.linen.recurrent",

@@ -23,14 +23,23 @@ from typelattice import random
 from typelattice.random import _special, _threefry
 
 N = 100_000
-KEY = random.key(1234)
+# A raw key (uint32[2]): the tests below read its words; typed keys, which
+# give the same numbers, are tested in test_random_keys.py.
+KEY = random.PRNGKey(1234)
 
 
 def values(x: tnp.Array) -> np.ndarray[Any, Any]:
     return np.asarray(x)
 
 
-def equal(a: tnp.Array, b: tnp.Array) -> bool:
+def equal(a: Any, b: Any) -> bool:
+    """Equal arrays (dtype, shape, values), or equal typed key arrays."""
+    if isinstance(a, random.KeyArray) or isinstance(b, random.KeyArray):
+        return (
+            isinstance(a, random.KeyArray)
+            and isinstance(b, random.KeyArray)
+            and equal(random.key_data(a), random.key_data(b))
+        )
     return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
 
 
@@ -85,9 +94,15 @@ def test_a_key_is_the_seeds_64_bit_words(seed: int, words: list[int]) -> None:
     for x64 in (False, True):
         with tl.enable_x64(x64):
             k = random.key(seed)
-            assert (k.dtype, k.shape, k.weak_type) == (np.dtype("uint32"), (2,), False)
-            assert values(k).tolist() == words
-            assert equal(random.PRNGKey(seed), k)
+            assert (str(k.dtype), k.shape) == ("key<fry>", ())
+            assert values(random.key_data(k)).tolist() == words
+            raw = random.PRNGKey(seed)
+            assert (raw.dtype, raw.shape, raw.weak_type) == (
+                np.dtype("uint32"),
+                (2,),
+                False,
+            )
+            assert equal(raw, random.key_data(k))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint32"])
@@ -192,7 +207,9 @@ def test_fold_in_refuses_what_is_not_an_integer_scalar(
 def test_key_data_and_wrap_key_data_round_trip() -> None:
     keys = random.split(KEY, 3)
     assert equal(random.key_data(keys), keys)
-    assert equal(random.wrap_key_data(values(keys)), keys)
+    wrapped = random.wrap_key_data(values(keys))
+    assert (str(wrapped.dtype), wrapped.shape) == ("key<fry>", (3,))
+    assert equal(random.key_data(wrapped), keys)
     with pytest.raises(TypeError, match="uint32"):
         random.wrap_key_data(np.zeros(3, dtype=np.uint32))
 

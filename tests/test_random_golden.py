@@ -36,7 +36,6 @@ def _recorder() -> ModuleType:
 
 rec = _recorder()
 
-_KEY_ARRAY = "keys are uint32 arrays of shape (2,) here, not typed key scalars"
 _BOUNDS = (
     "parameters whose shapes do not broadcast to the shape argument are a "
     "ValueError here, as in randint, bernoulli and truncated_normal (JAX "
@@ -46,8 +45,6 @@ _HALF_QR = "orthogonal matrices in bfloat16/float16 are computed in float32 and 
 
 # expression -> (our encoding in every mode, or per mode; the reason).
 DIFFERENCES: dict[str, tuple[str | dict[str, str], str]] = {
-    "random.key(0)": ("u4[2]", _KEY_ARRAY),
-    "random.wrap_key_data(xnp.zeros(2, 'uint32'))": ("u4[2]", _KEY_ARRAY),
     "random.fold_in(key, -1)": (
         "u4[2]",
         "data is any 64-bit integer (its two's complement), as a seed is",

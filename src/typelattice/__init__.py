@@ -61,6 +61,8 @@ if TYPE_CHECKING:
         devices,
         local_device_count,
         local_devices,
+        process_count,
+        process_index,
     )
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
@@ -86,6 +88,7 @@ if TYPE_CHECKING:
         jit,
     )
     from typelattice._tracing.linear import linear_transpose
+    from typelattice._tracing.pmap import pmap
     from typelattice._tracing.primitive import float0
     from typelattice._tracing.remat import checkpoint, remat
     from typelattice._tracing.tracer import (
@@ -93,7 +96,11 @@ if TYPE_CHECKING:
         Tracer,
         UnexpectedTracerError,
     )
-    from typelattice._tracing.transfer import block_until_ready, device_put
+    from typelattice._tracing.transfer import (
+        block_until_ready,
+        device_get,
+        device_put,
+    )
 del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"
@@ -136,17 +143,21 @@ _LAZY: dict[str, str] = {
             "devices",
             "local_device_count",
             "local_devices",
+            "process_count",
+            "process_index",
         ],
         "typelattice._devices",
     ),
     **dict.fromkeys(
-        ["block_until_ready", "device_put"], "typelattice._tracing.transfer"
+        ["block_until_ready", "device_get", "device_put"],
+        "typelattice._tracing.transfer",
     ),
     **dict.fromkeys(["hessian", "jacfwd", "jacrev"], "typelattice._tracing.jacobians"),
     "float0": "typelattice._tracing.primitive",
     "make_jaxpr": "typelattice._tracing.jaxpr",
     "linear_transpose": "typelattice._tracing.linear",
     "vmap": "typelattice._tracing.batching",
+    "pmap": "typelattice._tracing.pmap",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",
@@ -161,7 +172,9 @@ _LAZY: dict[str, str] = {
 
 
 # The public submodules that load on first use, as jax.tree and jax.tree_util.
-_SUBMODULES: frozenset[str] = frozenset({"tree", "tree_util"})
+_SUBMODULES: frozenset[str] = frozenset(
+    {"lax", "nn", "numpy", "random", "tree", "tree_util"}
+)
 
 
 def __getattr__(name: str) -> object:
@@ -242,6 +255,10 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "vmap",
+    "pmap",
+    "process_count",
+    "process_index",
+    "device_get",
     "explain",
     "explicit_x64_dtypes",
     "finfo",

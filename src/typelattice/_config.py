@@ -136,6 +136,16 @@ def register_promotion_name(name: str) -> None:
         _CHOICES["dtype_promotion"].append(name)
 
 
+#: JAX's names of the flags typelattice has (``jax.config.update`` takes
+#: them).
+JAX_FLAG_NAMES: dict[str, str] = {
+    "jax_enable_x64": "enable_x64",
+    "jax_numpy_dtype_promotion": "dtype_promotion",
+    "jax_numpy_rank_promotion": "rank_promotion",
+    "jax_explicit_x64_dtypes": "explicit_x64_dtypes",
+}
+
+
 def validate(name: str, value: object) -> object:
     """Check a flag's name and value; return the value in canonical form."""
     if name not in _DEFAULTS:
@@ -270,7 +280,11 @@ class Config:
 
         Args:
           name: ``'enable_x64'``, ``'dtype_promotion'``,
-            ``'explicit_x64_dtypes'`` or ``'rank_promotion'``.
+            ``'explicit_x64_dtypes'`` or ``'rank_promotion'``; or JAX's
+            name of one of them (``'jax_enable_x64'``,
+            ``'jax_numpy_dtype_promotion'``, ``'jax_numpy_rank_promotion'``,
+            ``'jax_explicit_x64_dtypes'``), so that
+            ``jax.config.update(...)`` lines run as they are.
           value: the new value (see docs/semantics.md, "Modes").
 
         Raises:
@@ -283,6 +297,7 @@ class Config:
         >>> typelattice.config.update('enable_x64', False)
         """
         global _global
+        name = JAX_FLAG_NAMES.get(name, name)
         value = validate(name, value)
         with _lock:
             _global = _state({**_global.as_dict(), name: value})

@@ -26,6 +26,8 @@ __all__ = [
     "devices",
     "local_device_count",
     "local_devices",
+    "process_count",
+    "process_index",
 ]
 
 
@@ -221,3 +223,42 @@ def default_backend(backend: str | None = None, /, *, device: object = None) -> 
     return _config._Settings(  # pyright: ignore[reportPrivateUsage]
         "default_backend", backend, {"default_device": device_name(device)}
     )
+
+
+def process_index(backend: str | None = None) -> int:
+    """The index of this process among those running the program, as
+    ``jax.process_index``: 0 (typelattice runs as one process).
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      0.
+
+    Raises:
+      RuntimeError: another backend.
+
+    >>> process_index()
+    0
+    """
+    _check_backend(backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes run the program, as ``jax.process_count``: 1.
+
+    Args:
+      backend: ``'cpu'`` or None.
+
+    Returns:
+      1.
+
+    Raises:
+      RuntimeError: another backend.
+
+    >>> process_count()
+    1
+    """
+    _check_backend(backend)
+    return 1

@@ -67,6 +67,7 @@ __all__ = [
     "broadcast_in_dim",
     "concatenate",
     "dynamic_slice",
+    "dynamic_slice_in_dim",
     "dynamic_update_slice",
     "expand_dims",
     "full",
@@ -1305,6 +1306,54 @@ def dynamic_slice(
     starts = _start_indices("dynamic_slice", x, start_indices, allow_negative_indices)
     sizes = ints_of("dynamic_slice", "slice_sizes", slice_sizes)
     return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes)  # type: ignore[no-any-return]
+
+
+def dynamic_slice_in_dim(
+    operand: ArrayLike,
+    start_index: ArrayLike,
+    slice_size: int,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+) -> Array:
+    """The window of ``slice_size`` entries along ``axis`` at
+    ``start_index`` (a value), whole along the other axes: a
+    :func:`dynamic_slice` with starts 0 elsewhere, as in ``jax.lax``.
+
+    Args:
+      operand: an array.
+      start_index: an integer scalar (an array allowed).
+      slice_size: the window's length along ``axis``.
+      axis: the axis (negative counts from the end).
+      allow_negative_indices: a negative start counts from the end.
+
+    Returns:
+      An array of ``operand``'s dtype and weak flag.
+
+    Raises:
+      ValueError: ``axis`` out of range.
+
+    >>> dynamic_slice_in_dim(np.arange(6, dtype=np.int8).reshape(2, 3), 1, 2, 1)
+    Array([[1, 2],
+           [4, 5]], dtype=int8)
+    """
+    x = to_array(operand, "dynamic_slice_in_dim", 0)
+    ax = _axis_in_dim("dynamic_slice_in_dim", axis, x.ndim)
+    starts: list[ArrayLike] = [0] * x.ndim
+    starts[ax] = start_index
+    sizes = list(x.shape)
+    sizes[ax] = slice_size
+    return dynamic_slice(
+        x, starts, sizes, allow_negative_indices=allow_negative_indices
+    )
+
+
+def _axis_in_dim(where: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{where}: axis {axis} is out of range for an array of {ndim} axes"
+        )
+    return axis % ndim
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")

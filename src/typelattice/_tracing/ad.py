@@ -1440,6 +1440,9 @@ def vjp(
     """
     name = f"vjp({getattr(fun, '__name__', 'fun')})"
     flat, in_tree = _flat_inputs(primals, name)
+    aux_fun = _Aux(fun)
+    if has_aux:
+        fun = aux_fun
 
     def flat_fun(leaves: list[Any]) -> Any:
         return fun(*in_tree.unflatten(leaves))
@@ -1448,6 +1451,7 @@ def vjp(
     aux: Any = None
     if has_aux:
         out_tree, out_leaves, pairs, aux = _split_aux(out_tree, out_leaves, pairs, name)
+        aux = aux_fun.rebuild(aux)
     value = out_tree.unflatten([p for p, _ in pairs])
 
     def vjp_fun(ct: Any) -> tuple[Any, ...]:
@@ -1474,6 +1478,40 @@ def vjp(
     if has_aux:
         return value, vjp_fun, aux
     return value, vjp_fun
+
+
+def _is_pair(x: object) -> bool:
+    return isinstance(x, tuple) and len(cast("tuple[object, ...]", x)) == 2
+
+
+class _Aux:
+    """``fun`` returning ``(output, aux)``, seen by a transformation as
+    returning ``(output, traced leaves of aux)``: only aux's traced leaves
+    go through it, and :meth:`rebuild` puts them back among the others,
+    which come back as they were (Python and NumPy scalars, text, None,
+    arrays made outside), as JAX returns aux."""
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self.fun = fun
+        self.parts: tuple[list[Any], tree.PyTreeDef, list[bool]] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result: Any = self.fun(*args, **kwargs)
+        if not _is_pair(result):
+            return result  # _split_aux reports it
+        out, aux = result[0], result[1]
+        leaves, aux_tree = tree.flatten(aux)
+        traced = [isinstance(x, Tracer) for x in leaves]
+        self.parts = (leaves, aux_tree, traced)
+        return out, [x for x, t in zip(leaves, traced, strict=True) if t]
+
+    def rebuild(self, values: list[Any]) -> Any:
+        assert self.parts is not None
+        leaves, aux_tree, traced = self.parts
+        it = iter(values)
+        return aux_tree.unflatten(
+            [next(it) if t else x for x, t in zip(leaves, traced, strict=True)]
+        )
 
 
 def _split_aux(
@@ -1529,6 +1567,9 @@ def jvp(
             f"{type(primals).__name__} and {type(tangents).__name__}"
         )
     flat, in_tree = _flat_inputs(primals, name)
+    aux_fun = _Aux(fun)
+    if has_aux:
+        fun = aux_fun
     t_leaves, t_tree = tree.flatten(list(tangents))
     if t_tree != in_tree:
         raise ValueError(
@@ -1564,6 +1605,7 @@ def jvp(
     aux: Any = None
     if has_aux:
         out_tree, out_leaves, pairs, aux = _split_aux(out_tree, out_leaves, pairs, name)
+        aux = aux_fun.rebuild(aux)
     value = out_tree.unflatten([p for p, _ in pairs])
     tangent = out_tree.unflatten(
         [_zeros_for(t.aval) if type(t) is Zero else t for _, t in pairs]
@@ -1687,12 +1729,14 @@ def value_and_grad(
         dyn = [args[i] for i in nums]
         flat, dyn_tree = _flat_inputs(dyn, where)
         _check_inputs(flat, holomorphic, allow_int, where)
+        aux_fun = _Aux(fun)
+        target = aux_fun if has_aux else fun
 
         def flat_fun(leaves: list[Any]) -> Any:
             call = list(args)
             for i, a in zip(nums, dyn_tree.unflatten(leaves), strict=True):
                 call[i] = a
-            return fun(*call, **kwargs)
+            return target(*call, **kwargs)
 
         (out_leaves, out_tree, pairs), _, record, in_vars = _linearize(
             flat_fun, flat, where
@@ -1702,6 +1746,7 @@ def value_and_grad(
             out_tree, out_leaves, pairs, aux = _split_aux(
                 out_tree, out_leaves, pairs, where
             )
+            aux = aux_fun.rebuild(aux)
         if not out_tree.is_leaf:
             raise TypeError(
                 f"{where}: gradient only defined for scalar-output functions; the "

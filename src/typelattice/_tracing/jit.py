@@ -1013,6 +1013,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R]: ...
 @overload
@@ -1021,6 +1023,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
@@ -1030,6 +1034,8 @@ def jit(
     *,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """``fun`` traced once per abstract signature, then replayed on NumPy.
@@ -1048,6 +1054,11 @@ def jit(
         shapes or Python control flow.
       static_argnames: names of such arguments. Each position and name
         must be one of ``fun``'s parameters (as in JAX).
+      donate_argnums: positions of arguments whose buffers JAX may reuse
+        for the results. Accepted so that JAX code runs; nothing is reused
+        here (arrays are immutable, and a result never aliases an
+        argument), so donated arguments stay valid after the call.
+      donate_argnames: names of such arguments (the same: accepted).
       cache_size: how many traced programs to keep (4096 by default, as
         JAX's caches; None: no limit). When a new one would exceed it, the
         least recently used is forgotten, and traced again if needed.
@@ -1073,6 +1084,16 @@ def jit(
     """
     nums = _listed(static_argnums, "static_argnums", int)
     names = _listed(static_argnames, "static_argnames", str)
+    # Donation is checked, then has no effect (see the docstring).
+    for what, listed, kind in (
+        ("donate_argnums", _listed(donate_argnums, "donate_argnums", int), int),
+        ("donate_argnames", _listed(donate_argnames, "donate_argnames", str), str),
+    ):
+        for item in listed:
+            if not isinstance(item, kind) or isinstance(item, bool):
+                raise TypeError(
+                    f"jit: {what} must be {kind.__name__}s, got {item!r:.60}"
+                )
     if cache_size is not None:
         what = (
             "jit: cache_size must be a non-negative integer (the number of "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import numpy as np
+
 from typelattice import _devices
 from typelattice._array import (
     ArrayImpl,
@@ -23,7 +25,7 @@ from typelattice._array import (
 from typelattice._tracing import tree
 from typelattice._tracing.tracer import Tracer
 
-__all__ = ["block_until_ready", "device_put"]
+__all__ = ["block_until_ready", "device_get", "device_put"]
 
 _T = TypeVar("_T")
 
@@ -113,3 +115,38 @@ def block_until_ready(x: _T) -> _T:
     {'a': Array([1., 1.], dtype=float32)}
     """
     return x
+
+
+def _get(leaf: Any) -> Any:
+    if isinstance(leaf, Tracer):
+        raise TypeError(
+            f"device_get: {leaf!r:.80} is a traced value, whose value is not "
+            "known while the function is transformed; call device_get outside "
+            "jit, grad and vmap, on the function's results"
+        )
+    if isinstance(leaf, ArrayImpl):
+        # A copy: the caller may write to it, and the array stays immutable.
+        return np.array(leaf)
+    return leaf
+
+
+def device_get(x: Any) -> Any:
+    """``x`` with its arrays as NumPy arrays on the host, as
+    ``jax.device_get``.
+
+    Args:
+      x: an array or a pytree of them (other leaves pass through).
+
+    Returns:
+      The same tree, each array a new NumPy array (``numpy.ndarray``, or a
+      NumPy scalar type's 0-d array) of the array's dtype and values:
+      writing to it changes no array.
+
+    Raises:
+      TypeError: a traced value (under ``jit``, ``grad`` or ``vmap``).
+
+    >>> import typelattice as tl, typelattice.numpy as tnp
+    >>> tl.device_get({'a': tnp.arange(3), 'b': 'text'})
+    {'a': array([0, 1, 2], dtype=int32), 'b': 'text'}
+    """
+    return tree.tree_map(_get, x)

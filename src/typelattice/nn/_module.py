@@ -97,7 +97,7 @@ class _Run:
         self.observe: Callable[..., Callable[[Any], None]] | None = None
         self.rng_counts: dict[tuple[str, tuple[str, ...]], int] = {}
 
-    def make_rng(self, stream: str, path: tuple[str, ...]) -> Array:
+    def make_rng(self, stream: str, path: tuple[str, ...]) -> Array | random.KeyArray:
         """A fresh key for ``stream`` at ``path``: the stream's key folded with
         the path and a counter, so that keys depend on where they are drawn
         and not on the order modules were called in."""
@@ -111,7 +111,7 @@ class _Run:
             )
         count = self.rng_counts.get((stream, path), 0)
         self.rng_counts[(stream, path)] = count + 1
-        key = self.rngs[stream]
+        key: Array | random.KeyArray = self.rngs[stream]
         for name in path:
             key = random.fold_in(key, zlib.crc32(name.encode()))
         return random.fold_in(key, count)
@@ -793,7 +793,7 @@ class Module:
             value = tree.unflatten(treedef, added)
         return value
 
-    def make_rng(self, name: str = _PARAMS) -> Array:
+    def make_rng(self, name: str = _PARAMS) -> Array | random.KeyArray:
         """A fresh random key of the stream ``name`` (given to ``apply`` as
         ``rngs={name: key}``), different at each call and each module.
 
@@ -1658,7 +1658,7 @@ def _expected(init_fn: Callable[..., Any], init_args: tuple[Any, ...]) -> Any:
 
 
 @functools.cache
-def _key() -> Array:
+def _key() -> random.KeyArray:
     """The key the initialisers are evaluated with (abstractly: only its
     shape and dtype matter)."""
     return random.key(0)

@@ -1024,7 +1024,7 @@ class RNN(Module):
         if reverse:
             x = flip_sequences(x, seq_lengths, len(batch_dims), time_major)
         if initial_carry is None:
-            key = random.key(0) if init_key is None else init_key
+            key = random.PRNGKey(0) if init_key is None else init_key
             step_shape = x.shape[:time_axis] + x.shape[time_axis + 1 :]
             carry = self.cell.initialize_carry(key, step_shape)
         else:

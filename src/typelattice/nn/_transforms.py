@@ -521,7 +521,9 @@ class _Lifted:
         """Fresh keys for this call: ``n`` stacked keys for each stream that
         ``splits`` splits, one for each other stream."""
         keys = self.keys()
-        split = {s: random.split(k, n) for s, k in keys.items() if _axis_of(splits, s)}
+        split: dict[str, Any] = {
+            s: random.split(k, n) for s, k in keys.items() if _axis_of(splits, s)
+        }
         return split, {s: k for s, k in keys.items() if s not in split}
 
     def call(

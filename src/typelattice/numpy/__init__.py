@@ -207,6 +207,9 @@ from typelattice.numpy._ufuncs import (
 #: The array type, as ``jax.numpy.ndarray``.
 ndarray = Array
 
+# NumPy's dtype class, as jax.numpy.dtype (Flax code annotates with it).
+dtype = _np.dtype
+
 # NumPy's abstract scalar classes, for issubdtype(x.dtype, tnp.floating).
 generic = _np.generic
 number = _np.number
@@ -337,6 +340,7 @@ __all__ = [
     "divmod",
     "dot",
     "double",
+    "dtype",
     "e",
     "einsum",
     "empty",

@@ -1,6 +1,7 @@
 """typelattice.random: random numbers with explicit keys, as jax.random.
 
-A key is a uint32 Array of shape (2,), made from a seed by :func:`key`.
+A key is made from a seed by :func:`key` (a typed key, dtype ``key<fry>``)
+or :func:`PRNGKey` (a raw key: a uint32 Array of shape (2,)).
 Functions take a key and return values that depend on nothing else: the same
 key gives the same values, whatever was computed before. Use each key once;
 :func:`split` and :func:`fold_in` derive new, independent keys. Dtypes are
@@ -28,15 +29,18 @@ from typelattice.random._distributions import (
     uniform,
 )
 from typelattice.random._keys import (
+    KeyArray,
     PRNGKey,
     fold_in,
     key,
     key_data,
+    key_impl,
     split,
     wrap_key_data,
 )
 
 __all__ = [
+    "KeyArray",
     "PRNGKey",
     "bernoulli",
     "categorical",
@@ -44,6 +48,7 @@ __all__ = [
     "fold_in",
     "key",
     "key_data",
+    "key_impl",
     "normal",
     "permutation",
     "randint",

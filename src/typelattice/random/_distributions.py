@@ -31,7 +31,7 @@ from typelattice import _config, _dtypes
 from typelattice.numpy import Array
 from typelattice.numpy._creation import _shape
 from typelattice.random import _special, _threefry
-from typelattice.random._keys import check_key, python_integer
+from typelattice.random._keys import KeyLike, check_key, python_integer
 
 __all__ = [
     "bernoulli",
@@ -189,7 +189,7 @@ def _gumbel(key: Array, shape: tuple[int, ...], cd: np.dtype[Any]) -> Array:
 
 
 def uniform(
-    key: Array,
+    key: KeyLike,
     shape: Sequence[int] | int = (),
     dtype: Any = None,
     minval: Any = 0.0,
@@ -234,7 +234,7 @@ def uniform(
     return _scaled_below(u, _to_rank(lo, rank), _to_rank(hi, rank), dt)
 
 
-def normal(key: Array, shape: Sequence[int] | int = (), dtype: Any = None) -> Array:
+def normal(key: KeyLike, shape: Sequence[int] | int = (), dtype: Any = None) -> Array:
     """Standard normal random values (mean 0, variance 1).
 
     Args:
@@ -277,7 +277,7 @@ def normal(key: Array, shape: Sequence[int] | int = (), dtype: Any = None) -> Ar
 
 
 def truncated_normal(
-    key: Array,
+    key: KeyLike,
     lower: Any,
     upper: Any,
     shape: Sequence[int] | int | None = None,
@@ -331,7 +331,7 @@ def truncated_normal(
 
 
 def bernoulli(
-    key: Array, p: Any = 0.5, shape: Sequence[int] | int | None = None
+    key: KeyLike, p: Any = 0.5, shape: Sequence[int] | int | None = None
 ) -> Array:
     """Random booleans, True with probability ``p``.
 
@@ -448,7 +448,7 @@ def _randint(
 
 
 def randint(
-    key: Array,
+    key: KeyLike,
     shape: Sequence[int] | int,
     minval: Any,
     maxval: Any,
@@ -507,7 +507,7 @@ def randint(
 
 
 def categorical(
-    key: Array,
+    key: KeyLike,
     logits: Any,
     axis: int = -1,
     shape: Sequence[int] | int | None = None,
@@ -640,7 +640,7 @@ def _integer_scalar(x: object) -> int | None:
 
 
 def permutation(
-    key: Array, x: int | Any, axis: int = 0, independent: bool = False
+    key: KeyLike, x: int | Any, axis: int = 0, independent: bool = False
 ) -> Array:
     """A random permutation of ``range(x)``, or of an array along an axis.
 
@@ -687,7 +687,7 @@ def permutation(
 
 
 def choice(
-    key: Array,
+    key: KeyLike,
     a: int | Any,
     shape: Sequence[int] = (),
     replace: bool = True,
