@@ -29,7 +29,7 @@ from typing import Any
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _rewrite  # noqa: E402
+from typelattice._port import map_module, rewrite_source  # noqa: E402
 
 #: The commit of github.com/google/flax the drivers and the recording use.
 FLAX_COMMIT = "18f8f311c275d57f46d95e41b15aa97b454754c0"
@@ -187,7 +187,7 @@ class _ExampleFinder(importlib.abc.MetaPathFinder, importlib.abc.SourceLoader):
     def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:
         source = bytes(data).decode()
         if self.rewrite:
-            source = _rewrite.rewrite_source(source)
+            source = rewrite_source(source)
         return compile(source, path, "exec", dont_inherit=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
@@ -235,7 +235,7 @@ def library(backend: str) -> types.SimpleNamespace:
 
     def load(name: str) -> Any:
         if backend == "typelattice":
-            name = _rewrite.map_module(name)
+            name = map_module(name)
         return importlib.import_module(name)
 
     return types.SimpleNamespace(
