@@ -41,6 +41,7 @@ import typelattice.flax.serialization
 import typelattice.flax.struct
 import typelattice.flax.training.checkpoints
 import typelattice.flax.training.common_utils
+import typelattice.flax.training.dynamic_scale
 import typelattice.flax.training.train_state
 import typelattice.nn
 import typelattice.nn.initializers
@@ -61,6 +62,7 @@ MODULES = (
     typelattice.flax.serialization,
     typelattice.flax.struct,
     typelattice.flax.training.checkpoints,
+    typelattice.flax.training.dynamic_scale,
     typelattice.flax.training.common_utils,
     typelattice.flax.training.train_state,
 )

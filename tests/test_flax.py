@@ -327,3 +327,25 @@ def test_linen_is_typelattice_nn_under_flax_names() -> None:
     assert initializers.lecun_normal is nn.initializers.lecun_normal
     assert recurrent.LSTMCell is nn.recurrent.LSTMCell
     assert linen.initializers is initializers
+
+
+def test_dynamic_scale_backs_off_on_overflow_and_grows_after_finite_steps() -> None:
+    from typelattice.flax.training.dynamic_scale import DynamicScale
+
+    def loss(p: Any) -> Any:
+        return (tnp.asarray(p, tnp.float16) ** 2).astype(tnp.float32)
+
+    step = tl.jit(lambda ds, p: ds.value_and_grad(loss)(p))
+    ds = DynamicScale(growth_interval=2)
+    # 65536 * 300**2 overflows float16's gradient: the step is not finite.
+    ds, finite, value, grad = step(ds, tnp.float32(300.0))
+    assert not bool(finite) and float(ds.scale) == 32768.0
+    assert int(ds.fin_steps) == 0 and grad.dtype == tnp.float32
+    scales = []
+    for _ in range(3):
+        ds, finite, value, grad = step(ds, tnp.float32(0.5))
+        assert bool(finite) and float(grad) == 1.0 and float(value) == 0.25
+        scales.append(float(ds.scale))
+    assert scales == [32768.0, 32768.0, 65536.0]  # grown at fin_steps == 2
+    eager = DynamicScale(growth_interval=2).value_and_grad(loss)(tnp.float32(0.25))
+    assert float(eager.grad) == 0.5 and bool(eager.finite)

@@ -28,6 +28,7 @@ PUBLIC_MODULES = [
     "typelattice.flax.training",
     "typelattice.flax.training.checkpoints",
     "typelattice.flax.training.common_utils",
+    "typelattice.flax.training.dynamic_scale",
     "typelattice.flax.training.train_state",
     "typelattice.lax",
     "typelattice.lax.linalg",
