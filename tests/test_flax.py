@@ -347,5 +347,5 @@ def test_dynamic_scale_backs_off_on_overflow_and_grows_after_finite_steps() -> N
         assert bool(finite) and float(grad) == 1.0 and float(value) == 0.25
         scales.append(float(ds.scale))
     assert scales == [32768.0, 32768.0, 65536.0]  # grown at fin_steps == 2
-    eager = DynamicScale(growth_interval=2).value_and_grad(loss)(tnp.float32(0.25))
+    eager = DynamicScale(scale=1024.0).value_and_grad(loss)(tnp.float32(0.25))
     assert float(eager.grad) == 0.5 and bool(eager.finite)
