@@ -44,9 +44,42 @@ FLAX_NAMES = [
 ]
 
 
+# Built as optax builds them, for optax's state structure (same updates).
+AS_CHAINS = {"adam", "adamw", "sgd"}
+
+
 @pytest.mark.parametrize("name", FLAX_NAMES)
 def test_the_names_flax_examples_use_are_optims(name: str) -> None:
-    assert getattr(optax, name) is getattr(optim, name)
+    if name in AS_CHAINS:
+        assert callable(getattr(optax, name))
+    else:
+        assert getattr(optax, name) is getattr(optim, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_optax_adam_adamw_sgd_have_optaxs_states_and_optims_updates(
+    dtype: str,
+) -> None:
+    p = {k: tnp.asarray(v, dtype) for k, v in PARAMS.items()}
+    pairs = [
+        (optax.adam(0.1), optim.adam(0.1), ["ScaleByAdamState", "EmptyState"]),
+        (
+            optax.adamw(0.1, weight_decay=0.01),
+            optim.adamw(0.1, weight_decay=0.01),
+            ["ScaleByAdamState", "EmptyState", "EmptyState"],
+        ),
+        (optax.sgd(0.1, 0.9), optim.sgd(0.1, 0.9), ["TraceState", "EmptyState"]),
+    ]
+    for chained, own, names in pairs:
+        s1, s2 = chained.init(p), own.init(p)
+        assert [type(s).__name__ for s in s1] == names
+        for k in (1.0, -2.0):
+            g = {key: tnp.asarray(v * k, dtype) for key, v in PARAMS.items()}
+            u1, s1 = chained.update(g, s1, p)
+            u2, s2 = own.update(g, s2, p)
+            for key in p:
+                assert u1[key].dtype == u2[key].dtype
+                np.testing.assert_array_equal(np.asarray(u1[key]), np.asarray(u2[key]))
 
 
 def test_optax_lists_what_optim_lists() -> None:
