@@ -786,3 +786,25 @@ def test_nested_lists_are_taken_as_arrays_of_the_parameter_s_dtype() -> None:
         match=r"the parameter 'kernel' is a list of traced numbers.*before jit",
     ):
         tl.jit(layer.apply)(as_json, x)
+
+
+def test_batchnorm_axis_name_averages_the_statistics_over_the_named_axis() -> None:
+    # Two shards of a batch under a named vmap normalise with the statistics
+    # of the whole batch: as one BatchNorm over the concatenated batch.
+    x = tnp.asarray(np.arange(24, dtype=np.float32).reshape(2, 4, 3) ** 1.5)
+    layer = nn.BatchNorm(use_running_average=False, axis_name="batch")
+    whole = nn.BatchNorm(use_running_average=False)
+    v = whole.init(random.key(0), x.reshape(8, 3))
+    expected, upd = whole.apply(v, x.reshape(8, 3), mutable=["batch_stats"])
+    sharded = tl.vmap(
+        lambda xs: layer.apply(v, xs, mutable=["batch_stats"]), axis_name="batch"
+    )
+    y, upd2 = sharded(x)
+    np.testing.assert_allclose(
+        np.asarray(y).reshape(8, 3), np.asarray(expected), rtol=1e-5, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        np.asarray(upd2["batch_stats"]["mean"][0]),
+        np.asarray(upd["batch_stats"]["mean"]),
+        rtol=1e-6,
+    )

@@ -86,6 +86,10 @@ class _StandInModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if f"{self.__name__}.{attr}" == "absl.flags":
+            # (`from absl import flags` asks the package first: the working
+            # stand-in, not a missing name)
+            return importlib.import_module("absl.flags")
         return Missing(f"{self.__name__}.{attr}")
 
 

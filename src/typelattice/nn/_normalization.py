@@ -66,21 +66,32 @@ def _abs_sq(x: Array) -> Array:
 
 
 def _moments(
-    x: Array, axes: tuple[int, ...], center: bool, fast: bool, mask: Any = None
+    x: Array,
+    axes: tuple[int, ...],
+    center: bool,
+    fast: bool,
+    mask: Any = None,
+    axis_name: str | None = None,
 ) -> tuple[Array | None, Array]:
     """The mean (None unless ``center``) and variance (or mean square, when
     not centring) of ``x`` over ``axes``, kept as size-1 axes, in ``x``'s
-    dtype, over the elements where ``mask`` (broadcast to ``x``) holds.
-    ``fast`` uses ``E|x|² - |E x|²`` (one pass, as Flax's
+    dtype, over the elements where ``mask`` (broadcast to ``x``) holds, and
+    averaged over the named axis ``axis_name`` (of ``vmap`` or ``pmap``)
+    when given. ``fast`` uses ``E|x|² - |E x|²`` (one pass, as Flax's
     ``use_fast_variance``), else ``E|x - E x|²``."""
+
+    def mean_of(v: Array) -> Array:
+        m = tnp.mean(v, axis=axes, keepdims=True, where=mask)
+        return m if axis_name is None else lax.pmean(m, axis_name)
+
     if not center:
-        return None, tnp.mean(_abs_sq(x), axis=axes, keepdims=True, where=mask)
-    mean = tnp.mean(x, axis=axes, keepdims=True, where=mask)
+        return None, mean_of(_abs_sq(x))
+    mean = mean_of(x)
     if fast:
-        square = tnp.mean(_abs_sq(x), axis=axes, keepdims=True, where=mask)
+        square = mean_of(_abs_sq(x))
         # Rounding can leave E|x|² a hair below |E x|².
         return mean, tnp.maximum(square - _abs_sq(mean), 0)
-    return mean, tnp.mean(_abs_sq(x - mean), axis=axes, keepdims=True, where=mask)
+    return mean, mean_of(_abs_sq(x - mean))
 
 
 class _Norm(Module):
@@ -344,6 +355,9 @@ class BatchNorm(_Norm):
         scale_init, use_fast_variance: as :class:`LayerNorm`. The running
         statistics are created and kept in the statistics dtype (at least
         float32; for complex input a complex mean and a real variance).
+      axis_name: the named axis (of ``pmap`` or ``vmap``) over which the
+        batch statistics are also averaged, as data parallelism needs.
+      axis_index_groups: not provided (None only).
 
     >>> from typelattice import nn, random
     >>> import typelattice.numpy as tnp
@@ -366,6 +380,8 @@ class BatchNorm(_Norm):
     bias_init: initializers.Initializer = initializers.zeros
     scale_init: initializers.Initializer = initializers.ones
     use_fast_variance: bool = True
+    axis_name: str | None = None
+    axis_index_groups: Any = None
 
     @compact
     def __call__(
@@ -410,8 +426,19 @@ class BatchNorm(_Norm):
         else:
             if mask is not None:
                 mask = tnp.broadcast_to(tnp.asarray(mask, dtype=bool), xs.shape)
+            if self.axis_index_groups is not None:
+                raise NotImplementedError(
+                    "BatchNorm(axis_index_groups=...) is not provided: the "
+                    "statistics are averaged over the whole named axis "
+                    f"{self.axis_name!r}; leave axis_index_groups=None"
+                )
             found, var = _moments(
-                xs, reduction_axes, True, self.use_fast_variance, mask
+                xs,
+                reduction_axes,
+                True,
+                self.use_fast_variance,
+                mask,
+                self.axis_name,
             )
             assert found is not None
             mean = found
