@@ -795,6 +795,8 @@ def test_batchnorm_axis_name_averages_the_statistics_over_the_named_axis() -> No
     layer = nn.BatchNorm(use_running_average=False, axis_name="batch")
     whole = nn.BatchNorm(use_running_average=False)
     v = whole.init(random.key(0), x.reshape(8, 3))
+    # (initialised outside any named axis: the statistics are not averaged)
+    assert layer.init(random.key(0), x[0]).keys() == v.keys()
     expected, upd = whole.apply(v, x.reshape(8, 3), mutable=["batch_stats"])
     sharded = tl.vmap(
         lambda xs: layer.apply(v, xs, mutable=["batch_stats"]), axis_name="batch"

@@ -356,7 +356,8 @@ class BatchNorm(_Norm):
         statistics are created and kept in the statistics dtype (at least
         float32; for complex input a complex mean and a real variance).
       axis_name: the named axis (of ``pmap`` or ``vmap``) over which the
-        batch statistics are also averaged, as data parallelism needs.
+        batch statistics are also averaged, as data parallelism needs (not
+        while initialising, which runs outside the mapped function).
       axis_index_groups: not provided (None only).
 
     >>> from typelattice import nn, random
@@ -438,7 +439,8 @@ class BatchNorm(_Norm):
                 True,
                 self.use_fast_variance,
                 mask,
-                self.axis_name,
+                # (not while initialising, as Flax: init runs outside pmap)
+                None if self.is_initializing() else self.axis_name,
             )
             assert found is not None
             mean = found
