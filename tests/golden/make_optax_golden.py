@@ -218,6 +218,23 @@ def losses(ns: Any, dtype: str) -> dict[str, Any]:
         "huber_loss": o.huber_loss(x["preds"], x["targets"], delta=0.6),
         "log_cosh": o.log_cosh(x["preds"], x["targets"]),
         "cosine_similarity": o.cosine_similarity(x["logits"], x["probs"]),
+        **(_mixed_losses(ns) if dtype == "bfloat16" else {}),
+    }
+
+
+def _mixed_losses(ns: Any) -> dict[str, Any]:
+    """bfloat16 predictions with float32 labels and targets: the dtype each
+    loss gives (optax promotes, except for the sigmoid's labels)."""
+    o, x, y = ns.optax, _loss_inputs(ns.np, "bfloat16"), _loss_inputs(ns.np, "float32")
+    return {
+        "softmax_cross_entropy_mixed": o.softmax_cross_entropy(x["logits"], y["probs"]),
+        "sigmoid_binary_cross_entropy_mixed": o.sigmoid_binary_cross_entropy(
+            x["logits"][0], y["binary"]
+        ),
+        "l2_loss_mixed": o.l2_loss(x["preds"], y["targets"]),
+        "huber_loss_mixed": o.huber_loss(x["preds"], y["targets"], delta=0.6),
+        "log_cosh_mixed": o.log_cosh(x["preds"], y["targets"]),
+        "cosine_similarity_mixed": o.cosine_similarity(x["logits"], y["probs"]),
     }
 
 

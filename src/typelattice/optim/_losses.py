@@ -41,14 +41,21 @@ def _floating(x: ArrayLike, name: str, where: str) -> Array:
     return a
 
 
-def _like(x: ArrayLike, like: Array, name: str, where: str) -> Array:
-    """``x`` in ``like``'s dtype (checked), with ``like``'s shape."""
+def _shaped(x: ArrayLike, like: Array, name: str, where: str) -> Array:
+    """``x`` as an array, checked to have ``like``'s shape (its dtype is
+    kept: the loss promotes the two, as optax does)."""
     a = tnp.asarray(x)
     if a.shape != like.shape:
         raise ValueError(
             f"{where}: {name} has shape {a.shape}, but the predictions have "
             f"shape {like.shape}; give them the same shape"
         )
+    return a
+
+
+def _like(x: ArrayLike, like: Array, name: str, where: str) -> Array:
+    """``x`` in ``like``'s dtype (checked), with ``like``'s shape."""
+    a = _shaped(x, like, name, where)
     return convert_to(a, like.dtype, f"{where} ({name})")
 
 
@@ -64,7 +71,9 @@ def softmax_cross_entropy(
       axis: the axis (or axes) of the classes.
 
     Returns:
-      The loss per example (``axis`` summed out), in the logits' dtype.
+      The loss per example (``axis`` summed out), in the promoted dtype of
+      the logits and labels (float32 for bfloat16 logits and float32
+      labels, as optax).
 
     Raises:
       TypeError: the logits are not floating.
@@ -77,7 +86,7 @@ def softmax_cross_entropy(
     """
     where = "softmax_cross_entropy"
     x = _floating(logits, "logits", where)
-    y = _like(labels, x, "labels", where)
+    y = _shaped(labels, x, "labels", where)
     return -tnp.sum(y * nn.log_softmax(x, axis=axis), axis=axis)
 
 
@@ -159,7 +168,7 @@ def sigmoid_binary_cross_entropy(logits: ArrayLike, labels: ArrayLike) -> Array:
 
 def _errors(predictions: ArrayLike, targets: ArrayLike | None, where: str) -> Array:
     p = _floating(predictions, "predictions", where)
-    return p if targets is None else p - _like(targets, p, "targets", where)
+    return p if targets is None else p - _shaped(targets, p, "targets", where)
 
 
 def squared_error(predictions: ArrayLike, targets: ArrayLike | None = None) -> Array:
@@ -265,7 +274,7 @@ def cosine_similarity(
     """
     where = "cosine_similarity"
     a = _floating(predictions, "predictions", where)
-    b = _like(_floating(targets, "targets", where), a, "targets", where)
+    b = _shaped(_floating(targets, "targets", where), a, "targets", where)
     a_norm = tnp.sqrt(tnp.clip(tnp.sum(a * a, axis=axis, keepdims=True), epsilon))
     b_norm = tnp.sqrt(tnp.clip(tnp.sum(b * b, axis=axis, keepdims=True), epsilon))
     return tnp.sum((a / a_norm) * (b / b_norm), axis=axis)
