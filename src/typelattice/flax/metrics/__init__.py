@@ -18,9 +18,7 @@ _SUBMODULES: frozenset[str] = frozenset({"tensorboard"})
 def __getattr__(name: str) -> object:
     if name in _SUBMODULES:
         return _importlib.import_module(f"typelattice.flax.metrics.{name}")
-    raise AttributeError(
-        f"module 'typelattice.flax.metrics' has no attribute {name!r}"
-    )
+    raise AttributeError(f"module 'typelattice.flax.metrics' has no attribute {name!r}")
 
 
 __all__: list[str] = []

@@ -18,8 +18,6 @@ plugin's session-start record (the plugin's own protocol buffers ship with
 ['audio', 'close', 'flush', 'histogram', 'hparams', 'image', 'scalar', 'text', 'write']
 """
 
-from __future__ import annotations
-
 import importlib as _importlib
 import io as _io
 import os as _os
@@ -84,8 +82,7 @@ def _step(step: _Any) -> int:
         _np.issubdtype(arr.dtype, _np.integer) or arr.dtype == _np.bool_
     ):
         raise TypeError(
-            f"step={step!r} is not an integer scalar; pass the training step "
-            "as an int"
+            f"step={step!r} is not an integer scalar; pass the training step as an int"
         )
     return int(arr)
 
@@ -140,9 +137,9 @@ class SummaryWriter:
 
     >>> import tempfile
     >>> from typelattice.flax.metrics import tensorboard
-    >>> writer = tensorboard.SummaryWriter(tempfile.mkdtemp())  # doctest: +SKIP
-    >>> writer.scalar('loss', 0.25, step=1)  # doctest: +SKIP
-    >>> writer.close()  # doctest: +SKIP
+    >>> writer = tensorboard.SummaryWriter(tempfile.mkdtemp())
+    >>> writer.scalar('loss', 0.25, step=1)
+    >>> writer.close()
     """
 
     def __init__(self, log_dir: str | _os.PathLike[str], auto_flush: bool = True):
@@ -183,13 +180,28 @@ class SummaryWriter:
 
     def close(self) -> None:
         """Write what is pending and close the event file; later writes
-        raise :class:`ValueError`. Closing twice does nothing."""
+        raise :class:`ValueError`. Closing twice does nothing.
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> writer.close()
+        >>> writer.scalar('loss', 0.5, step=1)
+        Traceback (most recent call last):
+        ValueError: this SummaryWriter is closed; make a new SummaryWriter(log_dir)
+        """
         if not self._closed:
             self._writer.close()
             self._closed = True
 
     def flush(self) -> None:
-        """Write pending summaries to disk."""
+        """Write pending summaries to disk.
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp(), auto_flush=False)
+        >>> writer.scalar('loss', 0.5, step=1)
+        >>> writer.flush()
+        >>> writer.close()
+        """
         if not self._closed:
             self._writer.flush()
 
@@ -204,6 +216,13 @@ class SummaryWriter:
         Raises:
           ValueError: if the writer is closed.
           TypeError: if ``step`` is not an integer.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> import typelattice.numpy as tnp
+        >>> writer.scalar('loss', tnp.asarray(0.25), step=10)
+        >>> writer.close()
         """
         value = float(_np.asarray(value))
         summary = _load("tensorboard.plugins.scalar.summary_v2").scalar_pb(tag, value)
@@ -219,6 +238,15 @@ class SummaryWriter:
 
         Raises:
           ValueError: if ``textdata`` is not ``str`` or ``bytes``.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> writer.text('notes', '**lr** = 0.1', step=0)
+        >>> writer.text('notes', 0.1, step=0)
+        Traceback (most recent call last):
+        ValueError: `textdata` should be of the type `str` or `bytes`, not float; pass str(textdata)
+        >>> writer.close()
         """
         if not isinstance(textdata, (str, bytes)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(
@@ -239,6 +267,13 @@ class SummaryWriter:
           values: an array of numbers.
           step: the training step (an int).
           bins: the number of buckets.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> import numpy as np
+        >>> writer.histogram('weights', np.linspace(-1.0, 1.0, 100), step=3, bins=10)
+        >>> writer.close()
         """
         data = _np.asarray(values).reshape(-1)
         module = _load("tensorboard.plugins.histogram.summary_v2")
@@ -258,6 +293,13 @@ class SummaryWriter:
         Raises:
           TypeError: if the images are neither uint8 nor floating.
           ValueError: if their shape is none of the above.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> import numpy as np
+        >>> writer.image('samples', np.zeros((2, 8, 8, 3)), step=1)
+        >>> writer.close()
         """
         data = _np.asarray(image)
         # As Flax: [H, W] is one grey image; [.., .., 1 or 3] is one image
@@ -311,6 +353,14 @@ class SummaryWriter:
 
         Raises:
           ValueError: if ``audiodata`` is not of rank 3.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> import numpy as np
+        >>> clip = np.sin(np.linspace(0.0, 100.0, 8000))[None, :, None]
+        >>> writer.audio('tone', clip, step=1, sample_rate=8000)
+        >>> writer.close()
         """
         data = _np.clip(_np.asarray(audiodata, _np.float32), -1, 1)
         if data.ndim != 3:
@@ -328,9 +378,7 @@ class SummaryWriter:
         )
         self._tensor_summary(tag, tensor, metadata, step)
 
-    def write(
-        self, tag: str, tensor: _Any, step: _Any, metadata: _Any = None
-    ) -> None:
+    def write(self, tag: str, tensor: _Any, step: _Any, metadata: _Any = None) -> None:
         """Save an arbitrary tensor summary (for custom plugins).
 
         Args:
@@ -338,6 +386,12 @@ class SummaryWriter:
           tensor: an array.
           step: the training step (an int).
           metadata: a ``SummaryMetadata`` proto, or its serialized bytes.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> writer.write('counts', [1, 2, 3], step=1)
+        >>> writer.close()
         """
         if isinstance(metadata, bytes):
             metadata = self._summary_pb2.SummaryMetadata.FromString(metadata)
@@ -351,6 +405,12 @@ class SummaryWriter:
 
         Args:
           hparams: a mapping from hyperparameter name to value.
+
+        >>> import tempfile
+        >>> from typelattice.flax.metrics.tensorboard import SummaryWriter
+        >>> writer = SummaryWriter(tempfile.mkdtemp())
+        >>> writer.hparams({'learning_rate': 0.1, 'model': {'depth': 4}})
+        >>> writer.close()
         """
         module = _load("tensorboard.plugins.hparams.summary_v2")
         self._add(module.hparams_pb(_flatten_dict(hparams)), 0)
