@@ -245,12 +245,12 @@ class SummaryWriter:
         >>> writer.text('notes', '**lr** = 0.1', step=0)
         >>> writer.text('notes', 0.1, step=0)
         Traceback (most recent call last):
-        ValueError: `textdata` should be of the type `str` or `bytes`, not float; pass str(textdata)
+        ValueError: `textdata` should be str or bytes, not float; pass str(textdata)
         >>> writer.close()
         """
         if not isinstance(textdata, (str, bytes)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(
-                f"`textdata` should be of the type `str` or `bytes`, not "
+                f"`textdata` should be str or bytes, not "
                 f"{type(textdata).__name__}; pass str(textdata)"
             )
         summary = _load("tensorboard.plugins.text.summary_v2").text_pb(tag, textdata)
