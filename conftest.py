@@ -1,5 +1,6 @@
-"""Collection of the whole project: the modules of optional backends are
-collected (for their doctests) only where their library is installed."""
+"""Collection of the whole project: the modules of optional backends (and
+of the TensorBoard writer) are collected (for their doctests) only where
+their library is installed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ _OPTIONAL = {
     "torch": "src/typelattice/_backends/torch.py",
     "cupy": "src/typelattice/_backends/cupy.py",
     "dask": "src/typelattice/_backends/dask.py",
+    # Flax's SummaryWriter writes with the tensorboard package.
+    "tensorboard": "src/typelattice/flax/metrics/tensorboard.py",
 }
 
 collect_ignore = [

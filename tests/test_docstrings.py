@@ -37,6 +37,7 @@ import pytest
 
 import typelattice
 import typelattice.flax.core
+import typelattice.flax.metrics.tensorboard
 import typelattice.flax.serialization
 import typelattice.flax.struct
 import typelattice.flax.training.checkpoints
@@ -59,6 +60,7 @@ MODULES = (
     typelattice.optim,
     typelattice.typing,
     typelattice.flax.core,
+    typelattice.flax.metrics.tensorboard,
     typelattice.flax.serialization,
     typelattice.flax.struct,
     typelattice.flax.training.checkpoints,

@@ -23,6 +23,8 @@ PUBLIC_MODULES = [
     "typelattice.flax.linen",
     "typelattice.flax.linen.initializers",
     "typelattice.flax.linen.recurrent",
+    "typelattice.flax.metrics",
+    "typelattice.flax.metrics.tensorboard",
     "typelattice.flax.serialization",
     "typelattice.flax.struct",
     "typelattice.flax.training",

@@ -6,8 +6,9 @@ modules (``typelattice port FILE`` rewrites them): ``flax.linen`` becomes
 ``flax.struct`` :mod:`typelattice.flax.struct`, ``flax.core``
 :mod:`typelattice.flax.core`, ``flax.training``
 :mod:`typelattice.flax.training`, ``flax.serialization``
-:mod:`typelattice.flax.serialization` and ``flax.errors``
-:mod:`typelattice.flax.errors` (see docs/flax.md). The submodules
+:mod:`typelattice.flax.serialization`, ``flax.errors``
+:mod:`typelattice.flax.errors` and ``flax.metrics``
+:mod:`typelattice.flax.metrics` (see docs/flax.md). The submodules
 load on first use: ``import typelattice`` loads none of them, and msgpack
 loads only when bytes are written or read.
 
@@ -22,7 +23,16 @@ import importlib.util as _util
 # The public submodules, loaded on first use as attributes (`import
 # typelattice.flax as flax; flax.linen.Dense`, as `import flax` allows).
 _SUBMODULES: frozenset[str] = frozenset(
-    {"core", "errors", "jax_utils", "linen", "serialization", "struct", "training"}
+    {
+        "core",
+        "errors",
+        "jax_utils",
+        "linen",
+        "metrics",
+        "serialization",
+        "struct",
+        "training",
+    }
 )
 
 
