@@ -11,7 +11,10 @@ nn``). The names are those of :mod:`typelattice.nn`, the same objects.
 
 from typelattice import nn as _nn
 from typelattice.flax.linen import initializers as initializers
+from typelattice.flax.linen import meta as meta
+from typelattice.flax.linen import module as module
 from typelattice.flax.linen import recurrent as recurrent
+from typelattice.flax.linen import transforms as transforms
 from typelattice.nn import *  # noqa: F403
 
 __all__: list[str] = []
