@@ -761,3 +761,20 @@ def test_integer_arguments_that_are_traced_say_why(call: Any) -> None:
     says how to make it static, not "must be an integer, got Traced<...>"."""
     with pytest.raises(tl.ConcretizationTypeError, match="static"):
         tl.jit(call)(2)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 3, -2, 7, -11])
+def test_roll_by_a_traced_shift_is_rolls_by_its_value(shift: int) -> None:
+    import typelattice as tl
+
+    x = np.arange(10, dtype=np.int16).reshape(2, 5)
+    for axis in (1, 0, None):
+        roll = tl.jit(lambda a, s, ax=axis: tnp.roll(a, s, axis=ax))
+        got = roll(tnp.asarray(x), shift)
+        np.testing.assert_array_equal(np.asarray(got), np.roll(x, shift, axis=axis))
+        assert got.dtype == np.int16
+    # One shift per row, under vmap.
+    shifts = tnp.asarray([shift, 1 - shift])
+    got = tl.vmap(lambda r, s: tnp.roll(r, s))(tnp.asarray(x), shifts)
+    want = [np.roll(x[0], shift), np.roll(x[1], 1 - shift)]
+    np.testing.assert_array_equal(np.asarray(got), np.stack(want))

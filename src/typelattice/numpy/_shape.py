@@ -662,7 +662,10 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
     Array([3, 1, 2], dtype=int8)
     """
     x = _arr(a, "roll")
-    shift = _static(shift)
+    try:
+        shift = _static(shift)
+    except ConcretizationTypeError:  # a traced shift: sliced where it says
+        return _roll_traced(x, shift, axis)  # type: ignore[no-any-return]
     _probe("roll", np.roll, x.shape, shift, axis)
     if axis is None:
         flat = _roll_axes(_reshaped(x, (math.prod(x.shape),)), {0: int(np.sum(shift))})
@@ -672,6 +675,34 @@ def roll(a: ArrayLike, shift: Any, axis: int | Sequence[int] | None = None) -> A
         (d,) = _axes(int(ax), x.ndim)
         shifts[d] = shifts.get(d, 0) + int(sh)
     return _roll_axes(x, shifts)  # type: ignore[no-any-return]
+
+
+def _roll_traced(x: Any, shift: Any, axis: int | Sequence[int] | None) -> Any:
+    """``x`` rolled by a traced ``shift`` (an integer scalar, or one per
+    axis): along each axis, the window of ``x`` joined to itself that
+    starts ``n - shift mod n`` in (as JAX does for such shifts)."""
+    s = _arr(shift, "roll")
+    if not _dtypes.isdtype(s.dtype, "integral") or s.ndim > 1:
+        raise TypeError(
+            f"roll: a traced shift must be an integer scalar or one per axis, "
+            f"got {s.dtype.name}{list(s.shape)}"
+        )
+    if axis is None:
+        flat = _roll_traced(_reshaped(x, (math.prod(x.shape),)), s.sum(), 0)
+        return _reshaped(flat, tuple(x.shape))
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    shifts = [s] * len(axes) if s.ndim == 0 else [s[i] for i in range(s.shape[0])]
+    if len(shifts) != len(axes):
+        raise ValueError(
+            f"roll: {len(shifts)} shifts for {len(axes)} axes; give one per axis"
+        )
+    for sh, ax in zip(shifts, axes, strict=True):
+        (d,) = _axes(int(ax), x.ndim)
+        n = x.shape[d]
+        if n:
+            start = n - (sh % n)
+            x = lax.dynamic_slice_in_dim(lax.concatenate([x, x], d), start, n, d)
+    return x
 
 
 def _roll_axes(x: Any, shifts: dict[int, int]) -> Any:
