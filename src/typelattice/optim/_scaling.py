@@ -40,6 +40,7 @@ from typelattice.optim._transform import (
     GradientTransformation,
     _abs_sq,
     _check,
+    _check_adam,
     _checked,
     _flatten,
     _float_params,
@@ -549,10 +550,7 @@ def scale_by_adam(
     (Array([ 1., -1.], dtype=float32), dtype(bfloat16), dtype('float32'))
     """
     where = "scale_by_adam"
-    _check(b1, "b1", where, 0.0, 1.0)
-    _check(b2, "b2", where, 0.0, 1.0)
-    _check(eps, "eps", where, 0.0)
-    _check(eps_root, "eps_root", where, 0.0)
+    _check_adam(b1, b2, eps, eps_root, where)
     mu_dt = _dtype_or_none(mu_dtype)
 
     def init(params: Any) -> ScaleByAdamState:
