@@ -49,6 +49,7 @@ from typelattice.nn._module import (
     Module,
     _copy_dicts,
     _has_module,
+    _map_modules,
     _Run,
     _Scope,
     _wrap_method,
@@ -87,7 +88,7 @@ def _unbound(module: Module) -> Module:
     """A copy of ``module`` that belongs to no run, its submodule fields
     copied the same way, to be bound afresh in a lifted run."""
     changes = {
-        f.name: _unbound_tree(getattr(module, f.name))
+        f.name: _map_modules(getattr(module, f.name), _unbound)
         for f in dataclasses.fields(module)
         if _has_module(getattr(module, f.name))
     }
@@ -98,19 +99,6 @@ def _unbound(module: Module) -> Module:
         return dataclasses.replace(module, **changes)
     finally:
         _STACK.pop()
-
-
-def _unbound_tree(value: Any) -> Any:
-    if isinstance(value, Module):
-        return _unbound(value)
-    if isinstance(value, list | tuple):
-        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-        items = [_unbound_tree(v) for v in seq]
-        return items if isinstance(seq, list) else tuple(items)
-    if isinstance(value, dict):
-        mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return {k: _unbound_tree(v) for k, v in mapping.items()}
-    return value
 
 
 def _scope_of(module: Module, transform: str) -> _Scope:
