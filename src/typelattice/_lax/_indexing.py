@@ -412,8 +412,7 @@ def _gather_impl(
         (starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped]), axis=-1
     )
     starts = np.clip(starts, 0, np.maximum(hi, 0))
-    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
-    window = [d for d in range(x.ndim) if d not in dropped]
+    window = _window_dims(x.ndim, dn)
     positions = _positions(starts, window, slice_sizes)
     full = (*idx.shape[:-1], *(slice_sizes[d] for d in window))
     if x.size == 0 or 0 in full:
@@ -428,17 +427,30 @@ def _gather_impl(
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
         keep = np.reshape(ok, (*np.shape(ok), *([1] * len(window))))
         out = np.where(keep, out, np.asarray(fill).astype(x.dtype))
-    nb = idx.ndim - 1
+    return np.transpose(out, _offset_perm(idx.ndim - 1, len(window), dn))
+
+
+def _window_dims(ndim: int, dn: GatherDimensionNumbers) -> list[int]:
+    """The operand's axes a gather keeps in each slice (neither collapsed
+    nor batching)."""
+    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
+    return [d for d in range(ndim) if d not in dropped]
+
+
+def _offset_perm(nb: int, nw: int, dn: GatherDimensionNumbers) -> list[int]:
+    """The transposition from a gather's ``(*batch, *window)`` layout (``nb``
+    batch axes, ``nw`` window axes) to its result's, where the window axes
+    stand at ``offset_dims``."""
     perm: list[int] = []
     b = w = 0
-    for pos in range(nb + len(window)):
+    for pos in range(nb + nw):
         if pos in dn.offset_dims:
             perm.append(nb + w)
             w += 1
         else:
             perm.append(b)
             b += 1
-    return np.transpose(out, perm)
+    return perm
 
 
 def _take_axis(
