@@ -63,6 +63,7 @@ from typelattice._lax._indexing import (
     GatherScatterMode,
     _default_fill,
     _offset_perm,
+    _scatter_layout,
     _window_dims,
 )
 from typelattice._lax._primitive import PRIMITIVES, Primitive
@@ -1308,13 +1309,8 @@ def _scatter_add(
     dn = dimension_numbers
     idx = _index_values(indices)
     nb = idx.ndim - 1
-    scatter_axes = [a for a in range(updates.ndim) if a not in dn.update_window_dims]
-    values = updates.permute((*scatter_axes, *dn.update_window_dims))
-    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
-    window = [d for d in range(x.ndim) if d not in inserted]
-    sizes = [1] * x.ndim
-    for d, n in zip(window, values.shape[nb:], strict=True):
-        sizes[d] = n
+    perm, window, sizes = _scatter_layout(x.ndim, tuple(updates.shape), nb, dn)
+    values = updates.permute(perm)
     starts = _window_starts(
         idx,
         x.ndim,

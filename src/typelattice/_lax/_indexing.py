@@ -430,6 +430,24 @@ def _gather_impl(
     return np.transpose(out, _offset_perm(idx.ndim - 1, len(window), dn))
 
 
+def _scatter_layout(
+    ndim: int, update_shape: Sequence[int], nb: int, dn: ScatterDimensionNumbers
+) -> tuple[tuple[int, ...], list[int], list[int]]:
+    """A scatter's layout: the transposition of the updates putting their
+    ``nb`` scatter axes first, the operand's window axes, and the size of
+    each update slice along every operand axis."""
+    scatter_axes = [
+        a for a in range(len(update_shape)) if a not in dn.update_window_dims
+    ]
+    perm = (*scatter_axes, *dn.update_window_dims)
+    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
+    window = [d for d in range(ndim) if d not in inserted]
+    sizes = [1] * ndim
+    for d, a in zip(window, perm[nb:], strict=True):
+        sizes[d] = update_shape[a]
+    return perm, window, sizes
+
+
 def _window_dims(ndim: int, dn: GatherDimensionNumbers) -> list[int]:
     """The operand's axes a gather keeps in each slice (neither collapsed
     nor batching)."""
@@ -727,15 +745,8 @@ def _scatter_primitive(
             return out
         idx = indices.astype(np.int64)
         nb = idx.ndim - 1
-        scatter_axes = [
-            a for a in range(updates.ndim) if a not in dn.update_window_dims
-        ]
-        values = np.transpose(updates, (*scatter_axes, *dn.update_window_dims))
-        inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
-        window = [d for d in range(x.ndim) if d not in inserted]
-        sizes = [1] * x.ndim
-        for d, n in zip(window, values.shape[nb:], strict=True):
-            sizes[d] = n
+        perm, window, sizes = _scatter_layout(x.ndim, updates.shape, nb, dn)
+        values = np.transpose(updates, perm)
         starts = _starts(
             idx,
             x.ndim,
