@@ -1346,7 +1346,9 @@ def _unbound_copy(module: M) -> M:
         for f in dataclasses.fields(module)
         if f.init and _has_module(getattr(module, f.name))
     }
-    _STACK.append((module, False))  # (the copy is nobody's child)
+    # (A module made while a @compact method runs would become its child:
+    # the copy is made with no parent, to be bound afresh.)
+    _STACK.append((module, False))
     try:
         return dataclasses.replace(module, **changes)
     finally:
