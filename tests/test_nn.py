@@ -308,6 +308,33 @@ def test_circular_padding_wraps_the_input_around(
     assert np.isfinite(np.asarray(grads["kernel"])).all()
 
 
+@pytest.mark.parametrize("strides, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+def test_circular_conv_local_is_valid_conv_local_of_the_wrapped_input(
+    strides: tuple[int, int], dilation: tuple[int, int]
+) -> None:
+    """ConvLocal with 'CIRCULAR' padding wraps the input around as Conv does:
+    its kernel has one position per output of the wrapped input, and its
+    output is the 'VALID' ConvLocal of that input with the same parameters."""
+    x = random.normal(random.key(0), (2, 5, 6, 3))
+    kw: dict[str, Any] = {"strides": strides, "kernel_dilation": dilation}
+    layer = nn.ConvLocal(4, (3, 2), padding="CIRCULAR", **kw)
+    v = layer.init(random.key(1), x)
+    reach = [(k - 1) * d + 1 for k, d in zip((3, 2), dilation, strict=True)]
+    pads = [(0, 0)] + [((r - 1) // 2, r // 2) for r in reach] + [(0, 0)]
+    wrapped = tnp.asarray(np.pad(np.asarray(x), pads, mode="wrap"))
+    valid = nn.ConvLocal(4, (3, 2), padding="VALID", **kw)
+    y = layer.apply(v, x)
+    assert (
+        y.shape
+        == nn.Conv(4, (3, 2), padding="CIRCULAR", **kw)
+        .init_with_output(random.key(1), x)[0]
+        .shape
+    )
+    np.testing.assert_allclose(
+        np.asarray(y), np.asarray(valid.apply(v, wrapped)), rtol=1e-6
+    )
+
+
 @pytest.mark.parametrize("strides", [(1, 1), (2, 1), (2, 2)])
 def test_circular_transposed_convolution_is_circular_conv_s_adjoint(
     strides: tuple[int, int],

@@ -150,18 +150,7 @@ class ArrayImpl(Array):
     def __array__(
         self, dtype: Any = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]:
-        value = self._value
-        if dtype is not None and np.dtype(dtype) != value.dtype:
-            if copy is False:
-                raise ValueError(
-                    f"converting an Array of dtype {value.dtype} to {dtype} "
-                    "makes a copy, and copy=False forbids it; pass copy=None "
-                    "(or convert first: x.astype(...))"
-                )
-            return value.astype(dtype)
-        if copy:
-            return value.copy()
-        return read_only(value)
+        return _as_numpy(self._value, dtype, copy)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         # Exported read-only: consumers must not change an immutable array.
@@ -223,6 +212,25 @@ class ArrayImpl(Array):
 
     def __deepcopy__(self, memo: Any) -> ArrayImpl:
         return self
+
+
+def _as_numpy(
+    value: np.ndarray[Any, Any], dtype: Any, copy: bool | None
+) -> np.ndarray[Any, Any]:
+    """An array's values for NumPy's ``__array__(dtype, copy)``: read-only
+    unless copied; ValueError where a conversion must copy and ``copy`` is
+    False."""
+    if dtype is not None and np.dtype(dtype) != value.dtype:
+        if copy is False:
+            raise ValueError(
+                f"converting an Array of dtype {value.dtype} to {dtype} "
+                "makes a copy, and copy=False forbids it; pass copy=None "
+                "(or convert first: x.astype(...))"
+            )
+        return value.astype(dtype)
+    if copy:
+        return value.copy()
+    return read_only(value)
 
 
 def _rebuild(value: np.ndarray[Any, Any], weak: bool) -> ArrayImpl:
@@ -476,17 +484,7 @@ class BackendArray(Array):
         # The library's conversion: a copy from a GPU, a computation for
         # Dask, the memory itself for a torch tensor on the CPU (read-only).
         value: np.ndarray[Any, Any] = np.asarray(self._backend.to_numpy(self._value))
-        if dtype is not None and np.dtype(dtype) != value.dtype:
-            if copy is False:
-                raise ValueError(
-                    f"converting an Array of dtype {value.dtype} to {dtype} "
-                    "makes a copy, and copy=False forbids it; pass copy=None "
-                    "(or convert first: x.astype(...))"
-                )
-            return value.astype(dtype)
-        if copy:
-            return value.copy()
-        return read_only(value)
+        return _as_numpy(value, dtype, copy)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         # The library's own export: DLPack has no read-only flag that torch

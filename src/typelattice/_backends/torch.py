@@ -59,7 +59,13 @@ from typelattice import lax as _lax
 from typelattice import numpy as _tnp
 from typelattice._backends._backend import NUMPY, Backend
 from typelattice._lax._dot import _compute_dtype, result_dtype
-from typelattice._lax._indexing import GatherScatterMode, _default_fill
+from typelattice._lax._indexing import (
+    GatherScatterMode,
+    _default_fill,
+    _offset_perm,
+    _scatter_layout,
+    _window_dims,
+)
 from typelattice._lax._primitive import PRIMITIVES, Primitive
 
 __all__ = [
@@ -1248,8 +1254,7 @@ def _gather_native(
     mapped = list(dn.start_index_map)
     ok = ((starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped])).all(-1)
     starts = torch.minimum(starts.clamp(min=0), hi.clamp(min=0))
-    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
-    window = [d for d in range(x.ndim) if d not in dropped]
+    window = _window_dims(x.ndim, dn)
     full = (*idx.shape[:-1], *(slice_sizes[d] for d in window))
     if x.numel() == 0 or 0 in full:
         out = torch.zeros(full, dtype=x.dtype, device=device)
@@ -1260,17 +1265,7 @@ def _gather_native(
     if fill_or_drop:
         keep = ok.reshape(*ok.shape, *([1] * len(window)))
         out = torch.where(keep, out, fill)
-    nb = idx.ndim - 1
-    perm: list[int] = []
-    b = w = 0
-    for pos in range(nb + len(window)):
-        if pos in dn.offset_dims:
-            perm.append(nb + w)
-            w += 1
-        else:
-            perm.append(b)
-            b += 1
-    return out.permute(perm)
+    return out.permute(_offset_perm(idx.ndim - 1, len(window), dn))
 
 
 def _index_values(indices: Tensor) -> Tensor:
@@ -1314,13 +1309,8 @@ def _scatter_add(
     dn = dimension_numbers
     idx = _index_values(indices)
     nb = idx.ndim - 1
-    scatter_axes = [a for a in range(updates.ndim) if a not in dn.update_window_dims]
-    values = updates.permute((*scatter_axes, *dn.update_window_dims))
-    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
-    window = [d for d in range(x.ndim) if d not in inserted]
-    sizes = [1] * x.ndim
-    for d, n in zip(window, values.shape[nb:], strict=True):
-        sizes[d] = n
+    perm, window, sizes = _scatter_layout(x.ndim, tuple(updates.shape), nb, dn)
+    values = updates.permute(perm)
     starts = _window_starts(
         idx,
         x.ndim,

@@ -412,8 +412,7 @@ def _gather_impl(
         (starts[..., mapped] >= 0) & (starts[..., mapped] <= hi[mapped]), axis=-1
     )
     starts = np.clip(starts, 0, np.maximum(hi, 0))
-    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
-    window = [d for d in range(x.ndim) if d not in dropped]
+    window = _window_dims(x.ndim, dn)
     positions = _positions(starts, window, slice_sizes)
     full = (*idx.shape[:-1], *(slice_sizes[d] for d in window))
     if x.size == 0 or 0 in full:
@@ -428,17 +427,48 @@ def _gather_impl(
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
         keep = np.reshape(ok, (*np.shape(ok), *([1] * len(window))))
         out = np.where(keep, out, np.asarray(fill).astype(x.dtype))
-    nb = idx.ndim - 1
+    return np.transpose(out, _offset_perm(idx.ndim - 1, len(window), dn))
+
+
+def _scatter_layout(
+    ndim: int, update_shape: Sequence[int], nb: int, dn: ScatterDimensionNumbers
+) -> tuple[tuple[int, ...], list[int], list[int]]:
+    """A scatter's layout: the transposition of the updates putting their
+    ``nb`` scatter axes first, the operand's window axes, and the size of
+    each update slice along every operand axis."""
+    scatter_axes = [
+        a for a in range(len(update_shape)) if a not in dn.update_window_dims
+    ]
+    perm = (*scatter_axes, *dn.update_window_dims)
+    inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
+    window = [d for d in range(ndim) if d not in inserted]
+    sizes = [1] * ndim
+    for d, a in zip(window, perm[nb:], strict=True):
+        sizes[d] = update_shape[a]
+    return perm, window, sizes
+
+
+def _window_dims(ndim: int, dn: GatherDimensionNumbers) -> list[int]:
+    """The operand's axes a gather keeps in each slice (neither collapsed
+    nor batching)."""
+    dropped = (*dn.collapsed_slice_dims, *dn.operand_batching_dims)
+    return [d for d in range(ndim) if d not in dropped]
+
+
+def _offset_perm(nb: int, nw: int, dn: GatherDimensionNumbers) -> list[int]:
+    """The transposition from a gather's ``(*batch, *window)`` layout (``nb``
+    batch axes, ``nw`` window axes) to its result's, where the window axes
+    stand at ``offset_dims``."""
     perm: list[int] = []
     b = w = 0
-    for pos in range(nb + len(window)):
+    for pos in range(nb + nw):
         if pos in dn.offset_dims:
             perm.append(nb + w)
             w += 1
         else:
             perm.append(b)
             b += 1
-    return np.transpose(out, perm)
+    return perm
 
 
 def _take_axis(
@@ -715,15 +745,8 @@ def _scatter_primitive(
             return out
         idx = indices.astype(np.int64)
         nb = idx.ndim - 1
-        scatter_axes = [
-            a for a in range(updates.ndim) if a not in dn.update_window_dims
-        ]
-        values = np.transpose(updates, (*scatter_axes, *dn.update_window_dims))
-        inserted = (*dn.inserted_window_dims, *dn.operand_batching_dims)
-        window = [d for d in range(x.ndim) if d not in inserted]
-        sizes = [1] * x.ndim
-        for d, n in zip(window, values.shape[nb:], strict=True):
-            sizes[d] = n
+        perm, window, sizes = _scatter_layout(x.ndim, updates.shape, nb, dn)
+        values = np.transpose(updates, perm)
         starts = _starts(
             idx,
             x.ndim,

@@ -274,6 +274,50 @@ def conv_general(
     return tnp.reshape(y, (batch, *out, features))
 
 
+def _flat_batch(
+    inputs: Any, kernel_size: int | Sequence[int], where: str
+) -> tuple[Array, tuple[int, ...], tuple[int, ...]]:
+    """The input with its batch axes made one (an unbatched input gets one),
+    the window, and the batch shape to restore."""
+    window = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+    n = len(window)
+    x = _dtypes.as_input(inputs)
+    if x.ndim < n + 1:
+        raise ValueError(
+            f"{where} with a {n}-d kernel needs input of at least {n + 1} "
+            f"dimensions (*spatial, features), got shape {x.shape}"
+        )
+    batch_shape = x.shape[: x.ndim - n - 1]
+    x = tnp.reshape(x, (math.prod(batch_shape), *x.shape[x.ndim - n - 1 :]))
+    return x, window, batch_shape
+
+
+def _geometry(
+    x: Array,
+    window: tuple[int, ...],
+    strides: None | int | Sequence[int],
+    padding: PaddingLike,
+    input_dilation: None | int | Sequence[int],
+    kernel_dilation: None | int | Sequence[int],
+) -> tuple[Array, tuple[int, ...], Pairs, tuple[int, ...], tuple[int, ...]]:
+    """A convolution's spatial geometry: the input (wrapped around for
+    'CIRCULAR'), the strides, the (low, high) pads and the input and kernel
+    dilations, one per spatial dimension."""
+    n = len(window)
+    steps = _tuple(strides, n, "strides")
+    in_dil = _tuple(input_dilation, n, "input_dilation")
+    k_dil = _tuple(kernel_dilation, n, "kernel_dilation")
+    dilated = [(s - 1) * d + 1 for s, d in zip(x.shape[1:-1], in_dil, strict=True)]
+    reach = [(k - 1) * d + 1 for k, d in zip(window, k_dil, strict=True)]
+    rule = _explicit(padding, n)
+    if rule == "CIRCULAR":
+        # As Flax: the input wrapped around, ((k-1)//2, k//2) of the
+        # dilated window per side, then a 'VALID' convolution.
+        x = _wrap(x, [((r - 1) // 2, r // 2) for r in reach])
+        rule = "VALID"
+    return x, steps, _conv_pads(rule, dilated, reach, steps), in_dil, k_dil
+
+
 class _ConvBase(Module):
     """What Conv and ConvTranspose share: the batch handling, the
     parameters and the dtypes."""
@@ -286,17 +330,8 @@ class _ConvBase(Module):
         run: Any,
         transposed_kernel: bool = False,
     ) -> Array:
-        window = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
-        n = len(window)
-        x = _dtypes.as_input(inputs)
-        if x.ndim < n + 1:
-            raise ValueError(
-                f"{type(self).__name__} with a {n}-d kernel needs input of at "
-                f"least {n + 1} dimensions (*spatial, features), got shape {x.shape}"
-            )
         # Unbatched input gets a batch axis; several batch axes become one.
-        batch_shape = x.shape[: x.ndim - n - 1]
-        x = tnp.reshape(x, (math.prod(batch_shape), *x.shape[x.ndim - n - 1 :]))
+        x, window, batch_shape = _flat_batch(inputs, kernel_size, type(self).__name__)
         in_features = x.shape[-1]
         if in_features % groups:
             raise ValueError(
@@ -392,24 +427,14 @@ class Conv(_ConvBase):
         """
 
         def run(x: Array, kernel: Array, window: tuple[int, ...]) -> Array:
-            n = len(window)
-            strides = _tuple(self.strides, n, "strides")
-            input_dilation = _tuple(self.input_dilation, n, "input_dilation")
-            kernel_dilation = _tuple(self.kernel_dilation, n, "kernel_dilation")
-            dilated = [
-                (s - 1) * d + 1
-                for s, d in zip(x.shape[1:-1], input_dilation, strict=True)
-            ]
-            reach = [
-                (k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)
-            ]
-            rule = _explicit(self.padding, n)
-            if rule == "CIRCULAR":
-                # As Flax: the input wrapped around, ((k-1)//2, k//2) of the
-                # dilated window per side, then a 'VALID' convolution.
-                x = _wrap(x, [((r - 1) // 2, r // 2) for r in reach])
-                rule = "VALID"
-            pads = _conv_pads(rule, dilated, reach, strides)
+            x, strides, pads, input_dilation, kernel_dilation = _geometry(
+                x,
+                window,
+                self.strides,
+                self.padding,
+                self.input_dilation,
+                self.kernel_dilation,
+            )
             return conv_general(
                 x,
                 kernel,
@@ -573,33 +598,29 @@ class ConvLocal(Module):
                 f"{self.feature_group_count} (as Flax); use Conv for grouped "
                 "convolutions"
             )
-        ks = self.kernel_size
-        window = (ks,) if isinstance(ks, int) else tuple(ks)
-        n = len(window)
-        x = _dtypes.as_input(inputs)
-        if x.ndim < n + 1:
-            raise ValueError(
-                f"ConvLocal with a {n}-d kernel needs input of at least {n + 1} "
-                f"dimensions (*spatial, features), got shape {x.shape}"
-            )
-        batch_shape = x.shape[: x.ndim - n - 1]
-        x = tnp.reshape(x, (math.prod(batch_shape), *x.shape[x.ndim - n - 1 :]))
+        x, window, batch_shape = _flat_batch(inputs, self.kernel_size, "ConvLocal")
         in_features = x.shape[-1]
-        strides = _tuple(self.strides, n, "strides")
-        input_dilation = _tuple(self.input_dilation, n, "input_dilation")
-        kernel_dilation = _tuple(self.kernel_dilation, n, "kernel_dilation")
-        dilated = [
-            (s - 1) * d + 1 for s, d in zip(x.shape[1:-1], input_dilation, strict=True)
-        ]
-        reach = [(k - 1) * d + 1 for k, d in zip(window, kernel_dilation, strict=True)]
-        rule = _explicit(self.padding, n)
-        if rule == "CIRCULAR":
-            x = _wrap(x, [((r - 1) // 2, r // 2) for r in reach])
-            rule = "VALID"
-        pads = _conv_pads(rule, dilated, reach, strides)
-        spatial = [d + lo + hi for d, (lo, hi) in zip(dilated, pads, strict=True)]
+        x, strides, pads, input_dilation, kernel_dilation = _geometry(
+            x,
+            window,
+            self.strides,
+            self.padding,
+            self.input_dilation,
+            self.kernel_dilation,
+        )
+        # The output's size per spatial dimension (x is already wrapped
+        # around for 'CIRCULAR', its pads then zero).
         out = [
-            (d - r) // s + 1 for d, r, s in zip(spatial, reach, strides, strict=True)
+            ((s - 1) * di + 1 + lo + hi - ((k - 1) * dk + 1)) // st + 1
+            for s, di, (lo, hi), k, dk, st in zip(
+                x.shape[1:-1],
+                input_dilation,
+                pads,
+                window,
+                kernel_dilation,
+                strides,
+                strict=True,
+            )
         ]
         taps = math.prod(window)
         shape = (*out, taps * in_features, self.features)

@@ -1324,27 +1324,31 @@ bias_init=...)
 M = TypeVar("M", bound=Module)
 
 
+def _map_modules(value: Any, fn: Callable[[Module], Module]) -> Any:
+    """``value`` with ``fn`` applied to each module in it, through lists,
+    tuples and dicts (a field's value that holds submodules)."""
+    if isinstance(value, Module):
+        return fn(value)
+    if isinstance(value, list | tuple):
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        items = [_map_modules(v, fn) for v in seq]
+        return items if isinstance(seq, list) else tuple(items)
+    if isinstance(value, dict):
+        mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return {k: _map_modules(v, fn) for k, v in mapping.items()}
+    return value
+
+
 def _unbound_copy(module: M) -> M:
     """A copy of ``module`` bound to no run, its submodule fields too."""
-
-    def fresh(value: Any) -> Any:
-        if isinstance(value, Module):
-            return _unbound_copy(value)
-        if isinstance(value, list | tuple):
-            seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-            items = [fresh(v) for v in seq]
-            return items if isinstance(seq, list) else tuple(items)
-        if isinstance(value, dict):
-            mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-            return {k: fresh(v) for k, v in mapping.items()}
-        return value
-
     changes = {
-        f.name: fresh(getattr(module, f.name))
+        f.name: _map_modules(getattr(module, f.name), _unbound_copy)
         for f in dataclasses.fields(module)
         if f.init and _has_module(getattr(module, f.name))
     }
-    _STACK.append((module, False))  # (the copy is nobody's child)
+    # (A module made while a @compact method runs would become its child:
+    # the copy is made with no parent, to be bound afresh.)
+    _STACK.append((module, False))
     try:
         return dataclasses.replace(module, **changes)
     finally:

@@ -48,9 +48,9 @@ from typelattice.nn._module import (
     _STACK,
     Module,
     _copy_dicts,
-    _has_module,
     _Run,
     _Scope,
+    _unbound_copy,
     _wrap_method,
 )
 from typelattice.numpy import moveaxis
@@ -81,36 +81,6 @@ def _filter(spec: Any, what: str) -> Callable[[str], bool]:
         f"{what}={spec!r} is not a collection filter: pass True (all), "
         "False (none), a name, or a list of names"
     )
-
-
-def _unbound(module: Module) -> Module:
-    """A copy of ``module`` that belongs to no run, its submodule fields
-    copied the same way, to be bound afresh in a lifted run."""
-    changes = {
-        f.name: _unbound_tree(getattr(module, f.name))
-        for f in dataclasses.fields(module)
-        if _has_module(getattr(module, f.name))
-    }
-    # (A module made while a @compact method runs would become its child:
-    # the copy is made with no parent.)
-    _STACK.append((module, False))
-    try:
-        return dataclasses.replace(module, **changes)
-    finally:
-        _STACK.pop()
-
-
-def _unbound_tree(value: Any) -> Any:
-    if isinstance(value, Module):
-        return _unbound(value)
-    if isinstance(value, list | tuple):
-        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-        items = [_unbound_tree(v) for v in seq]
-        return items if isinstance(seq, list) else tuple(items)
-    if isinstance(value, dict):
-        mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return {k: _unbound_tree(v) for k, v in mapping.items()}
-    return value
 
 
 def _scope_of(module: Module, transform: str) -> _Scope:
@@ -165,7 +135,7 @@ def _run_inside(
 ) -> Any:
     """``fn(copy of module, *args, **kwargs)`` with the copy bound at the
     root of ``run``."""
-    bound = _unbound(module)
+    bound = _unbound_copy(module)
     bound._bind(_Scope(run, ()))
     return _wrap_method(fn)(bound, *args, **kwargs)
 
@@ -319,7 +289,7 @@ def jit(
             dynamic_kwargs = {k: v for k, v in kwargs.items() if k not in names}
             spec = _static(
                 (
-                    _unbound(module),
+                    _unbound_copy(module),
                     fn,
                     static_args,
                     static_kwargs,

@@ -40,6 +40,7 @@ from typelattice.optim._transform import (
     GradientTransformation,
     _abs_sq,
     _check,
+    _check_adam,
     _checked,
     _flatten,
     _float_params,
@@ -219,6 +220,24 @@ def _state_zeros(flat: _Params, dtype: np.dtype[Any] | None, fill: float = 0.0) 
     return flat.treedef.unflatten(leaves)
 
 
+def _empty_init(params: Any) -> EmptyState:
+    """The ``init`` of a transformation without state."""
+    del params
+    return EmptyState()
+
+
+def _leafwise(
+    flat: _Params,
+    fn: Callable[..., tuple[Array, ...]],
+    *states: list[Array],
+    n: int,
+) -> list[Any]:
+    """``fn`` applied to each update leaf and its leaves of ``states``; its
+    ``n`` results, column by column, as trees like the updates."""
+    rows = [fn(*leaves) for leaves in zip(flat.leaves, *states, strict=True)]
+    return [flat.treedef.unflatten([r[i] for r in rows]) for i in range(n)]
+
+
 # -- scaling ------------------------------------------------------------------------
 
 
@@ -241,17 +260,13 @@ def scale(step_size: Any) -> GradientTransformation:
     where = "scale"
     _check(step_size, "step_size", where)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
         out = [_hp(step_size, u.dtype, "step_size", where) * u for u in flat.leaves]
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 class ScaleByScheduleState(NamedTuple):
@@ -404,18 +419,19 @@ def trace(
         del params
         flat = _updates(updates, f"{where}'s update")
         traces = _like(state.trace, flat, "trace", f"{where}'s update")
-        out: list[Array] = []
-        kept: list[Array] = []
-        for g, t in zip(flat.leaves, traces, strict=True):
+
+        def leaf(g: Array, t: Array) -> tuple[Array, Array]:
             # (As _moment: the gradient up to the join, the trace scaled
             # in its dtype.)
             dt = _join(g.dtype, t.dtype)
             g = _to(g, dt, "updates", where)
             scaled = _hp(decay, t.dtype, "decay", where) * t
             new = g + _to(scaled, dt, "trace", where)
-            out.append(g + _hp(decay, dt, "decay", where) * new if nesterov else new)
-            kept.append(_to(new, t.dtype, "trace", where))
-        return flat.treedef.unflatten(out), TraceState(flat.treedef.unflatten(kept))
+            step = g + _hp(decay, dt, "decay", where) * new if nesterov else new
+            return step, _to(new, t.dtype, "trace", where)
+
+        out, kept = _leafwise(flat, leaf, traces, n=2)
+        return out, TraceState(kept)
 
     return GradientTransformation(init, update)
 
@@ -469,15 +485,13 @@ def ema(
         flat = _updates(updates, f"{where}'s update")
         olds = _like(state.ema, flat, "ema", f"{where}'s update")
         count = _increment(state.count)
-        out: list[Array] = []
-        kept: list[Array] = []
-        for g, m in zip(flat.leaves, olds, strict=True):
+
+        def leaf(g: Array, m: Array) -> tuple[Array, Array]:
             new, stored = _moment(g, m, decay, 1, where)
-            out.append(_bias_correction(new, decay, count) if debias else new)
-            kept.append(stored)
-        return flat.treedef.unflatten(out), EmaState(
-            count, flat.treedef.unflatten(kept)
-        )
+            return _bias_correction(new, decay, count) if debias else new, stored
+
+        out, kept = _leafwise(flat, leaf, olds, n=2)
+        return out, EmaState(count, kept)
 
     return GradientTransformation(init, update)
 
@@ -536,10 +550,7 @@ def scale_by_adam(
     (Array([ 1., -1.], dtype=float32), dtype(bfloat16), dtype('float32'))
     """
     where = "scale_by_adam"
-    _check(b1, "b1", where, 0.0, 1.0)
-    _check(b2, "b2", where, 0.0, 1.0)
-    _check(eps, "eps", where, 0.0)
-    _check(eps_root, "eps_root", where, 0.0)
+    _check_adam(b1, b2, eps, eps_root, where)
     mu_dt = _dtype_or_none(mu_dtype)
 
     def init(params: Any) -> ScaleByAdamState:
@@ -557,10 +568,8 @@ def scale_by_adam(
         mus = _like(state.mu, flat, "mu", at)
         nus = _like(state.nu, flat, "nu", at)
         count = _increment(state.count)
-        out: list[Array] = []
-        mu_kept: list[Array] = []
-        nu_kept: list[Array] = []
-        for g, m, v in zip(flat.leaves, mus, nus, strict=True):
+
+        def leaf(g: Array, m: Array, v: Array) -> tuple[Array, Array, Array]:
             mu, mu_s = _moment(g, m, b1, 1, at)
             nu, nu_s = _moment(g, v, b2, 2, at)
             if nesterov:
@@ -576,11 +585,11 @@ def scale_by_adam(
             e, er = _hp(eps, v_dt, "eps", at), _hp(eps_root, v_dt, "eps_root", at)
             den = tnp.sqrt(nu_hat + er) + e
             dt = _join(mu_hat.dtype, den.dtype)
-            out.append(_to(mu_hat, dt, "mu", at) / _to(den, dt, "nu", at))
-            mu_kept.append(mu_s)
-            nu_kept.append(nu_s)
-        unflat = flat.treedef.unflatten
-        return unflat(out), ScaleByAdamState(count, unflat(mu_kept), unflat(nu_kept))
+            step = _to(mu_hat, dt, "mu", at) / _to(den, dt, "nu", at)
+            return step, mu_s, nu_s
+
+        out, mu_kept, nu_kept = _leafwise(flat, leaf, mus, nus, n=3)
+        return out, ScaleByAdamState(count, mu_kept, nu_kept)
 
     return GradientTransformation(init, update)
 
@@ -634,15 +643,14 @@ def scale_by_rms(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         nus = _like(state.nu, flat, "nu", at)
-        out: list[Array] = []
-        kept: list[Array] = []
-        for g, v in zip(flat.leaves, nus, strict=True):
+
+        def leaf(g: Array, v: Array) -> tuple[Array, Array]:
             nu, nu_s = _moment(g, v, decay, 2, at)
-            out.append(tnp.reciprocal(tnp.sqrt(nu + _hp(eps, nu.dtype, "eps", at))) * g)
-            kept.append(nu_s)
-        return flat.treedef.unflatten(out), ScaleByRmsState(
-            flat.treedef.unflatten(kept)
-        )
+            e = _hp(eps, nu.dtype, "eps", at)
+            return tnp.reciprocal(tnp.sqrt(nu + e)) * g, nu_s
+
+        out, kept = _leafwise(flat, leaf, nus, n=2)
+        return out, ScaleByRmsState(kept)
 
     return GradientTransformation(init, update)
 
@@ -701,18 +709,15 @@ def scale_by_stddev(
         flat = _updates(updates, at)
         mus = _like(state.mu, flat, "mu", at)
         nus = _like(state.nu, flat, "nu", at)
-        out: list[Array] = []
-        mu_kept: list[Array] = []
-        nu_kept: list[Array] = []
-        for g, m, v in zip(flat.leaves, mus, nus, strict=True):
+
+        def leaf(g: Array, m: Array, v: Array) -> tuple[Array, Array, Array]:
             mu, mu_s = _moment(g, m, decay, 1, at)
             nu, nu_s = _moment(g, v, decay, 2, at)
             e = _hp(eps, nu.dtype, "eps", at)
-            out.append(tnp.reciprocal(tnp.sqrt(nu - _abs_sq(mu) + e)) * g)
-            mu_kept.append(mu_s)
-            nu_kept.append(nu_s)
-        unflat = flat.treedef.unflatten
-        return unflat(out), ScaleByRStdDevState(unflat(mu_kept), unflat(nu_kept))
+            return tnp.reciprocal(tnp.sqrt(nu - _abs_sq(mu) + e)) * g, mu_s, nu_s
+
+        out, mu_kept, nu_kept = _leafwise(flat, leaf, mus, nus, n=3)
+        return out, ScaleByRStdDevState(mu_kept, nu_kept)
 
     return GradientTransformation(init, update)
 
@@ -764,9 +769,8 @@ def scale_by_rss(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         sums = _like(state.sum_of_squares, flat, "sum_of_squares", at)
-        out: list[Array] = []
-        kept: list[Array] = []
-        for g, s in zip(flat.leaves, sums, strict=True):
+
+        def leaf(g: Array, s: Array) -> tuple[Array, Array]:
             dt = _join(g.dtype, s.dtype)
             g = _to(g, dt, "updates", at)
             new = _abs_sq(g) + _to(s, dt, "sum_of_squares", at).real
@@ -775,11 +779,10 @@ def scale_by_rss(
                 tnp.reciprocal(tnp.sqrt(new + _hp(eps, new.dtype, "eps", at))),
                 0.0,
             )
-            out.append(inv * g)
-            kept.append(_to(new, s.dtype, "sum_of_squares", at))
-        return flat.treedef.unflatten(out), ScaleByRssState(
-            flat.treedef.unflatten(kept)
-        )
+            return inv * g, _to(new, s.dtype, "sum_of_squares", at)
+
+        out, kept = _leafwise(flat, leaf, sums, n=2)
+        return out, ScaleByRssState(kept)
 
     return GradientTransformation(init, update)
 
@@ -836,17 +839,15 @@ def scale_by_lion(
         at = f"{where}'s update"
         flat = _updates(updates, at)
         mus = _like(state.mu, flat, "mu", at)
-        out: list[Array] = []
-        kept: list[Array] = []
-        for g, m in zip(flat.leaves, mus, strict=True):
+
+        def leaf(g: Array, m: Array) -> tuple[Array, Array]:
             dt = _join(g.dtype, m.dtype)
             gg, mm = _to(g, dt, "updates", at), _to(m, dt, "mu", at)
             d1 = _hp(b1, dt, "b1", at)
-            out.append(tnp.sign((1.0 - d1) * gg + d1 * mm))
-            kept.append(_moment(g, m, b2, 1, at)[1])
-        return flat.treedef.unflatten(out), ScaleByLionState(
-            _increment(state.count), flat.treedef.unflatten(kept)
-        )
+            return tnp.sign((1.0 - d1) * gg + d1 * mm), _moment(g, m, b2, 1, at)[1]
+
+        out, kept = _leafwise(flat, leaf, mus, n=2)
+        return out, ScaleByLionState(_increment(state.count), kept)
 
     return GradientTransformation(init, update)
 
@@ -945,10 +946,6 @@ def clip(max_delta: float) -> GradientTransformation:
     where = "clip"
     _check(max_delta, "max_delta", where, 0.0)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
@@ -958,7 +955,7 @@ def clip(max_delta: float) -> GradientTransformation:
             out.append(tnp.clip(u, -d, d))
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 def global_norm(updates: Any) -> Array:
@@ -1005,10 +1002,6 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
     where = "clip_by_global_norm"
     _check(max_norm, "max_norm", where, 0.0, open_low=True)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
@@ -1022,7 +1015,7 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
             out.append(tnp.where(keep, u, u / norm.astype(u.dtype) * m))
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 def clip_by_block_rms(threshold: float) -> GradientTransformation:
@@ -1042,10 +1035,6 @@ def clip_by_block_rms(threshold: float) -> GradientTransformation:
     where = "clip_by_block_rms"
     _check(threshold, "threshold", where, 0.0, open_low=True)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         del params
         flat = _updates(updates, where)
@@ -1056,7 +1045,7 @@ def clip_by_block_rms(threshold: float) -> GradientTransformation:
             out.append(u / tnp.maximum(1.0, rms / t))
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 def _safe_norm(x: Array, min_norm: Any) -> Array:
@@ -1101,10 +1090,6 @@ def scale_by_trust_ratio(
     _check(trust_coefficient, "trust_coefficient", where)
     _check(eps, "eps", where, 0.0)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         at = f"{where}'s update"
         flat = _updates(updates, at)
@@ -1125,7 +1110,7 @@ def scale_by_trust_ratio(
             out.append(u * safe)
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 def scale_by_param_block_rms(min_scale: float = 1e-3) -> GradientTransformation:
@@ -1148,10 +1133,6 @@ def scale_by_param_block_rms(min_scale: float = 1e-3) -> GradientTransformation:
     where = "scale_by_param_block_rms"
     _check(min_scale, "min_scale", where, 0.0)
 
-    def init(params: Any) -> EmptyState:
-        del params
-        return EmptyState()
-
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         at = f"{where}'s update"
         flat = _updates(updates, at)
@@ -1162,7 +1143,7 @@ def scale_by_param_block_rms(min_scale: float = 1e-3) -> GradientTransformation:
         ]
         return flat.treedef.unflatten(out), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(_empty_init, update)
 
 
 # -- Adafactor's factored second moment --------------------------------------------

@@ -89,13 +89,36 @@ def linear_schedule(
     >>> [round(float(schedule(n)), 3) for n in (0, 5, 10, 20)]
     [1.0, 0.75, 0.5, 0.5]
     """
-    _check_begin(transition_begin, "linear_schedule")
+    return _transition(
+        init_value,
+        end_value,
+        None,
+        transition_steps,
+        transition_begin,
+        "linear_schedule",
+    )
+
+
+def _transition(
+    init_value: float,
+    end_value: float,
+    power: float | None,
+    transition_steps: int,
+    transition_begin: int,
+    where: str,
+) -> Schedule:
+    """``(init_value - end_value) * frac**power + end_value``, ``frac`` going
+    from 1 to 0 over the transition (``power`` None: a straight line, ``frac``
+    not raised to any power)."""
+    _check_begin(transition_begin, where)
     if transition_steps <= 0:
         return constant_schedule(init_value)
 
     def schedule(count: ArrayLike) -> Array:
         steps = tnp.clip(_float(count) - transition_begin, 0, transition_steps)
         frac = 1 - steps / transition_steps
+        if power is not None:
+            frac = frac**power
         return (init_value - end_value) * frac + end_value
 
     return schedule
@@ -297,16 +320,14 @@ def polynomial_schedule(
     >>> [round(float(schedule(n)), 3) for n in (0, 5, 10, 20)]
     [1.0, 0.25, 0.0, 0.0]
     """
-    _check_begin(transition_begin, "polynomial_schedule")
-    if transition_steps <= 0:
-        return constant_schedule(init_value)
-
-    def schedule(count: ArrayLike) -> Array:
-        steps = tnp.clip(_float(count) - transition_begin, 0, transition_steps)
-        frac = 1 - steps / transition_steps
-        return (init_value - end_value) * frac**power + end_value
-
-    return schedule
+    return _transition(
+        init_value,
+        end_value,
+        power,
+        transition_steps,
+        transition_begin,
+        "polynomial_schedule",
+    )
 
 
 def piecewise_constant_schedule(

@@ -601,6 +601,15 @@ def _mask_leaves(
     return [bool(f) for f in flags]
 
 
+def _check_adam(b1: float, b2: float, eps: float, eps_root: float, where: str) -> None:
+    """Adam's hyperparameters: the decays in ``[0, 1]``, the epsilons 0 or
+    more, all finite."""
+    _check(b1, "b1", where, 0.0, 1.0)
+    _check(b2, "b2", where, 0.0, 1.0)
+    _check(eps, "eps", where, 0.0)
+    _check(eps_root, "eps_root", where, 0.0)
+
+
 def _adam_like(
     name: str,
     learning_rate: float | Schedule,
@@ -614,10 +623,7 @@ def _adam_like(
 ) -> GradientTransformation:
     """adam, or adamw when ``decay`` is ``(weight_decay, mask)``."""
     _check_learning_rate(learning_rate, name)
-    _check(b1, "b1", name, 0.0, 1.0)
-    _check(b2, "b2", name, 0.0, 1.0)
-    _check(eps, "eps", name, 0.0)
-    _check(eps_root, "eps_root", name, 0.0)
+    _check_adam(b1, b2, eps, eps_root, name)
     if decay is not None:
         if not callable(decay[0]):
             _check(decay[0], "weight_decay", name, 0.0)
