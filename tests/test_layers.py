@@ -376,6 +376,13 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
         "when it is first named or one of its arrays is met, so that "
         "`import typelattice` never imports those libraries"
     ),
+    ("typelattice.flax.metrics", None): (
+        "the TensorBoard module loads on first use, as typelattice.flax's"
+    ),
+    ("typelattice.flax.metrics.tensorboard", None): (
+        "the tensorboard package (its writer and protos) is imported when a "
+        "SummaryWriter is made: the module imports without it"
+    ),
     ("typelattice.flax", None): (
         "the Flax-named modules load on first use, so that a program importing "
         "one of them does not load the serialization's msgpack with the others"

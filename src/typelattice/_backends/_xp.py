@@ -30,8 +30,9 @@ from typing import Any, Final
 
 import numpy as np
 
-import typelattice.lax  # noqa: F401  (every primitive is defined once lax
-import typelattice.numpy  # noqa: F401  and the namespace are loaded)
+# (loaded for their primitives: lax and the namespace define them all)
+import typelattice.lax  # noqa: F401  # pyright: ignore[reportUnusedImport]
+import typelattice.numpy  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from typelattice import _dtypes
 from typelattice._backends._backend import NUMPY, Backend, use
 from typelattice._lax._primitive import PRIMITIVES
