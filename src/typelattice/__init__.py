@@ -101,6 +101,7 @@ if TYPE_CHECKING:
         device_get,
         device_put,
     )
+    from typelattice.sharding import set_mesh
 del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"
@@ -158,6 +159,7 @@ _LAZY: dict[str, str] = {
     "linear_transpose": "typelattice._tracing.linear",
     "vmap": "typelattice._tracing.batching",
     "pmap": "typelattice._tracing.pmap",
+    "set_mesh": "typelattice.sharding",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",
@@ -173,7 +175,7 @@ _LAZY: dict[str, str] = {
 
 # The public submodules that load on first use, as jax.tree and jax.tree_util.
 _SUBMODULES: frozenset[str] = frozenset(
-    {"lax", "nn", "numpy", "random", "tree", "tree_util"}
+    {"experimental", "lax", "nn", "numpy", "random", "sharding", "tree", "tree_util"}
 )
 
 
@@ -256,6 +258,7 @@ __all__ = [
     "vjp",
     "vmap",
     "pmap",
+    "set_mesh",
     "process_count",
     "process_index",
     "device_get",

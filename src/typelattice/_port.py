@@ -172,7 +172,7 @@ def _exists(module: str) -> bool:
 
 def missing_modules(source: str) -> list[tuple[int, str, str]]:
     """The imports of ``source`` that the rewrite maps to modules typelattice
-    does not have (``jax.experimental.mesh_utils``, say): the program would
+    does not have (``jax.experimental.pjit``, say): the program would
     fail there.
 
     Args:
@@ -185,8 +185,8 @@ def missing_modules(source: str) -> list[tuple[int, str, str]]:
     Raises:
       SyntaxError: ``source`` is not Python.
 
-    >>> missing_modules('import jax.numpy as jnp\\nfrom jax.experimental import pjit')
-    [(2, 'jax.experimental', 'typelattice.experimental')]
+    >>> missing_modules('import jax.numpy as jnp\\nimport jax.experimental.pjit')
+    [(2, 'jax.experimental.pjit', 'typelattice.experimental.pjit')]
     """
     found: list[tuple[int, str, str]] = []
     for node in ast.walk(ast.parse(source)):

@@ -639,8 +639,11 @@ class Jitted(Generic[P, R]):
         static_argnums: Sequence[int],
         static_argnames: Sequence[str],
         cache_size: int | None = DEFAULT_CACHE_SIZE,
+        shardings: tuple[Any, Any] = (None, None),
     ) -> None:
         functools.update_wrapper(self, fun)
+        # (in_shardings, out_shardings): checked when tracing.
+        self._shardings = shardings
         self._fun = fun
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", "fun"))
         self._nums, self._names = _static_positions(
@@ -935,6 +938,8 @@ class Jitted(Generic[P, R]):
             return fun(*call_args, **call_kwargs)
 
         trace, tracers, results, out_tree = _run_traced(call, tree, sig, where)
+        if self._shardings[0] is not None or self._shardings[1] is not None:
+            self._check_shardings(tree.unflatten(tracers)[0], out_tree.unflatten(results))
         outs: list[int] = []
         keys: list[_core.Aval] = []
         consts: list[tuple[int, Any]] = []
@@ -952,6 +957,26 @@ class Jitted(Generic[P, R]):
             entry.shapes = [trace.avals[v][1] for v in outs]
             entry.single = None
         return entry
+
+    def _check_shardings(self, dyn_args: tuple[Any, ...], results: Any) -> None:
+        """Check in_shardings and out_shardings against the traced
+        arguments and results."""
+        from typelattice import sharding
+
+        where = f"jit({self._name})"
+        ins, outs = self._shardings
+        if ins is not None:
+            if not isinstance(ins, tuple | list):
+                ins = (ins,) * len(dyn_args)
+            elif len(ins) != len(dyn_args):  # pyright: ignore[reportUnknownArgumentType]
+                raise ValueError(
+                    f"{where}: in_shardings has {len(ins)} entries for "  # pyright: ignore[reportUnknownArgumentType]
+                    f"{len(dyn_args)} positional (non-static) arguments; give "
+                    "one per argument"
+                )
+            sharding.check_tree(tuple(ins), dyn_args, f"{where} in_shardings")  # pyright: ignore[reportUnknownArgumentType]
+        if outs is not None:
+            sharding.check_tree(outs, results, f"{where} out_shardings")
 
     def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
         """The program traced for these arguments (traced now if needed):
@@ -1015,6 +1040,8 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
     donate_argnames: str | Sequence[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R]: ...
 @overload
@@ -1025,6 +1052,8 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
     donate_argnames: str | Sequence[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
@@ -1036,6 +1065,8 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
     donate_argnames: str | Sequence[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     cache_size: int | None = DEFAULT_CACHE_SIZE,
 ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """``fun`` traced once per abstract signature, then replayed on NumPy.
@@ -1059,6 +1090,12 @@ def jit(
         here (arrays are immutable, and a result never aliases an
         argument), so donated arguments stay valid after the call.
       donate_argnames: names of such arguments (the same: accepted).
+      in_shardings: how the positional (non-static) arguments are laid out
+        across devices: None, one sharding for all, or a tuple with one
+        pytree prefix of shardings (``typelattice.sharding``) per
+        argument. Checked against the arguments when ``fun`` is traced;
+        every array stays whole on the one device.
+      out_shardings: the same for the results (a pytree prefix of them).
       cache_size: how many traced programs to keep (4096 by default, as
         JAX's caches; None: no limit). When a new one would exceed it, the
         least recently used is forgotten, and traced again if needed.
@@ -1071,7 +1108,8 @@ def jit(
       TypeError: ``fun`` is not callable, or a static argument or the cache
         size is not an integer or a name.
       ValueError: a static argument names no parameter of ``fun``, or the
-        cache size is negative.
+        cache size is negative. When traced: the shardings are not pytree
+        prefixes of the arguments or results, or do not fit their shapes.
 
     >>> import typelattice.numpy as tnp
     >>> @jit
@@ -1107,11 +1145,12 @@ def jit(
             raise TypeError(what) from None
         if cache_size < 0:
             raise ValueError(what)
+    shardings = (in_shardings, out_shardings)
     if fun is None:
-        return lambda f: Jitted(f, nums, names, cache_size)
+        return lambda f: Jitted(f, nums, names, cache_size, shardings)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r:.60}")
-    return Jitted(fun, nums, names, cache_size)
+    return Jitted(fun, nums, names, cache_size, shardings)
 
 
 # Reprs and pickles use the public names (typelattice.ShapeDtypeStruct).

@@ -55,6 +55,8 @@ def device_put(x: Any, device: Any = None, *, backend: str | None = None) -> Any
         or a device of another library's backend (``'cuda:1'``, a
         ``torch.device``...): each leaf is moved there (an Array of
         another library within its backend, unless ``backend`` is given).
+        Or a sharding (``typelattice.sharding``): checked against each
+        leaf's shape, the leaves then on the one device.
       backend: the library to move the leaves to (``'numpy'``,
         ``'torch'``, ``'cupy'``, ``'dask'``), across libraries.
 
@@ -76,6 +78,11 @@ def device_put(x: Any, device: Any = None, *, backend: str | None = None) -> Any
     >>> tl.device_put({'a': np.arange(3)})
     {'a': Array([0, 1, 2], dtype=int32)}
     """
+    from typelattice import sharding
+
+    if isinstance(device, sharding.Sharding | sharding.PartitionSpec):
+        sharding.check_tree(device, x, "device_put")
+        device = None
     if backend is None and (device is None or device is _devices.CPU):
         return tree.tree_map(_put, x)
     try:

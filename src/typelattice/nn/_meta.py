@@ -23,7 +23,9 @@ import functools
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
+from typelattice import sharding as _sharding
 from typelattice._tracing import tree
+from typelattice.sharding import PartitionSpec
 
 __all__ = [
     "PARTITION_NAME",
@@ -37,6 +39,7 @@ __all__ = [
     "is_axis_metadata",
     "logical_axis_rules",
     "logical_to_mesh_axes",
+    "logical_to_mesh_sharding",
     "map_axis_meta",
     "remove_axis",
     "replace_boxed",
@@ -55,27 +58,6 @@ PARTITION_NAME = "partition_name"
 
 #: Logical axis rules: pairs ``(logical name, mesh axis or axes or None)``.
 LogicalRules = Sequence[tuple[str, str | tuple[str, ...] | None]]
-
-
-class PartitionSpec(tuple[Any, ...]):
-    """How each axis of an array would be split across a device mesh: one
-    entry per axis, a mesh axis name or None (not split). A tuple, so it
-    compares equal to the tuple of its entries.
-
-    >>> from typelattice import nn
-    >>> spec = nn.meta.PartitionSpec('data', None)
-    >>> spec, spec == ('data', None)
-    (PartitionSpec('data', None), True)
-    """
-
-    __slots__ = ()
-
-    def __new__(cls, *entries: Any) -> PartitionSpec:
-        return super().__new__(cls, entries)
-
-    def __repr__(self) -> str:
-        entries: tuple[Any, ...] = tuple(self)
-        return f"PartitionSpec{entries!r}"
 
 
 class AxisMetadata(Generic[A], metaclass=abc.ABCMeta):
@@ -682,3 +664,47 @@ def logical_to_mesh_axes(
             assigned[pos] = mesh_axes
             done[pos] = True
     return PartitionSpec(*assigned)
+
+
+def logical_to_mesh_sharding(
+    specs: Any, mesh: _sharding.Mesh, rules: LogicalRules | None = None
+) -> Any:
+    """The shardings of a tree of logical PartitionSpecs (Flax's
+    ``nn.logical_to_mesh_sharding``): each spec's logical names mapped to
+    mesh axes by ``rules`` (:func:`logical_to_mesh_axes`), as a
+    ``NamedSharding`` on ``mesh``.
+
+    Args:
+      specs: a pytree with logical PartitionSpecs as leaves (as
+        :func:`get_partition_spec` returns).
+      mesh: a :class:`typelattice.sharding.Mesh`.
+      rules: the logical axis rules (default: those in effect).
+
+    Returns:
+      The tree with a ``NamedSharding`` for each spec.
+
+    Raises:
+      TypeError: ``mesh`` is not a Mesh.
+      ValueError: a rule maps a name to an axis the mesh lacks.
+
+    >>> import numpy as np, typelattice as tl
+    >>> from typelattice import nn
+    >>> from typelattice.sharding import Mesh, PartitionSpec
+    >>> mesh = Mesh(np.array(tl.devices()).reshape(1, 1), ('data', 'model'))
+    >>> out = nn.logical_to_mesh_sharding(
+    ...     {'w': PartitionSpec('embed', 'mlp')}, mesh, [('mlp', 'model')])
+    >>> out['w'].spec
+    PartitionSpec(None, 'model')
+    """
+    if not isinstance(mesh, _sharding.Mesh):
+        raise TypeError(
+            f"logical_to_mesh_sharding: expected a Mesh, got {mesh!r:.60}"
+        )
+
+    def one(spec: Any) -> Any:
+        axes = logical_to_mesh_axes(spec, rules)
+        return _sharding.NamedSharding(mesh, axes if axes is not None else PartitionSpec())
+
+    return tree.tree_map(
+        one, specs, is_leaf=lambda x: isinstance(x, PartitionSpec)
+    )
