@@ -142,14 +142,21 @@ def shaped_by_arguments(init: object) -> bool:
 class Reshaped:
     """``init`` drawing a parameter of shape ``drawn``, reshaped to the
     shape asked for: DenseGeneral's kernel and bias, which initialisers see
-    as matrices (as in Flax). Equal when made from the same ``init`` and
-    ``drawn``, so that Module.apply's memory finds it again."""
+    as matrices (as in Flax). A boxed value (``nn.with_partitioning``)
+    keeps its box, its value reshaped. Equal when made from the same
+    ``init`` and ``drawn``, so that Module.apply's memory finds it again."""
 
     init: Callable[..., Array]
     drawn: tuple[int, ...]
 
-    def __call__(self, key: Array, shape: Sequence[int], dtype: Any = None) -> Array:
-        return tnp.reshape(self.init(key, self.drawn, dtype), tuple(shape))
+    def __call__(self, key: Array, shape: Sequence[int], dtype: Any = None) -> Any:
+        from typelattice.nn._meta import AxisMetadata
+
+        drawn: Any = self.init(key, self.drawn, dtype)
+        if isinstance(drawn, AxisMetadata):
+            box: AxisMetadata[Any] = drawn  # pyright: ignore[reportUnknownVariableType]
+            return box.replace_boxed(tnp.reshape(box.unbox(), tuple(shape)))
+        return tnp.reshape(drawn, tuple(shape))
 
 
 # -- dtypes -------------------------------------------------------------------

@@ -13,7 +13,9 @@ from typelattice import nn as _nn
 from typelattice.flax.linen import initializers as initializers
 from typelattice.flax.linen import meta as meta
 from typelattice.flax.linen import module as module
+from typelattice.flax.linen import partitioning as partitioning
 from typelattice.flax.linen import recurrent as recurrent
+from typelattice.flax.linen import spmd as spmd
 from typelattice.flax.linen import transforms as transforms
 from typelattice.nn import *  # noqa: F403
 
