@@ -48,7 +48,9 @@ import typelattice.nn
 import typelattice.nn.initializers
 import typelattice.numpy as tnp
 import typelattice.optim
+import typelattice.experimental.mesh_utils
 import typelattice.random
+import typelattice.sharding
 import typelattice.typing
 
 MODULES = (
@@ -59,6 +61,8 @@ MODULES = (
     typelattice.nn.initializers,
     typelattice.optim,
     typelattice.typing,
+    typelattice.sharding,
+    typelattice.experimental.mesh_utils,
     typelattice.flax.core,
     typelattice.flax.metrics.tensorboard,
     typelattice.flax.serialization,

@@ -101,7 +101,7 @@ if TYPE_CHECKING:
         device_get,
         device_put,
     )
-    from typelattice.sharding import set_mesh
+    from typelattice._sharding import set_mesh
 del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"
@@ -159,7 +159,7 @@ _LAZY: dict[str, str] = {
     "linear_transpose": "typelattice._tracing.linear",
     "vmap": "typelattice._tracing.batching",
     "pmap": "typelattice._tracing.pmap",
-    "set_mesh": "typelattice.sharding",
+    "set_mesh": "typelattice._sharding",
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",

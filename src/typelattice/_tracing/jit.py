@@ -961,7 +961,7 @@ class Jitted(Generic[P, R]):
     def _check_shardings(self, dyn_args: tuple[Any, ...], results: Any) -> None:
         """Check in_shardings and out_shardings against the traced
         arguments and results."""
-        from typelattice import sharding
+        from typelattice import _sharding as sharding
 
         where = f"jit({self._name})"
         ins, outs = self._shardings

@@ -78,7 +78,7 @@ def device_put(x: Any, device: Any = None, *, backend: str | None = None) -> Any
     >>> tl.device_put({'a': np.arange(3)})
     {'a': Array([0, 1, 2], dtype=int32)}
     """
-    from typelattice import sharding
+    from typelattice import _sharding as sharding
 
     if isinstance(device, sharding.Sharding | sharding.PartitionSpec):
         sharding.check_tree(device, x, "device_put")

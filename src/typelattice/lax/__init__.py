@@ -28,7 +28,7 @@ from typelattice import numpy as _namespace
 from typelattice._lax import *  # noqa: F403
 from typelattice._tracing.ad import stop_gradient as stop_gradient
 from typelattice.lax import linalg as linalg
-from typelattice.sharding import with_sharding_constraint as with_sharding_constraint
+from typelattice._sharding import with_sharding_constraint as with_sharding_constraint
 
 __all__: list[str] = []
 __all__ += _lax.__all__

@@ -23,9 +23,9 @@ import functools
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
-from typelattice import sharding as _sharding
+from typelattice import _sharding
 from typelattice._tracing import tree
-from typelattice.sharding import PartitionSpec
+from typelattice._sharding import PartitionSpec
 
 __all__ = [
     "PARTITION_NAME",
