@@ -74,6 +74,9 @@ class PartitionSpec(tuple[Any, ...]):
         entries: tuple[Any, ...] = tuple(self)
         return f"PartitionSpec{entries!r}"
 
+    def __getnewargs__(self) -> tuple[Any, ...]:  # (pickles: the entries)
+        return tuple(self)
+
     def _axis_names(self) -> list[str]:
         out: list[str] = []
         for entry in self:

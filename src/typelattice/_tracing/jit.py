@@ -966,7 +966,9 @@ class Jitted(Generic[P, R]):
         where = f"jit({self._name})"
         ins, outs = self._shardings
         if ins is not None:
-            if not isinstance(ins, tuple | list):
+            if not isinstance(ins, tuple | list) or isinstance(
+                ins, sharding.PartitionSpec
+            ):  # (one for every argument)
                 ins = (ins,) * len(dyn_args)
             elif len(ins) != len(dyn_args):  # pyright: ignore[reportUnknownArgumentType]
                 raise ValueError(
