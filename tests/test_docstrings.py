@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 import typelattice
+import typelattice.experimental.mesh_utils
 import typelattice.flax.core
 import typelattice.flax.metrics.tensorboard
 import typelattice.flax.serialization
@@ -48,7 +49,6 @@ import typelattice.nn
 import typelattice.nn.initializers
 import typelattice.numpy as tnp
 import typelattice.optim
-import typelattice.experimental.mesh_utils
 import typelattice.random
 import typelattice.sharding
 import typelattice.typing

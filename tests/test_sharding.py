@@ -78,7 +78,9 @@ def test_mesh_devices_are_not_writable_and_not_the_callers() -> None:
         (np.array(tl.devices()).reshape(1, 1), ("a", "a"), ValueError, "repeat"),
     ],
 )
-def test_mesh_rejects_bad_input(devices: Any, names: Any, error: Any, match: str) -> None:
+def test_mesh_rejects_bad_input(
+    devices: Any, names: Any, error: Any, match: str
+) -> None:
     with pytest.raises(error, match=match):
         Mesh(devices, names)
 

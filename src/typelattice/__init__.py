@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
     from typelattice._policies import checkpoint_policies
+    from typelattice._sharding import set_mesh
     from typelattice._tables import Table, format_table, promotion_table
     from typelattice._tracing.ad import (
         grad,
@@ -101,7 +102,6 @@ if TYPE_CHECKING:
         device_get,
         device_put,
     )
-    from typelattice._sharding import set_mesh
 del TYPE_CHECKING  # only for the imports above; not part of the API
 
 __version__ = "0.1.0"

@@ -41,6 +41,14 @@ __all__ = [
 ]
 
 
+def _entry_names(entry: Any) -> tuple[Any, ...]:
+    """The names in one entry of a PartitionSpec (a name, a tuple, None)."""
+    if isinstance(entry, tuple):
+        names: tuple[Any, ...] = entry  # pyright: ignore[reportUnknownVariableType]
+        return names
+    return (entry,)
+
+
 class PartitionSpec(tuple[Any, ...]):
     """How each axis of an array would be split across a device mesh: one
     entry per axis, a mesh axis name, a tuple of names, or None (not split).
@@ -61,8 +69,7 @@ class PartitionSpec(tuple[Any, ...]):
 
     def __new__(cls, *entries: Any) -> PartitionSpec:
         for entry in entries:
-            names = entry if isinstance(entry, tuple) else (entry,)
-            for name in names:  # pyright: ignore[reportUnknownVariableType]
+            for name in _entry_names(entry):
                 if name is not None and not isinstance(name, str):
                     raise TypeError(
                         f"PartitionSpec: each entry must be a mesh axis name, a "
@@ -80,8 +87,7 @@ class PartitionSpec(tuple[Any, ...]):
     def _axis_names(self) -> list[str]:
         out: list[str] = []
         for entry in self:
-            names: tuple[Any, ...] = entry if isinstance(entry, tuple) else (entry,)
-            out += [n for n in names if n is not None]
+            out += [n for n in _entry_names(entry) if n is not None]
         return out
 
 
@@ -109,7 +115,7 @@ class Mesh:
     def __init__(self, devices: Any, axis_names: str | Sequence[str]) -> None:
         names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
         for name in names:
-            if not isinstance(name, str):
+            if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise TypeError(
                     f"Mesh: axis names must be strings, got {name!r:.60} in "
                     f"{names!r:.80}"
@@ -159,7 +165,8 @@ class Mesh:
     @property
     def device_ids(self) -> np.ndarray[Any, np.dtype[Any]]:
         """The devices' ids, in the mesh's shape."""
-        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+        ids = [d.id for d in self.devices.flat]
+        return np.array(ids, dtype=int).reshape(self.devices.shape)
 
     @property
     def local_devices(self) -> list[_devices.Device]:
@@ -171,7 +178,10 @@ class Mesh:
             isinstance(other, Mesh)
             and self.axis_names == other.axis_names
             and self.devices.shape == other.devices.shape
-            and all(a is b for a, b in zip(self.devices.flat, other.devices.flat))
+            and all(
+                a is b
+                for a, b in zip(self.devices.flat, other.devices.flat, strict=True)
+            )
         )
 
     def __hash__(self) -> int:
@@ -231,7 +241,7 @@ def set_mesh(mesh: Mesh) -> Generator[Mesh]:
     >>> get_mesh() is None
     True
     """
-    if not isinstance(mesh, Mesh):
+    if not isinstance(mesh, Mesh):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(f"set_mesh: expected a Mesh, got {mesh!r:.60}")
     with mesh:
         yield mesh
@@ -325,7 +335,7 @@ class SingleDeviceSharding(Sharding):
     """
 
     def __init__(self, device: _devices.Device) -> None:
-        if not isinstance(device, _devices.Device):
+        if not isinstance(device, _devices.Device):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(
                 f"SingleDeviceSharding: {device!r:.60} is not a device; pass "
                 "typelattice.devices()[0]"
@@ -338,9 +348,7 @@ class SingleDeviceSharding(Sharding):
         return {self._device}
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, SingleDeviceSharding) and other._device is self._device
-        )
+        return isinstance(other, SingleDeviceSharding) and other._device is self._device
 
     def __hash__(self) -> int:
         return hash(("SingleDeviceSharding", id(self._device)))
@@ -367,16 +375,16 @@ class NamedSharding(Sharding):
     >>> mesh = Mesh(np.array(tl.devices()), ('data',))
     >>> NamedSharding(mesh, PartitionSpec('data'))
     NamedSharding(mesh=Mesh(axis_sizes={'data': 1}), spec=PartitionSpec('data',))
-    >>> NamedSharding(mesh, PartitionSpec('model'))
+    >>> NamedSharding(mesh, PartitionSpec('model'))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: NamedSharding: PartitionSpec('model',) names the axis 'model', which the mesh (axes ('data',)) lacks
+    ValueError: NamedSharding: PartitionSpec('model',) names the axis 'model', ...
     """
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec) -> None:
-        if not isinstance(mesh, Mesh):
+        if not isinstance(mesh, Mesh):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"NamedSharding: expected a Mesh, got {mesh!r:.60}")
-        if not isinstance(spec, PartitionSpec):
+        if not isinstance(spec, PartitionSpec):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(
                 f"NamedSharding: expected a PartitionSpec, got {spec!r:.60}; "
                 "wrap the axis names: PartitionSpec('data', None)"
@@ -414,10 +422,11 @@ class NamedSharding(Sharding):
 
         >>> import numpy as np, typelattice as tl
         >>> mesh = Mesh(np.array(tl.devices()), ('data',))
-        >>> NamedSharding(mesh, PartitionSpec('data', None)).check_shape((4,))
+        >>> s = NamedSharding(mesh, PartitionSpec('data', None))
+        >>> s.check_shape((4,))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: sharding: PartitionSpec('data', None) has 2 entries, more than the 1 axes of an array of shape (4,)
+        ValueError: sharding: PartitionSpec('data', None) has 2 entries, more than ...
         """
         if len(self.spec) > len(shape):
             raise ValueError(
@@ -426,7 +435,7 @@ class NamedSharding(Sharding):
             )
         sizes = self.mesh.shape
         for axis, entry in enumerate(self.spec):
-            names: tuple[Any, ...] = entry if isinstance(entry, tuple) else (entry,)
+            names = _entry_names(entry)
             parts = int(np.prod([sizes[n] for n in names if n is not None]))
             if shape[axis] % parts:
                 raise ValueError(
@@ -493,8 +502,7 @@ def check_tree(shardings: Any, values: Any, where: str) -> None:
         subtrees = structure.flatten_up_to(values)
     except ValueError as err:
         raise ValueError(
-            f"{where}: the shardings must be a pytree prefix of the values "
-            f"({err})"
+            f"{where}: the shardings must be a pytree prefix of the values ({err})"
         ) from None
     for leaf, subtree in zip(leaves, subtrees, strict=True):
         sharding = _as_sharding(leaf, where)
@@ -525,7 +533,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     >>> import numpy as np, typelattice as tl
     >>> mesh = Mesh(np.array(tl.devices()), ('data',))
     >>> x = tl.numpy.ones((2, 3))
-    >>> tl.lax.with_sharding_constraint(x, NamedSharding(mesh, PartitionSpec('data'))) is x
+    >>> s = NamedSharding(mesh, PartitionSpec('data'))
+    >>> tl.lax.with_sharding_constraint(x, s) is x
     True
     """
     check_tree(shardings, x, "with_sharding_constraint")

@@ -939,7 +939,9 @@ class Jitted(Generic[P, R]):
 
         trace, tracers, results, out_tree = _run_traced(call, tree, sig, where)
         if self._shardings[0] is not None or self._shardings[1] is not None:
-            self._check_shardings(tree.unflatten(tracers)[0], out_tree.unflatten(results))
+            self._check_shardings(
+                tree.unflatten(tracers)[0], out_tree.unflatten(results)
+            )
         outs: list[int] = []
         keys: list[_core.Aval] = []
         consts: list[tuple[int, Any]] = []

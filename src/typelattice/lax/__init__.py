@@ -26,9 +26,9 @@ Array([-3], dtype=int32)
 from typelattice import _lax
 from typelattice import numpy as _namespace
 from typelattice._lax import *  # noqa: F403
+from typelattice._sharding import with_sharding_constraint as with_sharding_constraint
 from typelattice._tracing.ad import stop_gradient as stop_gradient
 from typelattice.lax import linalg as linalg
-from typelattice._sharding import with_sharding_constraint as with_sharding_constraint
 
 __all__: list[str] = []
 __all__ += _lax.__all__

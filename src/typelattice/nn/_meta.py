@@ -24,8 +24,8 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from typelattice import _sharding
-from typelattice._tracing import tree
 from typelattice._sharding import PartitionSpec
+from typelattice._tracing import tree
 
 __all__ = [
     "PARTITION_NAME",
@@ -696,15 +696,13 @@ def logical_to_mesh_sharding(
     >>> out['w'].spec
     PartitionSpec(None, 'model')
     """
-    if not isinstance(mesh, _sharding.Mesh):
-        raise TypeError(
-            f"logical_to_mesh_sharding: expected a Mesh, got {mesh!r:.60}"
-        )
+    if not isinstance(mesh, _sharding.Mesh):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"logical_to_mesh_sharding: expected a Mesh, got {mesh!r:.60}")
 
     def one(spec: Any) -> Any:
         axes = logical_to_mesh_axes(spec, rules)
-        return _sharding.NamedSharding(mesh, axes if axes is not None else PartitionSpec())
+        return _sharding.NamedSharding(
+            mesh, axes if axes is not None else PartitionSpec()
+        )
 
-    return tree.tree_map(
-        one, specs, is_leaf=lambda x: isinstance(x, PartitionSpec)
-    )
+    return tree.tree_map(one, specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
