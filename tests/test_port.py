@@ -223,13 +223,19 @@ def test_the_readme_table_is_the_mapping() -> None:
 def test_imports_of_modules_typelattice_lacks_are_noted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = "import jax\nimport numpy\nfrom jax.experimental import mesh_utils\n"
+    source = "import jax\nimport numpy\nfrom jax.experimental.pjit import pjit\n"
     assert missing_modules(source) == [
-        (3, "jax.experimental", "typelattice.experimental")
+        (3, "jax.experimental.pjit", "typelattice.experimental.pjit")
     ]
+    # (mesh_utils and sharding exist)
+    have = "from jax.experimental import mesh_utils\nfrom jax.sharding import Mesh\n"
+    assert missing_modules(have) == []
     assert missing_modules(rewrite_source(source)) == []  # (already rewritten)
     program = tmp_path / "p.py"
     program.write_text(source)
     assert main(["port", "--check", str(program)]) == 1
     err = capsys.readouterr().err
-    assert f"{program}:3: jax.experimental maps to typelattice.experimental" in err
+    assert (
+        f"{program}:3: jax.experimental.pjit maps to typelattice.experimental.pjit"
+        in err
+    )

@@ -27,6 +27,7 @@ from typing import Any, Final
 import numpy as np
 
 from typelattice import _devices
+from typelattice._tracing import tree
 
 __all__ = [
     "Mesh",
@@ -495,8 +496,6 @@ def check_tree(shardings: Any, values: Any, where: str) -> None:
         sharding names more axes than an array has.
       TypeError: a leaf of ``shardings`` is not a sharding.
     """
-    from typelattice._tracing import tree
-
     leaves, structure = tree.flatten(shardings, is_leaf=_is_sharding_leaf)
     try:
         subtrees = structure.flatten_up_to(values)

@@ -32,7 +32,7 @@ from typing import (
 
 import numpy as np
 
-from typelattice import _config, _core, _dtypes
+from typelattice import _config, _core, _dtypes, _sharding
 from typelattice._array import (
     ArrayImpl,
     BackendArray,
@@ -963,13 +963,11 @@ class Jitted(Generic[P, R]):
     def _check_shardings(self, dyn_args: tuple[Any, ...], results: Any) -> None:
         """Check in_shardings and out_shardings against the traced
         arguments and results."""
-        from typelattice import _sharding as sharding
-
         where = f"jit({self._name})"
         ins, outs = self._shardings
         if ins is not None:
             if not isinstance(ins, tuple | list) or isinstance(
-                ins, sharding.PartitionSpec
+                ins, _sharding.PartitionSpec
             ):  # (one for every argument)
                 ins = (ins,) * len(dyn_args)
             elif len(ins) != len(dyn_args):  # pyright: ignore[reportUnknownArgumentType]
@@ -978,9 +976,9 @@ class Jitted(Generic[P, R]):
                     f"{len(dyn_args)} positional (non-static) arguments; give "
                     "one per argument"
                 )
-            sharding.check_tree(tuple(ins), dyn_args, f"{where} in_shardings")  # pyright: ignore[reportUnknownArgumentType]
+            _sharding.check_tree(tuple(ins), dyn_args, f"{where} in_shardings")  # pyright: ignore[reportUnknownArgumentType]
         if outs is not None:
-            sharding.check_tree(outs, results, f"{where} out_shardings")
+            _sharding.check_tree(outs, results, f"{where} out_shardings")
 
     def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
         """The program traced for these arguments (traced now if needed):

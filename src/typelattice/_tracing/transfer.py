@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from typelattice import _devices
+from typelattice import _devices, _sharding
 from typelattice._array import (
     ArrayImpl,
     BackendArray,
@@ -78,10 +78,8 @@ def device_put(x: Any, device: Any = None, *, backend: str | None = None) -> Any
     >>> tl.device_put({'a': np.arange(3)})
     {'a': Array([0, 1, 2], dtype=int32)}
     """
-    from typelattice import _sharding as sharding
-
-    if isinstance(device, sharding.Sharding | sharding.PartitionSpec):
-        sharding.check_tree(device, x, "device_put")
+    if isinstance(device, _sharding.Sharding | _sharding.PartitionSpec):
+        _sharding.check_tree(device, x, "device_put")
         device = None
     if backend is None and (device is None or device is _devices.CPU):
         return tree.tree_map(_put, x)

@@ -24,6 +24,7 @@ import numpy as np
 import typelattice.numpy as tnp
 from typelattice import _dtypes, random
 from typelattice.lax import linalg
+from typelattice.nn._meta import AxisMetadata
 from typelattice.numpy import Array
 from typelattice.numpy._creation import _shape
 from typelattice.random._distributions import _requested
@@ -150,8 +151,6 @@ class Reshaped:
     drawn: tuple[int, ...]
 
     def __call__(self, key: Array, shape: Sequence[int], dtype: Any = None) -> Any:
-        from typelattice.nn._meta import AxisMetadata
-
         drawn: Any = self.init(key, self.drawn, dtype)
         if isinstance(drawn, AxisMetadata):
             box: AxisMetadata[Any] = drawn  # pyright: ignore[reportUnknownVariableType]
