@@ -105,7 +105,7 @@ def test_partition_spec_is_a_tuple() -> None:
     assert spec == ("data", None, ("fsdp", "tensor"))
     assert isinstance(spec, tuple) and len(spec) == 3
     assert repr(spec) == "PartitionSpec('data', None, ('fsdp', 'tensor'))"
-    assert nn.meta.PartitionSpec is PartitionSpec
+    assert nn.meta.PartitionSpec is PartitionSpec is tl.P
     assert pickle.loads(pickle.dumps(spec)) == spec
     with pytest.raises(TypeError, match="mesh axis name"):
         PartitionSpec(1)

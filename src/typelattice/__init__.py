@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from typelattice._draw import lattice_dot, lattice_layout, lattice_png, lattice_svg
     from typelattice._explain import Explanation, explain
     from typelattice._policies import checkpoint_policies
-    from typelattice._sharding import set_mesh
+    from typelattice._sharding import P, set_mesh
     from typelattice._tables import Table, format_table, promotion_table
     from typelattice._tracing.ad import (
         grad,
@@ -159,7 +159,7 @@ _LAZY: dict[str, str] = {
     "linear_transpose": "typelattice._tracing.linear",
     "vmap": "typelattice._tracing.batching",
     "pmap": "typelattice._tracing.pmap",
-    "set_mesh": "typelattice._sharding",
+    **dict.fromkeys(["P", "set_mesh"], "typelattice._sharding"),
     **dict.fromkeys(["custom_jvp", "custom_vjp"], "typelattice._tracing.custom"),
     **dict.fromkeys(["checkpoint", "remat"], "typelattice._tracing.remat"),
     "checkpoint_policies": "typelattice._policies",
@@ -258,6 +258,7 @@ __all__ = [
     "vjp",
     "vmap",
     "pmap",
+    "P",
     "set_mesh",
     "process_count",
     "process_index",

@@ -32,6 +32,7 @@ from typelattice._tracing import tree
 __all__ = [
     "Mesh",
     "NamedSharding",
+    "P",
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
@@ -90,6 +91,10 @@ class PartitionSpec(tuple[Any, ...]):
         for entry in self:
             out += [n for n in _entry_names(entry) if n is not None]
         return out
+
+
+#: ``typelattice.P``, as ``jax.P``: the short name of PartitionSpec.
+P = PartitionSpec
 
 
 class Mesh:
