@@ -152,8 +152,10 @@ class Backend:
     def def_impl(self, prim: Primitive, impl: Impl) -> Impl:
         """Register ``prim``'s implementation; returns it."""
         self.impls[prim] = impl
+        # (The plans kept on the primitive name the old implementation.)
         if self is NUMPY:
-            prim.eager.clear()  # (its plans, kept on the primitive, name the old)
+            prim.eager.clear()
+        prim.native.clear()
         return impl
 
     def def_fast(self, prim: Primitive, rule: FastRule) -> FastRule:
@@ -166,6 +168,18 @@ class Backend:
     def implements(self, prim: Primitive) -> bool:
         """Whether this backend computes ``prim``."""
         return prim in self.impls
+
+    def promoting(
+        self, prim: Primitive, dtypes: list[np.dtype[Any] | None], common: np.dtype[Any]
+    ) -> Impl | None:
+        """A function computing ``prim`` (without parameters) on operands of
+        ``dtypes`` (None: of ``common`` already) as if each were first
+        converted to ``common`` by ``convert_element_type`` without checks,
+        with the conversions inside the primitive's kernel (no full-size
+        converted copy); or None, as here, where the backend has none. It
+        only saves work: its answers are the conversions' and the
+        implementation's."""
+        return None
 
     def impl(self, prim: Primitive) -> Impl:
         """``prim``'s implementation.

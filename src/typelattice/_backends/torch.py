@@ -1801,6 +1801,14 @@ class TorchBackend(Backend):
     def implements(self, prim: Primitive) -> bool:
         return super().implements(prim) or NUMPY.implements(prim)
 
+    def promoting(
+        self, prim: Primitive, dtypes: list[DType | None], common: DType
+    ) -> Callable[..., Any] | None:
+        if len(dtypes) != 2:
+            return None
+        x, y = (common if d is None else d for d in dtypes)
+        return promoting(prim.name, x, y, common)
+
     def impl(self, prim: Primitive) -> Callable[..., Any]:
         if not super().implements(prim) and NUMPY.implements(prim):
             self.def_impl(prim, _host(prim))

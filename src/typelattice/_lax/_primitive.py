@@ -33,7 +33,7 @@ from typing import Any, Final
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice._array import ArrayImpl, wrap
+from typelattice._array import ArrayImpl, BackendArray, wrap
 from typelattice._basearray import Array
 from typelattice._tracing.primitive import (
     PRIMITIVES,
@@ -221,6 +221,8 @@ def to_arrays(fname: str, args: Sequence[Any], first: int = 0) -> list[Any]:
                 return [x, to_array(y, fname, first + 1, x._key[0])]
         elif type(y) is ArrayImpl and type(x) in _PY_SCALARS:
             return [to_array(x, fname, first, y._key[0]), y]
+        elif type(x) is BackendArray and type(y) is BackendArray:
+            return [x, y]  # (their backends and devices: compared by bind)
     elif all(type(x) is ArrayImpl for x in args):
         return list(args)
     arrays = [

@@ -1758,7 +1758,8 @@ def value_and_grad(
         out_cts: dict[int, Any] = {}
         if isinstance(tangent, LinearTracer):
             aval = aval_of(primal)
-            out_cts[tangent.ref] = _one(aval)
+            # (On the output's backend: what the rules make of it is too.)
+            out_cts[tangent.ref] = _like_primal(_one(aval), primal, flat)
         cts = backward_pass(record, in_vars, out_cts, consume=True)
         grads = [
             _like_primal(_zeros_for(aval_of(p)) if c is None else c, p, flat)

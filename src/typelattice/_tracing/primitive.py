@@ -224,6 +224,20 @@ out=ShapedArray(float32[3]))
     out: Any
 
 
+class NativePlan(NamedTuple):
+    """How :meth:`Primitive.bind` computes on operands among which another
+    library's arrays, of one backend, device and signature."""
+
+    #: The backend's implementation.
+    impl: Callable[..., Any]
+    #: The abstract evaluation's result (a tuple for several results).
+    out: Any
+    #: The result's interned (dtype, weak flag); None for several results.
+    out_key: _core.Aval | None
+    #: Whether some operands are NumPy-held (converted to the device).
+    host: bool
+
+
 #: Every primitive, by name, in the order of definition.
 PRIMITIVES: dict[str, Primitive] = {}
 
@@ -259,6 +273,7 @@ class Primitive:
         "jvp",
         "multiple_results",
         "name",
+        "native",
         "noop",
         "transpose",
     )
@@ -274,6 +289,9 @@ class Primitive:
     #: one dict for the primitive's life (the C accelerator holds it),
     #: emptied when full or when a rule changes.
     eager: dict[tuple[Any, ...], EagerPlan]
+    #: The plans on other libraries' arrays, by backend, device and
+    #: signature (see :meth:`_bind_native`); emptied as :attr:`eager` is.
+    native: dict[tuple[Any, ...], NativePlan]
 
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         if name in PRIMITIVES:
@@ -286,6 +304,7 @@ class Primitive:
         self.batch = None
         self.noop = None
         self.eager = {}
+        self.native = {}
         PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -424,6 +443,12 @@ class Primitive:
         (processed by the innermost tracer's trace)."""
         for x in args:
             if type(x) is not ArrayImpl:
+                if type(x) is BackendArray:
+                    for a in args:
+                        if type(a) is not BackendArray and type(a) is not ArrayImpl:
+                            break
+                    else:
+                        return self._bind_native(args, params)
                 trace = innermost_trace(args)
                 if trace is None:
                     for a in args:
@@ -491,43 +516,84 @@ class Primitive:
         refused before they get here, by the functions that take them
         (:func:`typelattice._array.check_mixed`).
 
+        What the abstract evaluation decides is decided once per backend,
+        device and signature (a :class:`NativePlan` in :attr:`native`), as
+        the NumPy backend's eager plans are.
+
         Raises:
           TypeError: operands of several backends or devices.
         """
-        if self.abstract_eval is None:
-            raise NotImplementedError(f"primitive {self.name} has no rules")
         first: BackendArray | None = None
-        avals: list[ShapedArray] = []
-        ins: list[Any] = []
+        parts: list[Any] = []
         for x in args:
             if type(x) is BackendArray:
                 if first is None:
                     first = x
                 elif x._backend is not first._backend or x._device != first._device:
                     raise mixed_error(f"lax.{self.name}", first, x)
-                avals.append(ShapedArray(x._shape, *x._key))
-                ins.append(x._value)
+                parts.append(x._key)
+                parts.append(x._shape)
             else:  # NumPy-held: converted below, once the device is known
-                avals.append(ShapedArray(x._value.shape, *x._key))
-                ins.append(None)
+                parts.append(x._key)
+                parts.append(None)
+                parts.append(x._value.shape)
         assert first is not None
         backend, device = first._backend, first._device
-        for i, v in enumerate(ins):
-            if v is None:
-                ins[i] = backend.from_numpy(args[i]._value, device)
-        out = self.evaluate(avals, params)
-        impl = backend.impl(self)
+        key = (backend, device, *parts, *params.items())
+        try:
+            plan = self.native[key]
+        except KeyError:
+            plan = self._native_plan(args, params, backend)
+            if len(self.native) >= _EVALUATED_MAX:
+                self.native.clear()
+            self.native[key] = plan
+        except TypeError:  # (an unhashable parameter: not remembered)
+            plan = self._native_plan(args, params, backend)
+        if plan.host:
+            ins = [
+                x._value
+                if type(x) is BackendArray
+                else backend.from_numpy(x._value, device)
+                for x in args
+            ]
+        else:
+            ins = [x._value for x in args]
         token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
         try:
-            result = impl(*ins, **params)
+            result = plan.impl(*ins, **params)
         finally:
             _EXTOBJ.reset(token)
+        out = plan.out
         if self.multiple_results:
             return tuple(
                 self._native_out(v, a, backend, device)
                 for v, a in zip(result, out, strict=True)
             )
-        return self._native_out(result, out, backend, device)
+        if CHECK_NATIVE or plan.out_key is None:
+            return self._native_out(result, out, backend, device)
+        return native_result(result, plan.out_key, out.shape, backend, device)
+
+    def _native_plan(
+        self, args: Sequence[Any], params: dict[str, Any], backend: Backend
+    ) -> NativePlan:
+        """The :class:`NativePlan` of operands ``args`` (the abstract
+        evaluation run: it raises on invalid operands)."""
+        if self.abstract_eval is None:
+            raise NotImplementedError(f"primitive {self.name} has no rules")
+        avals: list[ShapedArray] = []
+        host = False
+        for x in args:
+            if type(x) is BackendArray:
+                avals.append(ShapedArray(x._shape, *x._key))
+            else:
+                avals.append(ShapedArray(x._value.shape, *x._key))
+                host = True
+        out = self.evaluate(avals, params)
+        impl = backend.impl(self)
+        out_key = (
+            None if self.multiple_results else _core.aval(out.dtype, out.weak_type)
+        )
+        return NativePlan(impl, out, out_key, host)
 
     def _native_out(
         self, value: Any, aval: ShapedArray, backend: Backend, device: str

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import numpy as np
 
 from typelattice import _array, _config, _core, _dtypes
-from typelattice._array import ArrayImpl, BackendArray, wrap
+from typelattice._array import ArrayImpl, BackendArray, native_result, wrap
 from typelattice._basearray import Array
 from typelattice._config import _scope
 from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
 from typelattice._lax._elementwise import Check, _cast, convert_element_type_p
 from typelattice._lax._primitive import ShapedArray, broadcast_in_dim_p, reshape_p
 from typelattice._promotion import _speedups
-from typelattice._tracing.primitive import Primitive
+from typelattice._tracing.primitive import CHECK_NATIVE, Primitive
 from typelattice._tracing.tracer import JitTracer, Tracer, innermost_trace
 
 if TYPE_CHECKING:
@@ -512,6 +512,12 @@ def call(op: Op, args: tuple[Any, ...]) -> Array:
     training loop's backward pass from one remembered program. (jit's and
     eval_shape's traces would run :func:`compute` on their tracers: it is
     called directly.)"""
+    if type(args[0]) is BackendArray or (
+        len(args) > 1 and type(args[1]) is BackendArray
+    ):
+        done = native_call(op, args)
+        if done is not None:
+            return done
     for a in args:
         if isinstance(a, Tracer) and a._trace.differentiates:
 
@@ -532,6 +538,279 @@ def call(op: Op, args: tuple[Any, ...]) -> Array:
             )
             return out
     return compute(op, args)
+
+
+# -- another library's arrays: the plans of one backend and device ----------
+#
+# What compute() decides from the operands' dtypes, weak flags and shapes is
+# decided once per signature, backend and device for the calls whose
+# operands are another library's arrays (of one backend and device) and
+# Python scalars: a NativeCall runs the same primitives' implementations on
+# the native values (the conversions, then the primitive) and nothing else.
+# Calls it does not cover (checked conversions, compositions, broadcasting
+# across ranks, a result to convert) take compute(), whose answers these are.
+
+
+class NativeCall:
+    """:func:`compute`'s work on operands of one signature, backend and
+    device, as a function of the operands (:func:`native_call`)."""
+
+    __slots__ = (
+        "backend",
+        "convs",
+        "device",
+        "fused",
+        "out",
+        "out_key",
+        "params",
+        "prim",
+        "scalars",
+    )
+
+    def __init__(
+        self,
+        prim: Primitive,
+        params: dict[str, Any],
+        convs: list[dict[str, Any] | None],
+        scalars: list[tuple[int, int | float, int | float, DType] | None],
+        out: ShapedArray,
+        backend: Any,
+        device: str,
+        fused: Callable[..., Any] | None,
+    ) -> None:
+        self.prim = prim
+        self.params = params
+        self.backend = backend
+        self.device = device
+        backend.impl(prim)  # (raises now where the backend has none)
+        self.scalars = scalars
+        self.out = out
+        self.out_key = _core.aval(out.dtype, out.weak_type)
+        self.fused = fused
+        self.convs = None if fused is not None or not any(convs) else convs
+
+    def __call__(self, args: tuple[Any, ...]) -> Array | None:
+        backend, device = self.backend, self.device
+        values: list[Any] = []
+        for i, a in enumerate(args):
+            scalar = self.scalars[i]
+            if scalar is None:
+                values.append(a._value)
+                continue
+            value = _native_scalar(a, scalar, backend, device)
+            if value is None:
+                return None  # (out of the plain range: compute() checks it)
+            values.append(value)
+        if self.convs is not None:
+            convert = backend.impl(convert_element_type_p)
+            for i, c in enumerate(self.convs):
+                if c is not None:
+                    values[i] = convert(values[i], **c)
+        token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
+        try:
+            if self.fused is not None:
+                out = self.fused(*values)
+            else:  # (looked up each time: an implementation may be replaced)
+                out = backend.impl(self.prim)(*values, **self.params)
+        finally:
+            _EXTOBJ.reset(token)
+        if CHECK_NATIVE:
+            return self.prim._native_out(out, self.out, backend, device)
+        return native_result(out, self.out_key, self.out.shape, backend, device)
+
+
+#: The native values of Python scalars met by :class:`NativeCall` s, by
+#: (type, value, dtype, backend, device): a loop's ``x * 2.0`` converts
+#: ``2.0`` once. Emptied when full.
+_SCALARS: dict[tuple[Any, ...], Any] = {}
+_SCALARS_MAX: Final = 1024
+
+
+def _native_scalar(
+    v: Any,
+    conv: tuple[int, int | float, int | float, DType],
+    backend: Any,
+    device: str,
+) -> Any:
+    """A Python scalar operand as :func:`_scalar_operand` makes it, on
+    ``backend`` and ``device``; None when its value is outside the range
+    converted without checks."""
+    how, lo, hi, cd = conv
+    t = type(v)  # pyright: ignore[reportUnknownVariableType]
+    if how == _SCALAR:
+        # (As the C path: below the dtype's largest value, and inf and nan,
+        # which it holds, the checked conversion cannot fail.)
+        if t is complex or not (abs(v) <= hi or (t is float and not v - v == 0)):
+            return None
+    elif how == _INT and not lo <= v <= hi:
+        return None
+    # (0.0 and -0.0 are equal keys: zeros are not remembered.)
+    key: tuple[Any, ...] | None = (t, v, cd, backend, device) if v else None  # pyright: ignore[reportUnknownVariableType]
+    if key is not None:
+        found = _SCALARS.get(key)
+        if found is not None:
+            return found
+    value = backend.from_numpy(np.asarray(v, cd), device)
+    if key is not None:
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        _SCALARS[key] = value
+    return value
+
+
+_NUMBERS: Final = (int, float, complex)
+
+
+def native_call(op: Op, args: tuple[Any, ...]) -> Array | None:
+    """``op`` on operands that are another library's arrays, all of one
+    backend and device, and Python scalars, by the :class:`NativeCall` of
+    their signature; None for every other call (:func:`compute` then)."""
+    # The signature: each array's (key, shape), each scalar's type, then
+    # the backend and device (one and two operands spelled out: most calls).
+    n = len(args)
+    key: tuple[Any, ...]
+    if n == 2:
+        x, y = args
+        if type(x) is BackendArray:
+            first = x
+            if type(y) is BackendArray:
+                if y._backend is not x._backend or y._device != x._device:
+                    return None
+                key = (op, x._key, x._shape, y._key, y._shape, x._backend, x._device)
+            elif type(y) in _NUMBERS:
+                ty = type(y)  # pyright: ignore[reportUnknownVariableType]
+                key = (op, x._key, x._shape, ty, x._backend, x._device)  # pyright: ignore[reportUnknownVariableType]
+            else:
+                return None
+        elif type(x) in _NUMBERS and type(y) is BackendArray:
+            first = y
+            tx = type(x)  # pyright: ignore[reportUnknownVariableType]
+            key = (op, tx, y._key, y._shape, y._backend, y._device)  # pyright: ignore[reportUnknownVariableType]
+        else:
+            return None
+    elif n == 1:
+        first = args[0]
+        key = (op, first._key, first._shape, first._backend, first._device)
+    else:
+        found: BackendArray | None = None
+        parts: list[Any] = [op]
+        for a in args:
+            t = type(a)  # pyright: ignore[reportUnknownVariableType]
+            if t is BackendArray:
+                if found is None:
+                    found = a
+                elif a._backend is not found._backend or a._device != found._device:
+                    return None
+                parts += (a._key, a._shape)
+            elif t in _NUMBERS:
+                parts.append(t)
+            else:
+                return None
+        assert found is not None
+        first = found
+        key = (*parts, first._backend, first._device)
+    memo = _state().memo
+    run = memo.get(key)
+    if run is None:
+        run = memo[key] = _native_plan(op, args, first, _state())
+    return run(args)
+
+
+def _not_native(args: tuple[Any, ...]) -> None:
+    """The :func:`native_call` of signatures :func:`compute` computes."""
+    return None
+
+
+def _native_plan(
+    op: Op, args: tuple[Any, ...], first: BackendArray, state: _config.State
+) -> Callable[[tuple[Any, ...]], Array | None]:
+    """The function computing ``op`` on operands of ``args``'s signature
+    (:func:`native_call`), or :func:`_not_native` where :func:`compute`
+    does more than convert without checks and bind one primitive whose
+    result needs nothing."""
+    keys: list[object] = []
+    for a in args:
+        keys.append(a._key if type(a) is BackendArray else type(a))  # pyright: ignore[reportUnknownArgumentType]
+    plan = build_plan(op, tuple(keys), state)
+    cd = plan.cd
+    if _dtypes.kind_of(cd) in op.identity_kinds:
+        return _not_native
+    prim = op.primitive(cd)
+    if prim is None or prim.multiple_results or prim.abstract_eval is None:
+        return _not_native
+    ranks = {len(a._shape) for a in args if type(a) is BackendArray}
+    if len(ranks) > 1 and (0 not in ranks or len(ranks) > 2):
+        return _not_native  # (compute() gives them one rank first)
+    if state.rank_promotion != "allow" and len(ranks) > 1:
+        return _not_native
+    convs: list[dict[str, Any] | None] = []
+    scalars: list[tuple[int, int | float, int | float, DType] | None] = []
+    avals: list[ShapedArray] = []
+    for a, (how, lo, hi) in zip(args, plan.convs, strict=True):
+        if type(a) is not BackendArray:
+            if how not in (_INT, _KEEP) and not (how == _SCALAR and hi > 0):
+                return _not_native  # (converted by python_scalar_to's checks)
+            convs.append(None)
+            scalars.append((how, lo, hi, cd))
+            avals.append(ShapedArray((), cd, True))
+            continue
+        scalars.append(None)
+        if how == _KEEP:
+            convs.append(None)
+        elif how in (_CHECK, _WEAK):
+            return _not_native  # (checked where the conversion runs)
+        else:
+            convs.append({"new_dtype": cd, "weak_type": a.weak_type})
+        avals.append(ShapedArray(a._shape, cd, a.weak_type))
+    try:
+        out = prim.evaluate(avals, op.params)
+    except Exception:  # (compute() raises it, with its own message)
+        return _not_native
+    if (out.dtype, out.weak_type) != tuple(plan.out_key):
+        return _not_native  # (the result is converted)
+    backend = first._backend
+    # Conversions inside the primitive's kernel where the backend has one
+    # (the same values as convert_element_type without checks, then the
+    # primitive), for arrays of one rank: a library's own promotion may
+    # treat a 0-d operand otherwise.
+    fused = None
+    arrays_only = all(s is None for s in scalars)
+    if any(convs) and not op.params and len(ranks) == 1 and arrays_only:
+        dtypes = [a._key[0] if c else None for a, c in zip(args, convs, strict=True)]
+        fused = backend.promoting(prim, dtypes, cd)
+    call = NativeCall(
+        prim, dict(op.params), convs, scalars, out, backend, first._device, fused
+    )
+    if arrays_only and not op.params and (call.convs is None or fused is not None):
+        return _direct(call)
+    return call
+
+
+def _direct(call: NativeCall) -> Callable[[tuple[Any, ...]], Array | None]:
+    """:class:`NativeCall` ``call`` where it calls one function on the
+    arrays' values (no scalars, no parameters, no separate conversions),
+    spelled out for one and two operands: the hot path of small
+    operations."""
+    prim, out, out_key, fused = call.prim, call.out, call.out_key, call.fused
+    backend, device, shape = call.backend, call.device, call.out.shape
+    impls = backend.impls
+
+    def run(args: tuple[Any, ...]) -> Array | None:
+        # (The implementation looked up each time: it may be replaced.)
+        fn = fused if fused is not None else impls[prim]
+        token = _EXTOBJ.set(_IGNORE)  # (a backend computing with NumPy)
+        try:
+            if len(args) == 2:
+                value = fn(args[0]._value, args[1]._value)
+            else:
+                value = fn(*[a._value for a in args])
+        finally:
+            _EXTOBJ.reset(token)
+        if CHECK_NATIVE:
+            return prim._native_out(value, out, backend, device)
+        return native_result(value, out_key, shape, backend, device)
+
+    return run
 
 
 def compute(op: Op, args: tuple[Any, ...]) -> Array:
