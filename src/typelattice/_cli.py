@@ -252,8 +252,21 @@ def _table(args: argparse.Namespace) -> int:
     if args.diff and args.format in ("text", "markdown"):
         sign = "green" if color else "[x]" if args.format == "text" else "**x**"
         _out(f"{sign}: the {len(marked)} cells where {args.diff} differs")
-    if misplaced and args.format in ("text", "markdown"):
-        _out(_preformatted(misplaced, args.format))
+    if args.diff and args.format in ("text", "markdown"):
+        wide = ("u8", "i8", "f8", "c16")
+        if args.diff.startswith("typelattice") and any(
+            set(cell) & set(wide) for cell in marked
+        ):
+            # Not a difference of rules: no array of these types exists in
+            # 32-bit mode to measure them.
+            _out(
+                f"note: in 32-bit mode an array of {', '.join(wide[:-1])} or "
+                f"{wide[-1]} is made 32-bit (typelattice.numpy.zeros narrows "
+                "it), so their rows and columns are measured as the 32-bit "
+                "types; --x64 measures them"
+            )
+        if misplaced:
+            _out(_preformatted(misplaced, args.format))
     return 0
 
 

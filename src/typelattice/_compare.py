@@ -370,8 +370,11 @@ def _adapter(library: str) -> _Adapter:
     except ImportError as err:
         raise LibraryNotInstalled(
             f"{library} is installed but cannot be imported: {err}"
-            + (f"; pip install {requirement} installs what it needs"
-               if requirement.startswith("'") else "")
+            + (
+                f"; pip install {requirement} installs what it needs"
+                if requirement.startswith("'")
+                else ""
+            )
         ) from None
     except Exception as err:  # a library that cannot make arrays here
         raise LibraryNotInstalled(
