@@ -87,8 +87,8 @@ _INSTALL: Final = {
 }
 
 #: The separator of the marks a misplaced result gets (see measure_library).
-ELSEWHERE: Final = "@"
-OTHER_DTYPE: Final = "!"
+_ELSEWHERE: Final = "@"
+_OTHER_DTYPE: Final = "!"
 
 # As in JAX's design note, Python scalars stand in for the weak types.
 _PYTHON_ZERO: Final[dict[str, object]] = {"i*": 0, "f*": 0.0, "c*": 0j}
@@ -314,21 +314,21 @@ def _misplaced(out: object, x: object, y: object) -> str:
     scalar does (docs/backends.md, "Mixing").
     """
     if not isinstance(out, tnp.ndarray):
-        return f"{ELSEWHERE}{type(out).__name__}"
+        return f"{_ELSEWHERE}{type(out).__name__}"
     arrays = [v for v in (x, y) if isinstance(v, tnp.ndarray)]
     if arrays:
         backend, device = arrays[0].backend, str(arrays[0].device)
     else:
         backend, device = "numpy", str(out.device)
     if out.backend != backend:
-        return f"{ELSEWHERE}{out.backend}"
+        return f"{_ELSEWHERE}{out.backend}"
     if str(out.device) != device:
-        return f"{ELSEWHERE}{out.device}"
+        return f"{_ELSEWHERE}{out.device}"
     # The Array's dtype is the lattice's by construction; the library's
     # value (computed, for Dask) shows whether the backend computed in it.
     value = np.asarray(out).dtype
     if value != out.dtype:
-        return OTHER_DTYPE + _dtype_code(value)
+        return _OTHER_DTYPE + _dtype_code(value)
     return ""
 
 
@@ -396,22 +396,38 @@ def measure_library(
     ``0j`` for ``i*``, ``f*``, ``c*``. A result is named by its code; a
     weakly typed result (JAX, typelattice) by ``i*``/``f*``/``c*``. JAX is
     traced with ``jax.eval_shape`` rather than run, which gives the same
-    types without compiling each sum.
+    types without compiling each sum; Dask's result types are read from its
+    graph, without computing it.
+
+    ``typelattice:torch``, ``typelattice:dask`` and ``typelattice:cupy``
+    make the zeros as Arrays of that library (``tnp.zeros(..., backend=)``)
+    and add them with ``typelattice.numpy.add``. Each result must be an
+    Array on its operands' backend and device (the sum of two Python
+    scalars: a 0-d NumPy-held Array, which joins any backend) whose value,
+    computed by the library, has the dtype the Array announces. A cell where
+    it is not reads ``i2@numpy`` (the backend or device the result was on)
+    or ``i2!i4`` (the dtype of its value): a fault to report, never a pass.
 
     Args:
       library: one of :data:`LIBRARIES`.
       codes: the types, as codes (by default the standard types and
         ``i* f* c*``, as in JAX's documented table).
       x64: 64-bit mode, for the libraries that have one (JAX and
-        typelattice); JAX's design note measures JAX in 64-bit mode.
+        typelattice on every backend); JAX's design note measures JAX in
+        64-bit mode. In 32-bit mode an array of a 64-bit type is made
+        32-bit, as a user's would be, on every backend.
       progress: called after each pair (see :data:`Progress`).
 
     Returns:
-      The table, titled with the library, its version and the mode; ``'-'``
-      where the library lacks a type or refuses the addition.
+      The table, titled with the library, its version (for typelattice on
+      another library, that library's too) and the mode; ``'-'`` where the
+      library lacks a type or refuses the addition.
 
     Raises:
-      LibraryNotInstalled: the library cannot be imported.
+      LibraryNotInstalled: the library cannot be imported (the message
+        names the pip requirement, ``'typelattice[torch]'`` for a library
+        typelattice has a backend for), or cannot make arrays here (CuPy
+        without a CUDA device).
       ValueError: an unknown library name.
       TypeError: an unknown code.
 
@@ -719,7 +735,7 @@ def misplaced_cells(table: Table) -> tuple[tuple[str, str, str], ...]:
         (a, b, cell)
         for a, row in zip(table.codes, table.cells, strict=True)
         for b, cell in zip(table.codes, row, strict=True)
-        if ELSEWHERE in cell or OTHER_DTYPE in cell
+        if _ELSEWHERE in cell or _OTHER_DTYPE in cell
     )
 
 
@@ -742,8 +758,8 @@ def format_misplaced(table: Table, examples: int = 10) -> str:
         return ""
     lines = [
         f"{table.title}: {len(cells)} results came back elsewhere than their "
-        f"operands' backend and device ({ELSEWHERE}where) or hold a value of "
-        f"another dtype than announced ({OTHER_DTYPE}dtype); typelattice "
+        f"operands' backend and device ({_ELSEWHERE}where) or hold a value of "
+        f"another dtype than announced ({_OTHER_DTYPE}dtype); typelattice "
         "promises neither happens: please report it"
     ]
     lines += [f"  {a} + {b} = {cell}" for a, b, cell in cells[:examples]]
