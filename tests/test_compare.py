@@ -254,6 +254,34 @@ def test_typelattice_decides_every_dtype_on_every_backend(
         assert _compare.misplaced_cells(table) == ()
 
 
+def test_with_every_type_a_backend_differs_only_where_its_library_lacks_one() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("dask")
+    import typelattice.numpy as tnp
+
+    codes = _tables.all_codes()
+    names = ["typelattice", "typelattice:torch", "typelattice:dask"]
+    c = tl.compare_libraries(names, codes)
+    lacking = set()
+    for code in codes:
+        if code in ("i*", "f*", "c*"):
+            continue
+        try:
+            with tl.enable_x64():
+                tnp.zeros((), _dtypes_of(code), backend="torch")
+        except TypeError:  # int4, float8_e3m4...: not in torch
+            lacking.add(code)
+        except OverflowError:  # float8_e8m0fnu has no zero, on any backend
+            pass
+    assert {"i4b", "f8e3m4", "f4e2m1fn"} <= lacking
+    assert not lacking & set(_tables.DEFAULT_CODES)
+    assert c.differences
+    for a, b, (numpy, on_torch, on_dask) in c.differences:
+        assert on_dask == numpy, (a, b)  # Dask holds every type NumPy does
+        assert on_torch == "-" and {a, b} & lacking, (a, b)
+    assert all(_compare.misplaced_cells(t) == () for t in c.tables)
+
+
 def test_typelattice_on_backends_in_32_bit_mode(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
