@@ -545,3 +545,37 @@ def test_cupy_own_rules_and_typelattice_on_cupy() -> None:
         for b in lattice.codes:
             if on_cupy.cell(a, b) != "-":
                 assert on_cupy.cell(a, b) == lattice.cell(a, b), (a, b)
+
+
+def test_cupy_without_a_device_is_one_error_not_a_table_of_dashes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A stand-in for CuPy installed on a machine without a CUDA device: its
+    # first array fails with the library's own error.
+    import types
+
+    def zeros(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+
+    fake = types.ModuleType("cupy")
+    fake.zeros = zeros  # type: ignore[attr-defined]
+    fake.add = None  # type: ignore[attr-defined]
+    fake.__version__ = "14.0.0"  # type: ignore[attr-defined]
+    real = importlib.util.find_spec
+    numpy_spec = real("numpy")
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: numpy_spec if name == "cupy" else real(name, *a),
+    )
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with pytest.raises(tl.LibraryNotInstalled) as info:
+        tl.measure_library("cupy")
+    assert str(info.value) == (
+        "cupy is installed but cannot make arrays here, so cupy cannot be "
+        "measured: RuntimeError: cudaErrorNoDevice: no CUDA-capable device "
+        "is detected"
+    )
+    assert main(["compare", "numpy", "cupy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("typelattice: error: cupy is installed but cannot make")
