@@ -252,9 +252,9 @@ def test_more_errors_are_one_line_with_status_2(
 
 def test_unknown_library_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        main(["compare", "cupy"])
+        main(["compare", "mxnet"])
     assert info.value.code == 2
-    assert "invalid choice: 'cupy'" in capsys.readouterr().err
+    assert "invalid choice: 'mxnet'" in capsys.readouterr().err
 
 
 # -- compare --------------------------------------------------------------------------

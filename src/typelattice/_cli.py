@@ -42,11 +42,26 @@ __all__ = ["main", "progress_on", "run_main"]
 _LIBRARIES = (
     "numpy",
     "torch",
+    "dask",
+    "cupy",
     "tensorflow",
     "jax",
     "jax.lax",
     "array_api_strict",
     "typelattice",
+    "typelattice:torch",
+    "typelattice:dask",
+    "typelattice:cupy",
+)
+
+# What the help says of the library names (no import needed to build it).
+_LIBRARIES_HELP = (
+    "torch, dask and cupy are measured with their own rules; typelattice "
+    "is typelattice's namespace on NumPy, and typelattice:torch, "
+    "typelattice:dask, typelattice:cupy the same on that library's arrays "
+    "(each result checked to be on that backend). Install torch, Dask or "
+    "CuPy with their extra: pip install 'typelattice[torch]', "
+    "'typelattice[dask]', 'typelattice[cupy]'."
 )
 
 
@@ -207,6 +222,7 @@ def _table(args: argparse.Namespace) -> int:
     table = _tables.promotion_table(codes, args.mode, x64, lattice=lattice)
     color = _use_color(args) and args.format == "text"
     marked: tuple[tuple[str, str], ...] = ()
+    misplaced = ""
     if args.diff:
         from typelattice import _compare
 
@@ -219,6 +235,7 @@ def _table(args: argparse.Namespace) -> int:
                     )
         other = _measure(_compare.measure_library, args.diff, codes, x64=x64)
         marked = _tables.differing_cells(table, other)
+        misplaced = _compare.format_misplaced(other)
     text = _tables.format_table(table, args.format, marked=marked, color=color)
     if args.format in ("text", "markdown"):
         # Which table this is, above it. CSV keeps the layout of JAX's
@@ -235,6 +252,19 @@ def _table(args: argparse.Namespace) -> int:
     if args.diff and args.format in ("text", "markdown"):
         sign = "green" if color else "[x]" if args.format == "text" else "**x**"
         _out(f"{sign}: the {len(marked)} cells where {args.diff} differs")
+        wide = ("u8", "i8", "f8", "c16")
+        narrowed = any(set(cell) & set(wide) for cell in marked)
+        if not x64 and narrowed and args.diff.startswith("typelattice"):
+            # Not a difference of rules: no array of these types exists in
+            # 32-bit mode to measure them.
+            _out(
+                f"note: in 32-bit mode an array of {', '.join(wide[:-1])} or "
+                f"{wide[-1]} is made 32-bit (typelattice.numpy.zeros narrows "
+                "it), so their rows and columns are measured as the 32-bit "
+                "types; --x64 measures them"
+            )
+        if misplaced:
+            _out(_preformatted(misplaced, args.format))
     return 0
 
 
@@ -283,17 +313,27 @@ def _compare_cmd(args: argparse.Namespace) -> int:
         what = f"cells that differ: {count} of {len(tables[0].codes) ** 2}"
         diffs = _compare.format_differences(comparison, fmt) if count else ""
         blocks.append((_heading(what, fmt) + diffs).rstrip())
+    for table in tables:
+        # Results that left their backend are a fault of typelattice's, not
+        # a promotion rule: said in words under the tables.
+        note = _compare.format_misplaced(table)
+        if note:
+            blocks.append(_preformatted(note, fmt))
     for law in laws:
         text = _compare.format_laws(
             law, _SHOWN if args.examples is None else args.examples
         )
-        if fmt == "markdown":
-            text = f"```\n{text}\n```"
-        elif fmt == "html":
-            text = f"<pre>{html.escape(text)}</pre>"
-        blocks.append(text)
+        blocks.append(_preformatted(text, fmt))
     _out("\n\n".join(blocks))
     return 0
+
+
+def _preformatted(text: str, fmt: str) -> str:
+    if fmt == "markdown":
+        return f"```\n{text}\n```"
+    if fmt == "html":
+        return f"<pre>{html.escape(text)}</pre>"
+    return text
 
 
 def _csv_cell(text: str) -> str:
@@ -652,7 +692,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LIB",
         help="measure library LIB live (as 'compare' does) and mark the cells "
         "where it differs: [x] in text and CSV, bold in Markdown, a 'differs' "
-        f"class in HTML, green on a terminal. LIB: {', '.join(_LIBRARIES)}",
+        f"class in HTML, green on a terminal. LIB: {', '.join(_LIBRARIES)}. "
+        + _LIBRARIES_HELP,
     )
     _add_color(table)
     table.set_defaults(run=_table)
@@ -666,7 +707,7 @@ def _parser() -> argparse.ArgumentParser:
         "complex for i*, f*, c*); '-' where the library lacks the type or "
         "refuses the addition. With several libraries, print each table, then "
         "the cells where they differ. JAX and typelattice are measured in "
-        "64-bit mode unless --x32 is given.",
+        "64-bit mode unless --x32 is given. " + _LIBRARIES_HELP,
     )
     compare.add_argument(
         "libraries",

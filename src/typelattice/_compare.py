@@ -5,9 +5,18 @@ tables of NumPy, TensorFlow, PyTorch, jax.numpy and jax.lax, measured by
 adding zeros of each pair of types, with
 Python ``int``/``float``/``complex`` scalars standing for ``i*``/``f*``/``c*``.
 :func:`measure_library` repeats that measurement on whichever of those
-libraries is installed; :func:`compare_libraries` puts several side by side
-and lists the cells where they differ; :func:`check_laws` tests a table for
-commutativity and associativity over every pair and triple of its types.
+libraries is installed (Dask and CuPy too); :func:`compare_libraries` puts
+several side by side and lists the cells where they differ;
+:func:`check_laws` tests a table for commutativity and associativity over
+every pair and triple of its types.
+
+``typelattice`` is typelattice's own namespace on NumPy, and
+``typelattice:torch``, ``typelattice:dask``, ``typelattice:cupy`` the same
+namespace on Arrays of that library: the promise measured there is that
+the lattice decides every dtype whichever library computes. Each result is
+also checked to be an Array on its operands' backend and device, holding a
+value of the dtype it announces; a cell where it is not says so (see
+:func:`measure_library`) instead of passing for a right answer.
 
 Each library is reached through a small adapter (how to make a zero of a
 type, how to add, how to name the result's type). A library that lacks a
@@ -47,23 +56,39 @@ __all__ = [
 LIBRARIES: Final = (
     "numpy",
     "torch",
+    "dask",
+    "cupy",
     "tensorflow",
     "jax",
     "jax.lax",
     "array_api_strict",
     "typelattice",
+    "typelattice:torch",
+    "typelattice:dask",
+    "typelattice:cupy",
 )
 
-# The module to import and the pip requirement that provides it.
+# The module to import and the pip requirement that provides it. The
+# libraries typelattice has a backend for are named by that backend's extra,
+# which pins the versions the backend is tested with.
 _INSTALL: Final = {
     "numpy": ("numpy", "numpy"),
-    "torch": ("torch", "torch"),
+    "torch": ("torch", "'typelattice[torch]'"),
+    "dask": ("dask", "'typelattice[dask]'"),
+    "cupy": ("cupy", "'typelattice[cupy]'"),
     "tensorflow": ("tensorflow", "tensorflow"),
     "jax": ("jax", "jax"),
     "jax.lax": ("jax", "jax"),
     "array_api_strict": ("array_api_strict", "array-api-strict"),
     "typelattice": ("typelattice", "typelattice"),
+    "typelattice:torch": ("torch", "'typelattice[torch]'"),
+    "typelattice:dask": ("dask", "'typelattice[dask]'"),
+    "typelattice:cupy": ("cupy", "'typelattice[cupy]'"),
 }
+
+#: The separator of the marks a misplaced result gets (see measure_library).
+_ELSEWHERE: Final = "@"
+_OTHER_DTYPE: Final = "!"
 
 # As in JAX's design note, Python scalars stand in for the weak types.
 _PYTHON_ZERO: Final[dict[str, object]] = {"i*": 0, "f*": 0.0, "c*": 0j}
@@ -102,6 +127,9 @@ class _Adapter:
     )
     #: Whether the library's result depends on the 32/64-bit mode.
     has_x64_mode: bool = False
+    #: What is wrong with a result of these operands beyond its type: its
+    #: place or its value's dtype (typelattice's backends), '' when nothing.
+    check: Callable[[object, object, object], str] | None = None
 
 
 def _name_code(name: str) -> str:
@@ -112,16 +140,20 @@ def _name_code(name: str) -> str:
         return name
 
 
+def _dtype_code(dt: np.dtype[Any], weak: bool = False) -> str:
+    """The code of a dtype, or its name if it has none."""
+    try:
+        return _dtypes.dtype_code(dt, weak=weak)
+    except TypeError:
+        return dt.name
+
+
 def _dtype_result(out: object) -> str:
     """The code of a result with a NumPy ``dtype`` and maybe ``weak_type``."""
     if type(out) in _PYTHON_CODE:
         return _PYTHON_CODE[type(out)]
     dt = np.dtype(out.dtype)  # type: ignore[attr-defined]
-    weak = bool(getattr(out, "weak_type", False))
-    try:
-        return _dtypes.dtype_code(dt, weak=weak)
-    except TypeError:
-        return dt.name
+    return _dtype_code(dt, bool(getattr(out, "weak_type", False)))
 
 
 def _numpy() -> _Adapter:
@@ -212,11 +244,50 @@ def _array_api_strict() -> _Adapter:
     return _Adapter(xp.__version__, zero, xp.add, result_code)
 
 
-def _typelattice() -> _Adapter:
-    # Measured like the others: through the array namespace's zeros and add.
+def _dask() -> _Adapter:
+    dask = importlib.import_module("dask")
+    da = importlib.import_module("dask.array")
 
     def zero(dt: np.dtype[Any]) -> object:
-        return tnp.zeros((), dtype=dt)
+        # Dask's dtypes are NumPy's: ml_dtypes' types are not its own either.
+        if dt.kind == "V":
+            raise TypeError(f"Dask has no {dt}")
+        # The result's dtype is Dask's metadata, inferred when the sum is
+        # built: nothing is computed (the tests compute one cell to check).
+        return da.zeros((), dtype=dt)
+
+    return _Adapter(dask.__version__, zero, da.add, _dtype_result)
+
+
+def _cupy() -> _Adapter:
+    cupy = importlib.import_module("cupy")
+    # A CuPy without a usable CUDA device fails on its first array: say so
+    # once, rather than give a table of '-' that reads as missing types.
+    cupy.zeros(1, dtype=np.float32)
+
+    def zero(dt: np.dtype[Any]) -> object:
+        if dt.kind == "V":
+            raise TypeError(f"CuPy has no {dt}")
+        # Shape (1,) as for NumPy: no 0-d special case in any CuPy version.
+        return cupy.zeros(1, dtype=dt)
+
+    return _Adapter(cupy.__version__, zero, cupy.add, _dtype_result)
+
+
+def _typelattice(backend: str = "numpy") -> _Adapter:
+    # Measured like the others: through the array namespace's zeros and add,
+    # on Arrays that ``backend``'s library holds.
+    version = __version__
+    if backend != "numpy":
+        module = importlib.import_module(_INSTALL[f"typelattice:{backend}"][0])
+        version = f"{__version__} on {backend} {module.__version__}"
+        # A library that cannot make arrays here (CuPy without a CUDA
+        # device) fails now, with the library's reason.
+        tnp.zeros((), dtype=np.float32, backend=backend)
+
+    def zero(dt: np.dtype[Any]) -> object:
+        # TypeError where the backend lacks the dtype: '-' in its cells.
+        return tnp.zeros((), dtype=dt, backend=backend)
 
     def add(x: object, y: object) -> object:
         # Python scalars are 1, not 0: typelattice refuses a scalar that its
@@ -230,7 +301,35 @@ def _typelattice() -> _Adapter:
     def scope(x64: bool) -> contextlib.AbstractContextManager[object]:
         return enable_x64(x64)
 
-    return _Adapter(__version__, zero, add, _dtype_result, scope, True)
+    return _Adapter(version, zero, add, _dtype_result, scope, True, _misplaced)
+
+
+def _misplaced(out: object, x: object, y: object) -> str:
+    """How a result of typelattice's ``add`` falls short of its promise: an
+    Array on its operands' backend and device, holding a value of the
+    dtype it announces. '' when it keeps it.
+
+    With no Array operand (two Python scalars) no backend is involved: the
+    result is a 0-d NumPy-held Array, which joins any backend as a Python
+    scalar does (docs/backends.md, "Mixing").
+    """
+    if not isinstance(out, tnp.ndarray):
+        return f"{_ELSEWHERE}{type(out).__name__}"
+    arrays = [v for v in (x, y) if isinstance(v, tnp.ndarray)]
+    if arrays:
+        backend, device = arrays[0].backend, str(arrays[0].device)
+    else:
+        backend, device = "numpy", str(out.device)
+    if out.backend != backend:
+        return f"{_ELSEWHERE}{out.backend}"
+    if str(out.device) != device:
+        return f"{_ELSEWHERE}{out.device}"
+    # The Array's dtype is the lattice's by construction; the library's
+    # value (computed, for Dask) shows whether the backend computed in it.
+    value = np.asarray(out).dtype
+    if value != out.dtype:
+        return _OTHER_DTYPE + _dtype_code(value)
+    return ""
 
 
 _ADAPTERS: Final[dict[str, Callable[[], _Adapter]]] = {
@@ -240,7 +339,12 @@ _ADAPTERS: Final[dict[str, Callable[[], _Adapter]]] = {
     "jax": lambda: _jax(lax=False),
     "jax.lax": lambda: _jax(lax=True),
     "array_api_strict": _array_api_strict,
+    "dask": _dask,
+    "cupy": _cupy,
     "typelattice": _typelattice,
+    "typelattice:torch": lambda: _typelattice("torch"),
+    "typelattice:dask": lambda: _typelattice("dask"),
+    "typelattice:cupy": lambda: _typelattice("cupy"),
 }
 
 
@@ -252,18 +356,30 @@ def _check_installed(library: str) -> None:
         )
     module, requirement = _INSTALL[library]
     if importlib.util.find_spec(module) is None:
+        what = library if library == module else f"{library} needs {module}, which"
         raise LibraryNotInstalled(
-            f"{library} is not installed; install it with: pip install {requirement}"
+            f"{what} is not installed; install it with: pip install {requirement}"
         )
 
 
 def _adapter(library: str) -> _Adapter:
     _check_installed(library)
+    module, requirement = _INSTALL[library]
     try:
         return _ADAPTERS[library]()
     except ImportError as err:
         raise LibraryNotInstalled(
             f"{library} is installed but cannot be imported: {err}"
+            + (
+                f"; pip install {requirement} installs what it needs"
+                if requirement.startswith("'")
+                else ""
+            )
+        ) from None
+    except Exception as err:  # a library that cannot make arrays here
+        raise LibraryNotInstalled(
+            f"{module} is installed but cannot make arrays here, so {library} "
+            f"cannot be measured: {type(err).__name__}: {err}"
         ) from None
 
 
@@ -280,22 +396,38 @@ def measure_library(
     ``0j`` for ``i*``, ``f*``, ``c*``. A result is named by its code; a
     weakly typed result (JAX, typelattice) by ``i*``/``f*``/``c*``. JAX is
     traced with ``jax.eval_shape`` rather than run, which gives the same
-    types without compiling each sum.
+    types without compiling each sum; Dask's result types are read from its
+    graph, without computing it.
+
+    ``typelattice:torch``, ``typelattice:dask`` and ``typelattice:cupy``
+    make the zeros as Arrays of that library (``tnp.zeros(..., backend=)``)
+    and add them with ``typelattice.numpy.add``. Each result must be an
+    Array on its operands' backend and device (the sum of two Python
+    scalars: a 0-d NumPy-held Array, which joins any backend) whose value,
+    computed by the library, has the dtype the Array announces. A cell where
+    it is not reads ``i2@numpy`` (the backend or device the result was on)
+    or ``i2!i4`` (the dtype of its value): a fault to report, never a pass.
 
     Args:
       library: one of :data:`LIBRARIES`.
       codes: the types, as codes (by default the standard types and
         ``i* f* c*``, as in JAX's documented table).
       x64: 64-bit mode, for the libraries that have one (JAX and
-        typelattice); JAX's design note measures JAX in 64-bit mode.
+        typelattice on every backend); JAX's design note measures JAX in
+        64-bit mode. In 32-bit mode an array of a 64-bit type is made
+        32-bit, as a user's would be, on every backend.
       progress: called after each pair (see :data:`Progress`).
 
     Returns:
-      The table, titled with the library, its version and the mode; ``'-'``
-      where the library lacks a type or refuses the addition.
+      The table, titled with the library, its version (for typelattice on
+      another library, that library's too) and the mode; ``'-'`` where the
+      library lacks a type or refuses the addition.
 
     Raises:
-      LibraryNotInstalled: the library cannot be imported.
+      LibraryNotInstalled: the library cannot be imported (the message
+        names the pip requirement, ``'typelattice[torch]'`` for a library
+        typelattice has a backend for), or cannot make arrays here (CuPy
+        without a CUDA device).
       ValueError: an unknown library name.
       TypeError: an unknown code.
 
@@ -339,11 +471,13 @@ def measure_library(
 def _cell(adapter: _Adapter, operands: dict[str, object], a: str, b: str) -> str:
     if a not in operands or b not in operands:
         return NO_JOIN
+    x, y = operands[a], operands[b]
     try:
-        out = adapter.add(operands[a], operands[b])
+        out = adapter.add(x, y)
     except Exception:  # refused: a type error, an unimplemented kernel...
         return NO_JOIN
-    return adapter.result_code(out)
+    code = adapter.result_code(out)
+    return code if adapter.check is None else code + adapter.check(out, x, y)
 
 
 @dataclass(frozen=True)
@@ -579,6 +713,58 @@ def format_laws(laws: Laws, examples: int = 10) -> str:
             f"  {laws.one_sided} triples have one grouping defined and the "
             "other refused"
         )
+    return "\n".join(lines)
+
+
+def misplaced_cells(table: Table) -> tuple[tuple[str, str, str], ...]:
+    """The cells of a measured table whose result broke typelattice's
+    promise on a backend: ``(row, column, cell)`` for each cell marked
+    ``@where`` (an Array elsewhere than its operands) or ``!code`` (a value
+    of another dtype than announced). Empty for every other library.
+
+    Args:
+      table: from :func:`measure_library`.
+
+    Returns:
+      The marked cells, in table order.
+
+    >>> misplaced_cells(measure_library('typelattice', ['i1', 'u1']))
+    ()
+    """
+    return tuple(
+        (a, b, cell)
+        for a, row in zip(table.codes, table.cells, strict=True)
+        for b, cell in zip(table.codes, row, strict=True)
+        if _ELSEWHERE in cell or _OTHER_DTYPE in cell
+    )
+
+
+def format_misplaced(table: Table, examples: int = 10) -> str:
+    """A few lines on the marked cells of :func:`misplaced_cells`; '' when
+    there are none.
+
+    Args:
+      table: from :func:`measure_library`.
+      examples: how many cells to list.
+
+    Returns:
+      The lines, without a final newline.
+
+    >>> format_misplaced(measure_library('typelattice', ['i1', 'u1']))
+    ''
+    """
+    cells = misplaced_cells(table)
+    if not cells:
+        return ""
+    lines = [
+        f"{table.title}: {len(cells)} results came back elsewhere than their "
+        f"operands' backend and device ({_ELSEWHERE}where) or hold a value of "
+        f"another dtype than announced ({_OTHER_DTYPE}dtype); typelattice "
+        "promises neither happens: please report it"
+    ]
+    lines += [f"  {a} + {b} = {cell}" for a, b, cell in cells[:examples]]
+    if len(cells) > examples:
+        lines.append(f"  ... and {len(cells) - examples} more")
     return "\n".join(lines)
 
 
