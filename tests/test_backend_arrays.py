@@ -263,6 +263,36 @@ def test_scalars_and_0d_numpy_arrays_join_larger_numpy_arrays_raise() -> None:
         tnp.where(tnp.asarray([True, False]), x, x)
 
 
+def _raw(x: Any) -> Any:
+    """A NumPy-held Array as a NumPy array (lax's functions take the
+    constants of rules as NumPy-held Arrays: a caller's NumPy arrays are
+    what they refuse)."""
+    return np.asarray(x) if x.backend == "numpy" else x
+
+
+@pytest.mark.parametrize(
+    "join",
+    [
+        lambda x, n: tnp.concatenate([x, n]),
+        lambda x, n: tnp.stack([n, x]),
+        lambda x, n: tnp.matmul(x, n),
+        lambda x, n: tnp.dot(n, x),
+        lambda x, n: tnp.outer(x, n),
+        lambda x, n: tnp.einsum("i,i", x, n),
+        lambda x, n: tnp.searchsorted(x, n),
+        lambda x, n: x.at[:].set(n),
+        lambda x, n: x.at[0:2].add(n),
+        lambda x, n: lax.add(x, _raw(n)),
+        lambda x, n: lax.select(x > 0, x, _raw(n)),
+    ],
+)
+def test_functions_joining_arrays_refuse_larger_numpy_arrays(join: Any) -> None:
+    x = boxed([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"boxed on 'box:0'.*numpy on 'cpu'.*to_device"):
+        join(x, tnp.ones(2))
+    assert join(x, x).backend == "boxed"
+
+
 def test_two_devices_raise_until_moved() -> None:
     a, b = boxed([1.0], device="box:0"), boxed([2.0], device="box:1")
     with pytest.raises(TypeError, match=r"box:0.*box:1"):

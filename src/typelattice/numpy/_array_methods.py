@@ -551,6 +551,7 @@ class _IndexUpdateRef:
         mode: str | None,
         wrap_negative: bool,
     ) -> Array:
+        _array.check_mixed(f"at[].{name}", (self.array, values))
         return _shape._scatter(
             self.array, self.index, values, ufunc, name, mode, wrap_negative
         )

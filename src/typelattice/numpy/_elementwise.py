@@ -305,6 +305,9 @@ def promoted(
     or contract arrays (``concatenate``, ``matmul``...)."""
     keys: list[object] = []
     given: list[Any] = []
+    # Another library's arrays are joined by Python scalars and 0-d
+    # arrays only: a caller's larger NumPy arrays are refused.
+    _array.check_mixed(name, tuple(args))
     for i, a in enumerate(args):
         if isinstance(a, Array):
             keys.append(_core.aval(a.dtype, a.weak_type))
