@@ -97,3 +97,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"counting backend: {calls} primitive calls of {kinds} primitives"
         )
+
+
+@pytest.fixture
+def checked_native() -> Iterator[None]:
+    """Every result of another library's backend checked against its
+    abstract evaluation (the dtype and shape the implementation must
+    compute): ``pytestmark = pytest.mark.usefixtures("checked_native")``."""
+    from typelattice._tracing import primitive
+
+    primitive.CHECK_NATIVE.append(True)
+    yield
+    primitive.CHECK_NATIVE.remove(True)

@@ -13,7 +13,6 @@ import pickle
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -25,17 +24,12 @@ import typelattice.numpy as tnp
 import typelattice.random as tr
 from typelattice import lax
 from typelattice._backends import NUMPY, named, of_native
-from typelattice._tracing import primitive
 
 boxed_backend.register()
 
 
-@pytest.fixture(autouse=True)
-def _checked() -> Iterator[None]:
-    """Every native result checked against its abstract evaluation."""
-    primitive.CHECK_NATIVE.append(True)
-    yield
-    primitive.CHECK_NATIVE.remove(True)
+#: Every native result checked against its abstract evaluation.
+pytestmark = pytest.mark.usefixtures("checked_native")
 
 
 def boxed(values: Any, dtype: str = "float32", device: str = "box:0") -> Any:

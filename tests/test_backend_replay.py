@@ -39,7 +39,6 @@ import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
 from typelattice._backends import named
-from typelattice._tracing import primitive
 
 boxed_backend.register()
 
@@ -92,12 +91,8 @@ def _targets() -> Iterator[Any]:
 TARGETS = list(_targets())
 
 
-@pytest.fixture(autouse=True)
-def _checked() -> Iterator[None]:
-    """Every native result checked against its abstract evaluation."""
-    primitive.CHECK_NATIVE.append(True)
-    yield
-    primitive.CHECK_NATIVE.remove(True)
+#: Every native result checked against its abstract evaluation.
+pytestmark = pytest.mark.usefixtures("checked_native")
 
 
 def _namespace(name: str, device: str) -> types.ModuleType:

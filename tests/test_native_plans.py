@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,18 +25,13 @@ import boxed_backend
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
-from typelattice._tracing import primitive
 from typelattice.numpy import _elementwise
 
 boxed_backend.register()
 
 
-@pytest.fixture(autouse=True)
-def _checked() -> Iterator[None]:
-    """Every native result checked against its abstract evaluation."""
-    primitive.CHECK_NATIVE.append(True)
-    yield
-    primitive.CHECK_NATIVE.remove(True)
+#: Every native result checked against its abstract evaluation.
+pytestmark = pytest.mark.usefixtures("checked_native")
 
 
 DTYPES = ("bool", "int8", "uint8", "int32", "float16", "bfloat16", "float32")
