@@ -356,7 +356,17 @@ def test_default_backend_scope() -> None:
         assert (x.backend, x.device) == ("boxed", "box:1")
         assert tnp.asarray([1, 2]).backend == "boxed"
         assert tnp.asarray(tnp.asarray(1.0, backend="numpy")).backend == "numpy"
+        # A result of Python scalars alone is a new array: made there too.
+        y = tnp.add(1, 2.5)
+        assert (y.backend, y.device, y.dtype, y.weak_type) == (
+            "boxed",
+            "box:1",
+            np.dtype("float32"),
+            True,
+        )
+        assert tnp.sin(1.0).backend == "boxed"
     assert tnp.ones(2).backend == "numpy"
+    assert tnp.add(1, 2.5).backend == "numpy"
 
     @tl.default_backend("boxed")
     def make() -> Any:

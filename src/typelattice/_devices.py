@@ -185,8 +185,9 @@ def default_backend(backend: str | None = None, /, *, device: object = None) -> 
 
     Inside the scope, the creation functions of ``typelattice.numpy``
     (``zeros``, ``arange``, ``asarray`` of lists and scalars...), the keys
-    of ``typelattice.random``, the parameters of ``typelattice.nn`` and the
-    zeros and seeds that ``grad`` makes give Arrays of that backend. Works
+    of ``typelattice.random``, the parameters of ``typelattice.nn``, the
+    zeros and seeds that ``grad`` makes and the results of elementwise
+    functions of Python scalars alone give Arrays of that backend. Works
     as a context manager and as a decorator, for the thread and asyncio
     task that enter it; ``config.update('default_backend', name)`` and
     ``config.update('default_device', device)`` set it globally.

@@ -840,6 +840,10 @@ def compute(op: Op, args: tuple[Any, ...]) -> Array:
             if type(a) is BackendArray:
                 out = _array.placed(out, a._backend, a._device)
                 break
+            if type(a) not in _PY_SCALARS:
+                break
+        else:  # from Python scalars alone: a new array, made where they are
+            out = _array.place(out, _array.placement(None, None))
     return result(out, plan.out_key, borrowed)
 
 
