@@ -523,6 +523,31 @@ class Primitive:
         Raises:
           TypeError: operands of several backends or devices.
         """
+        if len(args) == 2 and not params:  # (most calls: spelled out)
+            x, y = args
+            if (
+                type(x) is BackendArray
+                and type(y) is BackendArray
+                and y._backend is x._backend
+                and y._device == x._device
+            ):
+                try:
+                    plan = self.native[
+                        (x._backend, x._device, x._key, x._shape, y._key, y._shape)
+                    ]
+                except KeyError:
+                    pass
+                else:
+                    token = _EXTOBJ.set(_IGNORE)
+                    try:
+                        value = plan.impl(x._value, y._value)
+                    finally:
+                        _EXTOBJ.reset(token)
+                    if CHECK_NATIVE or plan.out_key is None:
+                        return self._native_result(value, plan, x._backend, x._device)
+                    return native_result(
+                        value, plan.out_key, plan.out.shape, x._backend, x._device
+                    )
         first: BackendArray | None = None
         parts: list[Any] = []
         for x in args:
@@ -563,15 +588,20 @@ class Primitive:
             result = plan.impl(*ins, **params)
         finally:
             _EXTOBJ.reset(token)
-        out = plan.out
+        if CHECK_NATIVE or plan.out_key is None:
+            return self._native_result(result, plan, backend, device)
+        return native_result(result, plan.out_key, plan.out.shape, backend, device)
+
+    def _native_result(
+        self, result: Any, plan: NativePlan, backend: Backend, device: str
+    ) -> Any:
+        """The Array (or tuple of them) of ``plan``'s native result."""
         if self.multiple_results:
             return tuple(
                 self._native_out(v, a, backend, device)
-                for v, a in zip(result, out, strict=True)
+                for v, a in zip(result, plan.out, strict=True)
             )
-        if CHECK_NATIVE or plan.out_key is None:
-            return self._native_out(result, out, backend, device)
-        return native_result(result, plan.out_key, out.shape, backend, device)
+        return self._native_out(result, plan.out, backend, device)
 
     def _native_plan(
         self, args: Sequence[Any], params: dict[str, Any], backend: Backend
