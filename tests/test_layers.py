@@ -383,6 +383,10 @@ DYNAMIC_IMPORTS: dict[tuple[str, str | None], str] = {
         "the tensorboard package (its writer and protos) is imported when a "
         "SummaryWriter is made: the module imports without it"
     ),
+    ("typelattice._compare", None): (
+        "a library is imported when it is measured (`typelattice compare "
+        "typelattice:torch` imports torch), never before"
+    ),
     ("typelattice.flax", None): (
         "the Flax-named modules load on first use, so that a program importing "
         "one of them does not load the serialization's msgpack with the others"
