@@ -150,7 +150,15 @@ def register(backend: Backend) -> Backend:
     return _xp.register(backend, cupy)
 
 
-BACKEND: Final = Backend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
+#: Converts mixed operands inside CuPy's ufuncs where the conversion is exact
+#: or one IEEE rounding, as NumPy's on the host (``_xp.EXACT_IN_KERNEL``).
+BACKEND: Final = _xp.XpBackend(
+    NAME,
+    cupy,
+    converts_to=_xp.EXACT_IN_KERNEL,
+    from_numpy=from_numpy,
+    to_numpy=to_numpy,
+)
 register(BACKEND)
 
 
