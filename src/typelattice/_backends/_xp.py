@@ -349,9 +349,9 @@ def _numpy_in_kernel(fn: np.ufunc, common: np.dtype[Any]) -> Callable[..., Any]:
     def computed(x: Any, y: Any) -> Any:
         out: Any = fn(x, y, signature=signature, casting="unsafe")
         # (0-d operands give a NumPy scalar: the implementation's is an array)
-        if isinstance(out, np.generic):
-            return np.asarray(out)
-        return out
+        if type(out) is np.ndarray:
+            return out
+        return np.asarray(out)
 
     computed.__name__ = f"{fn.__name__}_in_{common.name}"
     return computed
