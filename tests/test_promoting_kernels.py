@@ -6,12 +6,15 @@ computing the primitive, over every pair of dtypes with edge values."""
 
 from __future__ import annotations
 
+import functools
 import itertools
+import pickle
 import types
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 import typelattice as tl
 import typelattice.numpy as tnp
@@ -194,3 +197,104 @@ def test_under_use_the_namespace_gives_the_kernels_values() -> None:
         got = tnp.add(tnp.asarray(xs), tnp.asarray(ys))
     assert got.dtype == np.float32
     assert np.asarray(got).tobytes() == fn(xs, ys).tobytes()
+
+
+# -- Dask ---------------------------------------------------------------------
+
+
+def _dask() -> Any:
+    return pytest.importorskip("typelattice._backends.dask")
+
+
+def _layers(x: Any) -> list[str]:
+    """The kinds of the layers of native Dask Array ``x``'s graph."""
+    return sorted(name.rsplit("-", 1)[0] for name in x._value.__dask_graph__().layers)
+
+
+def test_dask_int32_plus_float32_is_one_map_blocks_without_a_conversion() -> None:
+    da = pytest.importorskip("dask.array")
+    xs = np.array([16777217, -16777219, 3, 0, 7, 2**31 - 1], np.int32)
+    ys = np.array([0.0, -0.0, np.nan, -np.inf, 0.5, 1.0], np.float32)
+    i = tnp.asarray(da.from_array(xs, chunks=4))
+    f = tnp.asarray(da.from_array(ys, chunks=3))  # (chunks unified)
+    fused = i + f
+    separate = i.astype("float32") + f
+    assert (fused.dtype, fused.weak_type, fused.backend) == (
+        np.dtype("float32"),
+        False,
+        "dask",
+    )
+    assert "typelattice_add_in_float32" in _layers(fused)
+    assert "typelattice_convert_element_type" not in _layers(fused)
+    assert len(_layers(fused)) == len(_layers(separate)) - 1
+    want = np.asarray(tnp.asarray(xs) + ys)
+    assert np.asarray(fused).tobytes() == want.tobytes()
+    assert np.asarray(separate).tobytes() == want.tobytes()
+
+
+def test_dask_in_kernel_equals_convert_then_compute_over_blocks() -> None:
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    tdask = _dask()
+    backend = tdask.BACKEND
+    convert = backend.impl(convert_element_type_p)
+    # (The values are NumPy's in-kernel function's, compared over every pair
+    # above: here the blocks' plumbing, on a few pairs and primitives.)
+    names = ("bool", "uint32", "float16", "bfloat16", "float32")
+    picked = [np.dtype(ml_dtypes.bfloat16 if n == "bfloat16" else n) for n in names]
+    prims = [PRIMITIVES[n] for n in ("add", "div", "max", "lt", "ne", "or")]
+    cases: list[str] = []
+    graphs: list[Any] = []
+    for a, b in itertools.product(picked, picked):
+        # (a column of 2 blocks against a row of 3: broadcast, unified)
+        x = da.from_array(_edges(a)[:, None], chunks=(4, 1))
+        y = da.from_array(_edges(b)[None, :], chunks=(1, 3))
+        for common in _commons(a, b):
+            dtypes = [None if a == common else a, None if b == common else b]
+            xs = x if a == common else convert(x, new_dtype=common)
+            ys = y if b == common else convert(y, new_dtype=common)
+            for prim in prims:
+                fn = backend.promoting(prim, dtypes, common)
+                if fn is not None:
+                    cases.append(f"{prim.name}({a}, {b}) in {common}")
+                    graphs += [fn(x, y), backend.impl(prim)(xs, ys)]
+    assert len(cases) > 50
+    computed = dask.compute(*graphs, scheduler="synchronous")
+    for case, got, want in zip(cases, computed[::2], computed[1::2], strict=True):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), case
+        assert got.tobytes() == want.tobytes(), case
+
+
+def test_dask_in_kernel_tasks_hash_and_pickle_by_name() -> None:
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    tdask = _dask()
+    add = PRIMITIVES["add"]
+    i32, f32 = np.dtype("int32"), np.dtype("float32")
+    fn = tdask.BACKEND.promoting(add, [i32, None], f32)
+    assert fn is not None
+    x = da.arange(10, dtype=np.int32, chunks=5)
+    y = da.ones(10, dtype=np.float32, chunks=5)
+    first, second = fn(x, y), fn(x, y)
+    assert first.name == second.name  # (the same graph: the same keys)
+    assert dask.base.tokenize(first) == dask.base.tokenize(second)
+    # (pickled as for workers in other processes: rebuilt by name)
+    out = pickle.loads(pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL))
+    assert out.compute().tobytes() == (np.arange(10) + 1).astype(f32).tobytes()
+
+
+def test_dask_has_no_kernel_where_an_implementation_was_replaced() -> None:
+    tdask = _dask()
+    backend = tdask.BACKEND
+    add = PRIMITIVES["add"]
+    i32, f32 = np.dtype("int32"), np.dtype("float32")
+    assert backend.promoting(add, [i32, None], f32) is not None
+    assert backend.promoting(PRIMITIVES["rem"], [i32, None], f32) is None
+    for prim in (add, convert_element_type_p):
+        old = backend.impl(prim)
+        backend.def_impl(prim, functools.partial(old))  # (the same, but another)
+        try:
+            assert backend.promoting(add, [i32, None], f32) is None
+        finally:
+            backend.def_impl(prim, old)
+    assert backend.promoting(add, [i32, None], f32) is not None

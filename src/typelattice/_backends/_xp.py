@@ -54,6 +54,7 @@ __all__ = [
     "ON_HOST",
     "XpBackend",
     "in_kernel",
+    "kept",
     "on_host",
     "primitives",
     "register",
@@ -164,7 +165,9 @@ def register(
         elif rule is not None and not prim.multiple_results:
             impl = _by_ufunc(impl, rule, xp)
             if isinstance(backend, XpBackend):
-                backend.by_ufunc[prim] = impl
+                backend.by_ufunc.add(prim)
+        if isinstance(backend, XpBackend):
+            backend.made[prim] = impl
         backend.def_impl(prim, impl)
     return backend
 
@@ -227,7 +230,7 @@ class XpBackend(Backend):
     array([ 1.6777216e+07, -2.5000000e+00], dtype=float32)
     """
 
-    __slots__ = ("_chosen", "by_ufunc", "converts_to", "xp")
+    __slots__ = ("_chosen", "by_ufunc", "converts_to", "made", "xp")
 
     def __init__(
         self,
@@ -242,9 +245,11 @@ class XpBackend(Backend):
         if converts_to is None:
             converts_to = _NUMPY_TYPES if xp.__name__ == "numpy" else frozenset()
         self.converts_to = converts_to
-        #: The implementations :func:`register` made of ``xp``'s ufuncs
-        #: (computed on the device, not on the host), by primitive.
-        self.by_ufunc: dict[Primitive, Callable[..., Any]] = {}
+        #: The implementations :func:`register` gave, by primitive.
+        self.made: dict[Primitive, Callable[..., Any]] = {}
+        #: The primitives whose implementation it made of ``xp``'s ufuncs
+        #: (computed on the device, not on the host).
+        self.by_ufunc: set[Primitive] = set()
         self._chosen: dict[tuple[Any, ...], Callable[..., Any] | None] = {}
 
     def promoting(
@@ -254,9 +259,11 @@ class XpBackend(Backend):
         ``xp``'s ufunc (:func:`in_kernel`), or None; decided once per
         primitive and dtypes. Only for a primitive whose implementation is
         still the one :func:`register` made of ``xp``'s ufunc (not computed
-        on the host, not replaced since)."""
-        own = self.by_ufunc.get(prim)
-        if own is None or self.impls.get(prim) is not own:
+        on the host, not replaced since), and while the conversion's is
+        still the one it gave too."""
+        if prim not in self.by_ufunc or not kept(self, prim, self.made):
+            return None
+        if not kept(self, convert_element_type_p, self.made):
             return None
         key = (prim, *dtypes, common)
         try:
@@ -267,6 +274,15 @@ class XpBackend(Backend):
         if common.name in self.converts_to:
             fn = in_kernel(prim, dtypes, common, self.xp)
         return self._chosen.setdefault(key, fn)
+
+
+def kept(
+    backend: Backend, prim: Primitive, made: Mapping[Primitive, Callable[..., Any]]
+) -> bool:
+    """Whether ``backend`` still computes ``prim`` with the implementation
+    ``made`` records (a user may have replaced it since)."""
+    own = made.get(prim)
+    return own is not None and backend.impls.get(prim) is own
 
 
 #: NumPy's own types (``isbuiltin`` 1; 2 is a type of ml_dtypes, whose ufunc
