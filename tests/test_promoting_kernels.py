@@ -172,9 +172,13 @@ def test_no_kernel_where_the_implementation_was_replaced() -> None:
     backend = _xp.register(_xp.XpBackend("xp-numpy", np), np)
     add = PRIMITIVES["add"]
     i32, f32 = np.dtype("int32"), np.dtype("float32")
-    assert backend.promoting(add, [i32, None], f32) is not None
+    fn = backend.promoting(add, [i32, None], f32)
+    assert fn is not None
+    x, y = np.int32([3, 16777217]), np.float32([0.5, 0.0])
     backend.def_impl(add, lambda x, y: np.subtract(x, y))
     assert backend.promoting(add, [i32, None], f32) is None
+    # (a function given before computes with the replacement from then on)
+    assert fn(x, y).tobytes() == np.float32([2.5, 16777216.0]).tobytes()
 
 
 def test_none_for_types_without_loops_or_plain_backends() -> None:
@@ -284,17 +288,27 @@ def test_dask_in_kernel_tasks_hash_and_pickle_by_name() -> None:
 
 
 def test_dask_has_no_kernel_where_an_implementation_was_replaced() -> None:
+    da = pytest.importorskip("dask.array")
     tdask = _dask()
     backend = tdask.BACKEND
     add = PRIMITIVES["add"]
     i32, f32 = np.dtype("int32"), np.dtype("float32")
     assert backend.promoting(add, [i32, None], f32) is not None
     assert backend.promoting(PRIMITIVES["rem"], [i32, None], f32) is None
+    fn = backend.promoting(add, [i32, None], f32)
+    assert fn is not None
+    x = da.arange(4, dtype=np.int32, chunks=2)
+    y = da.ones(4, dtype=np.float32, chunks=2)
     for prim in (add, convert_element_type_p):
         old = backend.impl(prim)
         backend.def_impl(prim, functools.partial(old))  # (the same, but another)
         try:
             assert backend.promoting(add, [i32, None], f32) is None
+            # (a function given before converts separately from then on)
+            layers = [k.rsplit("-", 1)[0] for k in fn(x, y).__dask_graph__().layers]
+            assert "typelattice_convert_element_type" in layers
         finally:
             backend.def_impl(prim, old)
     assert backend.promoting(add, [i32, None], f32) is not None
+    layers = [k.rsplit("-", 1)[0] for k in fn(x, y).__dask_graph__().layers]
+    assert "typelattice_add_in_float32" in layers

@@ -53,6 +53,7 @@ __all__ = [
     "EXACT_IN_KERNEL",
     "ON_HOST",
     "XpBackend",
+    "guarded",
     "in_kernel",
     "kept",
     "on_host",
@@ -273,6 +274,8 @@ class XpBackend(Backend):
         fn = None
         if common.name in self.converts_to:
             fn = in_kernel(prim, dtypes, common, self.xp)
+        if fn is not None:
+            fn = guarded(self, prim, dtypes, common, self.made, fn)
         return self._chosen.setdefault(key, fn)
 
 
@@ -283,6 +286,37 @@ def kept(
     ``made`` records (a user may have replaced it since)."""
     own = made.get(prim)
     return own is not None and backend.impls.get(prim) is own
+
+
+def guarded(
+    backend: Backend,
+    prim: Primitive,
+    dtypes: list[np.dtype[Any] | None],
+    common: np.dtype[Any],
+    made: Mapping[Primitive, Callable[..., Any]],
+    fn: Callable[..., Any],
+) -> Callable[..., Any]:
+    """``fn`` (``prim`` on operands of ``dtypes`` converted to ``common``
+    in one kernel) while ``backend`` computes ``prim`` and
+    ``convert_element_type`` with the implementations ``made`` records;
+    once either was replaced, the conversions and then ``prim`` by the
+    backend's implementations of the moment. (The namespace keeps the
+    function in its plans: a replacement made later still counts.)"""
+    own, conversion = made[prim], made[convert_element_type_p]
+    impls = backend.impls
+
+    def computed(x: Any, y: Any) -> Any:
+        if impls.get(prim) is own and impls.get(convert_element_type_p) is conversion:
+            return fn(x, y)
+        convert = backend.impl(convert_element_type_p)
+        ops = [
+            v if dt is None else convert(v, new_dtype=common)
+            for v, dt in zip((x, y), dtypes, strict=True)
+        ]
+        return backend.impl(prim)(*ops)
+
+    computed.__name__ = getattr(fn, "__name__", "in_kernel")
+    return computed
 
 
 #: NumPy's own types (``isbuiltin`` 1; 2 is a type of ml_dtypes, whose ufunc

@@ -357,7 +357,7 @@ class DaskBackend(Backend):
             return _blocks(block, prim.evaluate(avals, {}), (x, y))
 
         run.__name__ = repr(block)
-        return run
+        return _xp.guarded(self, prim, dtypes, common, self.made, run)
 
 
 def _reduction(prim: Any) -> Callable[..., Any]:
