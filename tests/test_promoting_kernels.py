@@ -312,3 +312,36 @@ def test_dask_has_no_kernel_where_an_implementation_was_replaced() -> None:
     assert backend.promoting(add, [i32, None], f32) is not None
     layers = [k.rsplit("-", 1)[0] for k in fn(x, y).__dask_graph__().layers]
     assert "typelattice_add_in_float32" in layers
+
+
+@pytest.mark.parametrize(
+    "x_dt, y_dt",
+    [
+        ("int32", "float32"),
+        ("uint8", "float16"),
+        ("bool", "int8"),
+        ("float32", "complex64"),
+    ],
+)
+def test_dask_native_arrays_agree_eager_jit_vmap_and_numpy(
+    x_dt: str, y_dt: str
+) -> None:
+    da = pytest.importorskip("dask.array")
+    xs = np.resize(_edges(np.dtype(x_dt)), 6)
+    ys = np.resize(_edges(np.dtype(y_dt)), 6)
+    i = tnp.asarray(da.from_array(xs, chunks=4))
+    f = tnp.asarray(da.from_array(ys, chunks=3))
+    for fn in (tnp.add, tnp.multiply, tnp.maximum, tnp.not_equal):
+        with np.errstate(all="ignore"):
+            want = np.asarray(fn(tnp.asarray(xs), tnp.asarray(ys)))
+            paths = {
+                "eager": fn(i, f),
+                "jit": tl.jit(fn)(i, f),
+                "vmap": tl.vmap(fn)(i, f),
+            }
+        for path, got in paths.items():
+            case = f"{fn.__name__}({x_dt}, {y_dt}) {path}"
+            assert got.backend == "dask", case
+            value = np.asarray(got)
+            assert value.dtype == want.dtype, case
+            assert value.tobytes() == want.tobytes(), case
