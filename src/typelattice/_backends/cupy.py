@@ -5,7 +5,10 @@ asks for the backend. The implementations are the NumPy backend's, run on
 CuPy arrays through NumPy's dispatch protocols (see
 :mod:`typelattice._backends._xp`), so values, casts and data-safety errors
 are the NumPy backend's; the control flow primitives and the few listed in
-``_xp.ON_HOST`` are computed on the host, exactly.
+``_xp.ON_HOST`` are computed on the host, exactly. Mixed operands of a
+binary primitive (``int32 + float32``) are converted inside CuPy's ufunc
+(``_xp.XpBackend.promoting``) where the conversion is exact or one IEEE
+rounding, as NumPy's (:data:`_xp.EXACT_IN_KERNEL`).
 
 CuPy lacks most dtypes of ``ml_dtypes`` (the float8/float6/float4 family,
 the narrow integers; CuPy 13 also bfloat16): :data:`MISSING` lists those the
@@ -150,7 +153,15 @@ def register(backend: Backend) -> Backend:
     return _xp.register(backend, cupy)
 
 
-BACKEND: Final = Backend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
+#: Converts mixed operands inside CuPy's ufuncs where the conversion is exact
+#: or one IEEE rounding, as NumPy's on the host (``_xp.EXACT_IN_KERNEL``).
+BACKEND: Final = _xp.XpBackend(
+    NAME,
+    cupy,
+    converts_to=_xp.EXACT_IN_KERNEL,
+    from_numpy=from_numpy,
+    to_numpy=to_numpy,
+)
 register(BACKEND)
 
 

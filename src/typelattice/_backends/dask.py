@@ -14,6 +14,10 @@ a note naming the primitive added.
 How each primitive maps onto the graph:
 
 - elementwise primitives: one ``map_blocks`` per primitive, block by block;
+  a binary one whose operands the namespace converts first (``int32 +
+  float32``) is one ``map_blocks`` with the conversion inside NumPy's ufunc
+  (:meth:`DaskBackend.promoting`): no converted copy of a block, and one
+  layer of the graph instead of two;
 - reductions (``reduce_sum``, ``reduce_max``, ...): ``dask.array.reduction``,
   the NumPy implementation on each block, then on the partial results
   (floating point sums are added in another order than in one block:
@@ -47,9 +51,11 @@ from typing import Any, Final
 
 import numpy as np
 
+from typelattice import _dtypes
 from typelattice._backends import _xp
 from typelattice._backends._backend import NUMPY, Backend, use
-from typelattice._tracing.primitive import ShapedArray
+from typelattice._lax._elementwise import convert_element_type_p
+from typelattice._tracing.primitive import Primitive, ShapedArray
 
 # (Dask has no type annotations: its modules are used untyped.)
 da: Any = importlib.import_module("dask.array")
@@ -58,6 +64,7 @@ _delayed: Any = importlib.import_module("dask.delayed").delayed
 __all__ = [
     "BACKEND",
     "ELEMENTWISE",
+    "DaskBackend",
     "NAME",
     "device_of",
     "dtype_of",
@@ -237,20 +244,120 @@ def _indexed(ops: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _blocks(
+    block: Callable[..., Any], out: ShapedArray, operands: Sequence[Any], **params: Any
+) -> Any:
+    """``block`` on the operands' blocks, one task per block of ``out``."""
+    shape = out.shape
+    ops = [x if x.shape == shape else da.broadcast_to(x, shape) for x in operands]
+    if len(ops) > 1 and len({x.chunks for x in ops}) > 1:
+        # Blocks of equal chunks only: the operands' own chunks may differ
+        # (map_blocks pairs blocks by position, whatever their sizes).
+        ops = list(da.core.unify_chunks(*_indexed(ops))[1])
+    return da.map_blocks(block, *ops, dtype=out.dtype, meta=_meta(out), **params)
+
+
 def _elementwise(prim: Any) -> Callable[..., Any]:
     block = _Task(prim.name)
 
     def run(*operands: Any, **params: Any) -> Any:
         (out,) = _out_avals(prim, operands, params)
-        shape = out.shape
-        ops = [x if x.shape == shape else da.broadcast_to(x, shape) for x in operands]
-        if len(ops) > 1 and len({x.chunks for x in ops}) > 1:
-            # Blocks of equal chunks only: the operands' own chunks may differ
-            # (map_blocks pairs blocks by position, whatever their sizes).
-            ops = list(da.core.unify_chunks(*_indexed(ops))[1])
-        return da.map_blocks(block, *ops, dtype=out.dtype, meta=_meta(out), **params)
+        return _blocks(block, out, operands, **params)
 
     return run
+
+
+class _InKernel:
+    """The task of a binary primitive on blocks converted to ``common``
+    inside NumPy's ufunc (``_xp.in_kernel``, whose values are those of
+    converting each block with ``convert_element_type``, then the
+    primitive's implementation). Hashed and pickled by the primitive's name
+    and the dtypes, as :class:`_Task` by its name."""
+
+    __slots__ = ("dtypes", "fn", "name")
+
+    def __init__(
+        self,
+        name: str,
+        dtypes: tuple[np.dtype[Any] | None, ...],
+        fn: Callable[..., Any],
+    ) -> None:
+        self.name = name
+        self.dtypes = dtypes
+        self.fn = fn
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        try:
+            with np.errstate(all="ignore"):
+                return self.fn(x, y)
+        except Exception as e:
+            e.add_note(f"(raised by primitive {self.name} computing a Dask array)")
+            raise
+
+    def __dask_tokenize__(self) -> tuple[str, ...]:
+        return ("typelattice-in-kernel", self.name, *map(str, self.dtypes))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # (by the dtypes' names: an unpickled dtype is a copy, which NumPy
+        # does not count as its builtin type)
+        names = tuple(None if d is None else d.name for d in self.dtypes)
+        return (_in_kernel_task, (self.name, names))
+
+    def __repr__(self) -> str:
+        return f"typelattice_{self.name}_in_{self.dtypes[-1]}"
+
+
+def _in_kernel_task(
+    name: str, dtypes: tuple[np.dtype[Any] | str | None, ...]
+) -> _InKernel:
+    """The :class:`_InKernel` task of primitive ``name`` on operands of
+    ``dtypes[:-1]`` converted to ``dtypes[-1]`` (dtypes or their names, as
+    unpickled on a worker)."""
+    prim = _xp.primitives()[name]
+    *ops, common = [_BY_NAME[d] if isinstance(d, str) else d for d in dtypes]
+    assert common is not None
+    fn = _xp.in_kernel(prim, ops, common, np)
+    assert fn is not None, f"{name} on {dtypes} has no conversions in the kernel"
+    return _InKernel(name, (*ops, common), fn)
+
+
+#: Every dtype by its name.
+_BY_NAME: Final = {dt.name: dt for dt in _dtypes.ALL_DTYPES}
+
+
+class DaskBackend(Backend):
+    """The Dask backend's table, which converts mixed operands of a binary
+    primitive inside the task computing each block (:meth:`promoting`)."""
+
+    __slots__ = ("made",)
+
+    def __init__(self, name: str, **conversions: Any) -> None:
+        super().__init__(name, **conversions)
+        #: The implementations :func:`register` gave, by primitive.
+        self.made: dict[Primitive, Callable[..., Any]] = {}
+
+    def promoting(
+        self, prim: Primitive, dtypes: list[np.dtype[Any] | None], common: np.dtype[Any]
+    ) -> Callable[..., Any] | None:
+        """One ``map_blocks`` computing ``prim`` on operands of ``dtypes``
+        converted to ``common`` inside NumPy's ufunc on each block, where
+        that equals converting each operand, then the primitive
+        (``_xp.in_kernel``), and this backend still computes both with the
+        implementations :func:`register` gave; else None."""
+        if prim.name not in ELEMENTWISE or not _xp.kept(self, prim, self.made):
+            return None
+        if not _xp.kept(self, convert_element_type_p, self.made):
+            return None
+        if _xp.in_kernel(prim, dtypes, common, np) is None:
+            return None
+        block = _in_kernel_task(prim.name, (*dtypes, common))
+
+        def run(x: Any, y: Any) -> Any:
+            avals = [ShapedArray(shape_of(v), common, False) for v in (x, y)]
+            return _blocks(block, prim.evaluate(avals, {}), (x, y))
+
+        run.__name__ = repr(block)
+        return _xp.guarded(self, prim, dtypes, common, self.made, run)
 
 
 def _reduction(prim: Any) -> Callable[..., Any]:
@@ -402,11 +509,13 @@ def register(backend: Backend) -> Backend:
             fn = _dot_general(prim)
         else:
             fn = _whole(prim)
+        if isinstance(backend, DaskBackend):
+            backend.made[prim] = fn
         backend.def_impl(prim, fn)
     return backend
 
 
-BACKEND: Final = Backend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
+BACKEND: Final = DaskBackend(NAME, from_numpy=from_numpy, to_numpy=to_numpy)
 register(BACKEND)
 
 
