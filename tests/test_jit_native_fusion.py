@@ -293,3 +293,41 @@ def test_numpy_programs_are_not_rewritten(monkeypatch: pytest.MonkeyPatch) -> No
     torch_args = (native([16777217, 3], "int32"), native([0.0, 1.5], "float32"))
     assert np.asarray(tl.jit(f)(*torch_args)).tolist() == [16777216.0, 4.5]
     assert rewritten == [BACKEND]
+
+
+def test_repeated_calls_on_native_arrays_find_their_program() -> None:
+    f = tl.jit(lambda a, b: a * b + a)
+    x = native([1.5, -2.0, 16777217.0], "float32")
+    y = native([2.0, 0.5, 1.0], "float32")
+    first, second = f(x, y), f(x, y)
+    assert bits(first) == bits(second) == bits(x * y + x)
+    assert (second.shape, second.device) == ((3,), "cpu")
+    assert f.cache_info()[:2] == (1, 1)
+    # Another dtype or shape traces again, with its own dtypes.
+    k = native([1, 2, 3], "int32")
+    assert f(k, y).dtype == np.dtype("float32")
+    assert f(k, k).dtype == np.dtype("int32")
+    assert f(x[:2], y[:2]).shape == (2,)
+    assert f.cache_info()[:2] == (1, 4)
+    g = tl.jit(lambda a, b: {"sum": a + b, "a": a})
+    out = g(x, y)
+    again = g(x, y)
+    assert bits(again["sum"]) == bits(out["sum"]) == bits(x + y)
+    assert bits(again["a"]) == bits(x)
+
+
+def test_a_program_found_again_still_refuses_two_devices() -> None:
+    import boxed_backend  # (tests/: a backend with two devices)
+
+    boxed_backend.register()
+
+    def boxed(device: str) -> Any:
+        data = np.array([1.0, 2.0], np.float32)
+        return tnp.asarray(data, backend="boxed", device=device)
+
+    f = tl.jit(lambda a, b: a + b)
+    a0, b0, b1 = boxed("box:0"), boxed("box:0"), boxed("box:1")
+    assert f(a0, b0).tolist() == f(a0, b0).tolist() == [2.0, 4.0]
+    assert f(b1, b1).device == "box:1"
+    with pytest.raises(TypeError, match="two backends or devices"):
+        f(a0, b1)

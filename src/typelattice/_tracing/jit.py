@@ -631,6 +631,7 @@ class _Entry:
         "fast_keys",
         "key",
         "keys",
+        "lone",
         "native",
         "program",
         "run",
@@ -653,7 +654,8 @@ class _Entry:
         self.tree = tree
         # The key of the result when it is one computed array (the common
         # case, built without walking the tree).
-        self.single = keys[0] if tree.is_leaf and not consts else None
+        self.lone = tree.is_leaf and not consts
+        self.single = keys[0] if self.lone else None
         # Where the cache holds it: its key, and the flat keys of the calls
         # that find it without flattening (forgotten with it).
         self.key: Hashable = None
@@ -667,6 +669,10 @@ class _Entry:
         """The function's result from the program's outputs."""
         if self.native is not None:
             backend, device = self.native
+            if self.lone:
+                return native_result(
+                    outs[0], self.keys[0], self.shapes[0], *self.native
+                )
             arrays: list[Any] = [
                 native_result(v, key, shape, backend, device)
                 for v, key, shape in zip(outs, self.keys, self.shapes, strict=True)
@@ -987,14 +993,47 @@ class Jitted(Generic[P, R]):
         # are the NumPy backend's.
         backend = current_backend() if IN_USE else NUMPY
         fast_key: tuple[Any, ...] | None = None
-        if not kwargs and not self._has_static and backend is NUMPY:
+        flat: list[Any]
+        values: list[Any]
+        if (
+            not kwargs
+            and not self._has_static
+            and args
+            and args[0].__class__ is BackendArray
+        ):
+            # Another library's arrays as the positional arguments: the
+            # entry is also kept under a flat key, the configuration then per
+            # argument its backend, device, abstract value and shape. (A
+            # Backend never equals what starts a NumPy-held argument's part,
+            # an aval or a Python type: the keys never meet those below.)
+            # Keys are stored by the full path once check_mixed passed.
+            flat = [state]
+            values = []
+            for a in args:
+                native_arg: Any = a
+                if native_arg.__class__ is not BackendArray:
+                    break
+                flat += (
+                    native_arg._backend,
+                    native_arg._device,
+                    native_arg._key,
+                    native_arg._shape,
+                )
+                values.append(native_arg._value)
+            else:
+                fast_key = tuple(flat)
+                entry = self._fast.get(fast_key)
+                if entry is not None:
+                    self._used(entry)
+                    return entry.results(entry.run(*values))  # type: ignore[no-any-return]
+        elif not kwargs and not self._has_static and backend is NUMPY:
             # The common call: arrays and Python scalars as positional
             # arguments. Its entry is also kept under a flat key (the
             # configuration, then per argument its abstract value and shape,
             # or its Python type), cheap to build, hash and compare. The C
             # path (JitCall) answers these calls the same way.
-            flat: list[Any] = [state]
-            values: list[Any] = []
+            flat = [state]
+            values = []
             for a in args:
                 arg: Any = a
                 t = arg.__class__
