@@ -13,11 +13,18 @@ repeated calls; CUDA timings synchronise around each call):
   (a conversion, then an add; or :func:`promoting`'s one torch call, the
   cast inside the kernel), against torch's own int32 + float32 (which
   computes float32 too);
-- with ``--device cuda``: a jitted MLP training step on native Arrays
-  against the same step in plain torch; CuPy's own int32 + float32 (NumPy's
-  rules: float64) and with ``dtype=float32``.
+- a jitted function of five elementwise operations on 1K-element native
+  Arrays against the same five torch calls (jit's cost per call);
+- a jitted MLP training step on native Arrays against the same step in
+  plain torch (512-512-10 on the CPU, four layers of 512 with ``--device
+  cuda``; batch 256), with float32 data, then with int32 inputs and
+  targets, which the lattice converts to float32 (the targets' conversion
+  inside the loss's subtraction kernel);
+- with ``--device cuda``: CuPy's own int32 + float32 (NumPy's rules:
+  float64) and with ``dtype=float32``.
 
-Run: ``python benchmarks/bench_backends.py [--device cuda] [--repeat N]``.
+Run: ``python benchmarks/bench_backends.py [--device cuda] [--repeat N]
+[--threads N] [--only small|large|jit|mlp]``.
 """
 
 from __future__ import annotations
@@ -370,8 +377,17 @@ def main() -> None:
         choices=("small", "large", "jit", "mlp"),
         help="run one part only (small ops, large ops, jit overhead, MLP step)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch's CPU threads (torch.set_num_threads; default: torch's): "
+        "1 gives steadier timings on a shared machine",
+    )
     args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     cpu = args.device == "cpu"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
     parts = {
         "small": lambda: small_ops(args.repeat, args.device),
         "large": lambda: large_ops(
