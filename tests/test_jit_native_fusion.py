@@ -331,3 +331,18 @@ def test_a_program_found_again_still_refuses_two_devices() -> None:
     assert f(b1, b1).device == "box:1"
     with pytest.raises(TypeError, match="two backends or devices"):
         f(a0, b1)
+
+
+def test_fused_under_vmap() -> None:
+    x = native([[1, 16777217, -3], [4, 5, 33554435]], "int32")
+    y = native([[0.5, 0.0, 2.0], [-1.0, 1e30, 0.25]], "float32")
+
+    k = native([[7, -8, 9], [16777219, 0, -1]], "int32")
+
+    def f(a: Any, b: Any, c: Any) -> Any:
+        return (a + b) * tnp.maximum(c, b)
+
+    v = tl.vmap(f)
+    eager, jitted, plain, fused_calls, plain_calls = three_ways(v, x, y, k)
+    assert bits(jitted) == bits(eager) == bits(plain) == bits(f(x, y, k))
+    assert (fused_calls, plain_calls) == (0, 2)
