@@ -13,16 +13,25 @@ repeated calls; CUDA timings synchronise around each call):
   (a conversion, then an add; or :func:`promoting`'s one torch call, the
   cast inside the kernel), against torch's own int32 + float32 (which
   computes float32 too);
-- with ``--device cuda``: a jitted MLP training step on native Arrays
-  against the same step in plain torch; CuPy's own int32 + float32 (NumPy's
-  rules: float64) and with ``dtype=float32``.
+- a jitted function of five elementwise operations on 1K-element native
+  Arrays against the same five torch calls (jit's cost per call);
+- a jitted MLP training step on native Arrays against the same step in
+  plain torch (512-512-10 on the CPU, four layers of 512 with ``--device
+  cuda``; batch 256), with float32 data, then with int32 inputs and
+  targets, which the lattice converts to float32 (the targets' conversion
+  inside the loss's subtraction kernel);
+- with ``--device cuda``: CuPy's own int32 + float32 (NumPy's rules:
+  float64) and with ``dtype=float32``.
 
-Run: ``python benchmarks/bench_backends.py [--device cuda] [--repeat N]``.
+Run: ``python benchmarks/bench_backends.py [--device cuda] [--repeat N]
+[--threads N] [--only small|large|jit|mlp]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -240,39 +249,90 @@ def large_ops(repeat: int, device: str, n: int) -> None:
         line(name, statistics.median(rounds), t_raw)
 
 
-def mlp_step(repeat: int, device: str) -> None:
-    """A jitted MLP training step on native Arrays against plain torch."""
-    batch, width, depth = 256, 512, 3
+def jit_overhead(repeat: int, device: str) -> None:
+    """A jitted function of five small elementwise operations on native
+    Arrays against the same five torch calls: jit's cost per call."""
+    sync = device != "cpu"
+    n = 1000
+    a = torch.rand(n, device=device)
+    b = torch.rand(n, device=device)
+
+    def raw() -> Any:
+        return torch.mul(torch.tanh(torch.add(torch.mul(a, b), a)) - b, a)
+
+    print(f"jit of 5 elementwise ops ({n} elements, {device})")
+    try:
+        x, y = tnp.asarray(a), tnp.asarray(b)
+        if getattr(x, "backend", "numpy") != "torch":
+            raise TypeError("an Array on NumPy")
+    except Exception:
+        print("  native Arrays not available")
+        return
+
+    @tl.jit
+    def five(x: Any, y: Any) -> Any:
+        return (tnp.tanh(x * y + x) - y) * x
+
+    assert np.array_equal(np.asarray(five(x, y)), raw().cpu().numpy())
+    number = 2000 if device == "cpu" else 500
+    t_raw, t_jit = paired_seconds(
+        raw, lambda: five(x, y), repeat=repeat, number=number, sync=sync
+    )
+    line("5 torch calls", t_raw)
+    line(f"jit on native Arrays (+{(t_jit - t_raw) * 1e6:.2f} us)", t_jit, t_raw)
+
+
+def mlp_step(
+    repeat: int, device: str, widths: tuple[int, ...], batch: int, mixed: bool
+) -> float:
+    """A jitted MLP training step on native Arrays against the same step in
+    plain torch (interleaved rounds); returns typelattice's time over
+    torch's.
+
+    ``widths``: the input's, the hidden layers' and the output's. With
+    ``mixed``, the inputs and the targets are int32 (counts and labels):
+    the lattice converts them to float32, the input for the first matmul
+    (a conversion, in both), the targets inside the loss's subtraction
+    (torch's own promotion in plain torch, the conversion fused into the
+    kernel by jit).
+    """
     gen = torch.Generator(device="cpu").manual_seed(0)
 
     def init() -> list[torch.Tensor]:
         params = []
-        for _ in range(depth):
-            params.append(
-                (torch.randn(width, width, generator=gen) / width**0.5).to(device)
-            )
-            params.append(torch.zeros(width).to(device))
+        for fan_in, fan_out in itertools.pairwise(widths):
+            w = torch.randn(fan_in, fan_out, generator=gen) / fan_in**0.5
+            params.append(w.to(device))
+            params.append(torch.zeros(fan_out).to(device))
         return params
 
-    x = torch.randn(batch, width, generator=gen).to(device)
-    y = torch.randn(batch, width, generator=gen).to(device)
+    if mixed:
+        x = torch.randint(0, 8, (batch, widths[0]), generator=gen, dtype=torch.int32)
+        y = torch.randint(0, 2, (batch, widths[-1]), generator=gen, dtype=torch.int32)
+    else:
+        x = torch.randn(batch, widths[0], generator=gen)
+        y = torch.randn(batch, widths[-1], generator=gen)
+    x, y = x.to(device), y.to(device)
     sync = device != "cpu"
+    shape = "-".join(map(str, widths))
+    kind = "int32 inputs and targets, float32 parameters" if mixed else "float32"
+    print(f"MLP training step ({shape}, batch {batch}, {kind}, {device})")
 
     torch_params = [p.clone().requires_grad_(True) for p in init()]
+    last = len(torch_params) - 2
 
     def torch_step() -> None:
-        h = x
+        h = x.to(torch.float32) if mixed else x
         for k in range(0, len(torch_params), 2):
-            h = torch.relu(h @ torch_params[k] + torch_params[k + 1])
-        loss = torch.mean((h - y) ** 2)
+            h = h @ torch_params[k] + torch_params[k + 1]
+            if k < last:
+                h = torch.relu(h)
+        loss = torch.mean((h - y) ** 2)  # (int32 y: torch promotes to float32)
         grads = torch.autograd.grad(loss, torch_params)
         with torch.no_grad():
             for p, g in zip(torch_params, grads, strict=True):
                 p.sub_(0.01 * g)
 
-    t_torch = median_seconds(torch_step, repeat=repeat, number=20, sync=sync)
-    print(f"MLP training step ({depth} layers of {width}, batch {batch}, {device})")
-    line("plain torch", t_torch)
     try:
         params = [tnp.asarray(p) for p in init()]
         xs, ys = tnp.asarray(x), tnp.asarray(y)
@@ -280,40 +340,76 @@ def mlp_step(repeat: int, device: str) -> None:
             raise TypeError("an Array on NumPy")
     except Exception:
         print("  typelattice jit: native Arrays not available")
-        return
+        return math.nan
 
-    def loss(ps: list[Any]) -> Any:
-        h = xs
+    def loss(ps: list[Any], x: Any, y: Any) -> Any:
+        h = x
         for k in range(0, len(ps), 2):
-            h = tnp.maximum(h @ ps[k] + ps[k + 1], 0)
-        return tnp.mean((h - ys) ** 2)
+            h = h @ ps[k] + ps[k + 1]
+            if k < last:
+                h = tnp.maximum(h, 0)
+        return tnp.mean((h - y) ** 2)
 
     @tl.jit
-    def step(ps: list[Any]) -> list[Any]:
-        grads = tl.grad(loss)(ps)
+    def step(ps: list[Any], x: Any, y: Any) -> list[Any]:
+        grads = tl.grad(loss)(ps, x, y)
         return [p - 0.01 * g for p, g in zip(ps, grads, strict=True)]
 
     state = {"ps": params}
 
     def tl_step() -> None:
-        state["ps"] = step(state["ps"])
+        state["ps"] = step(state["ps"], xs, ys)
 
-    t_tl = median_seconds(tl_step, repeat=repeat, number=20, sync=sync)
+    t_torch, t_tl = paired_seconds(
+        torch_step, tl_step, repeat=repeat, number=10, sync=sync
+    )
+    line("plain torch", t_torch)
     line("typelattice jit(grad) on torch", t_tl, t_torch)
+    return t_tl / t_torch
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="typelattice on torch vs torch")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--only",
+        choices=("small", "large", "jit", "mlp"),
+        help="run one part only (small ops, large ops, jit overhead, MLP step)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch's CPU threads (torch.set_num_threads; default: torch's): "
+        "1 gives steadier timings on a shared machine",
+    )
     args = parser.parse_args()
-    if args.device == "cpu":
-        small_ops(args.repeat, "cpu")
-        large_ops(args.repeat, "cpu", 10_000_000)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    cpu = args.device == "cpu"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    parts = {
+        "small": lambda: small_ops(args.repeat, args.device),
+        "large": lambda: large_ops(
+            args.repeat, args.device, 10_000_000 if cpu else 100_000_000
+        ),
+        "jit": lambda: jit_overhead(args.repeat, args.device),
+        "mlp": lambda: mlp_steps(args.repeat, args.device),
+    }
+    for name, part in parts.items():
+        if args.only in (None, name):
+            part()
+
+
+def mlp_steps(repeat: int, device: str) -> None:
+    """The MLP step, float32 then mixed, at sizes for the device (small
+    ones on the CPU)."""
+    if device == "cpu":
+        widths, batch = (512, 512, 10), 256
     else:
-        small_ops(args.repeat, args.device)
-        large_ops(args.repeat, args.device, 100_000_000)
-        mlp_step(args.repeat, args.device)
+        widths, batch = (512, 512, 512, 512), 256
+    for mixed in (False, True):
+        mlp_step(repeat, device, widths, batch, mixed)
 
 
 if __name__ == "__main__":

@@ -49,12 +49,21 @@ from typelattice._promotion import (
 )
 from typelattice._tracing import tracer as _tr
 from typelattice._tracing import tree as _tree
-from typelattice._tracing.trace import Native, Program
+from typelattice._tracing.primitive import PRIMITIVES, PrimitiveEquation
+from typelattice._tracing.trace import Equation, Native, Program, Source
 from typelattice._tracing.tree import PyTreeDef
 
 _new_object = object.__new__
 
-__all__ = ["CacheInfo", "ShapeDtypeStruct", "argument_value", "eval_shape", "jit"]
+__all__ = [
+    "FUSE_CONVERSIONS",
+    "CacheInfo",
+    "ShapeDtypeStruct",
+    "argument_value",
+    "eval_shape",
+    "fuse_conversions",
+    "jit",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -418,6 +427,169 @@ ShapeDtypeStruct(shape=(1000,), dtype=int32))
     return out_tree.unflatten(structs)
 
 
+# -- conversions inside another library's kernels ---------------------------------
+#
+# The lattice decides every dtype, so a program on another library's arrays
+# holds conversions: int32 + float32 is ``convert_element_type`` (int32 to
+# float32, unchecked), then ``add`` of two float32 arrays. Run as recorded,
+# that is a full-size converted copy, then the add. Where the backend has a
+# function computing the binary primitive on the unconverted operands with
+# the conversion inside its kernel (``Backend.promoting``: for torch, its
+# own promotion, where it agrees with the lattice), the program calls that
+# once instead. The values are the same by the hook's contract; what makes
+# the rewrite sound is that nothing else sees the converted value:
+#
+# - it is read by exactly one equation, once (counted over the equations as
+#   the code will run them, repeated computations already shared), and it
+#   is not one of the program's outputs;
+# - the conversion has no check (a checked one raises on values the new
+#   dtype cannot hold: it must run where it is);
+# - the reader is a binary primitive without parameters whose two operands
+#   have one rank: a library's promotion may treat a 0-d operand otherwise
+#   (torch computes a float16 array with a 0-d float32 tensor in float16).
+#
+# NumPy's programs are never rewritten: its C path converts inside ufuncs.
+
+#: Whether programs on another library's arrays fuse conversions into the
+#: kernels of the primitives that read them (read when a program is
+#: generated; a list, so that a test can switch it: ``[:] = [False]``).
+FUSE_CONVERSIONS: list[bool] = [True]
+
+
+class _Promoted(Equation):
+    """A binary primitive on operands of which one or both are converted:
+    one call of the backend's promoting function on the unconverted
+    operands (see the notes above)."""
+
+    __slots__ = ("fn", "ins", "original", "out")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        ins: list[tuple[int | None, Any]],
+        out: int,
+        original: str,
+    ) -> None:
+        self.fn = fn
+        self.ins = ins  # (var, None), or (None, constant), per operand
+        self.out = out
+        self.original = original  # what it replaces, as a program shows it
+
+    def inputs(self) -> Sequence[int]:
+        return [v for v, _ in self.ins if v is not None]
+
+    def outputs(self) -> Sequence[int]:
+        return (self.out,)
+
+    def pretty(self, var: Callable[[int], str]) -> str:
+        return f"{var(self.out)} = {self.original}"
+
+    def source(self, src: Source) -> str:
+        operands = ", ".join(
+            f"v{v}" if v is not None else src.constant(c) for v, c in self.ins
+        )
+        return f"v{self.out} = {src.constant(self.fn)}({operands})"
+
+
+def _operand_info(
+    entry: tuple[int | None, Any],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+) -> tuple[np.dtype[Any], int]:
+    """An equation operand's dtype and rank (a variable's, or a constant's)."""
+    v, c = entry
+    if v is not None:
+        key, shape = avals[v]
+        return key[0], len(shape)
+    value: Any = np.asarray(c)
+    return value.dtype, value.ndim
+
+
+def fuse_conversions(
+    backend: Any,
+    eqns: list[Equation],
+    outs: Sequence[int],
+    avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
+) -> list[Equation]:
+    """``eqns`` with each unchecked conversion whose value only one binary
+    primitive reads fused into it, where ``backend.promoting`` has a
+    function for the operands' dtypes (see the notes above).
+
+    Args:
+      backend: the backend the program computes on (not NumPy's).
+      eqns: the program's equations, repeated computations shared.
+      outs: the program's outputs.
+      avals: each variable's abstract value and shape.
+
+    Returns:
+      The equations to write, computing the same outputs.
+    """
+    convert = PRIMITIVES["convert_element_type"]
+    reads: dict[int, int] = {}
+    for eqn in eqns:
+        for v in eqn.inputs():
+            reads[v] = reads.get(v, 0) + 1
+    returned = set(outs)
+    # The conversions that may be fused, by the variable they make.
+    fusible: dict[int, int] = {}
+    for i, eqn in enumerate(eqns):
+        if (
+            type(eqn) is PrimitiveEquation
+            and eqn.prim is convert
+            and eqn.params.get("check") is None
+            and len(eqn.outs) == 1
+        ):
+            out = eqn.outs[0]
+            if reads.get(out) == 1 and out not in returned:
+                fusible[out] = i
+    if not fusible:
+        return list(eqns)
+    kept: list[Equation | None] = list(eqns)
+    for j, eqn in enumerate(eqns):
+        if (
+            type(eqn) is not PrimitiveEquation
+            or eqn.params
+            or eqn.prim.multiple_results
+            or len(eqn.ins) != 2
+            or len(eqn.outs) != 1
+        ):
+            continue
+        found = [fusible.get(v) if v is not None else None for v, _ in eqn.ins]
+        if found[0] is None and found[1] is None:
+            continue
+        (_, rank0), (_, rank1) = (_operand_info(e, avals) for e in eqn.ins)
+        if rank0 != rank1:
+            continue  # (a 0-d operand with an array: see the notes)
+        common, _ = _operand_info(eqn.ins[0], avals)
+        if _operand_info(eqn.ins[1], avals)[0] != common:
+            continue  # (never so: lax's binary operands share their dtype)
+        # Both conversions fused if the backend can, else either one.
+        choices = [found] if None in found else [found, [found[0], None]]
+        if None not in found:
+            choices.append([None, found[1]])
+        for choice in choices:
+            dtypes: list[np.dtype[Any] | None] = []
+            ins: list[tuple[int | None, Any]] = []
+            for entry, at in zip(eqn.ins, choice, strict=True):
+                if at is None:
+                    dtypes.append(None)
+                    ins.append((entry[0], None) if entry[0] is not None else entry)
+                else:
+                    conversion = cast("PrimitiveEquation", eqns[at])
+                    source = conversion.ins[0]
+                    dtypes.append(_operand_info(source, avals)[0])
+                    ins.append((source[0], None) if source[0] is not None else source)
+            fn = backend.promoting(eqn.prim, dtypes, common)
+            if fn is None:
+                continue
+            for at in choice:
+                if at is not None:
+                    kept[at] = None
+            shown = eqn.pretty(lambda v: f"v{v}").partition(" = ")[2]
+            kept[j] = _Promoted(fn, ins, eqn.outs[0], shown)
+            break
+    return [eqn for eqn in kept if eqn is not None]
+
+
 # -- jit --------------------------------------------------------------------------
 
 
@@ -459,6 +631,7 @@ class _Entry:
         "fast_keys",
         "key",
         "keys",
+        "lone",
         "native",
         "program",
         "run",
@@ -481,7 +654,8 @@ class _Entry:
         self.tree = tree
         # The key of the result when it is one computed array (the common
         # case, built without walking the tree).
-        self.single = keys[0] if tree.is_leaf and not consts else None
+        self.lone = tree.is_leaf and not consts
+        self.single = keys[0] if self.lone else None
         # Where the cache holds it: its key, and the flat keys of the calls
         # that find it without flattening (forgotten with it).
         self.key: Hashable = None
@@ -495,6 +669,10 @@ class _Entry:
         """The function's result from the program's outputs."""
         if self.native is not None:
             backend, device = self.native
+            if self.lone:
+                return native_result(
+                    outs[0], self.keys[0], self.shapes[0], *self.native
+                )
             arrays: list[Any] = [
                 native_result(v, key, shape, backend, device)
                 for v, key, shape in zip(outs, self.keys, self.shapes, strict=True)
@@ -815,14 +993,47 @@ class Jitted(Generic[P, R]):
         # are the NumPy backend's.
         backend = current_backend() if IN_USE else NUMPY
         fast_key: tuple[Any, ...] | None = None
-        if not kwargs and not self._has_static and backend is NUMPY:
+        flat: list[Any]
+        values: list[Any]
+        if (
+            not kwargs
+            and not self._has_static
+            and args
+            and args[0].__class__ is BackendArray
+        ):
+            # Another library's arrays as the positional arguments: the
+            # entry is also kept under a flat key, the configuration then per
+            # argument its backend, device, abstract value and shape. (A
+            # Backend never equals what starts a NumPy-held argument's part,
+            # an aval or a Python type: the keys never meet those below.)
+            # Keys are stored by the full path once check_mixed passed.
+            flat = [state]
+            values = []
+            for a in args:
+                native_arg: Any = a
+                if native_arg.__class__ is not BackendArray:
+                    break
+                flat += (
+                    native_arg._backend,
+                    native_arg._device,
+                    native_arg._key,
+                    native_arg._shape,
+                )
+                values.append(native_arg._value)
+            else:
+                fast_key = tuple(flat)
+                entry = self._fast.get(fast_key)
+                if entry is not None:
+                    self._used(entry)
+                    return entry.results(entry.run(*values))  # type: ignore[no-any-return]
+        elif not kwargs and not self._has_static and backend is NUMPY:
             # The common call: arrays and Python scalars as positional
             # arguments. Its entry is also kept under a flat key (the
             # configuration, then per argument its abstract value and shape,
             # or its Python type), cheap to build, hash and compare. The C
             # path (JitCall) answers these calls the same way.
-            flat: list[Any] = [state]
-            values: list[Any] = []
+            flat = [state]
+            values = []
             for a in args:
                 arg: Any = a
                 t = arg.__class__
@@ -952,7 +1163,10 @@ class Jitted(Generic[P, R]):
             else:
                 consts.append((pos, r))
         ins = [t._var for t in tracers]  # pyright: ignore[reportPrivateUsage]
-        program = Program(trace, ins, outs, native)
+        rewrite = None
+        if native is not None and FUSE_CONVERSIONS[0]:
+            rewrite = functools.partial(fuse_conversions, native[0])
+        program = Program(trace, ins, outs, native, rewrite)
         entry = _Entry(program, keys, consts, out_tree)
         if native is not None:
             entry.native = native

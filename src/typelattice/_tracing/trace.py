@@ -62,6 +62,16 @@ _SOLE: Final = _sole_reference_count()
 #: values are that library's arrays (see docs/backends.md).
 Native = tuple[Any, str]
 
+#: A rewrite of a program's equations, applied after its repeated
+#: computations are shared and before its lines are written:
+#: ``rewrite(eqns, outs, avals)`` returns equations computing the same
+#: values of ``outs`` (jit's conversions fused into the kernels of the
+#: backend of another library, for one).
+Rewrite = Callable[
+    [list["Equation"], Sequence[int], Sequence[tuple[_core.Aval, tuple[int, ...]]]],
+    list["Equation"],
+]
+
 
 def _same(value: Any) -> Any:
     return value
@@ -234,6 +244,7 @@ class Program:
         ins: Sequence[int],
         outs: Sequence[int],
         native: Native | None = None,
+        rewrite: Rewrite | None = None,
     ) -> None:
         eqns = _live(trace.eqns, outs)
         self.trace = trace
@@ -241,7 +252,9 @@ class Program:
         self.ins = list(ins)
         self.outs = list(outs)
         self.native = native
-        self.source, scope = _generate(eqns, self.ins, self.outs, trace.avals, native)
+        self.source, scope = _generate(
+            eqns, self.ins, self.outs, trace.avals, native, rewrite
+        )
         code = compile(self.source, f"<typelattice.jit {trace.name}>", "exec")
         exec(code, scope)
         self.run: Callable[..., tuple[Any, ...]] = scope["program"]
@@ -364,9 +377,10 @@ def _generate(
     outs: Sequence[int],
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
     native: Native | None = None,
+    rewrite: Rewrite | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Python source of ``program(*ins) -> outs``, and its globals."""
-    body, scope = body_lines(eqns, ins, outs, avals, native)
+    body, scope = body_lines(eqns, ins, outs, avals, native, rewrite)
     params = ", ".join(f"v{v}" for v in ins)
     results = "".join(f"v{v}, " for v in outs)
     lines = [f"def program({params}):"]
@@ -384,11 +398,16 @@ def body_lines(
     outs: Sequence[int],
     avals: Sequence[tuple[_core.Aval, tuple[int, ...]]],
     native: Native | None = None,
+    rewrite: Rewrite | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """The statements computing the variables ``outs`` from ``ins`` (named
     ``v<n>``), to run with floating point warnings off, and their globals;
-    they never rebind nor delete ``ins`` and ``outs``."""
+    they never rebind nor delete ``ins`` and ``outs``. ``rewrite``, when
+    given, rewrites the equations once their repeated computations are
+    shared (so that it sees each value's readers as the code will)."""
     eqns = _shared(eqns, outs)
+    if rewrite is not None:
+        eqns = rewrite(eqns, outs, avals)
     src = Source(avals, native)
     # Each intermediate value is dropped after the last equation that reads
     # it, as eager code drops its temporaries: a program holding every value
