@@ -4,12 +4,13 @@ namespace tests."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -194,3 +195,30 @@ def compare_recorded(got: Any, want: Any, where: str) -> None:
     np.testing.assert_allclose(
         np.asarray(got).astype(np.float64).ravel(), values, rtol=tol, err_msg=where
     )
+
+
+@contextlib.contextmanager
+def counting_conversions(module: ModuleType) -> Iterator[list[int]]:
+    """The calls of the conversion (``convert_element_type``) of the torch
+    backend ``module`` (``typelattice._backends.torch``), counted while the
+    scope is open: the counter stands as the backend's own implementation,
+    so the conversions inside torch's kernels that stand for it stay in
+    force (programs and plans made inside the scope call it)."""
+    from typelattice._lax._primitive import PRIMITIVES
+
+    backend, convert = module.BACKEND, PRIMITIVES["convert_element_type"]
+    calls = [0]
+    original = backend.impl(convert)
+    made = module._MADE[backend]
+
+    def counted(*args: Any, **params: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **params)
+
+    backend.def_impl(convert, counted)
+    made[convert] = counted
+    try:
+        yield calls
+    finally:
+        backend.def_impl(convert, original)
+        made[convert] = original

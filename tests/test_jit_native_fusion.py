@@ -18,9 +18,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import support  # noqa: E402
 import typelattice as tl  # noqa: E402
 import typelattice.numpy as tnp  # noqa: E402
 from typelattice import _core  # noqa: E402
+from typelattice._backends import torch as tb  # noqa: E402
 from typelattice._backends.torch import BACKEND  # noqa: E402
 from typelattice._lax._elementwise import Check  # noqa: E402
 from typelattice._lax._primitive import PRIMITIVES  # noqa: E402
@@ -77,22 +79,10 @@ def native(values: Any, dtype: str) -> Any:
     return tnp.asarray(BACKEND.from_numpy(np.array(values).astype(dt)))
 
 
-@contextlib.contextmanager
-def counting_conversions() -> Iterator[list[int]]:
+def counting_conversions() -> contextlib.AbstractContextManager[list[int]]:
     """The number of calls of the torch backend's conversion, counted while
     the scope is open (programs generated inside it call the counter)."""
-    calls = [0]
-    original = BACKEND.impl(CONVERT)
-
-    def counted(*args: Any, **params: Any) -> Any:
-        calls[0] += 1
-        return original(*args, **params)
-
-    BACKEND.def_impl(CONVERT, counted)
-    try:
-        yield calls
-    finally:
-        BACKEND.def_impl(CONVERT, original)
+    return support.counting_conversions(tb)
 
 
 @contextlib.contextmanager

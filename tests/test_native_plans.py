@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import boxed_backend
+import support
 import typelattice as tl
 import typelattice.numpy as tnp
 from typelattice import lax
@@ -220,23 +221,12 @@ def test_a_replaced_implementation_is_used_by_existing_plans() -> None:
 def test_torch_int32_plus_float32_converts_inside_the_kernel() -> None:
     torch = pytest.importorskip("torch")
     from typelattice._backends import torch as tb
-    from typelattice._lax._elementwise import convert_element_type_p
 
     i = tnp.asarray(torch.tensor([16777217, -3, 7], dtype=torch.int32))
     f = tnp.asarray(torch.tensor([0.0, 0.5, -0.0], dtype=torch.float32))
-    old = tb.BACKEND.impl(convert_element_type_p)
-    calls: list[int] = []
-
-    def counting(*args: Any, **params: Any) -> Any:
-        calls.append(1)
-        return old(*args, **params)
-
-    tb.BACKEND.def_impl(convert_element_type_p, counting)
-    try:
+    with support.counting_conversions(tb) as calls:
         out = i + f
-    finally:
-        tb.BACKEND.def_impl(convert_element_type_p, old)
-    assert calls == []  # (no separate conversion of the int32 operand)
+    assert calls == [0]  # (no separate conversion of the int32 operand)
     assert (out.dtype, out.weak_type, out.backend) == (
         np.dtype("float32"),
         False,
@@ -246,3 +236,28 @@ def test_torch_int32_plus_float32_converts_inside_the_kernel() -> None:
         tnp.asarray(np.int32([16777217, -3, 7])) + np.float32([0.0, 0.5, -0.0])
     )
     assert np.asarray(out).tobytes() == want.tobytes()
+
+
+def test_torch_in_kernel_conversions_follow_a_replaced_implementation() -> None:
+    torch = pytest.importorskip("torch")
+    from typelattice._backends import torch as tb
+    from typelattice._lax._elementwise import add_p
+
+    i = tnp.asarray(torch.tensor([1, 2, 3], dtype=torch.int32))
+    f = tnp.asarray(torch.tensor([0.5, 0.5, 0.5], dtype=torch.float32))
+    step = tl.jit(lambda a, b: a + b)
+    assert (
+        np.asarray(i + f).tolist() == np.asarray(step(i, f)).tolist() == [1.5, 2.5, 3.5]
+    )
+    old = tb.BACKEND.impl(add_p)
+
+    def doubled(x: Any, y: Any) -> Any:
+        return old(x, y) * 2
+
+    tb.BACKEND.def_impl(add_p, doubled)
+    try:  # (the plan and the program made before the replacement)
+        assert np.asarray(i + f).tolist() == [3.0, 5.0, 7.0]
+        assert np.asarray(step(i, f)).tolist() == [3.0, 5.0, 7.0]
+    finally:
+        tb.BACKEND.def_impl(add_p, old)
+    assert np.asarray(i + f).tolist() == [1.5, 2.5, 3.5]

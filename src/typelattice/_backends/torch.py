@@ -58,6 +58,7 @@ from typelattice import _dtypes
 from typelattice import lax as _lax
 from typelattice import numpy as _tnp
 from typelattice._backends._backend import NUMPY, Backend
+from typelattice._backends._xp import guarded, kept
 from typelattice._lax._dot import _compute_dtype, result_dtype
 from typelattice._lax._indexing import (
     GatherScatterMode,
@@ -1462,6 +1463,22 @@ def _dot_general(
             dimension_numbers=dimension_numbers,
             preferred_element_type=preferred_element_type,
         )
+    if (
+        compute_np == out_np
+        and lhs.dtype is compute
+        and rhs.dtype is compute
+        and lhs.ndim == 2
+        and rhs.ndim == 2
+        and not lb
+        and len(lc) == 1
+        and len(rc) == 1
+        and (compute.is_floating_point or compute.is_complex)
+    ):
+        # A matrix product of one dtype (a dense layer's): torch's own, with
+        # each operand transposed as its contracting axis asks.
+        return torch.mm(
+            lhs if tuple(lc) == (1,) else lhs.T, rhs if tuple(rc) == (0,) else rhs.T
+        )
     free_l = [i for i in range(lhs.ndim) if i not in (*lb, *lc)]
     free_r = [i for i in range(rhs.ndim) if i not in (*rb, *rc)]
     a = _convert(lhs, new_dtype=compute_np).permute((*lb, *free_l, *lc))
@@ -1643,6 +1660,12 @@ def register(backend: Backend) -> None:
             if host is not None and not host:
                 host.append(_host(prim))
         backend.def_impl(prim, impl)
+        _MADE.setdefault(backend, {})[prim] = impl
+
+
+#: The implementations :func:`register` gave each backend (those that
+#: :meth:`TorchBackend.promoting` stands for while they are kept).
+_MADE: Final[dict[Backend, dict[Primitive, Callable[..., Any]]]] = {}
 
 
 # -- the support table --------------------------------------------------------
@@ -1804,10 +1827,15 @@ class TorchBackend(Backend):
     def promoting(
         self, prim: Primitive, dtypes: list[DType | None], common: DType
     ) -> Callable[..., Any] | None:
-        if len(dtypes) != 2:
-            return None
+        made = _MADE.get(self, {})
+        convert = PRIMITIVES["convert_element_type"]
+        if len(dtypes) != 2 or not (
+            kept(self, prim, made) and kept(self, convert, made)
+        ):
+            return None  # (an implementation replaced since: not stood for)
         x, y = (common if d is None else d for d in dtypes)
-        return promoting(prim.name, x, y, common)
+        fn = promoting(prim.name, x, y, common)
+        return None if fn is None else guarded(self, prim, dtypes, common, made, fn)
 
     def impl(self, prim: Primitive) -> Callable[..., Any]:
         if not super().implements(prim) and NUMPY.implements(prim):
