@@ -134,15 +134,19 @@ def small_ops(repeat: int, device: str) -> None:
             lambda: torch.add(a, b), repeat=repeat, number=number, sync=False
         )
         line("add f32+f32: lax.add under use(BACKEND), NumPy-held", t_bind, t_raw)
-    native_arrays(
-        "add f32+f32: tnp.add on tnp.asarray(tensor)",
-        a,
-        b,
-        lambda: torch.add(a, b),
-        repeat=repeat,
-        number=number,
-        sync=sync,
-    )
+    on_arrays: list[tuple[str, Any, Callable[[], Any], Callable[[Any, Any], Any]]] = [
+        ("add f32+f32: tnp.add", a, lambda: torch.add(a, b), tnp.add),
+        ("add i32+f32: tnp.add", i, lambda: torch.add(i, b), tnp.add),
+        ("add f32+f32: x + y", a, lambda: a + b, lambda x, y: x + y),
+        ("add f32+f32: lax.add", a, lambda: torch.add(a, b), lax.add),
+        ("mul by 2.0: x * 2.0", a, lambda: a * 2.0, lambda x, y: x * 2.0),
+        ("exp: tnp.exp", a, lambda: torch.exp(a), lambda x, y: tnp.exp(x)),
+    ]
+    print("  on Arrays holding the tensors (tnp.asarray(tensor)), against torch:")
+    for name, first, raw, ours in on_arrays:
+        native_arrays(
+            name, first, b, raw, repeat=repeat, number=number, sync=sync, ours=ours
+        )
 
 
 def native_arrays(
@@ -154,8 +158,9 @@ def native_arrays(
     repeat: int,
     number: int,
     sync: bool,
+    ours: Callable[[Any, Any], Any] = tnp.add,
 ) -> None:
-    """``tnp.add`` on Arrays holding the tensors, where the core makes them."""
+    """``ours`` (``tnp.add``) on Arrays holding the tensors, against ``raw``."""
     try:
         x, y = tnp.asarray(a), tnp.asarray(b)
         if getattr(x, "backend", "numpy") != "torch":
@@ -164,7 +169,7 @@ def native_arrays(
         print(f"  {name}: native Arrays not available")
         return
     t_raw, t_tnp = paired_seconds(
-        raw, lambda: tnp.add(x, y), repeat=repeat, number=number, sync=sync
+        raw, lambda: ours(x, y), repeat=repeat, number=number, sync=sync
     )
     line(f"{name} (+{(t_tnp - t_raw) * 1e6:.2f} us)", t_tnp, t_raw)
 
