@@ -201,6 +201,35 @@ def test_jit_keeps_one_program_per_backend_and_device() -> None:
         f(boxed(data), tnp.ones(2))
 
 
+def test_a_jitted_gradient_moves_nothing_to_the_device_per_call() -> None:
+    backend = named("boxed")
+    moved: list[tuple[int, ...]] = []
+    original = backend.from_numpy
+
+    def counted(value: Any, device: Any = None) -> Any:
+        moved.append(np.shape(value))
+        return original(value, device)
+
+    def loss(w: Any, x: Any) -> Any:
+        return tnp.mean(tl.nn.relu(x @ w) ** 2)
+
+    step = tl.jit(lambda w, x: w - 0.1 * tl.grad(loss)(w, x))
+    w, x = boxed(np.ones((3, 2))), boxed(np.arange(12.0).reshape(4, 3) - 5)
+    backend.from_numpy = counted
+    try:
+        first = step(w, x)
+        made = len(moved)  # (the program's constants, once)
+        second = step(first, x)
+        assert len(moved) == made  # (the zeros of relu's rule made there)
+    finally:
+        backend.from_numpy = original
+    want = np.asarray(w) - 0.1 * np.asarray(
+        tl.grad(loss)(tnp.asarray(w), tnp.asarray(x))
+    )
+    np.testing.assert_allclose(np.asarray(first), want, rtol=1e-6)
+    assert second.backend == "boxed"
+
+
 def test_control_flow_and_forward_mode_on_the_backend() -> None:
     x = boxed([[1.0, 2.0], [3.0, 4.0]])
     assert lax.cond(True, lambda a: a + 1, lambda a: a - 1, x).backend == "boxed"

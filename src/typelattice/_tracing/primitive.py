@@ -916,6 +916,18 @@ class Filled(Equation):
 
     def source(self, src: Source) -> str:
         _, shape = src.avals[self.out]
+        if src.native is not None:
+            # On another library's device: the value put there once, when
+            # the program is written, and broadcast by the backend's own
+            # implementation each run (nothing made on the host, nothing
+            # copied to the device per call).
+            backend, _ = src.native
+            impl = src.held(backend.impl(PRIMITIVES["broadcast_in_dim"]))
+            value = src.constant(np.asarray(self.value))
+            return (
+                f"v{self.out} = {impl}({value}, shape={shape!r}, "
+                "broadcast_dimensions=())"
+            )
         value = src.held(self.value)  # (a NumPy scalar, for _full)
         return f"v{self.out} = _full({shape!r}, {value})"
 
