@@ -1,0 +1,85 @@
+"""Cases where a computation on another library's arrays (or a scope's
+backend) once answered otherwise than the NumPy backend: each must give
+the same dtype, weak flag, values or error on every path, on every call
+(the first one makes a plan; later ones run from it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import boxed_backend
+import typelattice as tl
+import typelattice.numpy as tnp
+from typelattice import lax
+
+boxed_backend.register()
+
+#: Every native result checked against its abstract evaluation.
+pytestmark = pytest.mark.usefixtures("checked_native")
+
+
+def _natives(values: np.ndarray[Any, Any]) -> list[Any]:
+    """``values`` on the boxed backend, and on torch when installed."""
+    found = [tnp.asarray(values, backend="boxed", device="box:0")]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        found.append(tnp.asarray(values, backend="torch", device="cpu"))
+    return found
+
+
+def test_a_python_int_beyond_2_to_the_1023_is_refused_on_native_float64() -> None:
+    # The NumPy backend refuses a Python int above 2**1023 as a float64
+    # operand; a native array's plan must refuse it too, on every call.
+    big = 2**1023 + 1
+    with tl.enable_x64():
+        values = np.array([1.0, 2.0], "float64")
+        with pytest.raises(OverflowError, match="Python int"):
+            tnp.add(tnp.asarray(values), big)
+        for x in _natives(values):
+            for _ in range(2):
+                with pytest.raises(OverflowError, match="Python int"):
+                    tnp.add(x, big)
+                with pytest.raises(OverflowError, match="Python int"):
+                    tnp.multiply(big, x)
+            assert np.asarray(tnp.add(x, 2**1023)).tolist() == [2.0**1023] * 2
+
+
+def test_python_scalars_alone_follow_the_scope_on_every_call() -> None:
+    # The first call makes the plan; the later ones must place their
+    # result where the scope says too (and outside it, on NumPy).
+    for _ in range(3):
+        with tl.default_backend("boxed", device="box:1"):
+            for out in (tnp.add(1, 2.5), tnp.multiply(3, 4), tnp.sin(1.0)):
+                assert (out.backend, out.device) == ("boxed", "box:1")
+        assert tnp.add(1, 2.5).backend == "numpy"
+        assert tnp.sin(1.0).backend == "numpy"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_dot_general_preferring_float64_agrees_on_every_path(dtype: str) -> None:
+    # (NumPy reads None as float64: a preferred float64 is not "no
+    # preference".)
+    dims = (((1,), (0,)), ((), ()))
+    values = np.arange(4.0).reshape(2, 2).astype(dtype)
+    if dtype == "complex64":
+        values = values * np.complex64(1 + 1j)
+    with tl.enable_x64():
+
+        def f(a: Any) -> Any:
+            return lax.dot_general(a, a, dims, preferred_element_type="float64")
+
+        x = tnp.asarray(values)
+        eager, jitted = f(x), tl.jit(f)(x)
+        assert eager.dtype == jitted.dtype == np.dtype("float64")
+        assert np.asarray(eager).tobytes() == np.asarray(jitted).tobytes()
+        for native in _natives(values):
+            got = f(native)
+            assert got.dtype == np.dtype("float64")
+            assert np.asarray(got).tolist() == np.asarray(eager).tolist()
