@@ -83,3 +83,20 @@ def test_dot_general_preferring_float64_agrees_on_every_path(dtype: str) -> None
             got = f(native)
             assert got.dtype == np.dtype("float64")
             assert np.asarray(got).tolist() == np.asarray(eager).tolist()
+
+
+def test_vmap_refuses_a_numpy_held_array_beside_a_native_one() -> None:
+    # As the operation itself and jit refuse it: nothing moves unasked.
+    ones = tnp.ones(3, "float32")
+    for x in _natives(np.ones(3, "float32")):
+        with pytest.raises(TypeError, match="two backends"):
+            x + ones
+        with pytest.raises(TypeError, match="two backends"):
+            tl.jit(lambda a, b: a + b)(x, ones)
+        with pytest.raises(TypeError, match=r"vmap\(.*two backends"):
+            tl.vmap(lambda a, b: a + b)(x, ones)
+        # Python scalars and 0-d arrays join it, mapped or not.
+        got = tl.vmap(lambda a, b: a * b, in_axes=(0, None))(x, tnp.asarray(2.0))
+        assert (got.backend, np.asarray(got).tolist()) == (x.backend, [2.0] * 3)
+        got = tl.vmap(lambda a, b: a + b, in_axes=(0, None))(x, 1.5)
+        assert np.asarray(got).tolist() == [2.5] * 3
