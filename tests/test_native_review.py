@@ -100,3 +100,18 @@ def test_vmap_refuses_a_numpy_held_array_beside_a_native_one() -> None:
         assert (got.backend, np.asarray(got).tolist()) == (x.backend, [2.0] * 3)
         got = tl.vmap(lambda a, b: a + b, in_axes=(0, None))(x, 1.5)
         assert np.asarray(got).tolist() == [2.5] * 3
+
+
+def test_at_updates_refuse_a_numpy_held_array_indexed_by_native_indices() -> None:
+    # The updated array would move to the indices' backend unasked.
+    for index in _natives(np.array([0, 2], "int32")):
+        with pytest.raises(TypeError, match="two backends"):
+            tnp.zeros(3, "float32").at[index].set(1.0)
+        with pytest.raises(TypeError, match="two backends"):
+            tnp.zeros((3, 2), "float32").at[index, 0].add(1.0)
+        # On the indices' backend, or with NumPy indices, it is an update.
+        x = tnp.asarray(np.zeros(3, "float32"), backend=index.backend, device=index.device)
+        got = x.at[index].set(1.0)
+        assert (got.backend, np.asarray(got).tolist()) == (x.backend, [1.0, 0.0, 1.0])
+        got = x.at[np.array([1])].add(2.0)
+        assert np.asarray(got).tolist() == [0.0, 2.0, 0.0]

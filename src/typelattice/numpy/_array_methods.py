@@ -551,7 +551,11 @@ class _IndexUpdateRef:
         mode: str | None,
         wrap_negative: bool,
     ) -> Array:
-        _array.check_mixed(f"at[].{name}", (self.array, values))
+        # (Another library's index arrays count too: the updated array would
+        # move to their backend.)
+        index = self.index if type(self.index) is tuple else (self.index,)
+        natives = [i for i in index if type(i) is _array.BackendArray]
+        _array.check_mixed(f"at[].{name}", (self.array, values, *natives))
         return _shape._scatter(
             self.array, self.index, values, ufunc, name, mode, wrap_negative
         )
