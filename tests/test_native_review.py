@@ -110,7 +110,9 @@ def test_at_updates_refuse_a_numpy_held_array_indexed_by_native_indices() -> Non
         with pytest.raises(TypeError, match="two backends"):
             tnp.zeros((3, 2), "float32").at[index, 0].add(1.0)
         # On the indices' backend, or with NumPy indices, it is an update.
-        x = tnp.asarray(np.zeros(3, "float32"), backend=index.backend, device=index.device)
+        x = tnp.asarray(
+            np.zeros(3, "float32"), backend=index.backend, device=index.device
+        )
         got = x.at[index].set(1.0)
         assert (got.backend, np.asarray(got).tolist()) == (x.backend, [1.0, 0.0, 1.0])
         got = x.at[np.array([1])].add(2.0)

@@ -247,9 +247,7 @@ def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
         fn = _fast_function(op, cd) if op.nin else None
-    if state.default_backend != "numpy" and not any(
-        isinstance(k, tuple) for k in keys
-    ):
+    if state.default_backend != "numpy" and not any(isinstance(k, tuple) for k in keys):
         # Python scalars alone under another default backend: the result is
         # a new array, made there by compute(); the C path, which runs the
         # plans that have an fn and makes NumPy arrays, must not take it.
