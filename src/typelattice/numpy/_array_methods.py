@@ -470,6 +470,11 @@ class _IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.array!r})"
 
 
+def _index_parts(index: Any) -> tuple[Any, ...]:
+    """The entries of an index (one, unless it is a tuple)."""
+    return index if index.__class__ is tuple else (index,)
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: the functional updates of the elements at ``idx``.
 
@@ -553,8 +558,7 @@ class _IndexUpdateRef:
     ) -> Array:
         # (Another library's index arrays count too: the updated array would
         # move to their backend.)
-        index = self.index if type(self.index) is tuple else (self.index,)
-        natives = [i for i in index if type(i) is _array.BackendArray]
+        natives = [i for i in _index_parts(self.index) if type(i) is BackendArray]
         _array.check_mixed(f"at[].{name}", (self.array, values, *natives))
         return _shape._scatter(
             self.array, self.index, values, ufunc, name, mode, wrap_negative
