@@ -117,3 +117,19 @@ def test_at_updates_refuse_a_numpy_held_array_indexed_by_native_indices() -> Non
         assert (got.backend, np.asarray(got).tolist()) == (x.backend, [1.0, 0.0, 1.0])
         got = x.at[np.array([1])].add(2.0)
         assert np.asarray(got).tolist() == [0.0, 2.0, 0.0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="asarray(x, copy=True), array(x) and x.copy() return x itself for "
+    "an Array holding a caller's tensor, which the caller can still change",
+)
+def test_a_copy_of_an_array_holding_a_callers_tensor_is_its_own() -> None:
+    torch = pytest.importorskip("torch")
+    tensor = torch.tensor([1.0, 2.0, 3.0])
+    x = tnp.asarray(tensor)  # (documented: holds the tensor itself)
+    copies = [tnp.asarray(x, copy=True), tnp.array(x), x.copy()]
+    tensor.add_(100.0)
+    assert np.asarray(x).tolist() == [101.0, 102.0, 103.0]
+    for c in copies:
+        assert np.asarray(c).tolist() == [1.0, 2.0, 3.0]
