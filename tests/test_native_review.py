@@ -133,3 +133,18 @@ def test_a_copy_of_an_array_holding_a_callers_tensor_is_its_own() -> None:
     assert np.asarray(x).tolist() == [101.0, 102.0, 103.0]
     for c in copies:
         assert np.asarray(c).tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="jit and grad make Python scalar arguments NumPy-held Arrays "
+    "(argument_value), whatever the default_backend scope says",
+)
+def test_python_scalars_alone_follow_the_scope_under_jit_and_grad() -> None:
+    with tl.default_backend("boxed", device="box:1"):
+        eager = tnp.add(1, 2.5)
+        jitted = tl.jit(lambda a, b: tnp.add(a, b))(1, 2.5)
+        grad = tl.grad(lambda a: tnp.sin(a) * 2.0)(1.0)
+        assert eager.backend == "boxed"
+        assert (jitted.backend, jitted.device) == ("boxed", "box:1")
+        assert (grad.backend, grad.device) == ("boxed", "box:1")
