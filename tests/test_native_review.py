@@ -148,3 +148,18 @@ def test_python_scalars_alone_follow_the_scope_under_jit_and_grad() -> None:
         assert eager.backend == "boxed"
         assert (jitted.backend, jitted.device) == ("boxed", "box:1")
         assert (grad.backend, grad.device) == ("boxed", "box:1")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the Python scalars' cache keeps the tensor made by the first "
+    "call, an inference tensor when that call ran in torch.inference_mode",
+)
+def test_a_scalar_first_met_in_inference_mode_does_not_break_autograd() -> None:
+    torch = pytest.importorskip("torch")
+    with torch.inference_mode():
+        _ = tnp.asarray(torch.ones(3)) * 2.0
+    w = torch.ones(3, requires_grad=True)
+    out = tnp.asarray(w) * 2.0  # (as it is when the first call is this one)
+    out._value.sum().backward()  # pyright: ignore[reportAttributeAccessIssue]
+    assert w.grad is not None and w.grad.tolist() == [2.0, 2.0, 2.0]
