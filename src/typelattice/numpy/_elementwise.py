@@ -633,6 +633,9 @@ class NativeCall:
 #: ``2.0`` once. Emptied when full.
 _SCALARS: dict[tuple[Any, ...], Any] = {}
 _SCALARS_MAX: Final = 1024
+#: The largest Python int converted to a floating dtype
+#: (:func:`typelattice._core.python_scalar_to`).
+_INT_LIMIT: Final = 2**1023
 
 
 def _native_scalar(
@@ -651,7 +654,7 @@ def _native_scalar(
         # which it holds, the checked conversion cannot fail.)
         if t is complex or not (abs(v) <= hi or (t is float and not v - v == 0)):
             return None
-        if t is int and abs(v) > 2**1023:
+        if t is int and abs(v) > _INT_LIMIT:
             return None  # (refused by python_scalar_to, below float64's max)
     elif how == _INT and not lo <= v <= hi:
         return None
