@@ -68,8 +68,10 @@ class State:
     """One combination of flag values. Interned: compare with ``is``.
 
     ``memo`` is a dict shared by every state with the same ``enable_x64``,
-    ``dtype_promotion`` and ``explicit_x64_dtypes``, for caches whose answers
-    depend only on those;
+    ``dtype_promotion`` and ``explicit_x64_dtypes`` and whose
+    ``default_backend`` is NumPy or is not (where the plans of Python
+    scalars alone make their result: not by the C path), for caches whose
+    answers depend only on those;
     ``promotion_memo`` is shared by every state with the same
     ``dtype_promotion`` and ``enable_x64``.
     """
@@ -122,6 +124,7 @@ def _state(values: Mapping[str, object]) -> State:
                 values["enable_x64"],
                 values["dtype_promotion"],
                 values["explicit_x64_dtypes"],
+                values["default_backend"] == "numpy",
             )
             found.memo = _MEMOS.setdefault(memo_key, {})
             promo_key = (None, values["dtype_promotion"], values["enable_x64"])

@@ -415,7 +415,9 @@ def _dot_general_fast(
         return None
     if lhs.dtype != rhs.dtype or lhs.dtype not in _PLAIN_DTYPES:
         return None
-    if preferred_element_type not in (None, lhs.dtype):
+    # (Not `not in (None, lhs.dtype)`: NumPy reads None as float64, so a
+    # preferred float64 would compare equal to None.)
+    if preferred_element_type is not None and preferred_element_type != lhs.dtype:
         return None
     if lhs.ndim + rhs.ndim == 3:
         # A matrix times a vector (the step of a recurrent cell), either

@@ -36,7 +36,7 @@ from typing import Any, NoReturn, SupportsIndex, cast
 import numpy as np
 
 from typelattice import _config
-from typelattice._array import ArrayImpl, BackendArray
+from typelattice._array import ArrayImpl, BackendArray, check_mixed
 from typelattice._tracing import tree
 from typelattice._tracing.ad import _depth, _Level
 from typelattice._tracing.jit import argument_value
@@ -536,6 +536,9 @@ def vmap(
                 f"len(args)={len(args)}"
             )
         leaves, structure = tree.flatten((args, kwargs))
+        # (Arguments of another library with larger NumPy ones, or of two
+        # backends or devices: refused as jit and the namespace refuse them.)
+        check_mixed(name, tuple(leaves))
         found = in_cache.get(structure)
         if found is None:
             found = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))

@@ -470,6 +470,11 @@ class _IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.array!r})"
 
 
+def _index_parts(index: Any) -> tuple[Any, ...]:
+    """The entries of an index (one, unless it is a tuple)."""
+    return index if index.__class__ is tuple else (index,)
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: the functional updates of the elements at ``idx``.
 
@@ -551,7 +556,10 @@ class _IndexUpdateRef:
         mode: str | None,
         wrap_negative: bool,
     ) -> Array:
-        _array.check_mixed(f"at[].{name}", (self.array, values))
+        # (Another library's index arrays count too: the updated array would
+        # move to their backend.)
+        natives = [i for i in _index_parts(self.index) if type(i) is BackendArray]
+        _array.check_mixed(f"at[].{name}", (self.array, values, *natives))
         return _shape._scatter(
             self.array, self.index, values, ufunc, name, mode, wrap_negative
         )

@@ -247,6 +247,12 @@ def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
     else:
         cd = compute_dtype(op.name, op.accept, op.to, dt, x64, op.error)
         fn = _fast_function(op, cd) if op.nin else None
+    if state.default_backend != "numpy" and not any(isinstance(k, tuple) for k in keys):
+        # Python scalars alone under another default backend: the result is
+        # a new array, made there by compute(); the C path, which runs the
+        # plans that have an fn and makes NumPy arrays, must not take it.
+        # (Such states have a memo of their own: see _config.State.)
+        fn = None
     convs: list[Conv] = []
     for key in keys:
         if isinstance(key, tuple):
@@ -627,6 +633,9 @@ class NativeCall:
 #: ``2.0`` once. Emptied when full.
 _SCALARS: dict[tuple[Any, ...], Any] = {}
 _SCALARS_MAX: Final = 1024
+#: The largest Python int converted to a floating dtype
+#: (:func:`typelattice._core.python_scalar_to`).
+_INT_LIMIT: Final = 2**1023
 
 
 def _native_scalar(
@@ -645,6 +654,8 @@ def _native_scalar(
         # which it holds, the checked conversion cannot fail.)
         if t is complex or not (abs(v) <= hi or (t is float and not v - v == 0)):
             return None
+        if t is int and abs(v) > _INT_LIMIT:
+            return None  # (refused by python_scalar_to, below float64's max)
     elif how == _INT and not lo <= v <= hi:
         return None
     # (0.0 and -0.0 are equal keys: zeros are not remembered.)
