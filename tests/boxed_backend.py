@@ -85,6 +85,10 @@ def to_numpy(x: Any) -> np.ndarray[Any, Any]:
     return _box(x).value
 
 
+def copy(x: Any) -> Box:
+    return Box(_box(x).value.copy(), _box(x).device)
+
+
 def put(x: Any, device: str) -> Box:
     return Box(_box(x).value.copy(), _device(device))
 

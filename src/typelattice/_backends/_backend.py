@@ -95,6 +95,7 @@ class Backend:
     """
 
     __slots__ = (
+        "copy",
         "device_of",
         "dtype_of",
         "fast",
@@ -122,6 +123,8 @@ class Backend:
     shape_of: Callable[[Any], tuple[int, ...]] | None
     device_of: Callable[[Any], str] | None
     put: Callable[[Any, str], Any] | None
+    #: A copy of an array on its device, sharing nothing with it.
+    copy: Callable[[Any], Any] | None
 
     def __init__(
         self,
@@ -134,6 +137,7 @@ class Backend:
         shape_of: Callable[[Any], tuple[int, ...]] | None = None,
         device_of: Callable[[Any], str] | None = None,
         put: Callable[[Any, str], Any] | None = None,
+        copy: Callable[[Any], Any] | None = None,
     ) -> None:
         self.name = name
         self.impls = {}
@@ -145,6 +149,7 @@ class Backend:
         self.shape_of = shape_of
         self.device_of = device_of
         self.put = put
+        self.copy = copy
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"
@@ -270,7 +275,7 @@ LIBRARIES: Final[dict[str, str]] = {"torch": "torch", "cupy": "cupy", "dask": "d
 
 _LOADED: dict[str, Backend] = {"numpy": NUMPY}
 
-_FIELDS: Final = ("owns", "dtype_of", "shape_of", "device_of", "put")
+_FIELDS: Final = ("owns", "dtype_of", "shape_of", "device_of", "put", "copy")
 
 
 def named(name: str) -> Backend:

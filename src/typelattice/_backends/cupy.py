@@ -36,6 +36,7 @@ __all__ = [
     "BACKEND",
     "MISSING",
     "NAME",
+    "copy",
     "device_of",
     "dtype_of",
     "from_numpy",
@@ -137,6 +138,11 @@ def from_numpy(a: Any, device: str | None = None) -> Any:
 def to_numpy(x: Any) -> np.ndarray[Any, Any]:
     """CuPy array ``x`` copied to the host."""
     return np.asarray(x.get())
+
+
+def copy(x: Any) -> Any:
+    """A copy of CuPy array ``x`` on its device."""
+    return x.copy()
 
 
 def put(x: Any, device: str) -> Any:

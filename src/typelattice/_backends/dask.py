@@ -64,8 +64,9 @@ _delayed: Any = importlib.import_module("dask.delayed").delayed
 __all__ = [
     "BACKEND",
     "ELEMENTWISE",
-    "DaskBackend",
     "NAME",
+    "DaskBackend",
+    "copy",
     "device_of",
     "dtype_of",
     "from_numpy",
@@ -155,6 +156,12 @@ def to_numpy(x: Any) -> np.ndarray[Any, Any]:
     """Dask array ``x`` computed."""
     out: np.ndarray[Any, Any] = np.asarray(x.compute())
     return out
+
+
+def copy(x: Any) -> Any:
+    """A Dask array computing a copy of each of ``x``'s blocks (so that no
+    block shares the memory of an array ``x`` was made from)."""
+    return x.map_blocks(np.copy, dtype=x.dtype)
 
 
 def put(x: Any, device: str) -> Any:

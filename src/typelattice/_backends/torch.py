@@ -74,11 +74,12 @@ __all__ = [
     "NAME",
     "TorchBackend",
     "backend_on",
-    "promoting",
+    "copy",
     "device_of",
     "dtype_of",
     "from_numpy",
     "owns",
+    "promoting",
     "put",
     "register",
     "shape_of",
@@ -266,6 +267,12 @@ def from_numpy(a: NDArray, device: str | None = None) -> Tensor:
     # torch.from_numpy warns about; it cannot take negative strides.
     if a.strides and builtins.min(a.strides) < 0:
         a = np.ascontiguousarray(a)
+    if torch.is_inference_mode_enabled():
+        # A plain tensor, never an inference one: what is converted may be
+        # kept (a program's constants, a Python scalar met again) and used
+        # later by computations torch differentiates.
+        with torch.inference_mode(False):
+            return from_numpy(a, device)
     t = torch.from_dlpack(a)  # type: ignore[attr-defined]
     if carrier is not None:
         t = t.view(target)
@@ -289,6 +296,12 @@ def to_numpy(x: Tensor) -> NDArray:
     if carrier is None:
         return x.numpy()
     return x.view(_TO_TORCH[carrier]).numpy().view(dt)
+
+
+def copy(x: Tensor) -> Tensor:
+    """A copy of tensor ``x`` on its device (``clone``: torch's autograd
+    follows it, as it follows every operation on tensor Arrays)."""
+    return x.clone()
 
 
 def put(x: Tensor, device: str) -> Tensor:

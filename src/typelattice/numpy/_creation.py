@@ -131,9 +131,10 @@ def asarray(
         explicit 64-bit dtype in 32-bit mode follows
         ``explicit_x64_dtypes``).
       order: accepted for NumPy compatibility; ignored.
-      copy: NumPy and Arrays: accepted for NumPy compatibility (arrays
-        are immutable, so copying is never observable); another library's
-        array is copied with True, held as it is otherwise.
+      copy: NumPy arrays and NumPy-held Arrays: accepted for NumPy
+        compatibility (arrays are immutable, so copying is never
+        observable); another library's array, and an Array holding one, is
+        copied on its device with True, held as it is otherwise.
       device: the device of the result (``'cpu'``, ``'cuda'``,
         ``'cuda:1'``, a ``torch.device``, a CuPy device).
       backend: the library holding the result (``'numpy'``, ``'torch'``,
@@ -178,7 +179,8 @@ def array(
     Args:
       object: what :func:`asarray` takes.
       dtype: the dtype wanted, as for :func:`asarray`.
-      copy: accepted for NumPy compatibility; not observable.
+      copy: as :func:`asarray`'s (another library's array, and an Array
+        holding one, is copied on its device).
       order: accepted for NumPy compatibility; ignored.
       ndmin: the least number of dimensions; ones are prepended.
 
@@ -205,9 +207,12 @@ def _asarray(
     target = None if dtype is None else _requested(dtype, where)
     t = type(a)  # pyright: ignore[reportUnknownVariableType]
     if isinstance(a, Array):
-        if target is None or target == a.dtype:
-            return a
-        return convert_to(a, target, where)
+        given: Array = a
+        if copy and isinstance(given, BackendArray):
+            given = _native_copy(given)  # (it may hold a caller's array)
+        if target is None or target == given.dtype:
+            return given
+        return convert_to(given, target, where)
     if target is None:
         # Python scalars (weak), NumPy values: converted as jit converts them.
         converted = from_python_or_numpy(a, where)
@@ -246,6 +251,17 @@ def _asarray(
     raise TypeError(f"{where}: cannot convert {type(a).__name__} {a!r:.60} to an array")
 
 
+def _native_copy(a: BackendArray) -> BackendArray:
+    """An Array of another library sharing no memory with ``a``: copied on
+    its device by its backend (through NumPy where the backend cannot)."""
+    backend, device = a._backend, a._device
+    if backend.copy is not None:
+        value = backend.copy(a._value)
+    else:
+        value = backend.from_numpy(np.array(backend.to_numpy(a._value)), device)
+    return _array.native_result(value, a._key, a._shape, backend, device)
+
+
 def _from_library(
     a: Any,
     backend: Backend,
@@ -258,9 +274,7 @@ def _from_library(
     mode, a 64-bit dtype narrowed) by the backend, values checked."""
     out = _array.from_native(a, backend, False, where)
     if copy:
-        out = _array.from_native(
-            backend.from_numpy(np.array(np.asarray(out)), out.device), backend
-        )
+        out = _native_copy(out)
     if target is None:
         target = _dtypes.TO_32.get(out.dtype)
         if target is None or _config.current().enable_x64:
