@@ -66,6 +66,8 @@ _BOOL: Final = np.dtype(bool)
 _INT32: Final = np.dtype("int32")
 _F32: Final = np.dtype("float32")
 _F64: Final = np.dtype("float64")
+#: The largest double below 2**1023 (see :func:`build_plan`).
+_BELOW_INT_LIMIT: Final = float(np.nextafter(2.0**1023, 0.0))
 _PY_SCALARS: Final = (int, float, complex, bool)
 
 #: How an Op names its primitive: one for every compute dtype, or one per
@@ -275,7 +277,13 @@ def build_plan(op: Op, keys: tuple[object, ...], state: _config.State) -> Plan:
             # The largest magnitude that converts without overflow: a fast
             # path may skip the checked conversion below it (inf and nan
             # stay, as the dtype holds them).
-            convs.append(Conv(_SCALAR, 0, float(_dtypes.finfo(cd).max)))
+            top = float(_dtypes.finfo(cd).max)
+            if key is int:
+                # (Ints beyond 2**1023 are refused whatever the dtype: the
+                # bound is the float below it, which the C path compares
+                # with the int rounded to a double.)
+                top = min(top, _BELOW_INT_LIMIT)
+            convs.append(Conv(_SCALAR, 0, top))
         else:
             convs.append(Conv(_SCALAR, 0, 0))
     if op.out == "bool":
