@@ -188,3 +188,34 @@ def test_a_copy_stays_on_its_backend_and_device_with_its_weak_flag() -> None:
             assert not np.shares_memory(mine, theirs)
             assert mine.tolist() == theirs.tolist()
     assert tnp.asarray(x) is x  # (no copy asked: the Array itself)
+
+
+def test_a_loops_0d_constants_are_put_on_the_device_once() -> None:
+    from typelattice._backends import named
+
+    backend = named("boxed")
+    x = tnp.asarray(np.float32([1.0, 2.0, 4.0]), backend="boxed", device="box:0")
+    moved: list[Any] = []
+    original = backend.from_numpy
+
+    def counted(value: Any, device: Any = None) -> Any:
+        moved.append(np.asarray(value).tolist())
+        return original(value, device)
+
+    backend.from_numpy = counted
+    try:
+        means = [float(tnp.mean(x)) for _ in range(3)]  # (a count of 3)
+        first = len(moved)
+        assert (
+            float(tnp.mean(x)) == means[0] == float(np.float32(7.0) / np.float32(3.0))
+        )
+        assert len(moved) == first  # (the count moved once)
+        # Zeros (two signs, one key) and NaN are moved each time.
+        for s in (np.float32(0.0), np.float32(-0.0), np.float32("nan")):
+            got = np.asarray(lax.mul(x, tnp.asarray(s)))
+            assert np.array_equal(got, np.float32([1, 2, 4]) * s, equal_nan=True)
+            assert np.array_equal(
+                np.signbit(got), np.signbit(np.float32([1, 2, 4]) * s)
+            )
+    finally:
+        backend.from_numpy = original

@@ -578,7 +578,7 @@ class Primitive:
             ins = [
                 x._value
                 if type(x) is BackendArray
-                else backend.from_numpy(x._value, device)
+                else _on_device(x._value, backend, device)
                 for x in args
             ]
         else:
@@ -643,6 +643,31 @@ class Primitive:
                 )
         key = _core.aval(aval.dtype, aval.weak_type)
         return native_result(value, key, aval.shape, backend, device)
+
+
+#: The native values of NumPy-held 0-d operands (a mean's count, a Python
+#: scalar the namespace converted), by (dtype, value, backend, device): a
+#: loop's constant is put on the device once. Emptied when full.
+_ON_DEVICE: dict[tuple[Any, ...], Any] = {}
+
+
+def _on_device(value: Any, backend: Backend, device: str) -> Any:
+    """NumPy value ``value`` on ``backend``'s ``device``; the 0-d ones
+    remembered (not zeros, whose signs equal keys cannot tell apart, nor
+    NaN, which no key finds)."""
+    if value.ndim:
+        return backend.from_numpy(value, device)
+    item: Any = value.item()
+    if not item or item != item:
+        return backend.from_numpy(value, device)
+    kind: type[Any] = type(item)  # pyright: ignore[reportUnknownVariableType]
+    key = (value.dtype, kind, item, backend, device)
+    found = _ON_DEVICE.get(key)
+    if found is None:
+        if len(_ON_DEVICE) >= _EVALUATED_MAX:
+            _ON_DEVICE.clear()
+        found = _ON_DEVICE[key] = backend.from_numpy(value, device)
+    return found
 
 
 #: Whether each native result's dtype and shape are checked against the
