@@ -151,9 +151,9 @@ def test_python_scalars_alone_follow_the_scope_under_jit_and_grad() -> None:
 
 def test_a_scalar_first_met_in_inference_mode_does_not_break_autograd() -> None:
     torch = pytest.importorskip("torch")
-    from typelattice.numpy import _elementwise
+    from typelattice._tracing import primitive
 
-    _elementwise._SCALARS.clear()  # (2.0 met here first)  # pyright: ignore[reportPrivateUsage]
+    primitive._ON_DEVICE.clear()  # (2.0 met here first)  # pyright: ignore[reportPrivateUsage]
     with torch.inference_mode():
         _ = tnp.asarray(torch.ones(3)) * 2.0
     w = torch.ones(3, requires_grad=True)

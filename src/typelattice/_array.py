@@ -24,7 +24,7 @@ build on them, and they import neither.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -723,10 +723,12 @@ def mixed_error(fname: str, first: BackendArray, other: Any) -> TypeError:
     )
 
 
-def check_mixed(fname: str, args: tuple[Any, ...]) -> None:
+def check_mixed(fname: str, args: Sequence[Any], *, held: bool = True) -> None:
     """Refuse the arguments of one operation when an array of another
     library is among them with an array of another backend or device, or
-    with a NumPy array (or NumPy-held Array) of more than 0 dimensions.
+    with a NumPy array (or, with ``held``, a NumPy-held Array) of more than
+    0 dimensions. (``typelattice.lax``'s functions take NumPy-held Arrays:
+    the constants of rules and formulations are such Arrays.)
 
     Raises:
       TypeError: naming both backends and devices, and the fix.
@@ -742,7 +744,7 @@ def check_mixed(fname: str, args: tuple[Any, ...]) -> None:
         if type(x) is BackendArray:
             if x._backend is not first._backend or x._device != first._device:
                 raise mixed_error(fname, first, x)
-        elif isinstance(x, ArrayImpl) and x._value.ndim:
+        elif held and isinstance(x, ArrayImpl) and x._value.ndim:
             raise mixed_error(fname, first, x)
         elif isinstance(x, np.ndarray) and x.ndim:  # pyright: ignore[reportUnknownMemberType]
             raise mixed_error(fname, first, x)

@@ -225,7 +225,8 @@ def to_arrays(fname: str, args: Sequence[Any], first: int = 0) -> list[Any]:
             return [x, y]  # (their backends and devices: compared by bind)
     elif all(type(x) is ArrayImpl for x in args):
         return list(args)
-    _check_native_mixing(fname, args)
+    # (A caller's NumPy arrays are refused beside another library's.)
+    _array.check_mixed(f"lax.{fname}", args, held=False)
     arrays = [
         None if type(x) in _PY_SCALARS else to_array(x, fname, first + i)
         for i, x in enumerate(args)
@@ -235,26 +236,6 @@ def to_arrays(fname: str, args: Sequence[Any], first: int = 0) -> list[Any]:
         to_array(x, fname, first + i, like) if a is None else a
         for i, (x, a) in enumerate(zip(args, arrays, strict=True))
     ]
-
-
-def _check_native_mixing(fname: str, args: Sequence[Any]) -> None:
-    """Refuse a caller's NumPy array of more than 0 dimensions among
-    another library's arrays (the constants that rules and the namespace
-    make join them as Arrays).
-
-    Raises:
-      TypeError: naming both backends and the fix.
-    """
-    native = None
-    for x in args:
-        if type(x) is BackendArray:
-            native = x
-            break
-    if native is None:
-        return
-    for x in args:
-        if type(x) is np.ndarray and x.ndim:
-            raise _array.mixed_error(f"lax.{fname}", native, x)
 
 
 # -- checks -----------------------------------------------------------------

@@ -645,29 +645,34 @@ class Primitive:
         return native_result(value, key, aval.shape, backend, device)
 
 
-#: The native values of NumPy-held 0-d operands (a mean's count, a Python
-#: scalar the namespace converted), by (dtype, value, backend, device): a
-#: loop's constant is put on the device once. Emptied when full.
+#: Constants put on another library's device, by (dtype, type, value,
+#: backend, device): a loop's ``x * 2.0``, a mean's count, moved once.
+#: Emptied when full.
 _ON_DEVICE: dict[tuple[Any, ...], Any] = {}
 
 
-def _on_device(value: Any, backend: Backend, device: str) -> Any:
-    """NumPy value ``value`` on ``backend``'s ``device``; the 0-d ones
-    remembered (not zeros, whose signs equal keys cannot tell apart, nor
-    NaN, which no key finds)."""
-    if value.ndim:
-        return backend.from_numpy(value, device)
-    item: Any = value.item()
+def on_device(item: Any, dtype: np.dtype[Any], backend: Backend, device: str) -> Any:
+    """``numpy.asarray(item, dtype)`` (a Python scalar) on ``backend``'s
+    ``device``, remembered (not zeros, whose signs equal keys cannot tell
+    apart, nor NaN, which no key finds)."""
     if not item or item != item:
-        return backend.from_numpy(value, device)
+        return backend.from_numpy(np.asarray(item, dtype), device)
     kind: type[Any] = type(item)  # pyright: ignore[reportUnknownVariableType]
-    key = (value.dtype, kind, item, backend, device)
+    key = (dtype, kind, item, backend, device)
     found = _ON_DEVICE.get(key)
     if found is None:
         if len(_ON_DEVICE) >= _EVALUATED_MAX:
             _ON_DEVICE.clear()
-        found = _ON_DEVICE[key] = backend.from_numpy(value, device)
+        found = _ON_DEVICE[key] = backend.from_numpy(np.asarray(item, dtype), device)
     return found
+
+
+def _on_device(value: Any, backend: Backend, device: str) -> Any:
+    """NumPy-held operand ``value`` on ``backend``'s ``device`` (the 0-d
+    ones by :func:`on_device`)."""
+    if value.ndim:
+        return backend.from_numpy(value, device)
+    return on_device(value.item(), value.dtype, backend, device)
 
 
 #: Whether each native result's dtype and shape are checked against the

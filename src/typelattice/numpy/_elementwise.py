@@ -37,7 +37,7 @@ from typelattice._core import _EXTOBJ, _IGNORE, Conv, Conversion, Plan
 from typelattice._lax._elementwise import Check, _cast, convert_element_type_p
 from typelattice._lax._primitive import ShapedArray, broadcast_in_dim_p, reshape_p
 from typelattice._promotion import _speedups
-from typelattice._tracing.primitive import CHECK_NATIVE, Primitive
+from typelattice._tracing.primitive import CHECK_NATIVE, Primitive, on_device
 from typelattice._tracing.tracer import JitTracer, Tracer, innermost_trace
 
 if TYPE_CHECKING:
@@ -636,11 +636,6 @@ class NativeCall:
         return native_result(out, self.out_key, self.out.shape, backend, device)
 
 
-#: The native values of Python scalars met by :class:`NativeCall` s, by
-#: (type, value, dtype, backend, device): a loop's ``x * 2.0`` converts
-#: ``2.0`` once. Emptied when full.
-_SCALARS: dict[tuple[Any, ...], Any] = {}
-_SCALARS_MAX: Final = 1024
 #: The largest Python int converted to a floating dtype
 #: (:func:`typelattice._core.python_scalar_to`).
 _INT_LIMIT: Final = 2**1023
@@ -666,18 +661,7 @@ def _native_scalar(
             return None  # (refused by python_scalar_to, below float64's max)
     elif how == _INT and not lo <= v <= hi:
         return None
-    # (0.0 and -0.0 are equal keys: zeros are not remembered.)
-    key: tuple[Any, ...] | None = (t, v, cd, backend, device) if v else None  # pyright: ignore[reportUnknownVariableType]
-    if key is not None:
-        found = _SCALARS.get(key)
-        if found is not None:
-            return found
-    value = backend.from_numpy(np.asarray(v, cd), device)
-    if key is not None:
-        if len(_SCALARS) >= _SCALARS_MAX:
-            _SCALARS.clear()
-        _SCALARS[key] = value
-    return value
+    return on_device(v, cd, backend, device)
 
 
 _NUMBERS: Final = (int, float, complex)
