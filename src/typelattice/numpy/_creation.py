@@ -253,13 +253,11 @@ def _asarray(
 
 def _native_copy(a: BackendArray) -> BackendArray:
     """An Array of another library sharing no memory with ``a``: copied on
-    its device by its backend (through NumPy where the backend cannot)."""
-    backend, device = a._backend, a._device
-    if backend.copy is not None:
-        value = backend.copy(a._value)
-    else:
-        value = backend.from_numpy(np.array(backend.to_numpy(a._value)), device)
-    return _array.native_result(value, a._key, a._shape, backend, device)
+    its device by its backend module's ``copy``."""
+    backend = a._backend
+    assert backend.copy is not None  # (a module's: named() completes it)
+    value = backend.copy(a._value)
+    return _array.native_result(value, a._key, a._shape, backend, a._device)
 
 
 def _from_library(
